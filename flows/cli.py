@@ -1,0 +1,198 @@
+"""The `rlvr` command line.
+
+    rlvr train [CONFIG.toml] --run DIR [--iterations N]   create or continue a run (Prefect flow)
+    rlvr resume DIR                                       finish what a crashed run left
+    rlvr status DIR                                       one row per iteration and stage
+    rlvr sql DIR "SELECT ..." [--format table|csv|json]   read-only SQL over the run
+    rlvr config                                           the default config, commented
+
+It lives in flows/ because train and resume start Prefect flows; status, sql and config only
+call rlvr/ and never import Prefect (so they answer in about a second).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    help="RLVR: GRPO training on verifiable rewards, orchestrated by Prefect, stored as Parquet, queried with SQL.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from rlvr.config import ConfigError
+    from rlvr.query import QueryError
+    from rlvr.run import RunError
+    from rlvr.stages import StageOrderError
+    from rlvr.verify import VerifyError
+
+    return (ConfigError, RunError, QueryError, StageOrderError, VerifyError, FileNotFoundError)
+
+
+def _fail(exc: BaseException) -> None:
+    err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _prefect_env() -> None:
+    # A temporary Prefect server starts with the first flow; on 2 cores it can need > 20 s.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "rlvr")  # stage progress in the flow logs
+
+
+def _run_flow(run_dir: str) -> None:
+    _prefect_env()
+    from flows.train import train as train_flow
+
+    t0 = time.perf_counter()
+    try:
+        results = train_flow(run_dir)
+    except _user_errors() as exc:
+        _fail(exc)
+    done = sum(not r["skipped"] for r in results)
+    out.print(f"\n[bold green]run {run_dir}[/]: {done} stages computed, {len(results) - done} skipped (already committed), "
+              f"{time.perf_counter() - t0:.1f}s")  # fmt: skip
+    _print_status(run_dir)
+    out.print(f'\nnext: rlvr sql {run_dir} "SELECT iteration, avg(reward) FROM scores GROUP BY 1 ORDER BY 1"')
+
+
+@app.command()
+def train(
+    config: Annotated[Path | None, typer.Argument(help="TOML config (see `rlvr config`); default: built-in defaults.")] = None,
+    run: Annotated[Path, typer.Option("--run", help="Run folder: created if new, continued if it holds a run.")] = ...,
+    iterations: Annotated[int | None, typer.Option(help="Target number of iterations (overrides run.iterations).")] = None,
+) -> None:
+    """Create a run (or continue an existing one) and train until it has ITERATIONS iterations."""
+    from rlvr.run import create_or_open
+
+    try:
+        from rlvr.config import load_config
+
+        cfg = load_config(config) if config is not None else None
+        r = create_or_open(run, cfg, iterations)
+    except _user_errors() as exc:
+        _fail(exc)
+    out.print(f"run {run}: config {r.config_hash}, target {r.config.run.iterations} iterations")
+    _run_flow(str(run))
+
+
+@app.command()
+def resume(run: Annotated[Path, typer.Argument(help="Run folder to finish.")]) -> None:
+    """Finish a run that crashed or was killed: committed stages are skipped, the rest run."""
+    from rlvr.run import open_run
+
+    try:
+        open_run(run)
+    except _user_errors() as exc:
+        _fail(exc)
+    _run_flow(str(run))
+
+
+def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
+    from rlvr.query import status_rows
+
+    rows = status_rows(run_dir)
+    if fmt == "json":
+        out.print_json(json.dumps(rows))
+        return
+    table = Table(title=f"rlvr status {run_dir}")
+    for col in ("iteration", "stage", "committed", "rows", "seconds", "note"):
+        table.add_column(col, justify="right" if col in ("rows", "seconds", "iteration") else "left")
+    for r in rows:
+        table.add_row(
+            str(r["iteration"]),
+            r["stage"],
+            "[green]yes[/]" if r["committed"] else "[yellow]no[/]",
+            "" if r["rows"] is None else str(r["rows"]),
+            "" if r["seconds"] is None else f"{r['seconds']:.2f}",
+            r["note"],
+        )
+    out.print(table)
+
+
+@app.command()
+def status(
+    run: Annotated[Path, typer.Argument(help="Run folder.")],
+    format: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+) -> None:
+    """One row per iteration and stage: committed or not, rows, seconds."""
+    if format not in ("table", "json"):
+        _fail(ValueError(f"--format must be table or json, got {format!r}"))
+    try:
+        _print_status(run, format)
+    except _user_errors() as exc:
+        _fail(exc)
+
+
+@app.command("sql")
+def sql_cmd(
+    run: Annotated[Path, typer.Argument(help="Run folder.")],
+    query: Annotated[str, typer.Argument(help="One read-only statement over the views problems, rollouts, scores, updates.")],
+    format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    max_rows: Annotated[int, typer.Option(help="Rows shown by --format table.")] = 50,
+) -> None:
+    """Run read-only SQL (DuckDB) over every committed shard of a run."""
+    from rlvr.query import run_sql
+
+    if format not in ("table", "csv", "json"):
+        _fail(ValueError(f"--format must be table, csv or json, got {format!r}"))
+    try:
+        result = run_sql(run, query)
+    except _user_errors() as exc:
+        _fail(exc)
+    if format == "csv":
+        import pyarrow.csv as pacsv
+
+        pacsv.write_csv(result, sys.stdout.buffer)
+    elif format == "json":
+        sys.stdout.write(json.dumps(result.to_pylist(), default=str) + "\n")
+    else:
+        table = Table(show_lines=False)
+        for name in result.column_names:
+            table.add_column(name)
+        for row in result.slice(0, max_rows).to_pylist():
+            table.add_row(*("NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v) for v in row.values()))
+        out.print(table)
+        if result.num_rows > max_rows:
+            out.print(f"({result.num_rows} rows, {max_rows} shown; --max-rows or --format csv for all)")
+
+
+@app.command()
+def config() -> None:
+    """Print the default config as commented TOML: save it, edit it, pass it to `rlvr train`."""
+    import tomli_w
+
+    from rlvr.config import Config
+
+    cfg = Config()
+    lines = ["# rlvr config: every field with its default. `rlvr train THIS.toml --run DIR`"]
+    for section, field in Config.model_fields.items():
+        lines += ["", f"[{section}]"]
+        sub = getattr(cfg, section)
+        for name, f in type(sub).model_fields.items():
+            lines.append(f"# {f.description}")
+            lines.append(tomli_w.dumps({name: getattr(sub, name) if not isinstance(getattr(sub, name), tuple)
+                                        else list(getattr(sub, name))}).strip())  # fmt: skip
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""The one config tree: pydantic models loaded from one TOML file.
+
+Every field is documented once, beside it. Defaults run out of the box on 2 CPU cores:
+`rlvr train --run runs/demo` uses the embedded tiny model and the shipped arithmetic task.
+`rlvr config` prints this tree as TOML with its defaults.
+
+Errors name the field (`rollout.group_size`) and say how to fix it; see `format_errors`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class RunSection(_Section):
+    seed: int = Field(0, description="Root seed; every sample's seed derives from (seed, iteration, prompt_id, sample_idx).")
+    iterations: int = Field(3, ge=1, description="Number of rollout -> verify -> update iterations to reach.")
+
+
+class ModelSection(_Section):
+    path: str = Field(
+        "",
+        description='HF-format model folder (config.json, safetensors, tokenizer). "" = the embedded tiny model, built locally and cached.',
+    )
+    tiny_warmup_steps: int = Field(
+        600, ge=0, description="Supervised warm-up steps that teach the embedded tiny model the answer format."
+    )
+
+
+class TaskSection(_Section):
+    name: Literal["arithmetic"] = Field("arithmetic", description="Shipped task (data/); more come with the verifier issue.")
+    seed: int = Field(1234, description="Seed of the problem generator (independent of run.seed).")
+    n_train: int = Field(400, ge=1, description="Training problems.")
+    n_test: int = Field(100, ge=0, description="Held-out problems (split = 'test'), never sampled for training.")
+    max_operand: int = Field(20, ge=1, le=10_000, description="Operands are drawn from 0..max_operand.")
+    ops: str = Field("+-", min_length=1, description="Operators to use, any of '+-*'.")
+
+    @model_validator(mode="after")
+    def _check(self) -> TaskSection:
+        bad = sorted(set(self.ops) - set("+-*"))
+        if bad:
+            raise ValueError(f"task.ops may only contain '+', '-', '*'; remove {''.join(bad)!r}")
+        distinct = (self.max_operand + 1) ** 2 * len(set(self.ops))
+        if self.n_train + self.n_test > distinct:
+            raise ValueError(
+                f"task.n_train + task.n_test = {self.n_train + self.n_test} but only {distinct} distinct problems "
+                f"exist with max_operand={self.max_operand} and ops={self.ops!r}; lower the counts or raise task.max_operand"
+            )
+        return self
+
+
+class RolloutSection(_Section):
+    engine: Literal["transformers"] = Field("transformers", description="Generation engine (vLLM arrives in its own issue).")
+    prompts_per_iteration: int = Field(16, ge=1, description="Prompts sampled (without replacement) per iteration.")
+    group_size: int = Field(8, description="G: responses sampled per prompt; GRPO compares them inside the group.")
+    max_new_tokens: int = Field(16, ge=1, description="Responses longer than this stop with finish_reason = 'length'.")
+    temperature: float = Field(1.0, ge=0.0, description="Sampling temperature; 0 = greedy.")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    batch_size: int = Field(64, ge=1, description="Sequences generated together (transformers engine).")
+
+    @model_validator(mode="after")
+    def _check(self) -> RolloutSection:
+        if self.group_size < 2:
+            raise ValueError(
+                f"rollout.group_size = {self.group_size}: GRPO needs at least 2 responses per prompt to compare; set it to 2 or more"
+            )
+        return self
+
+
+class VerifySection(_Section):
+    correct_reward: float = Field(1.0, description="Reward for a correct answer.")
+    format_reward: float = Field(0.0, description="Extra reward when the answer is inside <answer></answer> tags.")
+    numeric_tolerance: float = Field(1e-6, ge=0.0, description="Relative tolerance for numeric answers: |a-b| <= tol * max(1, |b|).")
+    advantage_eps: float = Field(1e-6, gt=0.0, description="advantage = (r - mean) / (std + eps), std over the group (sample std).")
+
+
+class UpdateSection(_Section):
+    lr: float = Field(2e-4, gt=0.0, description="AdamW learning rate.")
+    weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay.")
+    betas: tuple[float, float] = Field((0.9, 0.99), description="AdamW betas.")
+    clip_eps: float = Field(0.2, gt=0.0, description="PPO/GRPO ratio clip: ratio is clipped to [1 - eps, 1 + eps].")
+    max_grad_norm: float = Field(1.0, gt=0.0, description="Gradient clipping by global norm.")
+    minibatches: int = Field(1, ge=1, description="Optimiser steps per iteration; the batch is split into this many parts.")
+    micro_batch_size: int = Field(32, ge=1, description="Sequences per forward/backward; gradients accumulate across them.")
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="'auto' = cuda when available, else cpu.")
+
+
+class Config(_Section):
+    run: RunSection = RunSection()
+    model: ModelSection = ModelSection()
+    task: TaskSection = TaskSection()
+    rollout: RolloutSection = RolloutSection()
+    verify: VerifySection = VerifySection()
+    update: UpdateSection = UpdateSection()
+
+    def hash(self) -> str:
+        """Identity of a run's config; run.iterations is left out so a run can be extended."""
+        data = self.model_dump(mode="json")
+        data["run"].pop("iterations")
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.model_dump(mode="json"))
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message names the field and the fix."""
+
+
+def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part))
+        if field is None or not isinstance(field.annotation, type) or not issubclass(field.annotation, BaseModel):
+            return []
+        model = field.annotation
+    return list(model.model_fields)
+
+
+def format_errors(err: ValidationError, source: str) -> str:
+    lines = [f"invalid config in {source}:"]
+    for e in err.errors():
+        loc = tuple(e["loc"])
+        where = ".".join(str(p) for p in loc) or "(top level)"
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            known = _known_fields(Config, loc)
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"known fields here: {', '.join(known)}"
+            msg = f"unknown field; {hint} (remove it or fix the spelling)"
+        elif e["type"] not in ("value_error", "assertion_error"):
+            msg = f"{msg} (got {e.get('input')!r})"
+        lines.append(f"  {where}: {msg}")
+    return "\n".join(lines)
+
+
+def parse_config(data: dict[str, Any], source: str = "<config>") -> Config:
+    try:
+        return Config.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(format_errors(err, source)) from None
+
+
+def load_config(path: str | Path | None) -> Config:
+    """Load a TOML config; None gives the defaults."""
+    if path is None:
+        return Config()
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"config file {p} does not exist; run `rlvr config > {p.name}` to write one with the defaults")
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{p} is not valid TOML: {err}") from None
+    return parse_config(data, str(p))
+
+
+def diff_configs(old: Config, new: Config) -> list[str]:
+    """Fields whose values differ, as 'section.field: old -> new' (run.iterations ignored)."""
+    a, b = old.model_dump(mode="json"), new.model_dump(mode="json")
+    out = []
+    for section in a:
+        for key in a[section]:
+            if (section, key) != ("run", "iterations") and a[section][key] != b[section][key]:
+                out.append(f"{section}.{key}: {a[section][key]!r} -> {b[section][key]!r}")
+    return out

@@ -1,0 +1,87 @@
+"""Opening and creating runs: the frozen run.toml and the config it holds.
+
+`run.toml` is the validated config of the run, with its hash on the first line. A run's config
+never changes after creation (every stage's fingerprint depends on it), except
+`run.iterations`, the target that `rlvr train --iterations N` may raise.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from rlvr.config import Config, ConfigError, diff_configs, parse_config
+from rlvr.schema import RunPaths
+from rlvr.store import write_text_atomic
+
+HASH_PREFIX = "# config_hash = "
+
+
+class RunError(RuntimeError):
+    """A run folder that cannot be used as asked; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Run:
+    paths: RunPaths
+    config: Config
+
+    @property
+    def config_hash(self) -> str:
+        return self.config.hash()
+
+
+def _write_config(paths: RunPaths, cfg: Config) -> None:
+    text = f"{HASH_PREFIX}{cfg.hash()}\n# frozen config of this run; written by rlvr, do not edit\n\n{cfg.to_toml()}"
+    write_text_atomic(paths.config, text)
+
+
+def open_run(run_dir: str | Path) -> Run:
+    paths = RunPaths(Path(run_dir).resolve())
+    if not paths.config.is_file():
+        raise RunError(f"no run at {run_dir} (no run.toml); start one with `rlvr train --run {run_dir}`")
+    text = paths.config.read_text()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise RunError(f"{paths.config} is not valid TOML ({err}); it was edited by hand: restore it or start a new run") from None
+    cfg = parse_config(data, str(paths.config))
+    first = text.splitlines()[0] if text else ""
+    if first.startswith(HASH_PREFIX) and first.removeprefix(HASH_PREFIX).strip() != cfg.hash():
+        raise RunError(
+            f"{paths.config} was edited after the run started (its config hash no longer matches); "
+            "a run's config is frozen: undo the edit, or start a new run with the new config"
+        )
+    return Run(paths, cfg)
+
+
+def create_or_open(run_dir: str | Path, config: Config | None, iterations: int | None) -> Run:
+    """A new run with `config` (defaults when None), or the existing one at run_dir.
+
+    An existing run keeps its frozen config; passing a different one is an error that lists
+    the differences. `iterations` raises (or lowers) the run's target.
+    """
+    paths = RunPaths(Path(run_dir).resolve())
+    if paths.config.is_file():
+        run = open_run(run_dir)
+        if config is not None and (diff := diff_configs(run.config, config)):
+            raise RunError(
+                f"{run_dir} already holds a run with another config:\n  "
+                + "\n  ".join(diff)
+                + f"\nuse a new --run folder for the new config, or drop the config argument to continue {run_dir}"
+            )
+        cfg = run.config
+    else:
+        if paths.root.exists() and any(paths.root.iterdir()):
+            raise RunError(f"{run_dir} exists, is not empty and holds no run.toml; choose an empty or new folder")
+        cfg = config or Config()
+    if iterations is not None:
+        try:
+            cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update={"iterations": iterations})})
+            cfg = Config.model_validate(cfg.model_dump())
+        except ValueError as err:
+            raise ConfigError(f"--iterations {iterations}: {err}") from None
+    paths.root.mkdir(parents=True, exist_ok=True)
+    _write_config(paths, cfg)
+    return Run(paths, cfg)

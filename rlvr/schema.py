@@ -1,0 +1,165 @@
+"""The run store's one schema module: every path, table, column and stage name lives here.
+
+A run is a folder (see DESIGN.md):
+
+    runs/<run>/run.toml                                   frozen config + hash
+    runs/<run>/problems/part-000000.parquet
+    runs/<run>/{rollouts,scores,updates}/iteration=000003/part-*.parquet
+    runs/<run>/policy/v000003/                            HF folder (+ optimizer.pt)
+    runs/<run>/_stages/iteration=000003/<stage>.json      commit records
+    runs/<run>/_stages/prepare.json
+
+Python code and SQL both take names from here; `rlvr sql` builds its views from TABLES.
+Shards carry their own `iteration` column, so a single file is self-describing; SQL reads them
+with hive_partitioning = false because DuckDB would otherwise shadow the int column with the
+folder's VARCHAR '000003'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+# ---- tables -------------------------------------------------------------------------------
+
+PROBLEMS = pa.schema(
+    [
+        pa.field("prompt_id", pa.string(), nullable=False),
+        pa.field("task", pa.string(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),  # "train" | "test"
+        pa.field("prompt", pa.string(), nullable=False),  # user message, before any chat template
+        pa.field("answer", pa.string(), nullable=False),  # ground truth, as text
+        pa.field("tests", pa.string()),  # code tasks: test program; null otherwise
+        pa.field("sources", pa.list_(pa.string())),  # retrieval tasks: source passages
+        pa.field("meta", pa.string()),  # JSON object, task-specific
+    ]
+)
+
+ROLLOUTS = pa.schema(
+    [
+        pa.field("iteration", pa.int32(), nullable=False),
+        pa.field("prompt_id", pa.string(), nullable=False),
+        pa.field("sample_idx", pa.int32(), nullable=False),  # 0..G-1 inside the group
+        pa.field("prompt_token_ids", pa.list_(pa.int32()), nullable=False),
+        pa.field("response_token_ids", pa.list_(pa.int32()), nullable=False),
+        # log p(token) of each sampled token under the sampling policy, logits / temperature
+        pa.field("response_logprobs", pa.list_(pa.float32()), nullable=False),
+        pa.field("response_text", pa.string(), nullable=False),
+        pa.field("num_response_tokens", pa.int32(), nullable=False),
+        pa.field("finish_reason", pa.string(), nullable=False),  # "stop" | "length"
+        pa.field("policy_version", pa.int32(), nullable=False),
+        pa.field("engine", pa.string(), nullable=False),  # "transformers" | "vllm"
+        pa.field("temperature", pa.float32(), nullable=False),
+        pa.field("seed", pa.int64(), nullable=False),  # derived from (seed, iteration, prompt, sample)
+    ]
+)
+
+SCORES = pa.schema(
+    [
+        pa.field("iteration", pa.int32(), nullable=False),
+        pa.field("prompt_id", pa.string(), nullable=False),
+        pa.field("sample_idx", pa.int32(), nullable=False),
+        pa.field("task", pa.string(), nullable=False),
+        pa.field("extracted_answer", pa.string()),  # null when nothing could be extracted
+        pa.field("extraction", pa.string(), nullable=False),  # answer_tag | boxed | last_number | none
+        pa.field("format_ok", pa.bool_(), nullable=False),  # the answer came in <answer> tags
+        pa.field("correct", pa.bool_(), nullable=False),
+        pa.field("reward", pa.float64(), nullable=False),
+        pa.field("verifier", pa.string(), nullable=False),  # which tier decided: sql_numeric, sql_exact
+        pa.field("reason", pa.string(), nullable=False),  # why it scored what it scored
+        pa.field("group_size", pa.int32(), nullable=False),
+        pa.field("group_mean", pa.float64(), nullable=False),
+        pa.field("group_std", pa.float64(), nullable=False),
+        pa.field("advantage", pa.float64(), nullable=False),
+    ]
+)
+
+UPDATES = pa.schema(
+    [
+        pa.field("iteration", pa.int32(), nullable=False),
+        pa.field("step", pa.int32(), nullable=False),
+        pa.field("loss", pa.float64(), nullable=False),
+        pa.field("policy_loss", pa.float64(), nullable=False),
+        pa.field("clip_frac", pa.float64(), nullable=False),
+        pa.field("ratio_mean", pa.float64(), nullable=False),
+        pa.field("approx_kl", pa.float64(), nullable=False),  # mean(old_logp - new_logp), k1
+        pa.field("grad_norm", pa.float64(), nullable=False),
+        pa.field("lr", pa.float64(), nullable=False),
+        pa.field("tokens", pa.int64(), nullable=False),
+        pa.field("sequences", pa.int64(), nullable=False),
+        pa.field("groups_used", pa.int32(), nullable=False),
+        pa.field("groups_dropped", pa.int32(), nullable=False),  # zero-variance groups: no signal
+        pa.field("reward_mean", pa.float64(), nullable=False),  # over all scored rows
+        pa.field("seconds", pa.float64(), nullable=False),
+    ]
+)
+
+# name -> schema; also the view names of `rlvr sql`
+TABLES: dict[str, pa.Schema] = {
+    "problems": PROBLEMS,
+    "rollouts": ROLLOUTS,
+    "scores": SCORES,
+    "updates": UPDATES,
+}
+
+# ---- stages -------------------------------------------------------------------------------
+
+PREPARE = "prepare"
+ROLLOUT = "rollout"
+VERIFY = "verify"
+UPDATE = "update"
+ITERATION_STAGES: tuple[str, ...] = (ROLLOUT, VERIFY, UPDATE)
+STAGE_TABLE = {PREPARE: "problems", ROLLOUT: "rollouts", VERIFY: "scores", UPDATE: "updates"}
+
+PARQUET_COMPRESSION = "zstd"
+TMP_PREFIX = ".tmp-"  # in-progress outputs; never matched by a reader's glob
+
+
+def iteration_part(iteration: int) -> str:
+    """Hive-style folder name: iteration=000003."""
+    if iteration < 0:
+        raise ValueError(f"iteration must be >= 0, got {iteration}")
+    return f"iteration={iteration:06d}"
+
+
+def policy_name(version: int) -> str:
+    return f"v{version:06d}"
+
+
+def shard_name(index: int) -> str:
+    return f"part-{index:06d}.parquet"
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Every path inside one run folder."""
+
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "run.toml"
+
+    @property
+    def stages(self) -> Path:
+        return self.root / "_stages"
+
+    def table_root(self, table: str) -> Path:
+        if table not in TABLES:
+            raise KeyError(f"unknown table {table!r}; known: {', '.join(TABLES)}")
+        return self.root / table
+
+    def table_dir(self, table: str, iteration: int | None) -> Path:
+        """problems/ has no iterations; the others are partitioned by iteration."""
+        root = self.table_root(table)
+        return root if iteration is None else root / iteration_part(iteration)
+
+    def policy_dir(self, version: int) -> Path:
+        return self.root / "policy" / policy_name(version)
+
+    def record(self, stage: str, iteration: int | None) -> Path:
+        if iteration is None:
+            return self.stages / f"{stage}.json"
+        return self.stages / iteration_part(iteration) / f"{stage}.json"

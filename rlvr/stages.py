@@ -1,0 +1,231 @@
+"""The stages of a run as plain functions: prepare(run), rollout(run, i), verify(run, i), update(run, i).
+
+Each one is idempotent: it computes its input fingerprint (config hash + the digests of the
+upstream outputs it reads) and returns at once when a commit record with that fingerprint
+exists. Otherwise it writes its outputs through rlvr.store (temp folder, rename, record last).
+Iteration i samples with policy v_i and its update writes v_{i+1}.
+
+No Prefect here: tasks/ wraps these functions; tests call them directly.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import torch
+from transformers.utils import logging as hf_logging
+
+from data import arithmetic
+from rlvr import verify as verifier
+from rlvr.rollout import Request, Sampling, derive_seed, generate_transformers, render_prompt_ids
+from rlvr.run import Run, open_run
+from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, UPDATES, VERIFY, shard_name
+from rlvr.store import CommitRecord, begin_stage, committed, read_record, write_table
+from rlvr.tiny import ensure_tiny_model
+from rlvr.update import grpo_steps, load_policy, load_rows, make_optimizer, resolve_device, save_policy
+
+log = logging.getLogger("rlvr")
+hf_logging.disable_progress_bar()  # per-file "Loading weights" bars drown the stage logs
+
+
+class StageOrderError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class StageResult:
+    stage: str
+    iteration: int | None
+    skipped: bool  # True: a matching commit record existed, nothing was recomputed
+    rows: int
+    seconds: float  # of the committed attempt (not of this call, when skipped)
+    created_at: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _result(rec: CommitRecord, skipped: bool) -> StageResult:
+    if skipped:
+        log.info("%s %s: committed already, skipped", rec.stage, "" if rec.iteration is None else rec.iteration)
+    return StageResult(rec.stage, rec.iteration, skipped, rec.rows, rec.seconds, rec.created_at)
+
+
+def _upstream(run: Run, stage: str, iteration: int | None, needed_by: str) -> CommitRecord:
+    rec = read_record(run.paths.record(stage, iteration))
+    if rec is None:
+        where = "" if iteration is None else f" of iteration {iteration}"
+        raise StageOrderError(f"{needed_by} needs stage {stage}{where} committed first; run `rlvr resume {run.paths.root}`")
+    return rec
+
+
+def _policy_record(run: Run, version: int, needed_by: str) -> CommitRecord:
+    """The record that committed policy v_version: prepare for v0, update(v-1) after."""
+    if version == 0:
+        return _upstream(run, PREPARE, None, needed_by)
+    return _upstream(run, UPDATE, version - 1, needed_by)
+
+
+def iteration_prompts(prompt_ids: list[str], k: int, *, seed: int, iteration: int) -> list[str]:
+    """k distinct prompt ids, a deterministic function of (seed, iteration) and the id set."""
+    pool = sorted(prompt_ids)
+    rng = np.random.default_rng([seed, iteration])
+    picks = rng.choice(len(pool), size=min(k, len(pool)), replace=False)
+    return [pool[j] for j in sorted(picks)]
+
+
+# ---- prepare ------------------------------------------------------------------------------
+
+
+def prepare(run_dir: str | Path) -> StageResult:
+    """problems/*.parquet from the task generator, and policy v0 from the configured model."""
+    run = open_run(run_dir)
+    cfg, paths = run.config, run.paths
+    inputs = {"config": run.config_hash}
+    if rec := committed(paths, PREPARE, None, inputs):
+        return _result(rec, skipped=True)
+    with begin_stage(paths, PREPARE, None, inputs) as tx:
+        base = Path(cfg.model.path) if cfg.model.path else ensure_tiny_model(cfg)
+        if not (base / "config.json").is_file():
+            raise FileNotFoundError(f"model.path = {str(base)!r} has no config.json; point it at a HF-format model folder")
+        t = cfg.task
+        rows = arithmetic.generate(seed=t.seed, n_train=t.n_train, n_test=t.n_test, max_operand=t.max_operand, ops=t.ops)
+        n = write_table(rows, PROBLEMS, tx.output(paths.table_dir("problems", None)) / shard_name(0))
+        model, tok = load_policy(base, torch.device("cpu"))
+        pol = tx.output(paths.policy_dir(0))
+        model.save_pretrained(pol)
+        tok.save_pretrained(pol)
+        rec = tx.commit(rows=n, extra={"base_model": str(base)})
+    log.info("prepare: %d problems, policy v0 from %s", n, base)
+    return _result(rec, skipped=False)
+
+
+# ---- rollout ------------------------------------------------------------------------------
+
+
+def rollout(run_dir: str | Path, iteration: int) -> StageResult:
+    """G responses per sampled prompt with policy v_i -> rollouts/iteration=i/."""
+    run = open_run(run_dir)
+    cfg, paths, i = run.config, run.paths, iteration
+    name = f"rollout({i})"
+    problems = _upstream(run, PREPARE, None, name)
+    policy = _policy_record(run, i, name)
+    inputs = {"config": run.config_hash, "problems": problems.digest(), "policy": policy.digest()}
+    if rec := committed(paths, ROLLOUT, i, inputs):
+        return _result(rec, skipped=True)
+
+    with begin_stage(paths, ROLLOUT, i, inputs) as tx:
+        table = pq.read_table(problems.parquet_files(paths.root), columns=["prompt_id", "split", "prompt"])
+        train = table.filter(pc.equal(table["split"], "train"))
+        text = dict(zip(train["prompt_id"].to_pylist(), train["prompt"].to_pylist(), strict=True))
+        chosen = iteration_prompts(list(text), cfg.rollout.prompts_per_iteration, seed=cfg.run.seed, iteration=i)
+        device = resolve_device(cfg.update.device)
+        model, tok = load_policy(paths.policy_dir(i), device)
+        model.eval()
+        G = cfg.rollout.group_size
+        requests = [
+            Request(pid, s, render_prompt_ids(tok, text[pid]), derive_seed(cfg.run.seed, i, pid, s))
+            for pid in chosen
+            for s in range(G)
+        ]
+        sampling = Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
+        done, tokens, t0 = 0, 0, time.perf_counter()
+
+        def progress(n: int) -> None:
+            nonlocal done
+            done += n
+            log.info("rollout %d: %d/%d responses, %.0f tok/s", i, done, len(requests), tokens / max(time.perf_counter() - t0, 1e-9))
+        out = tx.output(paths.table_dir("rollouts", i))
+        n_rows = 0
+        for k, batch in enumerate(generate_transformers(model, tok, requests, sampling=sampling,
+                                                        batch_size=cfg.rollout.batch_size, on_batch=progress)):  # fmt: skip
+            rows = [
+                {
+                    "iteration": i,
+                    "prompt_id": req.prompt_id,
+                    "sample_idx": req.sample_idx,
+                    "prompt_token_ids": req.prompt_token_ids,
+                    "response_token_ids": smp.token_ids,
+                    "response_logprobs": smp.logprobs,
+                    "response_text": tok.decode(smp.token_ids, skip_special_tokens=True),
+                    "num_response_tokens": len(smp.token_ids),
+                    "finish_reason": smp.finish_reason,
+                    "policy_version": i,
+                    "engine": "transformers",
+                    "temperature": cfg.rollout.temperature,
+                    "seed": req.seed,
+                }
+                for req, smp in batch
+            ]
+            tokens += sum(len(s.token_ids) for _, s in batch)
+            n_rows += write_table(rows, ROLLOUTS, out / shard_name(k))
+        secs = time.perf_counter() - t0
+        rec = tx.commit(rows=n_rows, extra={"engine": "transformers", "device": str(device), "tokens": tokens,
+                                            "generation_seconds": round(secs, 3),
+                                            "tokens_per_s": round(tokens / max(secs, 1e-9), 1)})  # fmt: skip
+    log.info("rollout %d: %d responses (%d prompts x G=%d), %d tokens in %.1fs", i, n_rows, len(chosen), G, tokens, secs)
+    return _result(rec, skipped=False)
+
+
+# ---- verify -------------------------------------------------------------------------------
+
+
+def verify(run_dir: str | Path, iteration: int) -> StageResult:
+    """Score rollouts/iteration=i against problems -> scores/iteration=i/ (one DuckDB query)."""
+    run = open_run(run_dir)
+    paths, i = run.paths, iteration
+    problems = _upstream(run, PREPARE, None, f"verify({i})")
+    rollouts = _upstream(run, ROLLOUT, i, f"verify({i})")
+    inputs = {"config": run.config_hash, "problems": problems.digest(), "rollouts": rollouts.digest()}
+    if rec := committed(paths, VERIFY, i, inputs):
+        return _result(rec, skipped=True)
+    with begin_stage(paths, VERIFY, i, inputs) as tx:
+        table = verifier.score(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root), run.config.verify)
+        n = write_table(table, SCORES, tx.output(paths.table_dir("scores", i)) / shard_name(0))
+        correct = sum(table["correct"].to_pylist())
+        rec = tx.commit(rows=n, extra={"correct": correct, "reward_mean": pc.mean(table["reward"]).as_py()})
+    log.info("verify %d: %d rows, %d correct", i, n, correct)
+    return _result(rec, skipped=False)
+
+
+# ---- update -------------------------------------------------------------------------------
+
+
+def update(run_dir: str | Path, iteration: int) -> StageResult:
+    """One GRPO update of v_i on iteration i's scored rollouts -> policy v_{i+1} + updates/iteration=i/."""
+    run = open_run(run_dir)
+    cfg, paths, i = run.config, run.paths, iteration
+    name = f"update({i})"
+    rollouts = _upstream(run, ROLLOUT, i, name)
+    scores = _upstream(run, VERIFY, i, name)
+    policy = _policy_record(run, i, name)
+    inputs = {"config": run.config_hash, "rollouts": rollouts.digest(), "scores": scores.digest(), "policy": policy.digest()}
+    if rec := committed(paths, UPDATE, i, inputs):
+        return _result(rec, skipped=True)
+
+    with begin_stage(paths, UPDATE, i, inputs) as tx:
+        t0 = time.perf_counter()
+        rows, temperature, stats = load_rows(rollouts.parquet_files(paths.root), scores.parquet_files(paths.root))
+        device = resolve_device(cfg.update.device)
+        model, tok = load_policy(paths.policy_dir(i), device)
+        opt = make_optimizer(model, cfg.update, paths.policy_dir(i))
+        torch.manual_seed(derive_seed(cfg.run.seed, i, "update", 0))
+        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+        steps = grpo_steps(model, opt, rows, cfg=cfg.update, temperature=temperature, pad_id=pad) if rows else []
+        if not steps:  # every group had equal rewards: nothing to learn, v_{i+1} = v_i, recorded as such
+            log.warning("update %d: no group with reward variance; policy unchanged", i)
+            steps = [dict(step=0, loss=0.0, policy_loss=0.0, clip_frac=0.0, ratio_mean=1.0, approx_kl=0.0, grad_norm=0.0,
+                          lr=opt.param_groups[0]["lr"], tokens=0, sequences=0, seconds=0.0)]  # fmt: skip
+        metrics = [{"iteration": i, **s, **stats} for s in steps]
+        save_policy(model, tok, opt, tx.output(paths.policy_dir(i + 1)))
+        n = write_table(metrics, UPDATES, tx.output(paths.table_dir("updates", i)) / shard_name(0))
+        rec = tx.commit(rows=n, extra={"policy_version": i + 1, "device": str(device), **stats})
+    log.info("update %d: %d sequences, loss %.4f, %.1fs -> policy v%d", i, len(rows), steps[-1]["loss"],
+             time.perf_counter() - t0, i + 1)  # fmt: skip
+    return _result(rec, skipped=False)

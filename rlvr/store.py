@@ -1,0 +1,197 @@
+"""The run store's write protocol: atomic outputs, commit records, skip-on-resume.
+
+A stage writes every output into a hidden temporary folder (`.tmp-<name>-<uuid>`), renames it
+into place when complete, and writes its commit record last (itself via temp file + rename).
+Readers (`rlvr sql`, the next stage) only trust outputs listed by a commit record, so a stage
+killed at any point leaves nothing a reader sees and nothing a rerun must clean by hand: the
+rerun drops the stale temporaries and any uncommitted output before it starts.
+
+    with begin_stage(paths, "rollout", 3, inputs) as tx:       # skipped if already committed
+        out = tx.output(paths.table_dir("rollouts", 3))          # a temp folder to fill
+        write_table(rows, ROLLOUTS, out / shard_name(0))
+        tx.commit(rows=len(rows))
+
+Tests: tests/test_store.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel
+
+from rlvr.schema import PARQUET_COMPRESSION, TMP_PREFIX, RunPaths
+
+FAULT_ENV = "RLVR_FAULT_AT"
+
+
+class OutputFile(BaseModel):
+    path: str  # relative to the run root
+    bytes: int
+    sha256: str
+    rows: int | None = None  # Parquet files only
+
+
+class CommitRecord(BaseModel):
+    stage: str
+    iteration: int | None
+    fingerprint: str  # hash of `inputs`; a record whose fingerprint differs is stale
+    inputs: dict[str, Any]
+    outputs: list[OutputFile]
+    rows: int
+    seconds: float
+    created_at: str
+    extra: dict[str, Any] = {}
+
+    def digest(self) -> str:
+        """What downstream stages depend on: the exact bytes this stage produced."""
+        return hashlib.sha256("".join(o.sha256 for o in self.outputs).encode()).hexdigest()[:16]
+
+    def parquet_files(self, root: Path) -> list[Path]:
+        return [root / o.path for o in self.outputs if o.path.endswith(".parquet")]
+
+
+def fingerprint(inputs: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_table(table: pa.Table | list[dict[str, Any]], schema: pa.Schema, path: Path) -> int:
+    """Write rows as one zstd Parquet file with exactly `schema`; returns the row count."""
+    if not isinstance(table, pa.Table):
+        table = pa.Table.from_pylist(table, schema=schema)
+    table = table.select(schema.names).cast(schema)
+    pq.write_table(table, path, compression=PARQUET_COMPRESSION)
+    return table.num_rows
+
+
+def read_record(path: Path) -> CommitRecord | None:
+    if not path.is_file():
+        return None
+    return CommitRecord.model_validate_json(path.read_text())
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f"{TMP_PREFIX}{path.name}-{uuid.uuid4().hex[:8]}"
+    tmp.write_text(text)
+    with tmp.open("rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def maybe_fault(stage: str, iteration: int | None, point: str) -> None:
+    """Fault injection for crash tests: RLVR_FAULT_AT='update:1:before_rename' makes this
+    process SIGKILL itself there, exactly as an OOM kill or a pulled plug would."""
+    want = os.environ.get(FAULT_ENV)
+    if want and want == f"{stage}:{iteration}:{point}":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _stale_temporaries(final: Path) -> list[Path]:
+    if not final.parent.is_dir():
+        return []
+    return list(final.parent.glob(f"{TMP_PREFIX}{final.name}-*"))
+
+
+class StageTx:
+    """One attempt at a stage: temp outputs, then rename, then the commit record."""
+
+    def __init__(self, paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any]):
+        self.paths, self.stage, self.iteration, self.inputs = paths, stage, iteration, inputs
+        self.fingerprint = fingerprint(inputs)
+        self._pending: list[tuple[Path, Path]] = []  # (temp, final)
+        self.started = time.perf_counter()
+        self.record: CommitRecord | None = None
+
+    def output(self, final: Path) -> Path:
+        """A fresh temporary folder that becomes `final` on commit."""
+        for stale in _stale_temporaries(final):
+            _remove(stale)
+        tmp = final.parent / f"{TMP_PREFIX}{final.name}-{uuid.uuid4().hex[:8]}"
+        tmp.mkdir(parents=True)
+        self._pending.append((tmp, final))
+        return tmp
+
+    def commit(self, *, rows: int, extra: dict[str, Any] | None = None) -> CommitRecord:
+        maybe_fault(self.stage, self.iteration, "before_rename")
+        outputs: list[OutputFile] = []
+        for tmp, final in self._pending:
+            for f in sorted(p for p in tmp.rglob("*") if p.is_file()):
+                rel = final.relative_to(self.paths.root) / f.relative_to(tmp)
+                n = pq.ParquetFile(f).metadata.num_rows if f.suffix == ".parquet" else None
+                outputs.append(OutputFile(path=str(rel), bytes=f.stat().st_size, sha256=file_sha256(f), rows=n))
+            _remove(final)  # an uncommitted leftover of an earlier, killed attempt
+            os.replace(tmp, final)
+        self._pending.clear()
+        maybe_fault(self.stage, self.iteration, "before_record")
+        self.record = CommitRecord(
+            stage=self.stage,
+            iteration=self.iteration,
+            fingerprint=self.fingerprint,
+            inputs=self.inputs,
+            outputs=outputs,
+            rows=rows,
+            seconds=round(time.perf_counter() - self.started, 3),
+            created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+            extra=extra or {},
+        )
+        write_text_atomic(self.paths.record(self.stage, self.iteration), self.record.model_dump_json(indent=2))
+        return self.record
+
+    def abort(self) -> None:
+        for tmp, _ in self._pending:
+            _remove(tmp)
+        self._pending.clear()
+
+
+def committed(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any]) -> CommitRecord | None:
+    """The stage's record if it is committed for exactly these inputs and its outputs exist."""
+    rec = read_record(paths.record(stage, iteration))
+    if rec is None or rec.fingerprint != fingerprint(inputs):
+        return None
+    if not all((paths.root / o.path).is_file() for o in rec.outputs):
+        return None
+    return rec
+
+
+@contextmanager
+def begin_stage(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any]) -> Iterator[StageTx]:
+    """Open a stage attempt. A stale record is removed before any output is touched, so a crash
+    from here on can never leave a record that points at half-replaced outputs."""
+    _remove(paths.record(stage, iteration))
+    tx = StageTx(paths, stage, iteration, inputs)
+    try:
+        yield tx
+        if tx.record is None:
+            raise RuntimeError(f"stage {stage} (iteration {iteration}) finished without commit()")
+    except BaseException:
+        tx.abort()
+        raise

@@ -1,0 +1,126 @@
+"""The embedded default model: a tiny Llama built here, so nothing is ever downloaded.
+
+A byte-level BPE tokenizer is trained with the `tokenizers` library on the task's own prompts
+(digits split one per token, a chat template with <|user|>/<|assistant|>/<|end|>), a 2-layer
+Llama (head_dim 32, the minimum vLLM's CPU attention accepts) gets random weights, and a short
+supervised warm-up on the train split teaches it the `<answer>N</answer>` format. A random model
+earns no reward and gives GRPO no signal; the warmed-up one is right part of the time, so
+rewards vary inside groups and there is something left to learn.
+
+Built once per spec and cached under $RLVR_CACHE (default ~/.cache/rlvr). `python -m rlvr.tiny`
+builds it and prints where.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+from data import arithmetic
+from rlvr.config import Config
+
+SPECIALS = ["<pad>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+ARCH = dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
+            num_key_value_heads=2, head_dim=32, max_position_embeddings=256)  # fmt: skip
+VERSION = 1  # bump when the recipe below changes
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("RLVR_CACHE", Path.home() / ".cache" / "rlvr"))
+
+
+def _spec(cfg: Config) -> dict:
+    t = cfg.task
+    return {"version": VERSION, "arch": ARCH, "warmup_steps": cfg.model.tiny_warmup_steps,
+            "task": [t.name, t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
+
+
+def _problems(cfg: Config) -> list[dict]:
+    t = cfg.task
+    return arithmetic.generate(seed=t.seed, n_train=t.n_train, n_test=t.n_test, max_operand=t.max_operand, ops=t.ops)
+
+
+def build_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+    )
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", eos_token="<|end|>", chat_template=CHAT_TEMPLATE, padding_side="left"
+    )
+
+
+def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[dict], steps: int, seed: int) -> None:
+    """Supervised pass on prompt -> '<answer>N</answer><|end|>', loss on the response only."""
+    if steps == 0:
+        return
+    g = torch.Generator().manual_seed(seed)
+    examples = []
+    for r in rows:
+        p = tok.apply_chat_template([{"role": "user", "content": r["prompt"]}], add_generation_prompt=True, tokenize=False)
+        p_ids = tok(p, add_special_tokens=False)["input_ids"]
+        a_ids = tok(f"<answer>{r['answer']}</answer>", add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+        examples.append((p_ids, a_ids))
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
+    model.train()
+    for _ in range(steps):
+        idx = torch.randint(len(examples), (64,), generator=g).tolist()
+        seqs = [examples[i][0] + examples[i][1] for i in idx]
+        T = max(map(len, seqs))
+        ids = torch.full((len(seqs), T), tok.pad_token_id)  # (B, T), right padded
+        labels = torch.full((len(seqs), T), -100)  # (B, T)
+        for b, i in enumerate(idx):
+            p, a = examples[i]
+            ids[b, : len(p) + len(a)] = torch.tensor(p + a)
+            labels[b, len(p) : len(p) + len(a)] = torch.tensor(a)
+        loss = model(input_ids=ids, attention_mask=(labels != -100) | (ids != tok.pad_token_id), labels=labels).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+
+
+def ensure_tiny_model(cfg: Config) -> Path:
+    """Path to the embedded model for this config's task, building it on first use."""
+    spec = _spec(cfg)
+    key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+    final = cache_root() / f"tiny-llama-{key}"
+    if (final / "config.json").is_file():
+        return final
+    rows = _problems(cfg)
+    tok = build_tokenizer([r["prompt"] + f" <answer>{r['answer']}</answer>" for r in rows])
+    torch.manual_seed(cfg.task.seed)
+    config = LlamaConfig(vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                         bos_token_id=None, tie_word_embeddings=True, **ARCH)  # fmt: skip
+    model = LlamaForCausalLM(config)
+    _warmup(model, tok, [r for r in rows if r["split"] == "train"], cfg.model.tiny_warmup_steps, cfg.task.seed)
+    tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    (tmp / "rlvr-tiny.json").write_text(json.dumps(spec, indent=2))
+    try:
+        tmp.rename(final)
+    except OSError:  # another process built it first; theirs is identical
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+if __name__ == "__main__":
+    print(ensure_tiny_model(Config()))

@@ -1,0 +1,51 @@
+"""Prefect tasks: thin wrappers around rlvr.stages (retries for transient errors, logging).
+
+Big data never travels as a task result: tasks take the run folder and an iteration, and
+return the small StageResult dict. Resume does not rely on Prefect's cache: the stage
+functions skip themselves when their commit record matches (see rlvr/store.py).
+"""
+
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from prefect.logging import get_run_logger
+
+from rlvr import stages
+from rlvr.errors import is_transient
+
+RETRIES = 2
+RETRY_DELAY_S = 5
+
+
+def retry_transient(task, task_run, state) -> bool:  # noqa: ANN001 (Prefect's callback signature)
+    """Prefect retry_condition_fn: retry only what rlvr.errors calls transient."""
+    exc = state.data if isinstance(state.data, BaseException) else None
+    return is_transient(exc)
+
+
+def _stage_task(fn, name: str):  # noqa: ANN001, ANN202
+    @task(name=name, retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=retry_transient,
+          cache_policy=NO_CACHE, task_run_name=name + "-{iteration}")  # fmt: skip
+    def run_stage(run_dir: str, iteration: int) -> dict:
+        result = fn(run_dir, iteration)
+        get_run_logger().info(
+            "%s %s: %s, %d rows, %.2fs", name, iteration, "skipped (committed)" if result.skipped else "committed",
+            result.rows, result.seconds,
+        )  # fmt: skip
+        return result.as_dict()
+
+    return run_stage
+
+
+@task(name="prepare", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=retry_transient,
+      cache_policy=NO_CACHE)  # fmt: skip
+def prepare_task(run_dir: str) -> dict:
+    result = stages.prepare(run_dir)
+    get_run_logger().info("prepare: %s, %d problems", "skipped (committed)" if result.skipped else "committed", result.rows)
+    return result.as_dict()
+
+
+rollout_task = _stage_task(stages.rollout, "rollout")
+verify_task = _stage_task(stages.verify, "verify")
+update_task = _stage_task(stages.update, "update")

@@ -63,7 +63,7 @@ class TaskSection(_Section):
 
 class RolloutSection(_Section):
     engine: Literal["transformers"] = Field("transformers", description="Generation engine (vLLM arrives in its own issue).")
-    prompts_per_iteration: int = Field(16, ge=1, description="Prompts sampled (without replacement) per iteration.")
+    prompts_per_iteration: int = Field(32, ge=1, description="Prompts sampled (without replacement) per iteration.")
     group_size: int = Field(8, description="G: responses sampled per prompt; GRPO compares them inside the group.")
     max_new_tokens: int = Field(16, ge=1, description="Responses longer than this stop with finish_reason = 'length'.")
     temperature: float = Field(1.0, ge=0.0, description="Sampling temperature; 0 = greedy.")
@@ -87,12 +87,12 @@ class VerifySection(_Section):
 
 
 class UpdateSection(_Section):
-    lr: float = Field(2e-4, gt=0.0, description="AdamW learning rate.")
+    lr: float = Field(1e-3, gt=0.0, description="AdamW learning rate.")
     weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay.")
     betas: tuple[float, float] = Field((0.9, 0.99), description="AdamW betas.")
     clip_eps: float = Field(0.2, gt=0.0, description="PPO/GRPO ratio clip: ratio is clipped to [1 - eps, 1 + eps].")
     max_grad_norm: float = Field(1.0, gt=0.0, description="Gradient clipping by global norm.")
-    minibatches: int = Field(1, ge=1, description="Optimiser steps per iteration; the batch is split into this many parts.")
+    minibatches: int = Field(2, ge=1, description="Optimiser steps per iteration; the batch is split into this many parts.")
     micro_batch_size: int = Field(32, ge=1, description="Sequences per forward/backward; gradients accumulate across them.")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="'auto' = cuda when available, else cpu.")
 

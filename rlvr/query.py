@@ -72,7 +72,7 @@ def run_sql(run_dir: str | Path, query: str) -> pa.Table:
             f"only read-only queries are allowed (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN); got {statements[0].type.name}"
         )
     try:
-        return con.execute(query).to_arrow_table()
+        return con.sql(query).to_arrow_table()
     except duckdb.Error as err:
         raise QueryError(f"{err}\n(views: {', '.join(TABLES)}; `rlvr sql DIR \"DESCRIBE scores\"` lists columns)") from None
 

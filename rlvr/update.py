@@ -104,7 +104,7 @@ def grpo_steps(
             loss = grpo.token_mean(per_tok, batch["mask"], total)  # ()
             loss.backward()
             n = float(batch["mask"].sum())
-            loss_sum += float(loss)
+            loss_sum += float(loss.detach())
             clip_n += m["clip_frac"] * n
             ratio_sum += m["ratio_sum"]
             kl_sum += m["approx_kl_sum"]

@@ -19,6 +19,14 @@ from rlvr.config import VerifySection
 from rlvr.schema import SCORES
 
 
+COUNT_ROLLOUTS = "SELECT count(*) FROM read_parquet($rollouts)"
+UNKNOWN_PROMPTS = """
+SELECT DISTINCT prompt_id FROM read_parquet($rollouts)
+WHERE prompt_id NOT IN (SELECT prompt_id FROM read_parquet($problems))
+ORDER BY 1 LIMIT 5
+"""
+
+
 class VerifyError(ValueError):
     pass
 
@@ -43,12 +51,10 @@ def score(rollout_files: list[Path], problem_files: list[Path], cfg: VerifySecti
         "eps": cfg.advantage_eps,
     }
     table = con.sql(sql.load("verify"), params=params).to_arrow_table()
-    n_in = con.execute("SELECT count(*) FROM read_parquet($f)", {"f": params["rollouts"]}).fetchone()[0]
+    files = {"rollouts": params["rollouts"], "problems": params["problems"]}
+    n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchone()[0]
     if table.num_rows != n_in:
-        missing = con.execute(
-            "SELECT DISTINCT prompt_id FROM read_parquet($r) ANTI JOIN read_parquet($p) USING (prompt_id) LIMIT 5",
-            {"r": params["rollouts"], "p": params["problems"]},
-        ).fetchall()
+        missing = con.execute(UNKNOWN_PROMPTS, files).fetchall()
         raise VerifyError(
             f"{n_in - table.num_rows} rollout rows have a prompt_id that is not in problems/ "
             f"(e.g. {', '.join(m[0] for m in missing)}); the rollouts were made for another problem set: "

@@ -1,0 +1,81 @@
+"""Config tree: defaults, validation messages that name the field and the fix, run.toml freezing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlvr.config import Config, ConfigError, load_config, parse_config
+from rlvr.run import RunError, create_or_open, open_run
+
+
+def test_defaults_are_valid_and_roundtrip_through_toml(tmp_path: Path) -> None:
+    cfg = Config()
+    p = tmp_path / "c.toml"
+    p.write_text(cfg.to_toml())
+    assert load_config(p) == cfg
+    assert load_config(None) == cfg
+
+
+def test_group_size_below_two_names_field_and_fix() -> None:
+    with pytest.raises(ConfigError) as e:
+        parse_config({"rollout": {"group_size": 1}}, "x.toml")
+    msg = str(e.value)
+    assert "rollout.group_size" in msg and "at least 2" in msg and "x.toml" in msg
+
+
+def test_unknown_field_suggests_the_close_name() -> None:
+    with pytest.raises(ConfigError) as e:
+        parse_config({"rollout": {"group_sise": 4}})
+    assert "rollout.group_sise" in str(e.value) and "did you mean 'group_size'" in str(e.value)
+
+
+def test_wrong_type_shows_the_value() -> None:
+    with pytest.raises(ConfigError) as e:
+        parse_config({"update": {"lr": "fast"}})
+    assert "update.lr" in str(e.value) and "'fast'" in str(e.value)
+
+
+def test_too_many_problems_is_explained() -> None:
+    with pytest.raises(ConfigError, match=r"task.n_train \+ task.n_test = 1000 but only 50 distinct"):
+        parse_config({"task": {"max_operand": 4, "ops": "+-", "n_train": 900, "n_test": 100}})
+
+
+def test_missing_and_broken_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist; run `rlvr config"):
+        load_config(tmp_path / "nope.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[run\nseed = 1")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+
+
+def test_hash_ignores_iterations_only() -> None:
+    a = Config()
+    assert a.hash() == parse_config({"run": {"iterations": 9}}).hash()
+    assert a.hash() != parse_config({"run": {"seed": 1}}).hash()
+
+
+def test_run_config_is_frozen(tmp_path: Path) -> None:
+    run = tmp_path / "r"
+    create_or_open(run, parse_config({"rollout": {"group_size": 4}}), iterations=2)
+    # continuing without a config keeps it; raising iterations is allowed
+    assert create_or_open(run, None, iterations=5).config.run.iterations == 5
+    with pytest.raises(RunError) as e:
+        create_or_open(run, parse_config({"rollout": {"group_size": 6}}), None)
+    assert "rollout.group_size: 4 -> 6" in str(e.value) and "new --run folder" in str(e.value)
+    # a hand edit of run.toml is caught
+    text = (run / "run.toml").read_text().replace("group_size = 4", "group_size = 5")
+    (run / "run.toml").write_text(text)
+    with pytest.raises(RunError, match="was edited after the run started"):
+        open_run(run)
+
+
+def test_non_run_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "file").write_text("hi")
+    with pytest.raises(RunError, match="not empty and holds no run.toml"):
+        create_or_open(tmp_path / "x", None, None)
+    with pytest.raises(RunError, match="rlvr train --run"):
+        open_run(tmp_path / "nothing")

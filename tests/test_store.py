@@ -1,0 +1,128 @@
+"""Run store: schema round trip, atomic visibility, commit records, kill mid-write, skip on resume."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from rlvr.config import Config
+from rlvr.query import run_sql
+from rlvr.run import create_or_open
+from rlvr.schema import ROLLOUT, ROLLOUTS, SCORES, TABLES, RunPaths, shard_name
+from rlvr.store import FAULT_ENV, begin_stage, committed, read_record, write_table
+
+ROW = {
+    "iteration": 3, "prompt_id": "p1", "sample_idx": 0, "prompt_token_ids": [1, 2, 3],
+    "response_token_ids": [4, 5], "response_logprobs": [-0.5, -1.25], "response_text": "<answer>4</answer>",
+    "num_response_tokens": 2, "finish_reason": "stop", "policy_version": 3, "engine": "transformers",
+    "temperature": 1.0, "seed": 2**62 + 1,
+}  # fmt: skip
+
+
+def test_schema_round_trip(tmp_path: Path) -> None:
+    f = tmp_path / "r.parquet"
+    assert write_table([ROW, {**ROW, "sample_idx": 1}], ROLLOUTS, f) == 2
+    t = pq.read_table(f)
+    assert t.schema.equals(ROLLOUTS)
+    assert t.to_pylist()[0] == ROW
+    assert pq.ParquetFile(f).metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+def test_schema_rejects_missing_columns(tmp_path: Path) -> None:
+    with pytest.raises(Exception):
+        write_table([{k: v for k, v in ROW.items() if k != "prompt_id"}], ROLLOUTS, tmp_path / "x.parquet")
+
+
+def test_every_table_has_an_iteration_column_except_problems() -> None:
+    for name, schema in TABLES.items():
+        assert ("iteration" in schema.names) == (name != "problems")
+
+
+@pytest.fixture()
+def run(tmp_path: Path) -> RunPaths:
+    return create_or_open(tmp_path / "run", Config(), None).paths
+
+
+def _write_rollout(paths: RunPaths, inputs: dict) -> None:
+    with begin_stage(paths, ROLLOUT, 3, inputs) as tx:
+        out = tx.output(paths.table_dir("rollouts", 3))
+        write_table([ROW], ROLLOUTS, out / shard_name(0))
+        tx.commit(rows=1)
+
+
+def test_commit_makes_output_visible_and_records_it(run: RunPaths) -> None:
+    _write_rollout(run, {"a": 1})
+    rec = read_record(run.record(ROLLOUT, 3))
+    assert rec is not None and rec.rows == 1 and rec.outputs[0].rows == 1
+    assert rec.outputs[0].path == "rollouts/iteration=000003/part-000000.parquet"
+    assert committed(run, ROLLOUT, 3, {"a": 1}) == rec
+    assert committed(run, ROLLOUT, 3, {"a": 2}) is None  # other inputs: stale, must rerun
+    assert run_sql(run.root, "SELECT count(*) AS n FROM rollouts").to_pylist() == [{"n": 1}]
+
+
+def test_exception_mid_stage_leaves_nothing(run: RunPaths) -> None:
+    with pytest.raises(ZeroDivisionError):
+        with begin_stage(run, ROLLOUT, 3, {"a": 1}) as tx:
+            out = tx.output(run.table_dir("rollouts", 3))
+            write_table([ROW], ROLLOUTS, out / shard_name(0))
+            1 / 0
+    assert not run.table_dir("rollouts", 3).exists()
+    assert not run.record(ROLLOUT, 3).exists()
+    assert list(run.table_root("rollouts").iterdir()) == []  # no temporary left behind
+
+
+def test_redo_removes_stale_record_before_touching_outputs(run: RunPaths) -> None:
+    _write_rollout(run, {"a": 1})
+    with pytest.raises(RuntimeError):
+        with begin_stage(run, ROLLOUT, 3, {"a": 2}):
+            assert not run.record(ROLLOUT, 3).exists()  # gone before any output is replaced
+            raise RuntimeError("boom")
+    assert run_sql(run.root, "SELECT count(*) AS n FROM rollouts").to_pylist() == [{"n": 0}]
+
+
+KILLER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from rlvr.schema import ROLLOUT, ROLLOUTS, RunPaths, shard_name
+    from rlvr.store import begin_stage, write_table
+    from tests.test_store import ROW
+    paths = RunPaths(Path(sys.argv[1]))
+    with begin_stage(paths, ROLLOUT, 3, {"a": 1}) as tx:
+        out = tx.output(paths.table_dir("rollouts", 3))
+        write_table([ROW] * 1000, ROLLOUTS, out / shard_name(0))
+        tx.commit(rows=1000)
+    """
+)
+
+
+@pytest.mark.parametrize("point", ["before_rename", "before_record"])
+def test_sigkill_mid_write_is_invisible_and_rerun_cleans_up(run: RunPaths, point: str) -> None:
+    env = {**os.environ, FAULT_ENV: f"{ROLLOUT}:3:{point}", "PYTHONPATH": str(Path(__file__).parents[1])}
+    proc = subprocess.run([sys.executable, "-c", KILLER, str(run.root)], env=env, capture_output=True, text=True)
+    assert proc.returncode == -9, proc.stderr  # really killed by SIGKILL
+    assert not run.record(ROLLOUT, 3).exists()
+    # no reader sees anything: views are built from commit records only
+    assert run_sql(run.root, "SELECT count(*) AS n FROM rollouts").to_pylist() == [{"n": 0}]
+    # a rerun needs no manual cleaning and leaves exactly one committed shard
+    _write_rollout(run, {"a": 1})
+    assert sorted(p.name for p in run.table_root("rollouts").iterdir()) == ["iteration=000003"]
+    assert run_sql(run.root, "SELECT count(*) AS n FROM rollouts").to_pylist() == [{"n": 1}]
+
+
+def test_sql_views_are_read_only_and_typed(run: RunPaths, tmp_path: Path) -> None:
+    from rlvr.query import QueryError
+
+    empty = run_sql(run.root, "SELECT * FROM scores")
+    assert empty.num_rows == 0 and empty.schema.names == SCORES.names
+    for bad in ["CREATE TABLE t AS SELECT 1", f"COPY (SELECT 1) TO '{tmp_path}/x.csv'", "SELECT 1; SELECT 2"]:
+        with pytest.raises(QueryError):
+            run_sql(run.root, bad)
+    with pytest.raises(QueryError):  # no reading outside the run either
+        run_sql(run.root, "SELECT * FROM read_csv('/etc/passwd')")

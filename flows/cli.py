@@ -52,6 +52,10 @@ def _prefect_env() -> None:
     # A temporary Prefect server starts with the first flow; on 2 cores it can need > 20 s.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "rlvr")  # stage progress in the flow logs
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # offline machines: no telemetry errors
+    import logging
+
+    logging.getLogger("rlvr").setLevel(logging.INFO)
 
 
 def _run_flow(run_dir: str) -> None:

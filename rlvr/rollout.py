@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -139,7 +139,6 @@ def generate_transformers(
     *,
     sampling: Sampling,
     batch_size: int,
-    on_batch: Callable[[int], None] = lambda n: None,
 ) -> Iterator[list[tuple[Request, Sample]]]:
     """Yield (request, sample) pairs batch by batch; rows are length-sorted to cut padding."""
     eos = {tok.eos_token_id} if tok.eos_token_id is not None else set()
@@ -149,5 +148,4 @@ def generate_transformers(
         chunk = order[start : start + batch_size]
         out = sample_batch(model, [r.prompt_token_ids for r in chunk], [r.seed for r in chunk],
                            sampling=sampling, eos_ids=eos, pad_id=pad)  # fmt: skip
-        on_batch(len(chunk))
         yield list(zip(chunk, out, strict=True))

@@ -135,16 +135,10 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
             for s in range(G)
         ]
         sampling = Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
-        done, tokens, t0 = 0, 0, time.perf_counter()
-
-        def progress(n: int) -> None:
-            nonlocal done
-            done += n
-            log.info("rollout %d: %d/%d responses, %.0f tok/s", i, done, len(requests), tokens / max(time.perf_counter() - t0, 1e-9))
         out = tx.output(paths.table_dir("rollouts", i))
-        n_rows = 0
-        for k, batch in enumerate(generate_transformers(model, tok, requests, sampling=sampling,
-                                                        batch_size=cfg.rollout.batch_size, on_batch=progress)):  # fmt: skip
+        n_rows, tokens, t0 = 0, 0, time.perf_counter()
+        batches = generate_transformers(model, tok, requests, sampling=sampling, batch_size=cfg.rollout.batch_size)
+        for k, batch in enumerate(batches):  # one shard per batch: memory stays bounded
             rows = [
                 {
                     "iteration": i,
@@ -165,6 +159,8 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
             ]
             tokens += sum(len(s.token_ids) for _, s in batch)
             n_rows += write_table(rows, ROLLOUTS, out / shard_name(k))
+            log.info("rollout %d: %d/%d responses, %.0f tok/s", i, n_rows, len(requests),
+                     tokens / max(time.perf_counter() - t0, 1e-9))  # fmt: skip
         secs = time.perf_counter() - t0
         rec = tx.commit(rows=n_rows, extra={"engine": "transformers", "device": str(device), "tokens": tokens,
                                             "generation_seconds": round(secs, 3),

@@ -1,0 +1,31 @@
+# Set-up is part of each target: `make train` and `make test` work on a fresh clone.
+#   make train                 venv + install, then 3 GRPO iterations of the embedded default (CPU)
+#   make test                  venv + install, then the test suite
+#   make train RUN=runs/x      another run folder
+#   make install TORCH=        skip the CPU torch pin (bring your own CUDA build of torch)
+PYTHON ?= python3
+VENV   ?= .venv
+RUN    ?= runs/demo
+TORCH  ?= torch==2.13.0
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install train test clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(TORCH),$(BIN)/python -m pip install --quiet "$(TORCH)")
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+train: $(STAMP)
+	$(BIN)/rlvr train --run $(RUN)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,56 @@
+"""The CLI's help and its error paths: clear messages, exit code 2, nothing written."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from flows.cli import app
+from rlvr.config import Config
+
+runner = CliRunner()
+
+
+def test_help_lists_the_commands() -> None:
+    res = runner.invoke(app, ["--help"])
+    assert res.exit_code == 0
+    for cmd in ("train", "resume", "status", "sql", "config"):
+        assert cmd in res.output
+
+
+def test_config_prints_valid_commented_defaults() -> None:
+    res = runner.invoke(app, ["config"])
+    assert res.exit_code == 0 and "# GRPO" not in res.output
+    assert Config.model_validate(tomllib.loads(res.output)) == Config()
+    assert "# G: responses sampled per prompt" in res.output
+
+
+def test_bad_config_fails_before_creating_the_run(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[rollout]\ngroup_size = 1\n")
+    res = runner.invoke(app, ["train", str(bad), "--run", str(tmp_path / "run")])
+    assert res.exit_code == 2
+    assert "rollout.group_size" in res.output and "at least 2" in res.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_missing_run_is_explained(tmp_path: Path) -> None:
+    for args in (["status", str(tmp_path / "x")], ["sql", str(tmp_path / "x"), "SELECT 1"], ["resume", str(tmp_path / "x")]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2 and "no run at" in res.output and "rlvr train --run" in res.output
+
+
+def test_sql_errors_and_formats(tmp_path: Path) -> None:
+    from rlvr.run import create_or_open
+
+    create_or_open(tmp_path / "run", None, None)
+    res = runner.invoke(app, ["sql", str(tmp_path / "run"), "DROP VIEW scores"])
+    assert res.exit_code == 2 and "only read-only queries" in res.output
+    res = runner.invoke(app, ["sql", str(tmp_path / "run"), "SELECT nope FROM scores"])
+    assert res.exit_code == 2 and "DESCRIBE scores" in res.output
+    res = runner.invoke(app, ["sql", str(tmp_path / "run"), "SELECT 1 AS a, 'x' AS b", "--format", "csv"])
+    assert res.exit_code == 0 and res.output.splitlines() == ['"a","b"', '1,"x"']
+    res = runner.invoke(app, ["sql", str(tmp_path / "run"), "SELECT 1", "--format", "xml"])
+    assert res.exit_code == 2 and "--format must be" in res.output

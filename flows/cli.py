@@ -62,9 +62,12 @@ def _run_flow(run_dir: str) -> None:
     _prefect_env()
     from flows.train import train as train_flow
 
+    from rlvr.run import writer_lock
+
     t0 = time.perf_counter()
     try:
-        results = train_flow(run_dir)
+        with writer_lock(run_dir):
+            results = train_flow(run_dir)
     except _user_errors() as exc:
         _fail(exc)
     done = sum(not r["skipped"] for r in results)

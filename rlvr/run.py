@@ -7,7 +7,11 @@ never changes after creation (every stage's fingerprint depends on it), except
 
 from __future__ import annotations
 
+import fcntl
+import os
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,3 +89,26 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
     paths.root.mkdir(parents=True, exist_ok=True)
     _write_config(paths, cfg)
     return Run(paths, cfg)
+
+
+LOCK_FILE = ".lock"
+
+
+@contextmanager
+def writer_lock(run_dir: str | Path) -> Iterator[None]:
+    """One writer per run: a second `rlvr train`/`resume` on the same folder fails at once
+    instead of interleaving commits. The OS drops the lock when the holder dies (even SIGKILL)."""
+    path = Path(run_dir) / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            raise RunError(f"another rlvr process (pid {holder}) is writing {run_dir}; wait for it to finish or stop it") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)

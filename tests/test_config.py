@@ -79,3 +79,14 @@ def test_non_run_folder_is_refused(tmp_path: Path) -> None:
         create_or_open(tmp_path / "x", None, None)
     with pytest.raises(RunError, match="rlvr train --run"):
         open_run(tmp_path / "nothing")
+
+
+def test_one_writer_per_run(tmp_path: Path) -> None:
+    from rlvr.run import writer_lock
+
+    with writer_lock(tmp_path):
+        with pytest.raises(RunError, match=f"pid {__import__('os').getpid()}"):
+            with writer_lock(tmp_path):
+                pass
+    with writer_lock(tmp_path):  # released on exit
+        pass

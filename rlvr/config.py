@@ -87,14 +87,39 @@ class VerifySection(_Section):
 
 
 class UpdateSection(_Section):
-    lr: float = Field(1e-3, gt=0.0, description="AdamW learning rate.")
+    lr: float = Field(1e-3, gt=0.0, description="AdamW peak learning rate.")
     weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay.")
     betas: tuple[float, float] = Field((0.9, 0.99), description="AdamW betas.")
-    clip_eps: float = Field(0.2, gt=0.0, description="PPO/GRPO ratio clip: ratio is clipped to [1 - eps, 1 + eps].")
+    warmup_steps: int = Field(0, ge=0, description="Optimiser steps of linear learning-rate warm-up from 0.")
+    schedule: Literal["constant", "cosine"] = Field("constant", description="Learning rate after warm-up.")
+    decay_steps: int = Field(100, ge=1, description="cosine: optimiser steps (after warm-up) to decay to min_lr_ratio * lr.")
+    min_lr_ratio: float = Field(0.0, ge=0.0, le=1.0, description="cosine: final learning rate as a fraction of lr.")
+    eps_low: float = Field(0.2, gt=0.0, lt=1.0, description="Ratio clip below: 1 - eps_low (PPO).")
+    eps_high: float = Field(0.2, gt=0.0, description="Ratio clip above: 1 + eps_high; DAPO's clip-higher uses 0.28.")
+    dual_clip: float = Field(0.0, ge=0.0, description="Dual clip constant c > 1 for negative advantages; 0 = off.")
+    aggregation: Literal["token_mean", "seq_mean", "seq_sum_norm"] = Field(
+        "token_mean", description="Loss reduction: token_mean (DAPO), seq_mean (GRPO), seq_sum_norm (Dr. GRPO; / max_new_tokens)."
+    )
+    kl_beta: float = Field(0.0, ge=0.0, description="Weight of the KL penalty to the reference policy v0; 0 = no reference model loaded.")
+    kl_estimator: Literal["k1", "k2", "k3"] = Field("k3", description="KL estimator (Schulman 2020); GRPO uses k3.")
+    epochs: int = Field(1, ge=1, description="mu: passes over the iteration's batch; the ratio is always against the rollout's logprobs.")
+    minibatches: int = Field(2, ge=1, description="Optimiser steps per epoch; the batch is split into this many parts.")
+    micro_batch_tokens: int = Field(4096, ge=1, description="Token budget (padded rows x length) of one forward/backward; gradients accumulate.")
+    tis_cap: float = Field(0.0, ge=0.0, description="Truncated importance sampling cap for engine/trainer mismatch (e.g. 2.0); 0 = off.")
+    mask_truncated: bool = Field(False, description="Leave responses cut at max_new_tokens out of the loss (DAPO overlong filtering).")
     max_grad_norm: float = Field(1.0, gt=0.0, description="Gradient clipping by global norm.")
-    minibatches: int = Field(2, ge=1, description="Optimiser steps per iteration; the batch is split into this many parts.")
-    micro_batch_size: int = Field(32, ge=1, description="Sequences per forward/backward; gradients accumulate across them.")
+    bf16: bool = Field(False, description="bf16 autocast for forward/backward (CUDA only; CPU has no fast bf16 path).")
+    gradient_checkpointing: bool = Field(False, description="Recompute activations in backward to save memory.")
+    nproc: int = Field(1, ge=1, description="Processes for the update (torchrun, data parallel; gloo on CPU, nccl on CUDA).")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="'auto' = cuda when available, else cpu.")
+
+    @model_validator(mode="after")
+    def _check(self) -> UpdateSection:
+        if 0 < self.dual_clip <= 1:
+            raise ValueError(f"update.dual_clip = {self.dual_clip}: the dual-clip constant must be > 1 (e.g. 3.0), or 0 to turn it off")
+        if 0 < self.tis_cap < 1:
+            raise ValueError(f"update.tis_cap = {self.tis_cap}: the importance-weight cap must be >= 1 (e.g. 2.0), or 0 to turn it off")
+        return self
 
 
 class Config(_Section):

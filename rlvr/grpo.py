@@ -1,31 +1,71 @@
 """GRPO maths as small pure functions: shapes on every line, (value, metrics) returned.
 
-GRPO: Shao et al. 2024 (DeepSeekMath), sec. 4.1; the clipped surrogate is PPO's
-(Schulman et al. 2017, eq. 7) applied per token with group-relative advantages.
-Token-mean aggregation as in DAPO (Yu et al. 2025, eq. 8): every token of the batch weighs the same.
-The SQL in sql/verify.sql computes the same advantages; `group_advantages` is its reference.
+One function per idea, each citing its source:
+- advantages: GRPO (Shao et al. 2024, DeepSeekMath, sec. 4.1.2), Dr. GRPO (Liu et al. 2025,
+  "Understanding R1-Zero-Like Training", sec. 3.1: no std division), RLOO (Ahmadian et al. 2024,
+  "Back to Basics", eq. 5: leave-one-out baseline). The verify SQL computes the configured one;
+  these are its tested references.
+- policy loss: PPO's clipped surrogate (Schulman et al. 2017, eq. 7) with separate
+  eps_low / eps_high (DAPO clip-higher, Yu et al. 2025, eq. 10) and optional dual clip for
+  negative advantages (Ye et al. 2020, "Mastering Complex Control in MOBA Games", eq. 5).
+- aggregation: token mean (DAPO eq. 12), per-sequence mean (GRPO eq. 3), and a sum divided by
+  a constant (Dr. GRPO sec. 3.1), all normalised by whole-mini-batch totals so that gradient
+  accumulation over micro-batches equals one big batch.
+- KL to a reference: k1, k2, k3 estimators (Schulman 2020, "Approximating KL Divergence").
+- truncated importance sampling for engine/trainer mismatch (Yao et al. 2025, "Your Efficient
+  RL Framework Secretly Brings You Off-Policy RL Training").
 
-Tests: tests/test_grpo.py (hand-computed cases and loop references).
+Tests: tests/test_grpo.py (hand-computed cases and plain-loop references).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 import torch
 
+Estimator = Literal["grpo", "dr_grpo", "rloo"]
+Aggregation = Literal["token_mean", "seq_mean", "seq_sum_norm"]
+KLKind = Literal["k1", "k2", "k3"]
 
-def group_advantages(rewards: torch.Tensor, group: torch.Tensor, eps: float = 1e-6) -> tuple[torch.Tensor, dict]:
-    """(r - mean_g) / (std_g + eps) with the sample std of each group; singleton groups get 0.
 
-    rewards: (N,) float; group: (N,) int64 group index. Returns advantages (N,).
+# ---- advantages ---------------------------------------------------------------------------
+
+
+def _group_sums(x: torch.Tensor, group: torch.Tensor, n_groups: int) -> torch.Tensor:
+    return torch.zeros(n_groups, dtype=x.dtype).index_add_(0, group, x)  # (G,)
+
+
+def group_advantages(
+    rewards: torch.Tensor, group: torch.Tensor, eps: float = 1e-6, estimator: Estimator = "grpo"
+) -> tuple[torch.Tensor, dict]:
+    """Group-relative advantages. rewards: (N,) float; group: (N,) int64 ids in [0, G).
+
+    grpo:    (r - mean_g) / (std_g + eps), std the sample std (torch.std, as TRL and verl)
+    dr_grpo: r - mean_g
+    rloo:    r - mean of the *other* rewards of the group = n/(n-1) * (r - mean_g)
+    Singleton groups and zero-variance groups get 0 under every estimator.
     """
     G = int(group.max()) + 1 if group.numel() else 0
-    count = torch.zeros(G, dtype=rewards.dtype).index_add_(0, group, torch.ones_like(rewards))  # (G,)
-    mean = torch.zeros(G, dtype=rewards.dtype).index_add_(0, group, rewards) / count  # (G,)
-    dev2 = (rewards - mean[group]) ** 2  # (N,)
-    var = torch.zeros(G, dtype=rewards.dtype).index_add_(0, group, dev2) / (count - 1).clamp(min=1)  # (G,)
+    count = _group_sums(torch.ones_like(rewards), group, G)  # (G,)
+    mean = _group_sums(rewards, group, G) / count.clamp(min=1)  # (G,)
+    centred = rewards - mean[group]  # (N,)
+    var = _group_sums(centred**2, group, G) / (count - 1).clamp(min=1)  # (G,)
     std = var.sqrt()  # (G,)
-    adv = (rewards - mean[group]) / (std[group] + eps)  # (N,)
+    n = count[group]  # (N,)
+    if estimator == "grpo":
+        adv = centred / (std[group] + eps)  # (N,)
+    elif estimator == "dr_grpo":
+        adv = centred  # (N,)
+    elif estimator == "rloo":
+        adv = torch.where(n > 1, centred * n / (n - 1).clamp(min=1), torch.zeros_like(centred))  # (N,)
+    else:
+        raise ValueError(f"unknown advantage estimator {estimator!r}; use grpo, dr_grpo or rloo")
     return adv, {"groups": G, "groups_zero_std": int((std == 0).sum())}
+
+
+# ---- per-token quantities -----------------------------------------------------------------
 
 
 def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
@@ -34,37 +74,101 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: flo
     return torch.log_softmax(scaled, dim=-1).gather(-1, targets[..., None]).squeeze(-1)  # (B, T)
 
 
-def clipped_policy_loss(
+def token_entropy(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """Entropy of softmax(logits / T) at each position. (B, T, V) -> (B, T)."""
+    logp = torch.log_softmax(logits.float() / (temperature if temperature > 0 else 1.0), dim=-1)  # (B, T, V)
+    return -(logp.exp() * logp).sum(-1)  # (B, T)
+
+
+def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor, kind: KLKind) -> torch.Tensor:
+    """Per-token estimate of KL(pi || ref) from samples of pi. (B, T), (B, T) -> (B, T).
+
+    With log_r = ref_logp - logp: k1 = -log_r (unbiased, can be < 0), k2 = log_r^2 / 2,
+    k3 = exp(log_r) - 1 - log_r (unbiased and >= 0; the GRPO paper's choice, eq. 4)."""
+    log_r = ref_logp - logp  # (B, T)
+    if kind == "k1":
+        return -log_r
+    if kind == "k2":
+        return 0.5 * log_r**2
+    if kind == "k3":
+        return torch.exp(log_r) - 1 - log_r
+    raise ValueError(f"unknown KL estimator {kind!r}; use k1, k2 or k3")
+
+
+def truncated_is_weights(trainer_old_logp: torch.Tensor, rollout_logp: torch.Tensor, cap: float) -> torch.Tensor:
+    """min(pi_trainer_old / pi_rollout, cap) per token, no gradient. (B, T) -> (B, T)."""
+    return torch.exp(trainer_old_logp - rollout_logp).clamp(max=cap).detach()
+
+
+# ---- the loss -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClipConfig:
+    eps_low: float = 0.2
+    eps_high: float = 0.2
+    dual_clip: float | None = None  # c > 1; caps the loss of negative-advantage tokens at -c * A
+
+
+def policy_loss(
     logp: torch.Tensor,
     old_logp: torch.Tensor,
     advantages: torch.Tensor,
     mask: torch.Tensor,
-    *,
-    clip_eps: float,
+    clip: ClipConfig,
 ) -> tuple[torch.Tensor, dict]:
-    """Per-token PPO/GRPO clipped surrogate, to be minimised.
+    """Per-token clipped surrogate to minimise; zero where mask is 0.
 
-    logp, old_logp, mask: (B, T); advantages: (B,). Returns loss (B, T), zero where mask is 0.
+    logp, old_logp, mask: (B, T); advantages: (B,). Returns loss (B, T) and token counts of the
+    clipped regions (for clip fractions: low = ratio < 1 - eps_low with A < 0, high = ratio >
+    1 + eps_high with A > 0, i.e. where the clip removed the gradient).
     """
     ratio = torch.exp(logp - old_logp)  # (B, T)
-    adv = advantages[:, None]  # (B, 1)
-    unclipped = ratio * adv  # (B, T)
-    clipped = ratio.clamp(1 - clip_eps, 1 + clip_eps) * adv  # (B, T)
-    loss = -torch.minimum(unclipped, clipped) * mask  # (B, T)
+    adv = advantages[:, None].to(ratio.dtype)  # (B, 1)
+    loss1 = -adv * ratio  # (B, T)
+    loss2 = -adv * ratio.clamp(1 - clip.eps_low, 1 + clip.eps_high)  # (B, T)
+    loss = torch.maximum(loss1, loss2)  # (B, T)
+    if clip.dual_clip is not None:
+        loss3 = -adv * clip.dual_clip  # (B, 1): bound for A < 0
+        loss = torch.where(adv < 0, torch.minimum(loss, loss3), loss)  # (B, T)
+    loss = loss * mask  # (B, T)
     with torch.no_grad():
         m = mask.bool()
-        n = m.sum().clamp(min=1)
         metrics = {
-            "clip_frac": float(((clipped < unclipped) & m).sum() / n),  # the min picked the clipped side
+            "clip_low_tokens": float(((ratio < 1 - clip.eps_low) & (adv < 0) & m).sum()),
+            "clip_high_tokens": float(((ratio > 1 + clip.eps_high) & (adv > 0) & m).sum()),
             "ratio_sum": float((ratio * mask).sum()),
-            "approx_kl_sum": float(((old_logp - logp) * mask).sum()),
         }
     return loss, metrics
 
 
-def token_mean(loss: torch.Tensor, mask: torch.Tensor, total_tokens: int) -> torch.Tensor:
-    """Sum of per-token loss over a micro-batch / tokens of the whole mini-batch (B, T) -> ().
+@dataclass(frozen=True)
+class Totals:
+    """Whole-mini-batch normalisers, fixed before the micro-batches run."""
 
-    Dividing by the mini-batch total (not the micro-batch's) makes gradient accumulation over
-    micro-batches equal to one big batch."""
+    tokens: int
+    sequences: int
+    norm_constant: float  # seq_sum_norm: the generation budget (max_new_tokens), as Dr. GRPO
+
+
+def aggregate(per_token: torch.Tensor, mask: torch.Tensor, mode: Aggregation, totals: Totals) -> torch.Tensor:
+    """Reduce a (B, T) per-token loss of one micro-batch to its share of the mini-batch loss.
+
+    token_mean:   sum_bt l / total_tokens                      (every token weighs the same)
+    seq_mean:     sum_b (sum_t l / len_b) / total_sequences    (every sequence weighs the same)
+    seq_sum_norm: sum_bt l / (total_sequences * norm_constant) (no length bias, Dr. GRPO)
+    """
+    masked = per_token * mask  # (B, T)
+    if mode == "token_mean":
+        return masked.sum() / max(totals.tokens, 1)
+    if mode == "seq_mean":
+        per_seq = masked.sum(-1) / mask.sum(-1).clamp(min=1)  # (B,)
+        return per_seq.sum() / max(totals.sequences, 1)
+    if mode == "seq_sum_norm":
+        return masked.sum() / (max(totals.sequences, 1) * totals.norm_constant)
+    raise ValueError(f"unknown loss aggregation {mode!r}; use token_mean, seq_mean or seq_sum_norm")
+
+
+def token_mean(loss: torch.Tensor, mask: torch.Tensor, total_tokens: int) -> torch.Tensor:
+    """Shorthand for aggregate(..., "token_mean", ...). (B, T) -> ()."""
     return (loss * mask).sum() / max(total_tokens, 1)

@@ -79,20 +79,33 @@ SCORES = pa.schema(
 UPDATES = pa.schema(
     [
         pa.field("iteration", pa.int32(), nullable=False),
-        pa.field("step", pa.int32(), nullable=False),
-        pa.field("loss", pa.float64(), nullable=False),
+        pa.field("epoch", pa.int32(), nullable=False),
+        pa.field("step", pa.int32(), nullable=False),  # optimiser step inside the iteration
+        pa.field("global_step", pa.int64(), nullable=False),  # optimiser steps since the run began
+        pa.field("loss", pa.float64(), nullable=False),  # policy_loss + kl_beta * kl
         pa.field("policy_loss", pa.float64(), nullable=False),
-        pa.field("clip_frac", pa.float64(), nullable=False),
+        pa.field("kl", pa.float64()),  # mean per-token KL estimate to v0; null when kl_beta = 0
+        pa.field("clip_frac_low", pa.float64(), nullable=False),  # tokens clipped at 1 - eps_low (A < 0)
+        pa.field("clip_frac_high", pa.float64(), nullable=False),  # tokens clipped at 1 + eps_high (A > 0)
         pa.field("ratio_mean", pa.float64(), nullable=False),
-        pa.field("approx_kl", pa.float64(), nullable=False),  # mean(old_logp - new_logp), k1
-        pa.field("grad_norm", pa.float64(), nullable=False),
+        pa.field("approx_kl", pa.float64(), nullable=False),  # mean(old_logp - new_logp): drift from the sampler
+        pa.field("entropy", pa.float64(), nullable=False),  # mean per-token entropy of the policy
+        pa.field("grad_norm", pa.float64(), nullable=False),  # before clipping
         pa.field("lr", pa.float64(), nullable=False),
         pa.field("tokens", pa.int64(), nullable=False),
         pa.field("sequences", pa.int64(), nullable=False),
+        pa.field("micro_batches", pa.int32(), nullable=False),
         pa.field("groups_used", pa.int32(), nullable=False),
         pa.field("groups_dropped", pa.int32(), nullable=False),  # zero-variance groups: no signal
+        pa.field("truncated_masked", pa.int32(), nullable=False),  # responses left out by mask_truncated
         pa.field("reward_mean", pa.float64(), nullable=False),  # over all scored rows
+        # engine/trainer mismatch: |rollout logprob - trainer logprob| of the same tokens, before any step
+        pa.field("logprob_diff_mean", pa.float64()),
+        pa.field("logprob_diff_max", pa.float64()),
+        pa.field("tis_weight_mean", pa.float64()),  # null when tis_cap = 0
         pa.field("seconds", pa.float64(), nullable=False),
+        pa.field("peak_memory_mb", pa.float64(), nullable=False),  # CUDA: max allocated; CPU: process peak RSS
+        pa.field("world_size", pa.int32(), nullable=False),
     ]
 )
 

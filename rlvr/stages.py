@@ -10,7 +10,11 @@ No Prefect here: tasks/ wraps these functions; tests call them directly.
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,10 +29,10 @@ from data import arithmetic
 from rlvr import verify as verifier
 from rlvr.rollout import Request, Sampling, derive_seed, generate_transformers, render_prompt_ids
 from rlvr.run import Run, open_run
-from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, UPDATES, VERIFY, shard_name
+from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
 from rlvr.store import CommitRecord, begin_stage, committed, read_record, write_table
 from rlvr.tiny import ensure_tiny_model
-from rlvr.update import grpo_steps, load_policy, load_rows, make_optimizer, resolve_device, save_policy
+from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
 
 log = logging.getLogger("rlvr")
 hf_logging.disable_progress_bar()  # per-file "Loading weights" bars drown the stage logs
@@ -193,6 +197,19 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
 # ---- update -------------------------------------------------------------------------------
 
 
+def launch_update(spec: UpdateSpec, nproc: int) -> dict:
+    """Run the update under torchrun with nproc processes; returns rank 0's stats."""
+    with tempfile.TemporaryDirectory(prefix="rlvr-update-") as tmp:
+        spec_path = Path(tmp) / "spec.json"
+        spec_path.write_text(spec.model_dump_json())
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+               "-m", "rlvr.update_worker", str(spec_path)]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"torchrun update with {nproc} processes failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+        return json.loads(spec_path.with_suffix(".stats.json").read_text())
+
+
 def update(run_dir: str | Path, iteration: int) -> StageResult:
     """One GRPO update of v_i on iteration i's scored rollouts -> policy v_{i+1} + updates/iteration=i/."""
     run = open_run(run_dir)
@@ -207,21 +224,18 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
 
     with begin_stage(paths, UPDATE, i, inputs) as tx:
         t0 = time.perf_counter()
-        rows, temperature, stats = load_rows(rollouts.parquet_files(paths.root), scores.parquet_files(paths.root))
-        device = resolve_device(cfg.update.device)
-        model, tok = load_policy(paths.policy_dir(i), device)
-        opt = make_optimizer(model, cfg.update, paths.policy_dir(i))
-        torch.manual_seed(derive_seed(cfg.run.seed, i, "update", 0))
-        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-        steps = grpo_steps(model, opt, rows, cfg=cfg.update, temperature=temperature, pad_id=pad) if rows else []
-        if not steps:  # every group had equal rewards: nothing to learn, v_{i+1} = v_i, recorded as such
+        spec = UpdateSpec(
+            config=cfg.model_dump(mode="json"), iteration=i, seed=derive_seed(cfg.run.seed, i, "update", 0),
+            policy_in=str(paths.policy_dir(i)), reference=str(paths.policy_dir(0)),
+            rollout_files=[str(f) for f in rollouts.parquet_files(paths.root)],
+            score_files=[str(f) for f in scores.parquet_files(paths.root)],
+            policy_out=str(tx.output(paths.policy_dir(i + 1))),
+            metrics_out=str(tx.output(paths.table_dir("updates", i)) / shard_name(0)),
+        )  # fmt: skip
+        stats = run_update(spec) if cfg.update.nproc == 1 else launch_update(spec, cfg.update.nproc)
+        if stats["sequences"] == 0:
             log.warning("update %d: no group with reward variance; policy unchanged", i)
-            steps = [dict(step=0, loss=0.0, policy_loss=0.0, clip_frac=0.0, ratio_mean=1.0, approx_kl=0.0, grad_norm=0.0,
-                          lr=opt.param_groups[0]["lr"], tokens=0, sequences=0, seconds=0.0)]  # fmt: skip
-        metrics = [{"iteration": i, **s, **stats} for s in steps]
-        save_policy(model, tok, opt, tx.output(paths.policy_dir(i + 1)))
-        n = write_table(metrics, UPDATES, tx.output(paths.table_dir("updates", i)) / shard_name(0))
-        rec = tx.commit(rows=n, extra={"policy_version": i + 1, "device": str(device), **stats})
-    log.info("update %d: %d sequences, loss %.4f, %.1fs -> policy v%d", i, len(rows), steps[-1]["loss"],
-             time.perf_counter() - t0, i + 1)  # fmt: skip
+        rec = tx.commit(rows=stats["steps"], extra={"policy_version": i + 1, **stats})
+    log.info("update %d: %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d", i,
+             stats["sequences"], stats["steps"], stats["world_size"], stats["loss"], time.perf_counter() - t0, i + 1)  # fmt: skip
     return _result(rec, skipped=False)

@@ -52,7 +52,7 @@ def test_flow_runs_two_iterations_and_learns_from_the_gradient(tmp_path: Path, p
     v0 = load_file(run.paths.policy_dir(0) / "model.safetensors")
     v2 = load_file(run.paths.policy_dir(2) / "model.safetensors")
     assert any(not (v0[k] == v2[k]).all() for k in v0)
-    assert (run.paths.policy_dir(2) / "optimizer.pt").is_file()
+    assert (run.paths.policy_dir(2) / "trainer_state.pt").is_file()
 
     # a second run of the flow is a resume with nothing to do: every stage skips itself
     before = _records(run.paths, 2)

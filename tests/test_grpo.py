@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from rlvr.grpo import clipped_policy_loss, group_advantages, token_logprobs, token_mean
+from rlvr.grpo import ClipConfig, policy_loss, group_advantages, token_logprobs, token_mean
 
 
 def test_group_advantages_hand_case() -> None:
@@ -52,12 +52,13 @@ def test_clipped_loss_hand_case() -> None:
     logp = torch.log(torch.tensor([[1.0, 1.5, 0.5], [1.0, 1.5, 0.5]]))
     adv = torch.tensor([2.0, -1.0])
     mask = torch.tensor([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
-    loss, m = clipped_policy_loss(logp, old, adv, mask, clip_eps=0.2)
+    loss, m = policy_loss(logp, old, adv, mask, ClipConfig(0.2, 0.2))
     # A>0: -min(r A, clip(r) A) -> r=1: -2; r=1.5: -min(3, 2.4) = -2.4; r=0.5: -min(1, 1.6) = -1
     # A<0: r=1: 1; r=1.5: -min(-1.5, -1.2) = 1.5; r=0.5: masked
     expected = torch.tensor([[-2.0, -2.4, -1.0], [1.0, 1.5, 0.0]])
     assert torch.allclose(loss, expected)
-    assert m["clip_frac"] == pytest.approx(1 / 5)  # only (A>0, r=1.5) picks the clipped side
+    assert m["clip_high_tokens"] == 1  # only (A>0, r=1.5) is clipped above
+    assert m["clip_low_tokens"] == 0  # (A<0, r=0.5) is masked
     assert token_mean(loss, mask, total_tokens=5).item() == pytest.approx((-2 - 2.4 - 1 + 1 + 1.5) / 5)
 
 
@@ -66,7 +67,7 @@ def test_clipped_loss_matches_loop(seed: int) -> None:
     g = torch.Generator().manual_seed(seed)
     logp, old = torch.randn(3, 4, generator=g) * 0.3, torch.randn(3, 4, generator=g) * 0.3
     adv, mask = torch.randn(3, generator=g), (torch.rand(3, 4, generator=g) > 0.3).float()
-    loss, _ = clipped_policy_loss(logp, old, adv, mask, clip_eps=0.2)
+    loss, _ = policy_loss(logp, old, adv, mask, ClipConfig(0.2, 0.2))
     for b in range(3):
         for t in range(4):
             r = math.exp(logp[b, t] - old[b, t])
@@ -77,7 +78,7 @@ def test_clipped_loss_matches_loop(seed: int) -> None:
 def test_gradient_sign_follows_advantage() -> None:
     logp = torch.tensor([[-1.0, -2.0], [-1.0, -2.0]], requires_grad=True)
     old = logp.detach().clone()
-    loss, _ = clipped_policy_loss(logp, old, torch.tensor([1.0, -1.0]), torch.ones(2, 2), clip_eps=0.2)
+    loss, _ = policy_loss(logp, old, torch.tensor([1.0, -1.0]), torch.ones(2, 2), ClipConfig())
     token_mean(loss, torch.ones(2, 2), 4).backward()
     assert (logp.grad[0] < 0).all()  # descending the loss raises logp where A > 0
     assert (logp.grad[1] > 0).all()  # and lowers it where A < 0
@@ -91,3 +92,110 @@ def test_token_mean_accumulates_like_one_batch() -> None:
     parts = token_mean(loss[:2], mask[:2], total) + token_mean(loss[2:], mask[2:], total)
     assert whole.item() == pytest.approx(parts.item())
     assert whole.item() == pytest.approx(float((loss * mask).sum() / mask.sum()))
+
+
+# ---- variants (issue: GRPO update done right) ---------------------------------------------
+
+from rlvr.grpo import Totals, aggregate, kl_estimate, token_entropy, truncated_is_weights  # noqa: E402
+
+
+def test_dr_grpo_and_rloo_hand_case() -> None:
+    r = torch.tensor([1.0, 0.0, 0.0, 0.0, 3.0])
+    g = torch.tensor([0, 0, 0, 0, 1])
+    dr, _ = group_advantages(r, g, estimator="dr_grpo")
+    assert dr.tolist() == pytest.approx([0.75, -0.25, -0.25, -0.25, 0.0])
+    rloo, _ = group_advantages(r, g, estimator="rloo")
+    # r_i - mean of the other three: 1 - 0 = 1; 0 - 1/3
+    assert rloo.tolist() == pytest.approx([1.0, -1 / 3, -1 / 3, -1 / 3, 0.0])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rloo_matches_loop(seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    group = torch.randint(0, 5, (30,), generator=g)
+    r = torch.rand(30, generator=g, dtype=torch.float64)
+    adv, _ = group_advantages(r, group, estimator="rloo")
+    for n in range(30):
+        others = [r[k].item() for k in range(30) if group[k] == group[n] and k != n]
+        expected = r[n].item() - sum(others) / len(others) if others else 0.0
+        assert adv[n].item() == pytest.approx(expected)
+
+
+def test_unknown_estimator_is_named() -> None:
+    with pytest.raises(ValueError, match="grpo, dr_grpo or rloo"):
+        group_advantages(torch.ones(2), torch.zeros(2, dtype=torch.long), estimator="ppo")  # type: ignore[arg-type]
+
+
+def test_clip_higher_and_dual_clip_hand_case() -> None:
+    old = torch.zeros(2, 3)
+    logp = torch.log(torch.tensor([[1.25, 1.35, 0.7], [5.0, 0.7, 1.0]]))
+    adv = torch.tensor([1.0, -1.0])
+    mask = torch.ones(2, 3)
+    loss, m = policy_loss(logp, old, adv, mask, ClipConfig(eps_low=0.2, eps_high=0.28))
+    # A>0, upper clip 1.28: r=1.25 -> -1.25 ; r=1.35 -> -1.28 ; r=0.7 -> -min(0.7, 0.8) = -0.7
+    # A<0, lower clip 0.8:  r=5 -> max(5, 0.8*... ) = 5 ; r=0.7 -> max(0.7, 0.8) = 0.8 ; r=1 -> 1
+    assert loss.tolist() == [pytest.approx([-1.25, -1.28, -0.7]), pytest.approx([5.0, 0.8, 1.0])]
+    assert (m["clip_high_tokens"], m["clip_low_tokens"]) == (1, 1)
+    dual, _ = policy_loss(logp, old, adv, mask, ClipConfig(eps_low=0.2, eps_high=0.28, dual_clip=3.0))
+    assert dual[1].tolist() == pytest.approx([3.0, 0.8, 1.0])  # the r=5 loss is capped at -c * A = 3
+    assert torch.equal(dual[0], loss[0])  # positive advantages are untouched
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dual_clip_matches_loop(seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    logp, old = torch.randn(4, 5, generator=g), torch.randn(4, 5, generator=g)
+    adv, mask = torch.randn(4, generator=g), torch.ones(4, 5)
+    loss, _ = policy_loss(logp, old, adv, mask, ClipConfig(0.2, 0.3, 3.0))
+    for b in range(4):
+        for t in range(5):
+            r, a = math.exp(logp[b, t] - old[b, t]), adv[b].item()
+            ref = max(-a * r, -a * min(max(r, 0.8), 1.3))
+            if a < 0:
+                ref = min(ref, -a * 3.0)
+            assert loss[b, t].item() == pytest.approx(ref, rel=1e-5, abs=1e-6)
+
+
+def test_aggregation_normalisers() -> None:
+    loss = torch.tensor([[1.0, 1.0, 1.0, 0.0], [4.0, 0.0, 0.0, 0.0]])
+    mask = torch.tensor([[1.0, 1.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
+    t = Totals(tokens=4, sequences=2, norm_constant=8.0)
+    assert aggregate(loss, mask, "token_mean", t).item() == pytest.approx(7 / 4)  # every token alike
+    assert aggregate(loss, mask, "seq_mean", t).item() == pytest.approx((3 / 3 + 4 / 1) / 2)  # every sequence alike
+    assert aggregate(loss, mask, "seq_sum_norm", t).item() == pytest.approx(7 / (2 * 8))  # Dr. GRPO constant
+
+
+@pytest.mark.parametrize("mode", ["token_mean", "seq_mean", "seq_sum_norm"])
+def test_every_aggregation_accumulates_like_one_batch(mode: str) -> None:
+    g = torch.Generator().manual_seed(1)
+    loss, mask = torch.randn(6, 5, generator=g), (torch.rand(6, 5, generator=g) > 0.3).float()
+    mask[:, 0] = 1
+    t = Totals(tokens=int(mask.sum()), sequences=6, norm_constant=5.0)
+    whole = aggregate(loss, mask, mode, t)  # type: ignore[arg-type]
+    parts = aggregate(loss[:4], mask[:4], mode, t) + aggregate(loss[4:], mask[4:], mode, t)  # type: ignore[arg-type]
+    assert whole.item() == pytest.approx(parts.item())
+
+
+def test_kl_estimators_hand_case() -> None:
+    logp, ref = torch.tensor([[math.log(0.5)]]), torch.tensor([[math.log(0.25)]])
+    log_r = math.log(0.5)  # ref / pi
+    assert kl_estimate(logp, ref, "k1").item() == pytest.approx(-log_r)
+    assert kl_estimate(logp, ref, "k2").item() == pytest.approx(0.5 * log_r**2)
+    assert kl_estimate(logp, ref, "k3").item() == pytest.approx(0.5 - 1 - log_r)
+    assert kl_estimate(logp, logp, "k3").item() == 0.0
+
+
+def test_k3_is_unbiased_for_kl() -> None:
+    g = torch.Generator().manual_seed(0)
+    p, q = torch.softmax(torch.randn(6, generator=g), 0), torch.softmax(torch.randn(6, generator=g), 0)
+    exact = float((p * (p.log() - q.log())).sum())
+    x = torch.multinomial(p, 200_000, replacement=True, generator=g)
+    est = kl_estimate(p.log()[x][None], q.log()[x][None], "k3").mean().item()
+    assert est == pytest.approx(exact, rel=0.05)
+
+
+def test_entropy_and_tis_weights() -> None:
+    uniform = torch.zeros(1, 1, 4)
+    assert token_entropy(uniform).item() == pytest.approx(math.log(4))
+    w = truncated_is_weights(torch.tensor([[0.0, -1.0]]), torch.tensor([[-1.0, 0.0]]), cap=2.0)
+    assert w[0].tolist() == pytest.approx([2.0, math.exp(-1)])  # e^1 capped at 2

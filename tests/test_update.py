@@ -1,45 +1,96 @@
-"""The update step on the real tiny model: the policy gradient moves logprobs the right way."""
+"""The update step on the real tiny model: gradient direction, accumulation, schedule,
+variants, 1 vs 2 processes (torchrun + gloo), and bit-exact resume after a SIGKILL."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
+import pytest
 import torch
 
-from rlvr.config import UpdateSection
+from rlvr import stages
+from rlvr.config import Config, UpdateSection
 from rlvr.rollout import render_prompt_ids
-from rlvr.update import TrainRow, grpo_steps, load_policy, make_optimizer, policy_logprobs, collate
+from rlvr.run import create_or_open
+from rlvr.store import FAULT_ENV
+from rlvr.update import (TrainRow, UpdateSpec, collate, grpo_steps, load_policy, lr_factor, make_optimizer,
+                         micro_batches, policy_token_logprobs, read_metrics, run_update)  # fmt: skip
 
 
 def _seq_logprob(model, row: TrainRow, pad: int) -> float:
     batch = collate([row], pad, torch.device("cpu"))
     with torch.no_grad():
-        lp = policy_logprobs(model, batch, 1.0)
+        lp = policy_token_logprobs(model, batch)
     return float((lp * batch["mask"]).sum())
 
 
-def test_one_update_raises_positive_and_lowers_negative(tiny_model: Path) -> None:
+def _steps(model, rows, cfg: UpdateSection, pad: int, **kw) -> list[dict]:
+    opt, sched, _ = make_optimizer(model, cfg, None)
+    return grpo_steps(model, opt, sched, rows, cfg=cfg, temperature=1.0, pad_id=pad, norm_constant=16.0, **kw)
+
+
+def _good_bad(model, tok) -> list[TrainRow]:
+    prompt = render_prompt_ids(tok, "What is 3 + 4? Put the final answer inside <answer></answer>.")
+    rows = []
+    for text, adv in (("<answer>7</answer>", 1.0), ("<answer>8</answer>", -1.0)):
+        resp = tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+        r = TrainRow(prompt, resp, [0.0] * len(resp), adv)
+        batch = collate([r], tok.pad_token_id, torch.device("cpu"))
+        with torch.no_grad():  # old logprobs = current policy's, as right after rollout
+            old = policy_token_logprobs(model, batch)[batch["mask"].bool()].tolist()
+        rows.append(TrainRow(prompt, resp, old, adv))
+    return rows
+
+
+@pytest.mark.parametrize("aggregation", ["token_mean", "seq_mean", "seq_sum_norm"])
+def test_one_update_raises_positive_and_lowers_negative(tiny_model: Path, aggregation: str) -> None:
     model, tok = load_policy(tiny_model, torch.device("cpu"))
     model.eval()
-    prompt = render_prompt_ids(tok, "What is 3 + 4? Put the final answer inside <answer></answer>.")
-    good = tok("<answer>7</answer>", add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
-    bad = tok("<answer>8</answer>", add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
-    rows = []
-    for resp, adv in ((good, 1.0), (bad, -1.0)):
-        r = TrainRow(prompt, resp, [0.0] * len(resp), adv)
-        with torch.no_grad():  # old logprobs = current policy's, as right after rollout
-            batch = collate([r], tok.pad_token_id, torch.device("cpu"))
-            old = policy_logprobs(model, batch, 1.0)[batch["mask"].bool()].tolist()
-        rows.append(TrainRow(prompt, resp, old, adv))
+    rows = _good_bad(model, tok)
     before = [_seq_logprob(model, r, tok.pad_token_id) for r in rows]
-    cfg = UpdateSection(lr=1e-3, minibatches=1)
-    opt = make_optimizer(model, cfg, None)
-    metrics = grpo_steps(model, opt, rows, cfg=cfg, temperature=1.0, pad_id=tok.pad_token_id)
+    (m,) = _steps(model, rows, UpdateSection(lr=1e-3, minibatches=1, aggregation=aggregation), tok.pad_token_id)
     after = [_seq_logprob(model, r, tok.pad_token_id) for r in rows]
     assert after[0] > before[0] and after[1] < before[1]
-    (m,) = metrics
-    assert m["ratio_mean"] == 1.0 or abs(m["ratio_mean"] - 1.0) < 1e-5  # on-policy first step
-    assert m["tokens"] == len(good) + len(bad) and m["sequences"] == 2 and m["grad_norm"] > 0
+    assert m["ratio_mean"] == pytest.approx(1.0, abs=1e-5)  # on-policy first step
+    assert m["logprob_diff_max"] < 1e-4  # the "engine" logprobs were the trainer's own
+    assert m["tokens"] == sum(len(r.response_ids) for r in rows) and m["sequences"] == 2 and m["grad_norm"] > 0
+    assert m["entropy"] > 0 and m["kl"] is None and m["tis_weight_mean"] is None
+
+
+def test_kl_tis_and_epochs_run_and_report(tiny_model: Path) -> None:
+    model, tok = load_policy(tiny_model, torch.device("cpu"))
+    ref, _ = load_policy(tiny_model, torch.device("cpu"))
+    rows = _good_bad(model, tok)
+    cfg = UpdateSection(lr=1e-2, minibatches=1, epochs=3, kl_beta=0.1, tis_cap=2.0, eps_high=0.28, dual_clip=3.0)
+    ms = _steps(model, rows, cfg, tok.pad_token_id, ref_model=ref)
+    assert [m["epoch"] for m in ms] == [0, 1, 2]
+    assert ms[0]["kl"] == pytest.approx(0.0, abs=1e-6) and ms[2]["kl"] > 0  # drifts away from the reference
+    assert ms[0]["tis_weight_mean"] == pytest.approx(1.0, abs=1e-4)
+    assert ms[2]["ratio_mean"] != pytest.approx(1.0, abs=1e-4)  # later epochs are off-policy: the ratio moves
+    assert ms[1]["logprob_diff_mean"] is None  # measured once, before any step
+
+
+def test_mask_truncated_leaves_them_out(tiny_model: Path) -> None:
+    model, tok = load_policy(tiny_model, torch.device("cpu"))
+    good, bad = _good_bad(model, tok)
+    rows = [good, TrainRow(bad.prompt_ids, bad.response_ids, bad.old_logprobs, bad.advantage, truncated=True)]
+    (m,) = _steps(model, rows, UpdateSection(minibatches=1, mask_truncated=True), tok.pad_token_id)
+    assert m["truncated_masked"] == 1 and m["sequences"] == 1
+
+
+def test_micro_batches_respect_the_token_budget() -> None:
+    rows = [TrainRow([1] * p, [2] * 3, [0.0] * 3, 1.0) for p in (2, 9, 4, 5, 1, 7)]
+    mbs = micro_batches(rows, token_budget=20)
+    assert sorted(r.length for mb in mbs for r in mb) == sorted(r.length for r in rows)
+    for mb in mbs:
+        assert len(mb) == 1 or len(mb) * max(r.length for r in mb) <= 20
+    flat = [r.length for mb in mbs for r in mb]
+    assert flat == sorted(flat)  # length-sorted: little padding
 
 
 def test_micro_batches_accumulate_to_the_same_gradient(tiny_model: Path) -> None:
@@ -48,10 +99,102 @@ def test_micro_batches_accumulate_to_the_same_gradient(tiny_model: Path) -> None
     rows = [TrainRow(prompt, tok(f"<answer>{k}</answer>", add_special_tokens=False)["input_ids"][: 3 + k % 3],
                      [-1.0] * (3 + k % 3), float(k - 2)) for k in range(5)]  # fmt: skip
     grads = []
-    for mbs in (5, 2):
+    for budget in (10_000, 30):
         m, _ = load_policy(tiny_model, torch.device("cpu"))
-        opt = torch.optim.SGD(m.parameters(), lr=0.0)
-        grpo_steps(m, opt, rows, cfg=UpdateSection(micro_batch_size=mbs, minibatches=1, max_grad_norm=1e9),
-                   temperature=1.0, pad_id=tok.pad_token_id)  # fmt: skip
+        cfg = UpdateSection(micro_batch_tokens=budget, minibatches=1, max_grad_norm=1e9, lr=1e-12)
+        (metrics,) = _steps(m, rows, cfg, tok.pad_token_id)
+        assert metrics["micro_batches"] == (1 if budget == 10_000 else 5)
         grads.append(torch.cat([p.grad.flatten() for p in m.parameters() if p.grad is not None]))
     assert torch.allclose(grads[0], grads[1], atol=1e-6)
+
+
+def test_lr_schedule() -> None:
+    cfg = UpdateSection(lr=1.0, warmup_steps=4, schedule="cosine", decay_steps=10, min_lr_ratio=0.1)
+    assert [lr_factor(s, cfg) for s in range(4)] == [0.25, 0.5, 0.75, 1.0]
+    assert lr_factor(4, cfg) == pytest.approx(1.0)
+    assert lr_factor(9, cfg) == pytest.approx(0.1 + 0.9 * 0.5)  # half way
+    assert lr_factor(14, cfg) == pytest.approx(0.1) and lr_factor(100, cfg) == pytest.approx(0.1)
+    assert lr_factor(50, UpdateSection(warmup_steps=0)) == 1.0
+
+
+# ---- whole updates on a real run ----------------------------------------------------------
+
+
+def _cfg(small_config: Config, **update) -> Config:
+    data = small_config.model_dump()
+    data["update"].update(update)
+    return Config.model_validate(data)
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256((path / "model.safetensors").read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def scored_run(tmp_path_factory: pytest.TempPathFactory, small_config: Config, tiny_model: Path) -> Path:
+    d = tmp_path_factory.mktemp("scored") / "run"
+    create_or_open(d, small_config, 1)
+    stages.prepare(d)
+    stages.rollout(d, 0)
+    stages.verify(d, 0)
+    return d.resolve()
+
+
+def _spec(run: Path, cfg: Config, out: Path) -> UpdateSpec:
+    out.mkdir(parents=True, exist_ok=True)
+    return UpdateSpec(config=cfg.model_dump(mode="json"), iteration=0, seed=123, policy_in=str(run / "policy/v000000"),
+                      reference=str(run / "policy/v000000"),
+                      rollout_files=[str(p) for p in sorted(run.glob("rollouts/iteration=000000/*.parquet"))],
+                      score_files=[str(p) for p in sorted(run.glob("scores/iteration=000000/*.parquet"))],
+                      policy_out=str(out / "policy"), metrics_out=str(out / "metrics.parquet"))  # fmt: skip
+
+
+def test_two_gloo_processes_take_the_same_step_as_one(scored_run: Path, small_config: Config, tmp_path: Path) -> None:
+    one = _spec(scored_run, _cfg(small_config, micro_batch_tokens=256, minibatches=2), tmp_path / "one")
+    stats1 = run_update(one)
+    two = _spec(scored_run, _cfg(small_config, micro_batch_tokens=256, minibatches=2, nproc=2), tmp_path / "two")
+    stats2 = stages.launch_update(two, 2)
+    assert stats2["world_size"] == 2 and stats1["sequences"] == stats2["sequences"] > 0
+    from safetensors.torch import load_file
+
+    a, b = load_file(Path(one.policy_out) / "model.safetensors"), load_file(Path(two.policy_out) / "model.safetensors")
+    base = load_file(scored_run / "policy/v000000/model.safetensors")
+    assert any(not torch.equal(a[k], base[k]) for k in a)  # the step did something
+    for k in a:
+        assert torch.allclose(a[k], b[k], atol=1e-6, rtol=1e-5), k
+    m1, m2 = read_metrics(Path(one.metrics_out)), read_metrics(Path(two.metrics_out))
+    for x, y in zip(m1, m2, strict=True):
+        assert x["loss"] == pytest.approx(y["loss"], rel=1e-5, abs=1e-7)
+        assert x["grad_norm"] == pytest.approx(y["grad_norm"], rel=1e-4)
+        assert (x["tokens"], x["world_size"], y["world_size"]) == (y["tokens"], 1, 2)
+
+
+RESUMER = textwrap.dedent(
+    """
+    import sys
+    from rlvr import stages
+    d = sys.argv[1]
+    stages.prepare(d)
+    for i in range(3):
+        stages.rollout(d, i); stages.verify(d, i); stages.update(d, i)
+    """
+)
+
+
+@pytest.mark.slow
+def test_exact_resume_after_kill(tmp_path: Path, small_config: Config, tiny_model: Path) -> None:
+    """3 iterations straight == 1 iteration + SIGKILL inside iteration 1's update + resume (same bytes)."""
+    cfg = _cfg(small_config, epochs=2, minibatches=2, warmup_steps=3, schedule="cosine", decay_steps=6)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    straight, killed = tmp_path / "straight", tmp_path / "killed"
+    for d in (straight, killed):
+        create_or_open(d, cfg, 3)
+    assert subprocess.run([sys.executable, "-c", RESUMER, str(straight)], env=env).returncode == 0
+    proc = subprocess.run([sys.executable, "-c", RESUMER, str(killed)], env={**env, FAULT_ENV: "update:1:before_rename"})
+    assert proc.returncode == -9
+    assert (killed / "policy/v000001").is_dir() and not (killed / "policy/v000002").exists()
+    assert subprocess.run([sys.executable, "-c", RESUMER, str(killed)], env=env).returncode == 0
+    for v in (1, 2, 3):
+        assert _sha(straight / f"policy/v00000{v}") == _sha(killed / f"policy/v00000{v}"), v
+    state = torch.load(killed / "policy/v000003/trainer_state.pt", weights_only=True)
+    assert state["global_step"] == 3 * 2 * 2 and state["next_iteration"] == 3

@@ -69,6 +69,10 @@ class RolloutSection(_Section):
     temperature: float = Field(1.0, ge=0.0, description="Sampling temperature; 0 = greedy.")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
     batch_size: int = Field(64, ge=1, description="Sequences generated together (transformers engine).")
+    dynamic_sampling_rounds: int = Field(
+        0, ge=0, description="DAPO dynamic sampling: extra rounds of fresh prompts while too few groups have reward variance; 0 = off."
+    )
+    min_signal_groups: int = Field(0, ge=0, description="Dynamic sampling target of groups with signal; 0 = prompts_per_iteration.")
 
     @model_validator(mode="after")
     def _check(self) -> RolloutSection:
@@ -84,6 +88,8 @@ class VerifySection(_Section):
     format_reward: float = Field(0.0, description="Extra reward when the answer is inside <answer></answer> tags.")
     numeric_tolerance: float = Field(1e-6, ge=0.0, description="Relative tolerance for numeric answers: |a-b| <= tol * max(1, |b|).")
     advantage_eps: float = Field(1e-6, gt=0.0, description="advantage = (r - mean) / (std + eps), std over the group (sample std).")
+    mathverify_timeout_s: float = Field(5.0, gt=0.0, description="Per-row time limit of the math-verify tier (rows SQL cannot decide); a row over it gets reason 'verifier_error: timeout ...'.")
+    mathverify_workers: int = Field(2, ge=1, description="Worker processes of the math-verify tier (its SIGALRM timeout needs each row on a process's main thread).")
 
 
 class UpdateSection(_Section):

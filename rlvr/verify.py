@@ -1,14 +1,22 @@
-"""Verification tier 1: DuckDB SQL decides every row it can (sql/verify.sql).
+"""Verification: the SQL tier decides every row it can, math-verify the rest, SQL the advantages.
 
-`score(...)` joins rollout shards with problems, extracts and normalises answers, compares
-them numerically or exactly, and computes group advantages, all in one query. Rows SQL
-cannot decide (symbolic math, code) go to Python verifiers in a later tier; arithmetic needs none.
+`score(...)` runs, on one DuckDB connection:
+  1. sql/verify.sql: join rollout shards with problems, extract answers (<answer> tags, \\boxed{},
+     last number), normalise them (sql/macros.sql) and decide plain numbers (sql_numeric) and plain
+     strings (sql_exact); symbolic rows are left `undecided` in the temp table verify_rows;
+  2. rlvr.mathcheck: only the undecided rows, math-verify in worker processes with a per-row
+     timeout (verifier math_verify); a crash or timeout is a `verifier_error: ...` reason, never a 0;
+  3. sql/verify_groups.sql: rewards and group advantages, leaving errored rows out of their
+     group's baseline (their advantage is 0).
+The result has exactly rlvr.schema.SCORES' columns, ordered by (iteration, prompt_id, sample_idx).
 
-Test: tests/test_verify.py runs the query on hand-computed rows.
+Test: tests/test_verify.py (hand-computed rows for every rule) and tests/test_mathcheck.py.
+Bench: python bench/verify.py.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import duckdb
@@ -16,15 +24,21 @@ import pyarrow as pa
 
 from rlvr import sql
 from rlvr.config import VerifySection
+from rlvr.mathcheck import Check, check_pairs, math_verify_check
 from rlvr.schema import SCORES
 
+log = logging.getLogger(__name__)
 
-COUNT_ROLLOUTS = "SELECT count(*) FROM read_parquet($rollouts)"
+COUNT_ROLLOUTS = "SELECT count(*) FROM read_parquet($rollouts, hive_partitioning = false)"
+COUNT_ROWS = "SELECT count(*) FROM verify_rows"
 UNKNOWN_PROMPTS = """
-SELECT DISTINCT prompt_id FROM read_parquet($rollouts)
-WHERE prompt_id NOT IN (SELECT prompt_id FROM read_parquet($problems))
+SELECT DISTINCT prompt_id FROM read_parquet($rollouts, hive_partitioning = false)
+WHERE prompt_id NOT IN (SELECT prompt_id FROM read_parquet($problems, hive_partitioning = false))
 ORDER BY 1 LIMIT 5
 """
+FILLS = pa.schema(
+    [("row_id", pa.int64()), ("correct", pa.bool_()), ("verifier_error", pa.bool_()), ("reason", pa.string())]
+)
 
 
 class VerifyError(ValueError):
@@ -37,27 +51,62 @@ def connect() -> duckdb.DuckDBPyConnection:
     return con
 
 
-def score(rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection) -> pa.Table:
-    """One row per rollout row, in SCORES' schema."""
+def _fills(undecided: pa.Table, cfg: VerifySection, check: Check) -> tuple[pa.Table, dict[str, int]]:
+    """math-verify on the undecided rows -> verify_fills rows (row_id, correct, verifier_error, reason)."""
+    rows = undecided.to_pylist()
+    verdicts, stats = check_pairs([(r["gold"], r["pred"]) for r in rows], timeout_s=cfg.mathverify_timeout_s,
+                                  workers=cfg.mathverify_workers, check=check)  # fmt: skip
+    out = []
+    for r, v in zip(rows, verdicts, strict=True):
+        if v.error is not None:
+            reason = f"verifier_error: math_verify: {v.error} (gold {r['gold']!r}, got {r['pred']!r}); left out of the group baseline"
+        elif v.correct:
+            reason = f"correct: {r['pred_norm']} = {r['gold_norm']} (math_verify)"
+        else:
+            reason = f"wrong: got {r['pred_norm']}, expected {r['gold_norm']} (math_verify: not equivalent)"
+        out.append({"row_id": r["row_id"], "correct": bool(v.correct), "verifier_error": v.error is not None, "reason": reason})
+    return pa.Table.from_pylist(out, schema=FILLS), stats
+
+
+def score_with_stats(
+    rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, check: Check = math_verify_check
+) -> tuple[pa.Table, dict[str, int]]:
+    """One row per rollout row, in SCORES' schema, and counts: rows, undecided (sent to math-verify),
+    verifier_errors (rows left out of their baselines), timeouts, worker_restarts.
+
+    `check(gold, pred) -> bool` is the tier-2 checker (a module-level function; tests inject faulty ones)."""
     if not rollout_files:
         raise VerifyError("verify got no rollout shards; run the rollout stage first")
     con = connect()
-    params = {
-        "rollouts": [str(p) for p in rollout_files],
-        "problems": [str(p) for p in problem_files],
-        "correct_reward": cfg.correct_reward,
-        "format_reward": cfg.format_reward,
-        "tol": cfg.numeric_tolerance,
-        "eps": cfg.advantage_eps,
-    }
-    table = con.sql(sql.load("verify"), params=params).to_arrow_table()
-    files = {"rollouts": params["rollouts"], "problems": params["problems"]}
-    n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchone()[0]
-    if table.num_rows != n_in:
+    files = {"rollouts": [str(p) for p in rollout_files], "problems": [str(p) for p in problem_files]}
+    con.execute(sql.load("verify"), files | {"tol": cfg.numeric_tolerance})
+    n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
+    n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]
+    if n_rows != n_in:
         missing = con.execute(UNKNOWN_PROMPTS, files).fetchall()
         raise VerifyError(
-            f"{n_in - table.num_rows} rollout rows have a prompt_id that is not in problems/ "
+            f"{n_in - n_rows} rollout rows have a prompt_id that is not in problems/ "
             f"(e.g. {', '.join(m[0] for m in missing)}); the rollouts were made for another problem set: "
             "start a new run instead of reusing this one"
         )
-    return table.cast(SCORES)
+    undecided = con.sql(sql.load("verify_undecided")).to_arrow_table()
+    stats = {"rows": n_rows, "undecided": undecided.num_rows, "verifier_errors": 0, "timeouts": 0, "worker_restarts": 0}
+    if undecided.num_rows:
+        fills, mstats = _fills(undecided, cfg, check)
+        con.register("verify_fills", fills)
+        con.execute(sql.load("verify_fill"))
+        con.unregister("verify_fills")
+        stats |= {"verifier_errors": mstats["errors"], "timeouts": mstats["timeouts"], "worker_restarts": mstats["worker_restarts"]}
+    params = {"correct_reward": cfg.correct_reward, "format_reward": cfg.format_reward, "eps": cfg.advantage_eps}
+    table = con.sql(sql.load("verify_groups"), params=params).to_arrow_table()
+    return table.cast(SCORES), stats
+
+
+def score(rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection) -> pa.Table:
+    """score_with_stats' table; the math-verify tier's counts go to the log (errors as a warning)."""
+    table, stats = score_with_stats(rollout_files, problem_files, cfg)
+    if stats["verifier_errors"]:
+        log.warning("verify: %(verifier_errors)d of %(rows)d rows got verifier_error (timeouts %(timeouts)d, "
+                    "worker restarts %(worker_restarts)d); they are left out of their group baselines", stats)  # fmt: skip
+    log.info("verify: %(rows)d rows, %(undecided)d sent to math-verify, %(verifier_errors)d verifier errors", stats)
+    return table

@@ -1,9 +1,50 @@
--- Answer normalisation shared by every verifier query (run once per connection).
--- lower-case, trim, unicode minus -> '-', drop thousands commas, '$', whitespace, a leading '+'
--- and a trailing '.'; '19.' -> '19', '$1,200' -> '1200', ' −3 ' -> '-3'.
+-- Answer normalisation shared by every verifier query (run once per connection by rlvr.verify.connect).
+-- Every rule has true and false rows in tests/test_verify.py.
+--
+-- norm_answer(s): the comparable text form of an answer.
+--   lower-case; every whitespace character removed ("case/whitespace-insensitive": ' Paris ' = 'paris',
+--   'New York' = 'newyork'); \text{..}, \textbf{..}, \mathrm{..}, \mbox{..} unwrapped; unicode minus
+--   U+2212 -> '-'; currency signs $ € £ and LaTeX \$ dropped; LaTeX \% -> %; then a leading '+' and
+--   a trailing '.' dropped: '19.' -> '19', '$1,200' -> '1,200', ' −3 ' -> '-3', '+4' -> '4'.
+--   Commas are kept here: only num_value() reads them, and only as thousands separators.
 CREATE OR REPLACE MACRO norm_answer(s) AS
     regexp_replace(
-        regexp_replace(
-            replace(replace(replace(replace(lower(trim(s)), '−', '-'), ',', ''), '$', ''), ' ', ''),
-            '^\+', ''),
-        '\.$', '');
+        replace(
+            replace(
+                regexp_replace(lower(s), '\s+|\\?[$€£]|\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}', '\1', 'g'),
+                '−', '-'),
+            '\%', '%'),
+        '^\+|\.$', '', 'g');
+
+-- num_body(n): n (normalised) without a trailing '%' and, when every comma sits in a well-formed
+-- thousands group ('1,234,567.5'), without its commas. '1,2' and '12,34' keep theirs (a list, a
+-- decimal comma: not decided here), so they are not numbers.
+CREATE OR REPLACE MACRO num_body(n) AS
+    CASE WHEN contains(n, ',') AND regexp_full_match(n, '-?\d{1,3}(?:,\d{3})+(?:\.\d+)?%?')
+         THEN replace(rtrim(n, '%'), ',', '')
+         ELSE rtrim(n, '%') END;
+
+-- num_value(b): the value of a number body, or NULL when it is not a plain number:
+--   decimals with optional exponent ('2.50', '.5', '1e3'), fractions of integers ('3/4', '-1/2') and
+--   LaTeX fractions of integers ('\frac{3}{4}', '-\dfrac{1}{2}'). TRY_CAST alone would also accept
+--   'inf', 'nan' and '1_000' (DuckDB 2.0), so those are refused; a zero denominator is not a number.
+CREATE OR REPLACE MACRO num_value(b) AS
+    CASE
+        WHEN regexp_full_match(b, '-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?') THEN TRY_CAST(b AS DOUBLE)
+        WHEN regexp_full_match(b, '-?\d+/\d+') AND NOT regexp_full_match(b, '.*/0+')
+            THEN TRY_CAST(split_part(b, '/', 1) AS DOUBLE) / TRY_CAST(split_part(b, '/', 2) AS DOUBLE)
+        WHEN regexp_full_match(b, '-?\\[dt]?frac\{\d+\}\{0*[1-9]\d*\}')
+            THEN (CASE WHEN starts_with(b, '-') THEN -1.0 ELSE 1.0 END)
+                 * TRY_CAST(regexp_extract(b, '\{(\d+)\}\{', 1) AS DOUBLE)
+                 / TRY_CAST(regexp_extract(b, '\}\{(\d+)\}', 1) AS DOUBLE)
+    END;
+
+-- looks_symbolic(n): n (normalised) needs a symbolic checker: LaTeX commands or braces, powers,
+-- sub-scripts, brackets (intervals, tuples), relations, operators after a digit, sqrt/pi/infinity,
+-- a digit beside a letter ('2x'), or a list of numbers ('1,2'). Plain words ('paris') are not.
+CREATE OR REPLACE MACRO looks_symbolic(n) AS
+    regexp_matches(n, '[\\^{}_()\[\]=<>*/|!]|sqrt|pi|inf|[0-9][a-z]|[a-z][0-9]|[0-9.][+-]|[0-9],[0-9]');
+
+-- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:
+-- |a - b| <= tol * max(1, |b|) (config verify.numeric_tolerance).
+CREATE OR REPLACE MACRO num_close(a, b, tol) AS abs(a - b) <= tol * greatest(1.0, abs(b));

@@ -1,50 +1,91 @@
--- verify(i): score every rollout row against its problem's ground truth, in one pass.
--- Parameters: $rollouts, $problems (lists of Parquet files), $correct_reward, $format_reward,
--- $tol (relative numeric tolerance), $eps (advantage denominator epsilon).
--- Extraction order: <answer>...</answer> (format_ok), then \boxed{...}, then the last number.
--- Advantages are GRPO's group-relative ones (Shao et al. 2024, DeepSeekMath, eq. 3 outcome
--- supervision): (r - mean_g) / (std_g + eps), std the sample std over the group
--- (iteration, prompt_id), as torch.std in TRL and verl; an all-equal group gets 0.
-WITH r AS (
-    SELECT iteration, prompt_id, sample_idx, response_text
-    FROM read_parquet($rollouts, hive_partitioning = false)
-), p AS (
-    SELECT prompt_id, task, answer
-    FROM read_parquet($problems, hive_partitioning = false)
+-- verify(i), pass 1 of 2: extract, normalise and decide every rollout row SQL can decide, into the
+-- connection's temp table verify_rows (run by rlvr.verify.score; macros from macros.sql).
+-- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance).
+--
+-- Extraction order: <answer>...</answer> (format_ok; the first opening tag and the nearest closing
+-- one), then the first \boxed{...} (braces nested up to two levels, e.g. \boxed{\frac{1}{2}}), then
+-- the last number in the text (thousands commas, a fraction a/b and a trailing % included).
+-- Decision (verifier):
+--   sql_numeric  gold is a plain number (macros.sql num_value): the prediction is compared by value,
+--                |pred - gold| <= tol * max(1, |gold|). A % on one side only is read both ways,
+--                '50%' = '50' (the unit dropped, GSM8K style) and '50%' = '0.5' (x/100), so neither
+--                convention is scored wrong; with % on both sides the numbers must match.
+--                A non-numeric, non-symbolic prediction ('nineteen', '1.2.3') is wrong here.
+--   sql_exact    gold is neither a number nor symbolic: the normalised strings must be equal; or gold is
+--                symbolic and the normalised strings are identical (identical text: equivalent).
+--   undecided    gold or prediction is symbolic (looks_symbolic) and SQL cannot compare them:
+--                rlvr.mathcheck fills these rows (verifier math_verify), then verify_groups.sql runs.
+-- Gold answers are normalised once per problem, not once per response. Each regex runs only on the
+-- rows that need it (CASE branches are evaluated on their own rows only): the tag regex on texts that
+-- contain '<answer>', the boxed one on untagged texts that contain '\boxed{', the last-number one
+-- on the rest. The end-anchored last-number pattern lets RE2 search from the end of the text.
+CREATE OR REPLACE TEMP TABLE verify_rows AS
+WITH p AS (
+    SELECT prompt_id, task, answer, gold, gold_sym,
+        CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold, '%') AS gold_pct
+    FROM (
+        SELECT prompt_id, task, answer, gold, looks_symbolic(gold) AS gold_sym, num_value(num_body(gold)) AS gold_num
+        FROM (
+            SELECT prompt_id, task, answer, norm_answer(answer) AS gold
+            FROM read_parquet($problems, hive_partitioning = false)
+        )
+    )
 ), x AS (
-    SELECT r.*, p.task, p.answer,
-        regexp_matches(response_text, '(?s)<answer>.*?</answer>') AS has_tag,
-        regexp_extract(response_text, '(?s)<answer>(.*?)</answer>', 1) AS tag_raw,
-        regexp_extract(response_text, '\\boxed\{([^{}]*)\}', 1) AS boxed_raw,
-        regexp_extract_all(response_text, '-?[0-9][0-9,]*(?:\.[0-9]+)?')[-1] AS last_num
-    FROM r JOIN p USING (prompt_id)
-), e AS (
-    SELECT *,
-        CASE WHEN has_tag THEN 'answer_tag' WHEN boxed_raw <> '' THEN 'boxed'
-             WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
-        CASE WHEN has_tag THEN tag_raw WHEN boxed_raw <> '' THEN boxed_raw ELSE last_num END AS extracted
+    SELECT iteration, prompt_id, sample_idx, response_text AS t,
+        CASE WHEN contains(response_text, '<answer>')
+             THEN regexp_extract(response_text, '(?s)(<answer>)(.*?)</answer>', ['open', 'body']) END AS tag
+    FROM read_parquet($rollouts, hive_partitioning = false)
+), b AS (
+    SELECT iteration, prompt_id, sample_idx, t, COALESCE(tag.open <> '', false) AS has_tag, tag.body AS tag_body,
+        CASE WHEN COALESCE(tag.open = '', true) AND contains(t, '\boxed{')
+             THEN regexp_extract(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}', 1) ELSE '' END AS boxed
     FROM x
+), e AS (
+    SELECT iteration, prompt_id, sample_idx, has_tag, tag_body, boxed,
+        CASE WHEN NOT has_tag AND boxed = ''
+             THEN nullif(regexp_extract(t, '([-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?)\D*$', 1), '') END AS last_num
+    FROM b
+), f AS (
+    SELECT iteration, prompt_id, sample_idx, has_tag,
+        CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
+             WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
+        CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
+    FROM e
+), g AS (
+    SELECT f.*, norm_answer(extracted) AS pred
+    FROM f
+), h AS (
+    SELECT g.*, ends_with(pred, '%') AS pred_pct, num_value(num_body(pred)) AS pred_num0
+    FROM g
+), d AS (
+    SELECT h.iteration, h.prompt_id, h.sample_idx, h.has_tag, h.extraction, h.extracted, h.pred, h.pred_pct,
+        CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num,
+        p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym
+    FROM h JOIN p USING (prompt_id)
+), v AS (
+    SELECT *,
+        CASE
+            WHEN gold_num IS NOT NULL AND pred_num IS NOT NULL THEN 'sql_numeric'
+            WHEN COALESCE(pred, '') = '' THEN CASE WHEN gold_num IS NOT NULL THEN 'sql_numeric' ELSE 'sql_exact' END
+            WHEN gold_num IS NOT NULL AND NOT looks_symbolic(pred) THEN 'sql_numeric'  -- wrong: not a number
+            WHEN gold_num IS NULL AND NOT gold_sym THEN 'sql_exact'
+            WHEN pred = gold THEN 'sql_exact'
+            ELSE 'undecided'
+        END AS verifier
+    FROM d
 ), c AS (
     SELECT *,
-        norm_answer(extracted) AS pred,
-        norm_answer(answer) AS gold,
-        TRY_CAST(norm_answer(extracted) AS DOUBLE) AS pred_num,
-        TRY_CAST(norm_answer(answer) AS DOUBLE) AS gold_num
-    FROM e
-), s AS (
-    SELECT *,
-        CASE WHEN gold_num IS NOT NULL THEN 'sql_numeric' ELSE 'sql_exact' END AS verifier,
-        COALESCE(
-            CASE WHEN gold_num IS NOT NULL
-                 THEN pred_num IS NOT NULL AND abs(pred_num - gold_num) <= $tol * greatest(1.0, abs(gold_num))
-                 ELSE pred = gold END,
-            false) AS correct
-    FROM c
-), rw AS (
-    SELECT *,
-        CAST(CASE WHEN correct THEN $correct_reward ELSE 0 END AS DOUBLE)
-          + CAST(CASE WHEN has_tag THEN $format_reward ELSE 0 END AS DOUBLE) AS reward
-    FROM s
+        CASE verifier
+            WHEN 'undecided' THEN NULL
+            WHEN 'sql_numeric' THEN COALESCE(
+                num_close(pred_num, gold_num, $tol)
+                OR (pred_pct <> gold_pct
+                    AND num_close(CASE WHEN pred_pct THEN pred_num / 100 ELSE pred_num END,
+                                  CASE WHEN gold_pct THEN gold_num / 100 ELSE gold_num END, $tol)),
+                false)
+            ELSE COALESCE(pred <> '' AND pred = gold, false)
+        END AS correct
+    FROM v
 )
 SELECT
     iteration, prompt_id, sample_idx, task,
@@ -52,19 +93,17 @@ SELECT
     extraction,
     has_tag AS format_ok,
     correct,
-    reward,
     verifier,
     CASE
+        WHEN correct IS NULL THEN NULL
         WHEN extraction = 'none' THEN 'no_answer: no <answer> tag, \boxed{} or number in the response'
         WHEN correct THEN 'correct: ' || pred || ' = ' || gold
         WHEN pred = '' THEN 'wrong: empty answer, expected ' || gold
         ELSE 'wrong: got ' || pred || ', expected ' || gold
-    END || CASE WHEN extraction IN ('boxed', 'last_number')
-                THEN ' (no <answer> tag; taken from ' || extraction || ')' ELSE '' END AS reason,
-    CAST(count(*) OVER g AS INTEGER) AS group_size,
-    avg(reward) OVER g AS group_mean,
-    COALESCE(stddev_samp(reward) OVER g, 0.0) AS group_std,
-    (reward - avg(reward) OVER g) / (COALESCE(stddev_samp(reward) OVER g, 0.0) + $eps) AS advantage
-FROM rw
-WINDOW g AS (PARTITION BY iteration, prompt_id)
-ORDER BY iteration, prompt_id, sample_idx
+    END AS reason,
+    false AS verifier_error,
+    -- only undecided rows carry what rlvr.mathcheck needs: the raw gold and extracted texts
+    CASE WHEN correct IS NULL THEN answer END AS undecided_gold,
+    CASE WHEN correct IS NULL THEN pred END AS pred_norm,
+    CASE WHEN correct IS NULL THEN gold END AS gold_norm
+FROM c

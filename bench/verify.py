@@ -1,0 +1,225 @@
+"""Benchmark: the SQL verification tier against a per-row math-verify loop, on the same rows.
+
+    python bench/verify.py                  # 1,000,000 responses, math-verify on 2,000 of them
+    python bench/verify.py --rows 200000 --sample 500 --repeats 1   # quicker
+
+Builds synthetic math responses in mixed formats (<answer> tags, \\boxed{}, last number, thousands
+commas, currency, percent, fractions, trailing zeros, unicode minus, wrong answers, no answer)
+with their problems as Parquet in a temp dir, then times, alternating sides each repeat:
+  - sql:        Parquet in -> rlvr.verify.score (SQL tier + the group-stats pass) -> scores Parquet out
+  - scan floor: the same Parquet columns read + a same-sized scores file written, no verification
+  - math-verify: `verify(parse(gold), parse(pred))` in a plain loop on a sample of the same rows
+and prints `key: value` lines, written with the machine, versions and settings to
+bench/results/verify.json (see /work/shared/BENCH.md). Best of the repeats is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rlvr.config import VerifySection
+from rlvr.schema import PARQUET_COMPRESSION, PROBLEMS, ROLLOUTS, SCORES
+from rlvr.verify import score_with_stats
+
+RESULTS = Path(__file__).parent / "results" / "verify.json"
+
+FILLER = [
+    "Let me think step by step. ",
+    "First we add the two amounts and then subtract what was spent. ",
+    "We have {a} items and buy {b} more, so {a} + {b} = {c}. ",
+    "Multiplying {a} by 3 gives {d}, which is too much, so we go back. ",
+    "Checking the units: everything is in the same currency. ",
+]
+
+
+def _gold(rng: random.Random) -> tuple[str, float]:
+    """A problem's ground truth as the dataset would store it, and its value."""
+    kind = rng.random()
+    if kind < 0.6:
+        v = rng.randint(-50, 5000)
+        return str(v), float(v)
+    if kind < 0.8:
+        v = rng.randint(1000, 9_999_999)
+        return str(v), float(v)
+    if kind < 0.9:
+        v = rng.randint(1, 999) / 4
+        return f"{v:g}", v
+    den = rng.choice([2, 3, 4, 5, 8])
+    num = rng.randint(1, 3 * den)
+    return f"{num}/{den}", num / den
+
+
+def _written(rng: random.Random, gold: str, v: float) -> str:
+    """How a response writes the value `v` (correct) in one of the formats the SQL normalises."""
+    kind = rng.randrange(8)
+    if kind == 0 and v == int(v) and abs(v) >= 1000:
+        return f"{int(v):,}"  # thousands commas
+    if kind == 1 and v >= 0:
+        return rng.choice(["$", "€", "£"]) + (f"{v:,.2f}" if v != int(v) else f"{int(v):,}")
+    if kind == 2:
+        return f"{v:.2f}"  # trailing zeros: 42.00, 2.50
+    if kind == 3 and v < 0:
+        return "\u2212" + f"{-v:g}"  # unicode minus
+    if kind == 4 and "/" in gold:
+        return f"{v:g}"  # 3/4 written as 0.75
+    if kind == 5 and v == int(v) and 0 < v <= 100:
+        return f"{int(v)}%"
+    if kind == 6 and v > 0:
+        return f"+{v:g}"
+    return gold
+
+
+def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_group_rows: int) -> list[tuple[str, str]]:
+    """Write problems.parquet and rollouts.parquet; returns [(gold, response)] for the sample loop."""
+    rng = random.Random(seed)
+    n_prompts = rows // group_size
+    golds = [_gold(rng) for _ in range(n_prompts)]
+    pids = [f"p{k:07d}" for k in range(n_prompts)]
+    problems = pa.table(
+        {"prompt_id": pids, "task": ["synthetic_math"] * n_prompts, "split": ["train"] * n_prompts,
+         "prompt": ["How much?"] * n_prompts, "answer": [g for g, _ in golds], "tests": [None] * n_prompts,
+         "sources": [None] * n_prompts, "meta": [None] * n_prompts},
+        schema=PROBLEMS,
+    )  # fmt: skip
+    pq.write_table(problems, folder / "problems.parquet", compression=PARQUET_COMPRESSION)
+    texts, iters, prompt_ids, sample_idx = [], [], [], []
+    for k in range(n_prompts):
+        gold, v = golds[k]
+        for s in range(group_size):
+            a, b = rng.randint(2, 99), rng.randint(2, 99)
+            body = "".join(rng.choice(FILLER) for _ in range(rng.randint(1, 4))).format(a=a, b=b, c=a + b, d=3 * a)
+            ans = _written(rng, gold, v) if rng.random() < 0.55 else str(rng.randint(-50, 5000))  # right or wrong
+            fmt = rng.random()
+            if fmt < 0.55:
+                text = f"{body}<answer>{ans}</answer>"
+            elif fmt < 0.70:
+                text = f"{body}So the answer is $\\boxed{{{ans}}}$."
+            elif fmt < 0.90:
+                text = f"{body}The answer is {ans}."
+            else:
+                text = f"{body}I am not sure how to finish this."  # no answer beyond the filler numbers
+            texts.append(text)
+            prompt_ids.append(pids[k])
+            sample_idx.append(s)
+            iters.append(0)
+    n = len(texts)
+    one = pa.array([[1]] * n, pa.list_(pa.int32()))
+    rollouts = pa.table(
+        {"iteration": iters, "prompt_id": prompt_ids, "sample_idx": sample_idx, "prompt_token_ids": one,
+         "response_token_ids": one, "response_logprobs": pa.array([[-0.5]] * n, pa.list_(pa.float32())),
+         "response_text": texts, "num_response_tokens": [len(t) // 4 for t in texts], "finish_reason": ["stop"] * n,
+         "policy_version": [0] * n, "engine": ["transformers"] * n, "temperature": [1.0] * n, "seed": [0] * n},
+        schema=ROLLOUTS,
+    )  # fmt: skip
+    pq.write_table(rollouts, folder / "rollouts.parquet", compression=PARQUET_COMPRESSION, row_group_size=row_group_rows)
+    return [(golds[k // group_size][0], texts[k]) for k in range(n)]
+
+
+def run_sql(folder: Path, cfg: VerifySection) -> tuple[float, dict]:
+    t = time.perf_counter()
+    table, stats = score_with_stats([folder / "rollouts.parquet"], [folder / "problems.parquet"], cfg)
+    pq.write_table(table, folder / "scores.parquet", compression=PARQUET_COMPRESSION)
+    return time.perf_counter() - t, stats
+
+
+SCAN_FLOOR = """
+COPY (
+    SELECT r.iteration, r.prompt_id, r.sample_idx, 'synthetic_math' AS task, r.response_text AS extracted_answer,
+           'answer_tag' AS extraction, true AS format_ok, true AS correct, 1.0::DOUBLE AS reward,
+           'sql_numeric' AS verifier, 'correct' AS reason, 8 AS group_size, 0.5::DOUBLE AS group_mean,
+           0.5::DOUBLE AS group_std, 0.0::DOUBLE AS advantage
+    FROM read_parquet($rollouts) r
+) TO '{out}' (FORMAT parquet, COMPRESSION zstd)
+"""
+
+
+def run_scan_floor(folder: Path) -> float:
+    """Same read, same-sized scores-shaped write, no extraction, no join, no verification."""
+    con = duckdb.connect()
+    t = time.perf_counter()
+    out = folder / "floor.parquet"
+    # COPY TO takes no bound parameter for its file name; the name is ours, not input data.
+    con.execute(SCAN_FLOOR.format(out=out), {"rollouts": str(folder / "rollouts.parquet")})
+    return time.perf_counter() - t
+
+
+def run_mathverify(sample: list[tuple[str, str]]) -> float:
+    """The per-row incumbent: math-verify parses the gold and the whole response, then compares."""
+    from math_verify import parse, verify
+
+    t = time.perf_counter()
+    for gold, text in sample:
+        verify(parse(f"${gold}$"), parse(text))
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--sample", type=int, default=2_000, help="rows for the math-verify loop")
+    ap.add_argument("--group-size", type=int, default=8)
+    ap.add_argument("--row-group-rows", type=int, default=131_072, help="Parquet row group of the rollouts file")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    cfg = VerifySection()
+    with tempfile.TemporaryDirectory(prefix="rlvr-bench-verify-") as tmp:
+        folder = Path(tmp)
+        t = time.perf_counter()
+        pairs = make_inputs(folder, rows=args.rows, group_size=args.group_size, seed=args.seed,
+                            row_group_rows=args.row_group_rows)  # fmt: skip
+        build_s = time.perf_counter() - t
+        sample = random.Random(args.seed + 1).sample(pairs, min(args.sample, len(pairs)))
+        sql_s, floor_s, mv_s, stats = [], [], [], {}
+        for _ in range(args.repeats):  # alternate the sides: these machines drift
+            s, stats = run_sql(folder, cfg)
+            sql_s.append(s)
+            floor_s.append(run_scan_floor(folder))
+            mv_s.append(run_mathverify(sample))
+        n = len(pairs)
+        scored = pq.read_table(folder / "scores.parquet", columns=["correct", "verifier"])
+    sql_rps = n / min(sql_s)
+    mv_rps = len(sample) / min(mv_s)
+    figures = {
+        "rows": n,
+        "sql_rows_per_s": round(sql_rps),
+        "sql_s": round(min(sql_s), 3),
+        "mathverify_rows_per_s": round(mv_rps, 1),
+        "mathverify_sample_rows": len(sample),
+        "ratio": round(sql_rps / mv_rps, 1),
+        "scan_floor_rows_per_s": round(n / min(floor_s)),
+        "sql_vs_floor_ratio": round((n / min(floor_s)) / sql_rps, 2),
+        "correct_fraction": round(sum(scored["correct"].to_pylist()) / n, 4),
+        "undecided_rows": stats.get("undecided", 0),
+        "verifier_errors": stats.get("verifier_errors", 0),
+        "build_inputs_s": round(build_s, 1),
+    }
+    for k, v in figures.items():
+        print(f"{k}: {v}")
+    result = {
+        "figures": figures,
+        "all_runs_s": {"sql": sql_s, "scan_floor": floor_s, "mathverify": mv_s},
+        "machine": {"cores": os.cpu_count(), "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+                    "cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
+        "versions": {p: version(p) for p in ("duckdb", "pyarrow", "math-verify", "sympy")},
+        "settings": vars(args) | {"out": str(args.out), "verify": cfg.model_dump(), "command": "python bench/verify.py"},
+    }  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""Verification tier 2: math-verify on the rows the SQL tier left undecided, in worker processes.
+
+The SQL tier (sql/verify.sql) decides plain numbers and plain strings; rows whose gold answer or
+prediction is symbolic (LaTeX, sqrt, powers, intervals, sets) come here as (gold, pred) pairs.
+Each pair is checked by `verify(parse(gold), parse(pred))` (math-verify, gold first) in a worker
+process, one row at a time, so that:
+  - the per-row timeout is a SIGALRM timer on the worker's main thread (math-verify's own SIGALRM
+    timeout only works there; in a thread it fails and every score became 0: STYLE.md);
+  - a row that raises, times out, or kills its worker (segfault, OOM, os._exit) gets an error
+    verdict naming the cause, never a silent "wrong"; the worker is replaced and the other rows go on;
+  - a worker that ignores the timer (stuck in C code) is killed after timeout + grace.
+
+    from rlvr.mathcheck import check_pairs
+    verdicts, stats = check_pairs([("\\sqrt{2}", "2^{1/2}")], timeout_s=5.0, workers=2)
+
+Test: tests/test_mathcheck.py (real math-verify rows, plus injectable check functions that raise,
+hang and crash their worker).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+
+Check = Callable[[str, str], bool]
+
+GRACE_S = 5.0  # after the in-worker timer should have fired, the parent kills the worker
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """correct is None exactly when error says why the row could not be checked."""
+
+    correct: bool | None
+    error: str | None = None
+
+
+class RowTimeout(BaseException):
+    """Raised by the SIGALRM handler. A BaseException, so that the `except Exception` blocks inside
+    sympy and math-verify cannot swallow it and turn a timeout into an answer."""
+
+
+def _as_math(s: str) -> str:
+    # math-verify's LaTeX extractor wants an anchor: a bare "\sqrt{2}" parses to [] but "$\sqrt{2}$"
+    # parses to sqrt(2) (checked with math-verify 0.9). Text that has its own anchor is left alone.
+    return s if "$" in s or "\\boxed" in s else f"${s}$"
+
+
+def math_verify_check(gold: str, pred: str) -> bool:
+    """math-verify, gold first (its comparison is not symmetric). Its own timeouts are turned off
+    (they would reset this worker's SIGALRM timer) and its errors are raised, not logged and
+    scored False; an empty parse is an error too, because "could not read" is not "wrong"."""
+    from math_verify import parse, verify
+
+    g = parse(_as_math(gold), parsing_timeout=None, raise_on_error=True)
+    if not g:
+        raise ValueError(f"math-verify could not parse the gold answer {gold!r}; fix the problem's answer")
+    p = parse(_as_math(pred), parsing_timeout=None, raise_on_error=True)
+    if not p:
+        return False  # the model wrote something that is not maths: a wrong answer, not a verifier fault
+    return bool(verify(g, p, timeout_seconds=None, raise_on_error=True))
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise RowTimeout
+
+
+def run_one(check: Check, gold: str, pred: str, timeout_s: float) -> Verdict:
+    """One row under a SIGALRM timer; must run on a process's main thread."""
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        ok = check(gold, pred)
+        if not isinstance(ok, bool):
+            return Verdict(None, f"check returned {type(ok).__name__}, not bool")
+        return Verdict(ok)
+    except RowTimeout:
+        return Verdict(None, f"timeout after {timeout_s:g}s")
+    except Exception as e:  # any verifier fault becomes this row's error verdict, with its cause
+        return Verdict(None, f"{type(e).__name__}: {e}"[:300])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _worker(conn: Connection, check: Check, timeout_s: float, warm: bool) -> None:
+    """Worker main loop: receive (index, gold, pred), send (index, Verdict); None stops it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    if warm:
+        import math_verify  # noqa: F401  (import before the first row's timer starts)
+    while (msg := conn.recv()) is not None:
+        i, gold, pred = msg
+        conn.send((i, run_one(check, gold, pred, timeout_s)))
+
+
+class _Slot:
+    """One worker process and the row it is working on."""
+
+    def __init__(self, ctx: mp.context.BaseContext, check: Check, timeout_s: float) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker, args=(child, check, timeout_s, check is math_verify_check), daemon=True)
+        self.proc.start()
+        child.close()
+        self.row: int | None = None
+        self.deadline = 0.0
+
+    def give(self, i: int, gold: str, pred: str, deadline: float) -> None:
+        self.row, self.deadline = i, deadline
+        self.conn.send((i, gold, pred))
+
+    def stop(self, *, kill: bool = False) -> None:
+        if kill:
+            self.proc.kill()
+        else:
+            try:
+                self.conn.send(None)
+            except OSError:  # the worker is already gone; joining below is all that is left
+                self.proc.kill()
+        self.proc.join(timeout=GRACE_S)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+        self.conn.close()
+
+
+def check_pairs(
+    pairs: list[tuple[str, str]],
+    *,
+    timeout_s: float,
+    workers: int,
+    check: Check = math_verify_check,
+) -> tuple[list[Verdict], dict[str, int]]:
+    """Check (gold, pred) pairs in `workers` processes; one Verdict per pair, in order.
+
+    `check(gold, pred) -> bool` must be a module-level function (it is pickled to the workers).
+    Returns (verdicts, {"rows", "errors", "timeouts", "worker_restarts"})."""
+    verdicts: list[Verdict | None] = [None] * len(pairs)
+    stats = {"rows": len(pairs), "errors": 0, "timeouts": 0, "worker_restarts": 0}
+    if not pairs:
+        return [], stats
+    ctx = mp.get_context("spawn")  # no fork: the parent holds DuckDB and torch threads
+    todo = list(range(len(pairs)))[::-1]
+    slots = [_Slot(ctx, check, timeout_s) for _ in range(min(workers, len(pairs)))]
+    try:
+        while todo or any(s.row is not None for s in slots):
+            for k, s in enumerate(slots):
+                if s.row is None and todo:
+                    if not s.proc.is_alive():  # died between rows: replace it before giving it one
+                        s.stop(kill=True)
+                        s = slots[k] = _Slot(ctx, check, timeout_s)
+                        stats["worker_restarts"] += 1
+                    i = todo.pop()
+                    s.give(i, *pairs[i], deadline=time.monotonic() + timeout_s + GRACE_S)
+            busy = [s for s in slots if s.row is not None]
+            ready = wait([s.conn for s in busy] + [s.proc.sentinel for s in busy],
+                         timeout=max(0.0, min(s.deadline for s in busy) - time.monotonic()))  # fmt: skip
+            for k, s in enumerate(slots):
+                if s.row is None:
+                    continue
+                if s.conn in ready:
+                    try:
+                        i, v = s.conn.recv()
+                    except EOFError:  # died after the row was sent; the sentinel branch explains
+                        i, v = s.row, None
+                    if v is not None:
+                        verdicts[i], s.row = v, None
+                        continue
+                if s.proc.sentinel in ready or not s.proc.is_alive():
+                    s.proc.join()
+                    why = f"worker process died (exit code {s.proc.exitcode}) while checking this row"
+                elif time.monotonic() >= s.deadline:
+                    why = f"timeout after {timeout_s:g}s (worker did not answer its timer; killed)"
+                else:
+                    continue
+                verdicts[s.row] = Verdict(None, why)
+                s.stop(kill=True)
+                slots[k] = _Slot(ctx, check, timeout_s)
+                stats["worker_restarts"] += 1
+    finally:
+        for s in slots:
+            s.stop(kill=s.row is not None)
+    out = [v for v in verdicts if v is not None]
+    assert len(out) == len(pairs), "every row gets a verdict"
+    stats["errors"] = sum(v.error is not None for v in out)
+    stats["timeouts"] = sum(v.error is not None and v.error.startswith("timeout") for v in out)
+    return out, stats

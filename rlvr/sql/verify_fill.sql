@@ -1,0 +1,6 @@
+-- verify(i): write rlvr.mathcheck's verdicts into verify_rows. verify_fills is an Arrow table
+-- registered on the connection (row_id, correct, verifier_error, reason), one row per undecided row.
+UPDATE verify_rows
+SET correct = f.correct, verifier = 'math_verify', reason = f.reason, verifier_error = f.verifier_error
+FROM verify_fills AS f
+WHERE verify_rows.rowid = f.row_id

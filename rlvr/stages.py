@@ -76,10 +76,12 @@ def _policy_record(run: Run, version: int, needed_by: str) -> CommitRecord:
     return _upstream(run, UPDATE, version - 1, needed_by)
 
 
-def iteration_prompts(prompt_ids: list[str], k: int, *, seed: int, iteration: int) -> list[str]:
-    """k distinct prompt ids, a deterministic function of (seed, iteration) and the id set."""
-    pool = sorted(prompt_ids)
-    rng = np.random.default_rng([seed, iteration])
+def iteration_prompts(prompt_ids: list[str], k: int, *, seed: int, iteration: int, round: int = 0,
+                      exclude: frozenset[str] = frozenset()) -> list[str]:  # fmt: skip
+    """k distinct prompt ids not in `exclude`, a deterministic function of (seed, iteration,
+    round) and the id set. Round > 0 are dynamic-sampling top-ups."""
+    pool = sorted(set(prompt_ids) - exclude)
+    rng = np.random.default_rng([seed, iteration, round] if round else [seed, iteration])
     picks = rng.choice(len(pool), size=min(k, len(pool)), replace=False)
     return [pool[j] for j in sorted(picks)]
 
@@ -128,49 +130,82 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
         table = pq.read_table(problems.parquet_files(paths.root), columns=["prompt_id", "split", "prompt"])
         train = table.filter(pc.equal(table["split"], "train"))
         text = dict(zip(train["prompt_id"].to_pylist(), train["prompt"].to_pylist(), strict=True))
-        chosen = iteration_prompts(list(text), cfg.rollout.prompts_per_iteration, seed=cfg.run.seed, iteration=i)
         device = resolve_device(cfg.update.device)
         model, tok = load_policy(paths.policy_dir(i), device)
         model.eval()
-        G = cfg.rollout.group_size
-        requests = [
-            Request(pid, s, render_prompt_ids(tok, text[pid]), derive_seed(cfg.run.seed, i, pid, s))
-            for pid in chosen
-            for s in range(G)
-        ]
-        sampling = Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
         out = tx.output(paths.table_dir("rollouts", i))
-        n_rows, tokens, t0 = 0, 0, time.perf_counter()
-        batches = generate_transformers(model, tok, requests, sampling=sampling, batch_size=cfg.rollout.batch_size)
-        for k, batch in enumerate(batches):  # one shard per batch: memory stays bounded
-            rows = [
-                {
-                    "iteration": i,
-                    "prompt_id": req.prompt_id,
-                    "sample_idx": req.sample_idx,
-                    "prompt_token_ids": req.prompt_token_ids,
-                    "response_token_ids": smp.token_ids,
-                    "response_logprobs": smp.logprobs,
-                    "response_text": tok.decode(smp.token_ids, skip_special_tokens=True),
-                    "num_response_tokens": len(smp.token_ids),
-                    "finish_reason": smp.finish_reason,
-                    "policy_version": i,
-                    "engine": "transformers",
-                    "temperature": cfg.rollout.temperature,
-                    "seed": req.seed,
-                }
-                for req, smp in batch
-            ]
-            tokens += sum(len(s.token_ids) for _, s in batch)
-            n_rows += write_table(rows, ROLLOUTS, out / shard_name(k))
-            log.info("rollout %d: %d/%d responses, %.0f tok/s", i, n_rows, len(requests),
-                     tokens / max(time.perf_counter() - t0, 1e-9))  # fmt: skip
+        target = cfg.rollout.min_signal_groups or cfg.rollout.prompts_per_iteration
+        chosen = iteration_prompts(list(text), cfg.rollout.prompts_per_iteration, seed=cfg.run.seed, iteration=i)
+        used: set[str] = set()
+        rounds: list[dict] = []
+        shards: list[Path] = []
+        t0 = time.perf_counter()
+        for rnd in range(1 + cfg.rollout.dynamic_sampling_rounds):
+            new = _generate(model, tok, run, i, chosen, text, out, first_shard=len(shards))
+            shards += new["shards"]
+            used |= set(chosen)
+            rounds.append({"round": rnd, "prompts": len(chosen), "rows": new["rows"], "tokens": new["tokens"]})
+            if cfg.rollout.dynamic_sampling_rounds == 0:
+                break
+            # DAPO dynamic sampling (Yu et al. 2025, sec. 3.2): groups whose rewards are all equal carry
+            # no signal; top up with fresh prompts until `target` groups have some, or rounds run out
+            scored = verifier.score(new["shards"], problems.parquet_files(paths.root), cfg.verify)
+            rounds[-1]["signal_groups"] = len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
+            have = sum(r["signal_groups"] for r in rounds)
+            if have >= target:
+                break
+            chosen = iteration_prompts(list(text), target - have, seed=cfg.run.seed, iteration=i, round=rnd + 1,
+                                       exclude=frozenset(used))  # fmt: skip
+            if not chosen:
+                log.warning("rollout %d: dynamic sampling ran out of unused prompts", i)
+                break
+            log.info("rollout %d: %d/%d groups with signal after round %d; sampling %d more prompts", i, have, target,
+                     rnd, len(chosen))  # fmt: skip
         secs = time.perf_counter() - t0
+        n_rows, tokens = sum(r["rows"] for r in rounds), sum(r["tokens"] for r in rounds)
         rec = tx.commit(rows=n_rows, extra={"engine": "transformers", "device": str(device), "tokens": tokens,
-                                            "generation_seconds": round(secs, 3),
+                                            "generation_seconds": round(secs, 3), "rounds": rounds,
                                             "tokens_per_s": round(tokens / max(secs, 1e-9), 1)})  # fmt: skip
-    log.info("rollout %d: %d responses (%d prompts x G=%d), %d tokens in %.1fs", i, n_rows, len(chosen), G, tokens, secs)
+    log.info("rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs", i, n_rows, len(used),
+             cfg.rollout.group_size, len(rounds), tokens, secs)  # fmt: skip
     return _result(rec, skipped=False)
+
+
+def _generate(model, tok, run: Run, i: int, prompt_ids: list[str], text: dict[str, str], out: Path, *,
+              first_shard: int) -> dict:  # fmt: skip
+    """G samples for each prompt id, written as shards part-{first_shard + k}; returns counts."""
+    cfg = run.config
+    G = cfg.rollout.group_size
+    requests = [Request(pid, s, render_prompt_ids(tok, text[pid]), derive_seed(cfg.run.seed, i, pid, s))
+                for pid in prompt_ids for s in range(G)]  # fmt: skip
+    sampling = Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
+    n_rows, tokens, shards, t0 = 0, 0, [], time.perf_counter()
+    batches = generate_transformers(model, tok, requests, sampling=sampling, batch_size=cfg.rollout.batch_size)
+    for k, batch in enumerate(batches):  # one shard per batch: memory stays bounded
+        rows = [
+            {
+                "iteration": i,
+                "prompt_id": req.prompt_id,
+                "sample_idx": req.sample_idx,
+                "prompt_token_ids": req.prompt_token_ids,
+                "response_token_ids": smp.token_ids,
+                "response_logprobs": smp.logprobs,
+                "response_text": tok.decode(smp.token_ids, skip_special_tokens=True),
+                "num_response_tokens": len(smp.token_ids),
+                "finish_reason": smp.finish_reason,
+                "policy_version": i,
+                "engine": "transformers",
+                "temperature": cfg.rollout.temperature,
+                "seed": req.seed,
+            }
+            for req, smp in batch
+        ]
+        tokens += sum(len(s.token_ids) for _, s in batch)
+        shards.append(out / shard_name(first_shard + k))
+        n_rows += write_table(rows, ROLLOUTS, shards[-1])
+        log.info("rollout %d: %d/%d responses, %.0f tok/s", i, n_rows, len(requests),
+                 tokens / max(time.perf_counter() - t0, 1e-9))  # fmt: skip
+    return {"rows": n_rows, "tokens": tokens, "shards": shards}
 
 
 # ---- verify -------------------------------------------------------------------------------

@@ -1,0 +1,403 @@
+"""Benchmark: our GRPO update (rlvr.update.grpo_steps) against TRL's GRPOTrainer loss + backward.
+
+    python bench/update.py                                  # SmolLM2-135M-sized random Llama, ~10 min
+    python bench/update.py --layers 2 --hidden 128 --repeats 1 --out /tmp/u.json   # seconds
+    python bench/update.py --model PATH                     # an HF folder instead of random weights
+    python bench/update.py --trl-no-gc                      # TRL without its default gradient checkpointing
+
+Needs the bench extra (`pip install -e ".[bench]"`, i.e. trl). No network: the model is a randomly
+initialised Llama built here (default hidden 576 / 30 layers / vocab 49152, the shape of
+SmolLM2-135M) with a small BPE tokenizer (rlvr.tiny.build_tokenizer), and the batch is synthetic: P
+prompts x G completions of random token ids (lengths drawn between half and all of --prompt-len /
+--completion-len), old logprobs = the model's own logprobs plus Gaussian noise (so the ratio clip
+acts), group-normalised advantages of random 0/1 rewards.
+
+Both sides get the same weights, batch, fp32, clip epsilons, token-mean loss, no KL, one AdamW
+step (same lr, betas, weight decay, grad-norm clip):
+  - ours: rlvr.update.grpo_steps with one mini-batch (its token-budget micro-batches, length-sorted).
+  - trl:  GRPOTrainer.compute_loss + accelerator.backward on TRL's own input format (left-padded
+          prompt_ids, right-padded completion_ids, masks, advantages, old_per_token_logps,
+          num_items_in_batch), split into per_device_train_batch_size chunks with gradient
+          accumulation as its training loop does, then grad-norm clip + its optimiser's step.
+          TRL never generates here: only its loss path, backward and the optimiser step are timed.
+Each side runs in its own worker process (so its peak memory is its own); the parent alternates
+them (ours, trl, ours, trl, ...) after one warm-up step each and reports medians. Peak memory is the
+high-water mark of the worker's resident set during a step (reset through /proc/self/clear_refs
+before the step) minus its resident set before the step: model, optimiser state and imports are
+in the baseline; gradients, activations, logits and anything else the step allocates are not.
+
+Prints `key: value` lines and writes them with machine, versions and settings to
+bench/results/update.json (see /work/shared/BENCH.md). Tokens = completion tokens trained on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import torch
+from transformers.utils import logging as hf_logging
+
+from rlvr import grpo
+from rlvr.config import UpdateSection
+from rlvr.update import TrainRow, collate, grpo_steps, load_policy, make_optimizer, micro_batches, policy_token_logprobs
+
+RESULTS = Path(__file__).parent / "results" / "update.json"
+TAG = "@@bench "  # worker -> parent protocol lines; anything else a library prints is passed through
+
+
+# ---- inputs -------------------------------------------------------------------------------
+
+
+def build_model(args: argparse.Namespace, folder: Path) -> Path:
+    """A random Llama + a small BPE tokenizer saved as an HF folder (or --model as given)."""
+    if args.model:
+        return Path(args.model)
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from rlvr.tiny import build_tokenizer
+
+    heads = args.heads or max(args.hidden // 64, 1)
+    kv = args.kv_heads or (heads // 3 if heads % 3 == 0 else heads)
+    cfg = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.intermediate or args.hidden * 8 // 3,
+                      num_hidden_layers=args.layers, num_attention_heads=heads, num_key_value_heads=kv,
+                      head_dim=args.hidden // heads, max_position_embeddings=2048, rope_theta=100000.0,
+                      tie_word_embeddings=True, use_cache=False)  # fmt: skip
+    torch.manual_seed(args.seed)
+    model = LlamaForCausalLM(cfg)
+    path = folder / "model"
+    model.save_pretrained(path)
+    tok = build_tokenizer(["def f(x): return x + 1", "The answer is <answer>42</answer>.", "1 + 2 = 3"])
+    tok.save_pretrained(path)
+    return path
+
+
+def build_batch(args: argparse.Namespace, model_path: Path) -> dict:
+    """P x G synthetic rows: token ids, old logprobs (model's own + noise), advantages."""
+    g = torch.Generator().manual_seed(args.seed)
+    model, tok = load_policy(model_path, torch.device("cpu"))
+    vocab = model.config.vocab_size
+    lo = 8  # keep clear of special tokens
+    rewards = torch.randint(0, 2, (args.prompts * args.group,), generator=g).float()  # (N,)
+    for p in range(args.prompts):  # every group must carry signal, as the update's SQL keeps only those
+        if rewards[p * args.group : (p + 1) * args.group].std() == 0:
+            rewards[p * args.group] = 1 - rewards[p * args.group]
+    group = torch.arange(args.prompts).repeat_interleave(args.group)  # (N,)
+    adv, _ = grpo.group_advantages(rewards, group)  # (N,)
+    rows: list[TrainRow] = []
+    for p in range(args.prompts):
+        plen = int(torch.randint(args.prompt_len // 2, args.prompt_len + 1, (1,), generator=g))
+        prompt = torch.randint(lo, vocab, (plen,), generator=g).tolist()
+        for k in range(args.group):
+            clen = int(torch.randint(args.completion_len // 2, args.completion_len + 1, (1,), generator=g))
+            resp = torch.randint(lo, vocab, (clen,), generator=g).tolist()
+            rows.append(TrainRow(prompt, resp, [0.0] * clen, float(adv[p * args.group + k])))
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    with torch.no_grad():
+        out: dict[int, list[float]] = {}
+        for mb in micro_batches(rows, 4096):
+            lp = policy_token_logprobs(model, collate(mb, pad, torch.device("cpu")))  # (b, T-1)
+            for b, r in enumerate(mb):
+                P, R = len(r.prompt_ids), len(r.response_ids)
+                noisy = lp[b, P - 1 : P + R - 1] + args.logprob_noise * torch.randn(R, generator=g)  # (R,)
+                out[id(r)] = noisy.tolist()
+    rows = [TrainRow(r.prompt_ids, r.response_ids, out[id(r)], r.advantage) for r in rows]
+    return {"rows": [r.__dict__ for r in rows], "pad_id": pad}
+
+
+# ---- workers (one process per side) -------------------------------------------------------
+
+
+def _rss_mb(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # Linux: resets VmHWM to the current RSS
+        return True
+    except OSError:
+        return False
+
+
+def _describe(model: torch.nn.Module, opt: torch.optim.Optimizer) -> dict:
+    """What a worker actually runs with, read back from the objects (not from our settings)."""
+    checkpointing = getattr(model, "is_activation_checkpointing", None)  # transformers >= 5; older: is_gradient_...
+    return {"gradient_checkpointing": bool(model.is_gradient_checkpointing if checkpointing is None else checkpointing),
+            "optimizer": type(opt).__name__, "fused": opt.defaults.get("fused"), "foreach": opt.defaults.get("foreach"),
+            "lr": opt.param_groups[0]["lr"], "betas": list(opt.param_groups[0]["betas"]),
+            "weight_decay": sorted({g["weight_decay"] for g in opt.param_groups}),
+            "param_dtype": str(next(model.parameters()).dtype)}  # fmt: skip
+
+
+def update_section(args: argparse.Namespace) -> UpdateSection:
+    return UpdateSection(lr=args.lr, eps_low=args.eps_low, eps_high=args.eps_high, aggregation="token_mean", kl_beta=0.0,
+                         epochs=1, minibatches=1, micro_batch_tokens=args.micro_batch_tokens, max_grad_norm=1.0,
+                         gradient_checkpointing=args.ours_gc, device="cpu")  # fmt: skip
+
+
+def _ours(args: argparse.Namespace, model_path: Path, batch: dict):
+    cfg = update_section(args)
+    model, _ = load_policy(model_path, torch.device("cpu"))
+    if cfg.gradient_checkpointing:  # as rlvr.update.run_update does
+        model.gradient_checkpointing_enable()
+        model.config.use_cache = False
+    opt, sched, _ = make_optimizer(model, cfg, None)
+    rows = [TrainRow(**r) for r in batch["rows"]]
+
+    def step() -> dict:
+        (m,) = grpo_steps(model, opt, sched, rows, cfg=cfg, temperature=1.0, pad_id=batch["pad_id"],
+                          norm_constant=float(args.completion_len))  # fmt: skip
+        return {"loss": m["loss"], "grad_norm": m["grad_norm"], "micro_batches": m["micro_batches"]}
+
+    return step, _describe(model, opt)
+
+
+def trl_inputs(rows: list[TrainRow], pad_id: int) -> dict[str, torch.Tensor]:
+    """The generation batch as GRPOTrainer._generate_and_score_completions returns it."""
+    from trl.trainer.utils import pad
+
+    prompt_ids = pad([torch.tensor(r.prompt_ids) for r in rows], padding_value=pad_id, padding_side="left")  # (N, P)
+    prompt_mask = pad([torch.ones(len(r.prompt_ids), dtype=torch.long) for r in rows], padding_side="left")  # (N, P)
+    completion_ids = pad([torch.tensor(r.response_ids) for r in rows], padding_value=pad_id)  # (N, C)
+    completion_mask = pad([torch.ones(len(r.response_ids), dtype=torch.long) for r in rows])  # (N, C)
+    old = pad([torch.tensor(r.old_logprobs) for r in rows])  # (N, C)
+    return {"prompt_ids": prompt_ids, "prompt_mask": prompt_mask, "completion_ids": completion_ids,
+            "completion_mask": completion_mask, "advantages": torch.tensor([r.advantage for r in rows]),
+            "num_items_in_batch": completion_mask.sum(), "old_per_token_logps": old}  # fmt: skip
+
+
+def trl_config(args: argparse.Namespace, out_dir: str, n_rows: int):
+    from trl import GRPOConfig
+
+    return GRPOConfig(output_dir=out_dir, use_cpu=True, use_vllm=False, bf16=args.trl_bf16, report_to=[],
+                      per_device_train_batch_size=args.trl_batch, gradient_accumulation_steps=n_rows // args.trl_batch,
+                      num_generations=args.group, max_completion_length=args.completion_len, temperature=1.0,
+                      beta=0.0, loss_type="dapo", epsilon=args.eps_low, epsilon_high=args.eps_high,
+                      learning_rate=args.lr, adam_beta1=0.9, adam_beta2=0.99, weight_decay=0.0, max_grad_norm=1.0,
+                      gradient_checkpointing=not args.trl_no_gc, logging_steps=1, save_strategy="no",
+                      seed=args.seed)  # fmt: skip
+
+
+def _trl(args: argparse.Namespace, model_path: Path, batch: dict):
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOTrainer
+    from trl.trainer.utils import split_tensor_dict
+
+    rows = [TrainRow(**r) for r in batch["rows"]]
+    if len(rows) % args.trl_batch:
+        raise SystemExit(f"--trl-batch {args.trl_batch} must divide the {len(rows)} rows (prompts x group)")
+    targs = trl_config(args, tempfile.mkdtemp(prefix="rlvr-bench-trl-"), len(rows))
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
+    tok = AutoTokenizer.from_pretrained(model_path)
+    data = Dataset.from_dict({"prompt": ["unused: TRL never generates in this benchmark"] * args.prompts})
+    trainer = GRPOTrainer(model=model, reward_funcs=lambda completions, **kw: [0.0] * len(completions), args=targs,
+                          train_dataset=data, processing_class=tok)  # fmt: skip
+    model = trainer.model
+    if targs.activation_checkpointing:  # what Trainer.train() does before its loop
+        kw = dict(targs.activation_checkpointing_kwargs or {})
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={k: v for k, v in kw.items()
+                                              if k not in ("every_n_layers", "offload")} or None)  # fmt: skip
+    trainer.create_optimizer()
+    ga = targs.gradient_accumulation_steps
+    trainer.current_gradient_accumulation_steps = ga  # set by Trainer's loop; read by the loss normaliser
+    chunks = split_tensor_dict(trl_inputs(rows, batch["pad_id"]), targs.steps_per_generation)
+
+    def step() -> dict:
+        model.train()
+        t0 = time.perf_counter()
+        loss_sum = 0.0
+        for inputs in chunks:
+            with trainer.compute_loss_context_manager():
+                loss = trainer.compute_loss(model, inputs)
+            trainer.accelerator.backward(loss)
+            loss_sum += float(loss.detach())
+        t_lb = time.perf_counter() - t0
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), targs.max_grad_norm)
+        trainer.optimizer.step()
+        model.zero_grad(set_to_none=True)
+        return {"loss": loss_sum, "grad_norm": float(grad_norm), "micro_batches": len(chunks), "loss_backward_s": t_lb}
+
+    return step, _describe(model, trainer.optimizer)
+
+
+def worker(args: argparse.Namespace) -> None:
+    """Build one side, then answer one 'step' line from the parent at a time."""
+    batch = torch.load(Path(args.worker_dir) / "batch.pt", weights_only=False)
+    model_path = Path(Path(args.worker_dir) / "model_path.txt").read_text()
+    step, info = (_ours if args.worker == "ours" else _trl)(args, Path(model_path), batch)
+    print(TAG + json.dumps(info | {"rss_mb": _rss_mb("VmRSS")}), flush=True)
+    for line in sys.stdin:
+        if line.strip() != "step":
+            break
+        base = _rss_mb("VmRSS")
+        exact = _reset_peak()
+        t0 = time.perf_counter()
+        out = step()
+        seconds = time.perf_counter() - t0
+        peak = _rss_mb("VmHWM") if exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(TAG + json.dumps(out | {"seconds": seconds, "base_mb": base, "peak_mb": peak - base,
+                                      "maxrss_mb": peak, "peak_exact": exact}), flush=True)  # fmt: skip
+
+
+class Side:
+    """A worker process for one side, driven line by line."""
+
+    def __init__(self, name: str, argv: list[str]):
+        self.name = name
+        self.proc = subprocess.Popen([sys.executable, __file__, *argv, "--worker", name], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        self.ready = self._read()
+
+    def _read(self) -> dict:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith(TAG):
+                return json.loads(line[len(TAG) :])
+            sys.stderr.write(f"[{self.name}] {line}")
+        raise RuntimeError(f"the {self.name} worker exited with code {self.proc.wait()} (its stderr is above)")
+
+    def step(self) -> dict:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("step\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+# ---- parent -------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", help="an HF folder to use instead of a random Llama")
+    ap.add_argument("--hidden", type=int, default=576)
+    ap.add_argument("--layers", type=int, default=30)
+    ap.add_argument("--intermediate", type=int, default=0, help="0 = hidden * 8 / 3 (1536 for 576)")
+    ap.add_argument("--heads", type=int, default=0, help="0 = hidden / 64")
+    ap.add_argument("--kv-heads", type=int, default=0, help="0 = heads / 3 when divisible, else heads")
+    ap.add_argument("--vocab", type=int, default=49152)
+    ap.add_argument("--prompts", type=int, default=4)
+    ap.add_argument("--group", type=int, default=8, help="completions per prompt (G)")
+    ap.add_argument("--prompt-len", type=int, default=64, help="longest prompt; lengths drawn from [len/2, len]")
+    ap.add_argument("--completion-len", type=int, default=96, help="longest completion; drawn from [len/2, len]")
+    ap.add_argument("--logprob-noise", type=float, default=0.1, help="std of the noise on old logprobs")
+    ap.add_argument("--lr", type=float, default=1e-6)
+    ap.add_argument("--eps-low", type=float, default=0.2)
+    ap.add_argument("--eps-high", type=float, default=0.28, help="DAPO clip-higher")
+    ap.add_argument("--micro-batch-tokens", type=int, default=UpdateSection().micro_batch_tokens, help="ours")
+    ap.add_argument("--ours-gc", action="store_true", help="ours: gradient checkpointing (off by default)")
+    ap.add_argument("--trl-batch", type=int, default=8, help="TRL per_device_train_batch_size (its default 8)")
+    ap.add_argument("--trl-no-gc", action="store_true", help="TRL: turn off its default gradient checkpointing")
+    ap.add_argument("--trl-bf16", action="store_true", help="TRL: its default bf16 autocast (ours is fp32 on CPU)")
+    ap.add_argument("--repeats", type=int, default=3, help="timed steps per side, after one warm-up step each")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--worker", choices=["ours", "trl"], help=argparse.SUPPRESS)
+    ap.add_argument("--worker-dir", help=argparse.SUPPRESS)
+    return ap.parse_args(argv)
+
+
+def _version(pkg: str) -> str | None:
+    try:
+        return version(pkg)
+    except PackageNotFoundError:
+        return None
+
+
+def main() -> None:
+    args = parse_args()
+    hf_logging.disable_progress_bar()  # per-file "Loading weights" bars
+    if args.worker:
+        return worker(args)
+    argv = sys.argv[1:]
+    with tempfile.TemporaryDirectory(prefix="rlvr-bench-update-") as tmp:
+        folder = Path(tmp)
+        t = time.perf_counter()
+        model_path = build_model(args, folder)
+        batch = build_batch(args, model_path)
+        torch.save(batch, folder / "batch.pt")
+        (folder / "model_path.txt").write_text(str(model_path))
+        build_s = time.perf_counter() - t
+        sides = {n: Side(n, [*argv, "--worker-dir", tmp]) for n in ("ours", "trl")}
+        runs: dict[str, list[dict]] = {"ours": [], "trl": []}
+        try:
+            for r in range(1 + args.repeats):  # ours, trl, ours, trl, ...: these machines drift
+                for name, side in sides.items():
+                    res = side.step()
+                    print(f"# repeat {r}{' (warm-up)' if r == 0 else ''} {name}: {res['seconds']:.2f} s, "
+                          f"loss {res['loss']:.6f}, grad_norm {res['grad_norm']:.4f}, peak +{res['peak_mb']:.0f} MB",
+                          file=sys.stderr, flush=True)  # fmt: skip
+                    runs[name].append(res)
+        finally:
+            for side in sides.values():
+                side.close()
+    rows = [TrainRow(**r) for r in batch["rows"]]
+    tokens = sum(len(r.response_ids) for r in rows)
+    timed = {n: v[1:] for n, v in runs.items()}
+    med = {n: statistics.median(x["seconds"] for x in v) for n, v in timed.items()}
+    warm = runs["ours"][0], runs["trl"][0]  # the same weights on both sides only before the first step
+    figures = {
+        "tokens": tokens,
+        "ours_tokens_per_s": round(tokens / med["ours"], 1),
+        "trl_tokens_per_s": round(tokens / med["trl"], 1),
+        "ratio": round(med["trl"] / med["ours"], 3),
+        "ours_peak_mb": round(max(x["peak_mb"] for x in timed["ours"])),
+        "trl_peak_mb": round(max(x["peak_mb"] for x in timed["trl"])),
+        "ours_maxrss_mb": round(max(x["maxrss_mb"] for x in timed["ours"])),
+        "trl_maxrss_mb": round(max(x["maxrss_mb"] for x in timed["trl"])),
+        "ours_s": round(med["ours"], 3),
+        "trl_s": round(med["trl"], 3),
+        "trl_loss_backward_s": round(statistics.median(x["loss_backward_s"] for x in timed["trl"]), 3),
+        "loss_abs_diff": abs(warm[0]["loss"] - warm[1]["loss"]),
+        "grad_norm_rel_diff": abs(warm[0]["grad_norm"] - warm[1]["grad_norm"]) / max(warm[1]["grad_norm"], 1e-12),
+        "build_s": round(build_s, 1),
+    }
+    for k, v in figures.items():
+        print(f"{k}: {v}")
+    model_cfg = json.loads((Path(args.model) / "config.json").read_text()) if args.model else None
+    result = {
+        "figures": figures,
+        "workers": {n: s.ready for n, s in sides.items()},
+        "runs": runs,
+        "machine": {"cores": os.cpu_count(), "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+                    "cpu": platform.processor() or platform.machine(), "python": platform.python_version(),
+                    "torch_threads": torch.get_num_threads()},
+        "versions": {p: _version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("worker")}
+        | {"command": "python bench/update.py " + " ".join(argv), "model_config": model_cfg,
+           "ours": update_section(args).model_dump() | {"temperature": 1.0, "dtype": "float32"},
+           "trl": {"per_device_train_batch_size": args.trl_batch,
+                   "gradient_accumulation_steps": len(rows) // args.trl_batch, "loss_type": "dapo", "beta": 0.0,
+                   "epsilon": args.eps_low, "epsilon_high": args.eps_high, "gradient_checkpointing": not args.trl_no_gc,
+                   "bf16": args.trl_bf16, "use_cpu": True, "use_vllm": False, "optim": "transformers default",
+                   "log-prob path": "TRL's fused/chunked LM head (always on in this TRL)",
+                   "old_per_token_logps": "given (as ours: the rollout's logprobs)"},
+           "tokens": "completion tokens trained on (the same on both sides)",
+           "timed": "ours: grpo_steps (forward, loss, backward, clip, AdamW step); trl: compute_loss + backward per "
+                    "chunk, clip, optimizer.step; no generation on either side"},
+    }  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

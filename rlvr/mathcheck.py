@@ -19,6 +19,7 @@ hang and crash their worker).
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 import signal
 import time
@@ -29,6 +30,11 @@ from multiprocessing.connection import Connection, wait
 Check = Callable[[str, str], bool]
 
 GRACE_S = 5.0  # after the in-worker timer should have fired, the parent kills the worker
+STARTUP_S = 120.0  # a worker must be ready (imports done) within this; 2 cores under load are slow
+
+
+class MathCheckError(RuntimeError):
+    """The tier itself cannot run (a worker cannot start): not a fault of any one row."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,11 @@ def _worker(conn: Connection, check: Check, timeout_s: float, warm: bool) -> Non
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     if warm:
         import math_verify  # noqa: F401  (import before the first row's timer starts)
+
+        # math-verify warns once that its own timeouts are off: here the timer above replaces them
+        for name in ("math_verify.parser", "math_verify.grader"):
+            logging.getLogger(name).addFilter(lambda r: "Timeout is disabled" not in r.getMessage())
+    conn.send("ready")
     while (msg := conn.recv()) is not None:
         i, gold, pred = msg
         conn.send((i, run_one(check, gold, pred, timeout_s)))
@@ -107,6 +118,21 @@ class _Slot:
         child.close()
         self.row: int | None = None
         self.deadline = 0.0
+
+    def ready(self) -> _Slot:
+        """Wait for the worker's "ready"; a worker that dies first is a set-up error, not a row's."""
+        try:
+            ok = self.conn.poll(STARTUP_S) and self.conn.recv() == "ready"
+        except (EOFError, OSError):  # it died while starting: reported below with its exit code
+            ok = False
+        if ok:
+            return self
+        self.stop(kill=True)
+        raise MathCheckError(
+            f"a math-verify worker process did not start (exit code {self.proc.exitcode}); see its traceback above. "
+            "Workers are spawned: a script that calls rlvr.verify must guard its entry point with "
+            "`if __name__ == \"__main__\":`, and math-verify must be installed (pip install 'math-verify[antlr4_13_2]')"
+        )
 
     def give(self, i: int, gold: str, pred: str, deadline: float) -> None:
         self.row, self.deadline = i, deadline
@@ -144,14 +170,16 @@ def check_pairs(
         return [], stats
     ctx = mp.get_context("spawn")  # no fork: the parent holds DuckDB and torch threads
     todo = list(range(len(pairs)))[::-1]
-    slots = [_Slot(ctx, check, timeout_s) for _ in range(min(workers, len(pairs)))]
+    slots = [_Slot(ctx, check, timeout_s) for _ in range(min(workers, len(pairs)))]  # start all, then wait
     try:
+        for s in slots:
+            s.ready()
         while todo or any(s.row is not None for s in slots):
             for k, s in enumerate(slots):
                 if s.row is None and todo:
                     if not s.proc.is_alive():  # died between rows: replace it before giving it one
                         s.stop(kill=True)
-                        s = slots[k] = _Slot(ctx, check, timeout_s)
+                        s = slots[k] = _Slot(ctx, check, timeout_s).ready()
                         stats["worker_restarts"] += 1
                     i = todo.pop()
                     s.give(i, *pairs[i], deadline=time.monotonic() + timeout_s + GRACE_S)
@@ -164,7 +192,7 @@ def check_pairs(
                 if s.conn in ready:
                     try:
                         i, v = s.conn.recv()
-                    except EOFError:  # died after the row was sent; the sentinel branch explains
+                    except (EOFError, OSError):  # died after the row was sent; the branch below explains
                         i, v = s.row, None
                     if v is not None:
                         verdicts[i], s.row = v, None
@@ -178,7 +206,7 @@ def check_pairs(
                     continue
                 verdicts[s.row] = Verdict(None, why)
                 s.stop(kill=True)
-                slots[k] = _Slot(ctx, check, timeout_s)
+                slots[k] = _Slot(ctx, check, timeout_s).ready()
                 stats["worker_restarts"] += 1
     finally:
         for s in slots:

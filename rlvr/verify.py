@@ -79,7 +79,8 @@ def score_with_stats(
         raise VerifyError("verify got no rollout shards; run the rollout stage first")
     con = connect()
     files = {"rollouts": [str(p) for p in rollout_files], "problems": [str(p) for p in problem_files]}
-    con.execute(sql.load("verify"), files | {"tol": cfg.numeric_tolerance})
+    rewards = {"correct_reward": cfg.correct_reward, "format_reward": cfg.format_reward}
+    con.execute(sql.load("verify"), files | rewards | {"tol": cfg.numeric_tolerance})
     n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
     n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]
     if n_rows != n_in:
@@ -94,11 +95,10 @@ def score_with_stats(
     if undecided.num_rows:
         fills, mstats = _fills(undecided, cfg, check)
         con.register("verify_fills", fills)
-        con.execute(sql.load("verify_fill"))
+        con.execute(sql.load("verify_fill"), rewards)
         con.unregister("verify_fills")
         stats |= {"verifier_errors": mstats["errors"], "timeouts": mstats["timeouts"], "worker_restarts": mstats["worker_restarts"]}
-    params = {"correct_reward": cfg.correct_reward, "format_reward": cfg.format_reward, "eps": cfg.advantage_eps}
-    table = con.sql(sql.load("verify_groups"), params=params).to_arrow_table()
+    table = con.sql(sql.load("verify_groups"), params={"eps": cfg.advantage_eps}).to_arrow_table()
     return table.cast(SCORES), stats
 
 

@@ -1,5 +1,9 @@
 """The verify SQL on hand-computed rows: extraction, normalisation, numeric vs exact, rewards,
-reasons, and group advantages (checked against rlvr.grpo.group_advantages as a reference)."""
+reasons, and group advantages (checked against rlvr.grpo.group_advantages as a reference).
+Each normalisation rule has rows that must score true and rows that must score false (RULES).
+
+    .venv/bin/python -m pytest -q tests/test_verify.py
+"""
 
 from __future__ import annotations
 
@@ -126,3 +130,107 @@ def test_rollout_for_unknown_problem_is_an_error_naming_it(tmp_path: Path) -> No
     r, p = _files(tmp_path, [("n", "<answer>19</answer>"), ("ghost", "<answer>1</answer>")])
     with pytest.raises(VerifyError, match="ghost"):
         score(r, p, VerifySection())
+
+
+# ---- normalisation rules: each with rows that must be true and rows that must be false ----------
+# (rule, gold, response, correct, verifier); hand-decided from the rules in rlvr/sql/macros.sql
+RULES = [
+    ("thousands commas", "1234567", "<answer>1,234,567</answer>", True, "sql_numeric"),
+    ("thousands commas", "1200", "<answer>1,200.0</answer>", True, "sql_numeric"),
+    ("thousands commas", "1,200", "<answer>1200</answer>", True, "sql_numeric"),  # commas in the gold too
+    ("thousands commas", "1234", "<answer>12,34</answer>", False, "math_verify"),  # not a thousands group: a list
+    ("thousands commas", "1200", "<answer>1,300</answer>", False, "sql_numeric"),
+    ("currency", "1200", "<answer>$1,200</answer>", True, "sql_numeric"),
+    ("currency", "12", "<answer>€12</answer>", True, "sql_numeric"),
+    ("currency", "7.5", "<answer>£7.50</answer>", True, "sql_numeric"),
+    ("currency", "5", "<answer>\\$5</answer>", True, "sql_numeric"),  # LaTeX-escaped dollar
+    ("currency", "12", "<answer>$13</answer>", False, "sql_numeric"),
+    ("percent", "50", "<answer>50%</answer>", True, "sql_numeric"),  # unit dropped (GSM8K style)
+    ("percent", "0.5", "<answer>50%</answer>", True, "sql_numeric"),  # x/100
+    ("percent", "50%", "<answer>50</answer>", True, "sql_numeric"),
+    ("percent", "50%", "<answer>0.5</answer>", True, "sql_numeric"),
+    ("percent", "50\\%", "<answer>50 %</answer>", True, "sql_numeric"),  # LaTeX \% on both sides
+    ("percent", "50", "<answer>0.5</answer>", False, "sql_numeric"),  # no % anywhere: 0.5 is not 50
+    ("percent", "50%", "<answer>5%</answer>", False, "sql_numeric"),
+    ("percent", "50%", "<answer>0.5%</answer>", False, "sql_numeric"),  # % on both sides: numbers must match
+    ("trailing zeros", "2.5", "<answer>2.50</answer>", True, "sql_numeric"),
+    ("trailing zeros", "3", "<answer>3.0</answer>", True, "sql_numeric"),
+    ("trailing zeros", "3.0", "<answer>3</answer>", True, "sql_numeric"),
+    ("trailing zeros", "2.5", "<answer>2.05</answer>", False, "sql_numeric"),
+    ("trailing zeros", "3", "<answer>30</answer>", False, "sql_numeric"),
+    ("unicode minus", "-4", "<answer>\u22124</answer>", True, "sql_numeric"),
+    ("unicode minus", "\u22124", "<answer>-4</answer>", True, "sql_numeric"),
+    ("unicode minus", "-4", "<answer>4</answer>", False, "sql_numeric"),
+    ("leading plus", "4", "<answer>+4</answer>", True, "sql_numeric"),
+    ("leading plus", "-4", "<answer>+4</answer>", False, "sql_numeric"),
+    ("fractions", "0.75", "<answer>3/4</answer>", True, "sql_numeric"),
+    ("fractions", "-1/2", "<answer>-0.5</answer>", True, "sql_numeric"),
+    ("fractions", "3/4", "<answer>6/8</answer>", True, "sql_numeric"),
+    ("fractions", "3/4", "<answer>\\frac{3}{4}</answer>", True, "sql_numeric"),
+    ("fractions", "-0.5", "<answer>-\\dfrac{1}{2}</answer>", True, "sql_numeric"),
+    ("fractions", "1/3", "<answer>0.3333333</answer>", True, "sql_numeric"),  # within 1e-6
+    ("fractions", "0.75", "<answer>4/3</answer>", False, "sql_numeric"),
+    ("fractions", "-1/2", "<answer>1/2</answer>", False, "sql_numeric"),
+    ("fractions", "1/3", "<answer>0.333</answer>", False, "sql_numeric"),  # off by 3.3e-4
+    ("tolerance", "1000000", "<answer>1000000.5</answer>", True, "sql_numeric"),  # relative: 1e-6 * 1e6 = 1
+    ("tolerance", "1000000", "<answer>1000002</answer>", False, "sql_numeric"),
+    ("tolerance", "0.001", "<answer>0.0010000005</answer>", True, "sql_numeric"),  # absolute below |gold| = 1
+    ("tolerance", "0.001", "<answer>0.0015</answer>", False, "sql_numeric"),
+    ("not numbers", "5", "<answer>nan</answer>", False, "sql_numeric"),  # TRY_CAST reads 'nan'; refused
+    ("not numbers", "1000", "<answer>1e3</answer>", True, "sql_numeric"),  # an exponent is a number
+    ("not numbers", "1000", "<answer>1_000</answer>", False, "math_verify"),  # TRY_CAST reads '1_000'; refused
+    ("exact strings", "Paris", "<answer>  PARIS </answer>", True, "sql_exact"),
+    ("exact strings", "New York", "<answer>new\tyork</answer>", True, "sql_exact"),
+    ("exact strings", "\\text{Paris}", "<answer>paris</answer>", True, "sql_exact"),
+    ("exact strings", "Paris", "<answer>Paris, France</answer>", False, "sql_exact"),
+    ("exact strings", "Paris", "<answer>sirap</answer>", False, "sql_exact"),  # never sent to math-verify
+    ("exact strings", "Paris", "<answer>19</answer>", False, "sql_exact"),
+    ("symbolic", "\\sqrt{2}", "<answer>\\sqrt{2}</answer>", True, "sql_exact"),  # identical text
+    ("symbolic", "\\sqrt{2}", "<answer>\\sqrt 2</answer>", True, "math_verify"),
+    ("symbolic", "x^2+1", "<answer>1 + x^2</answer>", True, "math_verify"),
+    ("symbolic", "[1,2)", "<answer>[1, 2]</answer>", False, "math_verify"),
+    ("symbolic", "19", "<answer>19x</answer>", False, "math_verify"),
+]
+
+
+@pytest.fixture(scope="module")
+def rule_rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    tmp = tmp_path_factory.mktemp("rules")
+    problems = [(f"r{k:02d}", gold) for k, (_, gold, *_rest) in enumerate(RULES)]
+    cases = [(f"r{k:02d}", text) for k, (_, _g, text, *_rest) in enumerate(RULES)]
+    r, p = _files(tmp, cases, problems)
+    return score(r, p, VerifySection()).to_pylist()
+
+
+@pytest.mark.parametrize("k", range(len(RULES)), ids=[f"{c[0]}: {c[1]} vs {c[2]}" for c in RULES])
+def test_normalisation_rule(rule_rows: list[dict], k: int) -> None:
+    rule, gold, text, correct, verifier = RULES[k]
+    row = next(x for x in rule_rows if x["prompt_id"] == f"r{k:02d}")
+    assert (row["correct"], row["verifier"]) == (correct, verifier), row["reason"]
+
+
+def test_numeric_tolerance_comes_from_config(tmp_path: Path) -> None:
+    r, p = _files(tmp_path, [("t", "<answer>100.9</answer>"), ("t", "<answer>101.5</answer>")], [("t", "100")])
+    assert [x["correct"] for x in score(r, p, VerifySection(numeric_tolerance=0.01)).to_pylist()] == [True, False]
+    assert [x["correct"] for x in score(r, p, VerifySection()).to_pylist()] == [False, False]
+
+
+# (response, extracted_answer, extraction): the extraction rules beyond CASES above
+EXTRACTION = [
+    ("so \\boxed{\\frac{1}{2}} it is", "\\frac{1}{2}", "boxed"),  # nested braces
+    ("first \\boxed{3} then \\boxed{4}", "3", "boxed"),  # the first box
+    ("\\boxed{} is empty, the answer is 7", "7", "last_number"),
+    ("it costs $1,200.", "1,200", "last_number"),
+    ("half of it, 3/4 of it.", "3/4", "last_number"),
+    ("the value is \u22124 here", "\u22124", "last_number"),
+    ("that is 50% off", "50%", "last_number"),
+    ("<answer>\n 5\n</answer>", "\n 5\n", "answer_tag"),  # multi-line tag body
+    ("<answer>1</answer> <answer>2</answer>", "1", "answer_tag"),  # the first tag
+    ("<answer>no closing tag 5", "5", "last_number"),
+]
+
+
+def test_extraction_rules(tmp_path: Path) -> None:
+    r, p = _files(tmp_path, [("x", text) for text, *_ in EXTRACTION], [("x", "0")])
+    got = [(x["extracted_answer"], x["extraction"]) for x in score(r, p, VerifySection()).to_pylist()]
+    assert got == [(e, kind) for _, e, kind in EXTRACTION]

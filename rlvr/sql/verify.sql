@@ -1,6 +1,7 @@
 -- verify(i), pass 1 of 2: extract, normalise and decide every rollout row SQL can decide, into the
 -- connection's temp table verify_rows (run by rlvr.verify.score; macros from macros.sql).
--- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance).
+-- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance),
+-- $correct_reward, $format_reward (reward = correct * correct_reward + format_ok * format_reward).
 --
 -- Extraction order: <answer>...</answer> (format_ok; the first opening tag and the nearest closing
 -- one), then the first \boxed{...} (braces nested up to two levels, e.g. \boxed{\frac{1}{2}}), then
@@ -24,26 +25,34 @@ WITH p AS (
     SELECT prompt_id, task, answer, gold, gold_sym,
         CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold, '%') AS gold_pct
     FROM (
-        SELECT prompt_id, task, answer, gold, looks_symbolic(gold) AS gold_sym, num_value(num_body(gold)) AS gold_num
+        SELECT prompt_id, task, answer, gold, looks_symbolic(gold) AS gold_sym, num_value(gold_body) AS gold_num
         FROM (
+            SELECT *, num_body(gold) AS gold_body
+            FROM (
             SELECT prompt_id, task, answer, norm_answer(answer) AS gold
             FROM read_parquet($problems, hive_partitioning = false)
+            )
         )
     )
 ), x AS (
     SELECT iteration, prompt_id, sample_idx, response_text AS t,
+        -- group 0 (the whole match) keeps RE2 on its DFA; a capture group makes it several times slower
         CASE WHEN contains(response_text, '<answer>')
-             THEN regexp_extract(response_text, '(?s)(<answer>)(.*?)</answer>', ['open', 'body']) END AS tag
+             THEN regexp_extract(response_text, '(?s)<answer>.*?</answer>', 0) ELSE '' END AS tag
     FROM read_parquet($rollouts, hive_partitioning = false)
 ), b AS (
-    SELECT iteration, prompt_id, sample_idx, t, COALESCE(tag.open <> '', false) AS has_tag, tag.body AS tag_body,
-        CASE WHEN COALESCE(tag.open = '', true) AND contains(t, '\boxed{')
+    SELECT iteration, prompt_id, sample_idx, t, tag <> '' AS has_tag,
+        substr(tag, 9, length(tag) - 17) AS tag_body,  -- between '<answer>' (8 chars) and '</answer>' (9)
+        CASE WHEN tag = '' AND contains(t, '\boxed{')
              THEN regexp_extract(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}', 1) ELSE '' END AS boxed
     FROM x
 ), e AS (
     SELECT iteration, prompt_id, sample_idx, has_tag, tag_body, boxed,
+        -- the last number and the non-digits after it (group 0, see above), then the number alone
         CASE WHEN NOT has_tag AND boxed = ''
-             THEN nullif(regexp_extract(t, '([-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?)\D*$', 1), '') END AS last_num
+             THEN nullif(regexp_extract(
+                      regexp_extract(t, '[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?\D*$', 0),
+                      '^[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?', 0), '') END AS last_num
     FROM b
 ), f AS (
     SELECT iteration, prompt_id, sample_idx, has_tag,
@@ -52,16 +61,24 @@ WITH p AS (
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
     FROM e
 ), g AS (
-    SELECT f.*, norm_answer(extracted) AS pred
+    -- fast path: most answers are already a plain decimal ('42', '-3.5'); only the others are normalised
+    SELECT f.*, regexp_full_match(extracted, '-?\d+(?:\.\d+)?') AS plain
     FROM f
-), h AS (
-    SELECT g.*, ends_with(pred, '%') AS pred_pct, num_value(num_body(pred)) AS pred_num0
+), g2 AS (
+    SELECT g.*, CASE WHEN plain THEN extracted ELSE norm_answer(extracted) END AS pred
     FROM g
+), h AS (
+    SELECT g2.*, NOT plain AND ends_with(pred, '%') AS pred_pct,
+        CASE WHEN NOT plain THEN num_body(pred) END AS pred_body
+    FROM g2
+), h2 AS (
+    SELECT h.*, CASE WHEN plain THEN TRY_CAST(pred AS DOUBLE) ELSE num_value(pred_body) END AS pred_num0
+    FROM h
 ), d AS (
     SELECT h.iteration, h.prompt_id, h.sample_idx, h.has_tag, h.extraction, h.extracted, h.pred, h.pred_pct,
         CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num,
         p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym
-    FROM h JOIN p USING (prompt_id)
+    FROM h2 AS h JOIN p USING (prompt_id)
 ), v AS (
     SELECT *,
         CASE
@@ -94,6 +111,8 @@ SELECT
     has_tag AS format_ok,
     correct,
     verifier,
+    CAST(CASE WHEN correct THEN $correct_reward ELSE 0 END AS DOUBLE)
+      + CAST(CASE WHEN has_tag THEN $format_reward ELSE 0 END AS DOUBLE) AS reward,
     CASE
         WHEN correct IS NULL THEN NULL
         WHEN extraction = 'none' THEN 'no_answer: no <answer> tag, \boxed{} or number in the response'

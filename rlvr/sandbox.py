@@ -445,7 +445,8 @@ def check_many(items: Sequence[AssertTests | IOTests], *, limits: Limits = Limit
         return list(pool.map(one, items))
 
 
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+# an opening fence starts a line (prose may mention ```python inline); the body ends at the next ```
+_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL | re.MULTILINE)
 
 
 def extract_code(response: str) -> str | None:

@@ -65,9 +65,8 @@ def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
     """(name, program, accepted reason prefixes). Each program exits 0 only if its attack worked."""
     data = store / "problems" / "part-000000.parquet"
     return [
-        # first: runs beside the fork bomb share the CPU with it (no cgroup per run), which can
-        # stretch a 0.5 s memory bomb past the 3 s wall clock and change its reason
-        ("memory bomb", "x = []\nwhile True:\n    x.append(bytearray(10**7))", ("memory: exceeded 512 MiB",)),
+        # mapped, never touched: hits RLIMIT_AS without needing CPU time (this machine may be loaded)
+        ("memory bomb", "import mmap\nx = []\nwhile True:\n    x.append(mmap.mmap(-1, 10**7))", ("memory: exceeded 512 MiB",)),
         ("one huge allocation", "x = bytearray(8 * 1024**3)", ("memory: exceeded 512 MiB",)),
         ("fork bomb", "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
          ("timeout",)),
@@ -140,7 +139,12 @@ def test_adversarial_corpus_is_contained(run_store):
     reader = f"print(open({str(run_store / 'problems' / 'part-000000.parquet')!r}).read())"
 
     start = time.monotonic()
-    verdicts = check_many([AssertTests(code, tests="") for _, code, _ in cases], limits=LIMITS)
+    # The fork bomb runs on its own: runs beside it share the CPU with its 32 spinning processes
+    # (no cgroup per run), which can stretch the 0.5 s memory bomb past 3 s and change its reason.
+    alone = [c for c in cases if c[0] == "fork bomb"]
+    cases = [c for c in cases if c[0] != "fork bomb"] + alone
+    verdicts = check_many([AssertTests(code, tests="") for _, code, _ in cases[: -len(alone)]], limits=LIMITS)
+    verdicts += check_many([AssertTests(code, tests="") for _, code, _ in alone], limits=LIMITS)
     hidden = check_assert_tests(reader, "", limits=LIMITS, hide=[run_store])
     elapsed = time.monotonic() - start
 
@@ -228,10 +232,11 @@ def test_check_many_keeps_input_order():
 
 
 def test_extract_code():
-    assert extract_code("text\n```python\nprint(1)\n```\nmore ```py\nprint(2)\n```") == "print(2)\n"
+    assert extract_code("text\n```python\nprint(1)\n```\nmore\n```py\nprint(2)\n```") == "print(2)\n"
     assert extract_code("```python\na = 1\n```\n```\nplain\n```") == "a = 1\n"
     assert extract_code("```\nx = 3\n```") == "x = 3\n"
     assert extract_code("```Python3 \nz = 1\n```") == "z = 1\n"
+    assert extract_code("Reply in one ```python block.\n\n```python\nreal = 1\n```") == "real = 1\n"
     assert extract_code("no code at all") is None
     assert extract_code("```python\nunclosed = 1\n") is None
 

@@ -347,7 +347,12 @@ def _last_line(text: str) -> str:
 
 def run_program(code: str, *, stdin: str | None = None, limits: Limits = Limits(),
                 hide: Sequence[str | Path] = ()) -> RunResult:
-    """Run `code` as /tmp/main.py in a fresh sandbox. `hide`: folders to make invisible."""
+    """Run `code` as /tmp/main.py in a fresh sandbox.
+
+    `hide`: folders to cover with an empty read-only tmpfs (pass the run store, so a program
+    cannot read ground truth); folders that do not exist are skipped. Raises SandboxError when
+    bwrap itself cannot start; everything the program does is reported in the RunResult.
+    """
     return _launch({"main.py": code.encode()}, [f"{WORKDIR}/main.py"], stdin=stdin, limits=limits, hide=hide)
 
 

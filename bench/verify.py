@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 
 from rlvr.config import VerifySection
 from rlvr.schema import PARQUET_COMPRESSION, PROBLEMS, ROLLOUTS, SCORES
+from rlvr.store import write_table
 from rlvr.verify import score_with_stats
 
 RESULTS = Path(__file__).parent / "results" / "verify.json"
@@ -130,17 +131,17 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
 def run_sql(folder: Path, cfg: VerifySection) -> tuple[float, dict]:
     t = time.perf_counter()
     table, stats = score_with_stats([folder / "rollouts.parquet"], [folder / "problems.parquet"], cfg)
-    pq.write_table(table, folder / "scores.parquet", compression=PARQUET_COMPRESSION)
+    write_table(table, SCORES, folder / "scores.parquet")  # as the verify stage writes its shard
     return time.perf_counter() - t, stats
 
 
 SCAN_FLOOR = """
 COPY (
-    SELECT r.iteration, r.prompt_id, r.sample_idx, 'synthetic_math' AS task, r.response_text AS extracted_answer,
+    SELECT iteration, prompt_id, sample_idx, 'synthetic_math' AS task, prompt_id AS extracted_answer,
            'answer_tag' AS extraction, true AS format_ok, true AS correct, 1.0::DOUBLE AS reward,
-           'sql_numeric' AS verifier, 'correct' AS reason, 8 AS group_size, 0.5::DOUBLE AS group_mean,
-           0.5::DOUBLE AS group_std, 0.0::DOUBLE AS advantage
-    FROM read_parquet($rollouts) r
+           'sql_numeric' AS verifier, prompt_id AS reason, length(response_text) AS group_size,
+           0.5::DOUBLE AS group_mean, 0.5::DOUBLE AS group_std, 0.0::DOUBLE AS advantage
+    FROM read_parquet($rollouts)
 ) TO '{out}' (FORMAT parquet, COMPRESSION zstd)
 """
 
@@ -205,6 +206,7 @@ def main() -> None:
         "correct_fraction": round(sum(scored["correct"].to_pylist()) / n, 4),
         "undecided_rows": stats.get("undecided", 0),
         "verifier_errors": stats.get("verifier_errors", 0),
+        "mean_response_chars": round(sum(len(t) for _, t in pairs) / n, 1),
         "build_inputs_s": round(build_s, 1),
     }
     for k, v in figures.items():
@@ -215,7 +217,8 @@ def main() -> None:
         "machine": {"cores": os.cpu_count(), "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
                     "cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
         "versions": {p: version(p) for p in ("duckdb", "pyarrow", "math-verify", "sympy")},
-        "settings": vars(args) | {"out": str(args.out), "verify": cfg.model_dump(), "command": "python bench/verify.py"},
+        "settings": vars(args) | {"out": str(args.out), "verify": cfg.model_dump(), "command": "python bench/verify.py",
+                                  "duckdb_threads": duckdb.sql("SELECT current_setting('threads')").fetchall()[0][0]},
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

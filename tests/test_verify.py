@@ -226,6 +226,8 @@ EXTRACTION = [
     ("that is 50% off", "50%", "last_number"),
     ("<answer>\n 5\n</answer>", "\n 5\n", "answer_tag"),  # multi-line tag body
     ("<answer>1</answer> <answer>2</answer>", "1", "answer_tag"),  # the first tag
+    ("<answer>1 <answer>2</answer>", "1 <answer>2", "answer_tag"),  # first opening, nearest closing
+    ("</answer> then <answer>3</answer>", "3", "answer_tag"),
     ("<answer>no closing tag 5", "5", "last_number"),
 ]
 

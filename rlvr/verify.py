@@ -64,6 +64,8 @@ def _fills(undecided: pa.Table, cfg: VerifySection, check: Check) -> tuple[pa.Ta
             reason = f"correct: {r['pred_norm']} = {r['gold_norm']} (math_verify)"
         else:
             reason = f"wrong: got {r['pred_norm']}, expected {r['gold_norm']} (math_verify: not equivalent)"
+        if r["extraction"] in ("boxed", "last_number"):  # as verify.sql words it
+            reason += f" (no <answer> tag; taken from {r['extraction']})"
         out.append({"row_id": r["row_id"], "correct": bool(v.correct), "verifier_error": v.error is not None, "reason": reason})
     return pa.Table.from_pylist(out, schema=FILLS), stats
 

@@ -128,7 +128,8 @@ SELECT
         WHEN correct THEN 'correct: ' || pred || ' = ' || gold
         WHEN pred = '' THEN 'wrong: empty answer, expected ' || gold
         ELSE 'wrong: got ' || pred || ', expected ' || gold
-    END AS reason,
+    END || CASE WHEN extraction IN ('boxed', 'last_number')
+                THEN ' (no <answer> tag; taken from ' || extraction || ')' ELSE '' END AS reason,
     false AS verifier_error,
     -- only undecided rows carry what rlvr.mathcheck needs: the raw gold and extracted texts
     CASE WHEN correct IS NULL THEN answer END AS undecided_gold,

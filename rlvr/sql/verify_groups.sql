@@ -15,8 +15,7 @@ WITH g AS (
 SELECT
     s.iteration, s.prompt_id, s.sample_idx, s.task, s.extracted_answer, s.extraction, s.format_ok,
     s.correct, s.reward, s.verifier,
-    s.reason || CASE WHEN s.extraction IN ('boxed', 'last_number')
-                     THEN ' (no <answer> tag; taken from ' || s.extraction || ')' ELSE '' END AS reason,
+    s.reason,
     CAST(COALESCE(g.n, 0) AS INTEGER) AS group_size,
     COALESCE(g.m, 0.0) AS group_mean,
     COALESCE(g.sd, 0.0) AS group_std,

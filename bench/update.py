@@ -1,6 +1,6 @@
 """Benchmark: our GRPO update (rlvr.update.grpo_steps) against TRL's GRPOTrainer loss + backward.
 
-    python bench/update.py                                  # SmolLM2-135M-sized random Llama, ~10 min
+    python bench/update.py                                  # SmolLM2-135M-sized random Llama: ~10 min idle, ~25 loaded
     python bench/update.py --layers 2 --hidden 128 --repeats 1 --out /tmp/u.json   # seconds
     python bench/update.py --model PATH                     # an HF folder instead of random weights
     python bench/update.py --trl-no-gc                      # TRL without its default gradient checkpointing
@@ -21,10 +21,11 @@ step (same lr, betas, weight decay, grad-norm clip):
           accumulation as its training loop does, then grad-norm clip + its optimiser's step.
           TRL never generates here: only its loss path, backward and the optimiser step are timed.
 Each side runs in its own worker process (so its peak memory is its own); the parent alternates
-them (ours, trl, ours, trl, ...) after one warm-up step each and reports medians. Peak memory is the
-high-water mark of the worker's resident set during a step (reset through /proc/self/clear_refs
-before the step) minus its resident set before the step: model, optimiser state and imports are
-in the baseline; gradients, activations, logits and anything else the step allocates are not.
+them (ours, trl, ours, trl, ...) after one warm-up step each and reports medians. Peak memory of a
+side is the high-water mark of its worker's resident set during its timed steps (VmHWM, reset through
+/proc/self/clear_refs before each step) minus its resident set after loading, before any step: the
+weights and imports are left out; optimiser state, gradients, activations, logits and what the
+allocator keeps count.
 
 Prints `key: value` lines and writes them with machine, versions and settings to
 bench/results/update.json (see /work/shared/BENCH.md). Tokens = completion tokens trained on.
@@ -33,10 +34,12 @@ bench/results/update.json (see /work/shared/BENCH.md). Tokens = completion token
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import platform
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -237,6 +240,8 @@ def _trl(args: argparse.Namespace, model_path: Path, batch: dict):
 
 def worker(args: argparse.Namespace) -> None:
     """Build one side, then answer one 'step' line from the parent at a time."""
+    if sys.platform == "linux":  # die with the parent (prctl PR_SET_PDEATHSIG = 1), e.g. on Ctrl-C or kill
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)
     batch = torch.load(Path(args.worker_dir) / "batch.pt", weights_only=False)
     model_path = Path(Path(args.worker_dir) / "model_path.txt").read_text()
     step, info = (_ours if args.worker == "ours" else _trl)(args, Path(model_path), batch)
@@ -311,6 +316,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--repeats", type=int, default=3, help="timed steps per side, after one warm-up step each")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--resummarise", type=Path, help="recompute the figures of an existing results file and exit")
     ap.add_argument("--worker", choices=["ours", "trl"], help=argparse.SUPPRESS)
     ap.add_argument("--worker-dir", help=argparse.SUPPRESS)
     return ap.parse_args(argv)
@@ -323,11 +329,50 @@ def _version(pkg: str) -> str | None:
         return None
 
 
+def summarise(runs: dict[str, list[dict]], workers: dict[str, dict], *, tokens: int) -> dict:
+    """The figures from the raw per-step records: run 0 of each side is the warm-up and is left out.
+
+    Peak memory of a side = the highest resident set during its timed steps minus its resident set
+    once the model was loaded and before any step: optimiser state, gradients, activations, logits,
+    and what the allocator keeps after the warm-up count; weights and imports do not."""
+    timed = {n: v[1:] for n, v in runs.items()}
+    med = {n: statistics.median(x["seconds"] for x in v) for n, v in timed.items()}
+    peak = {n: max(x["maxrss_mb"] for x in v) for n, v in timed.items()}
+    warm = runs["ours"][0], runs["trl"][0]  # the same weights on both sides only before the first step
+    return {
+        "tokens": tokens,
+        "ours_tokens_per_s": round(tokens / med["ours"], 1),
+        "trl_tokens_per_s": round(tokens / med["trl"], 1),
+        "ratio": round(med["trl"] / med["ours"], 3),
+        "ours_peak_mb": round(peak["ours"] - workers["ours"]["rss_mb"]),
+        "trl_peak_mb": round(peak["trl"] - workers["trl"]["rss_mb"]),
+        "ours_maxrss_mb": round(peak["ours"]),
+        "trl_maxrss_mb": round(peak["trl"]),
+        "ours_s": round(med["ours"], 3),
+        "trl_s": round(med["trl"], 3),
+        "trl_loss_backward_s": round(statistics.median(x["loss_backward_s"] for x in timed["trl"]), 3),
+        "loss_abs_diff": abs(warm[0]["loss"] - warm[1]["loss"]),
+        "grad_norm_rel_diff": abs(warm[0]["grad_norm"] - warm[1]["grad_norm"]) / max(warm[1]["grad_norm"], 1e-12),
+    }
+
+
+def resummarise(path: Path) -> None:
+    """Recompute a results file's figures from its raw runs (after a change to `summarise`)."""
+    result = json.loads(path.read_text())
+    result["figures"] = summarise(result["runs"], result["workers"], tokens=result["figures"]["tokens"]) | {
+        k: v for k, v in result["figures"].items() if k == "build_s"}
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    for k, v in result["figures"].items():
+        print(f"{k}: {v}")
+
+
 def main() -> None:
     args = parse_args()
     hf_logging.disable_progress_bar()  # per-file "Loading weights" bars
     if args.worker:
         return worker(args)
+    if args.resummarise:
+        return resummarise(args.resummarise)
     argv = sys.argv[1:]
     with tempfile.TemporaryDirectory(prefix="rlvr-bench-update-") as tmp:
         folder = Path(tmp)
@@ -351,32 +396,14 @@ def main() -> None:
             for side in sides.values():
                 side.close()
     rows = [TrainRow(**r) for r in batch["rows"]]
-    tokens = sum(len(r.response_ids) for r in rows)
-    timed = {n: v[1:] for n, v in runs.items()}
-    med = {n: statistics.median(x["seconds"] for x in v) for n, v in timed.items()}
-    warm = runs["ours"][0], runs["trl"][0]  # the same weights on both sides only before the first step
-    figures = {
-        "tokens": tokens,
-        "ours_tokens_per_s": round(tokens / med["ours"], 1),
-        "trl_tokens_per_s": round(tokens / med["trl"], 1),
-        "ratio": round(med["trl"] / med["ours"], 3),
-        "ours_peak_mb": round(max(x["peak_mb"] for x in timed["ours"])),
-        "trl_peak_mb": round(max(x["peak_mb"] for x in timed["trl"])),
-        "ours_maxrss_mb": round(max(x["maxrss_mb"] for x in timed["ours"])),
-        "trl_maxrss_mb": round(max(x["maxrss_mb"] for x in timed["trl"])),
-        "ours_s": round(med["ours"], 3),
-        "trl_s": round(med["trl"], 3),
-        "trl_loss_backward_s": round(statistics.median(x["loss_backward_s"] for x in timed["trl"]), 3),
-        "loss_abs_diff": abs(warm[0]["loss"] - warm[1]["loss"]),
-        "grad_norm_rel_diff": abs(warm[0]["grad_norm"] - warm[1]["grad_norm"]) / max(warm[1]["grad_norm"], 1e-12),
-        "build_s": round(build_s, 1),
-    }
+    workers = {n: side.ready for n, side in sides.items()}
+    figures = summarise(runs, workers, tokens=sum(len(r.response_ids) for r in rows)) | {"build_s": round(build_s, 1)}
     for k, v in figures.items():
         print(f"{k}: {v}")
     model_cfg = json.loads((Path(args.model) / "config.json").read_text()) if args.model else None
     result = {
         "figures": figures,
-        "workers": {n: s.ready for n, s in sides.items()},
+        "workers": workers,
         "runs": runs,
         "machine": {"cores": os.cpu_count(), "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
                     "cpu": platform.processor() or platform.machine(), "python": platform.python_version(),

@@ -62,7 +62,11 @@ class TaskSection(_Section):
 
 
 class RolloutSection(_Section):
-    engine: Literal["transformers"] = Field("transformers", description="Generation engine (vLLM arrives in its own issue).")
+    engine: Literal["auto", "vllm", "transformers"] = Field(
+        "auto", description="Generation engine; 'auto' = vLLM when rollout.python can import it, else transformers."
+    )
+    python: str = Field("", description='Interpreter that runs the vLLM engine (its own venv: `make vllm`); "" = this one.')
+    vllm_chunk_prompts: int = Field(256, ge=1, description="vLLM: requests per reply chunk (one shard each; bounds memory).")
     prompts_per_iteration: int = Field(32, ge=1, description="Prompts sampled (without replacement) per iteration.")
     group_size: int = Field(8, description="G: responses sampled per prompt; GRPO compares them inside the group.")
     max_new_tokens: int = Field(16, ge=1, description="Responses longer than this stop with finish_reason = 'length'.")

@@ -23,11 +23,13 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import torch
+from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from data import arithmetic
 from rlvr import verify as verifier
-from rlvr.rollout import Request, Sampling, derive_seed, generate_transformers, render_prompt_ids
+from rlvr import engines
+from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
 from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
 from rlvr.store import CommitRecord, begin_stage, committed, read_record, write_table
@@ -131,8 +133,11 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
         train = table.filter(pc.equal(table["split"], "train"))
         text = dict(zip(train["prompt_id"].to_pylist(), train["prompt"].to_pylist(), strict=True))
         device = resolve_device(cfg.update.device)
-        model, tok = load_policy(paths.policy_dir(i), device)
-        model.eval()
+        tok = AutoTokenizer.from_pretrained(paths.policy_dir(i))
+        got = engines.acquire(cfg.rollout, paths.policy_dir(i), device=device, seed=cfg.run.seed,
+                              max_model_len=_max_model_len(paths.policy_dir(i)))  # fmt: skip
+        log.info("rollout %d: %s engine (%s), start %.1fs, weight load %.2fs", i, got.name,
+                 "warm" if got.warm else "cold", got.start_seconds, got.weight_load_seconds)  # fmt: skip
         out = tx.output(paths.table_dir("rollouts", i))
         target = cfg.rollout.min_signal_groups or cfg.rollout.prompts_per_iteration
         chosen = iteration_prompts(list(text), cfg.rollout.prompts_per_iteration, seed=cfg.run.seed, iteration=i)
@@ -141,7 +146,7 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
         shards: list[Path] = []
         t0 = time.perf_counter()
         for rnd in range(1 + cfg.rollout.dynamic_sampling_rounds):
-            new = _generate(model, tok, run, i, chosen, text, out, first_shard=len(shards))
+            new = _generate(got.engine, tok, run, i, chosen, text, out, first_shard=len(shards))
             shards += new["shards"]
             used |= set(chosen)
             rounds.append({"round": rnd, "prompts": len(chosen), "rows": new["rows"], "tokens": new["tokens"]})
@@ -163,15 +168,25 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
                      rnd, len(chosen))  # fmt: skip
         secs = time.perf_counter() - t0
         n_rows, tokens = sum(r["rows"] for r in rounds), sum(r["tokens"] for r in rounds)
-        rec = tx.commit(rows=n_rows, extra={"engine": "transformers", "device": str(device), "tokens": tokens,
-                                            "generation_seconds": round(secs, 3), "rounds": rounds,
+        rec = tx.commit(rows=n_rows, extra={"engine": got.name, "warm": got.warm, "device": str(device),
+                                            "engine_start_seconds": round(got.start_seconds, 3),
+                                            "weight_load_seconds": round(got.weight_load_seconds, 3),
+                                            "generation_seconds": round(secs, 3), "tokens": tokens, "rounds": rounds,
                                             "tokens_per_s": round(tokens / max(secs, 1e-9), 1)})  # fmt: skip
+        if got.name == "transformers":
+            got.engine.close()
     log.info("rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs", i, n_rows, len(used),
              cfg.rollout.group_size, len(rounds), tokens, secs)  # fmt: skip
     return _result(rec, skipped=False)
 
 
-def _generate(model, tok, run: Run, i: int, prompt_ids: list[str], text: dict[str, str], out: Path, *,
+def _max_model_len(policy_dir: Path) -> int:
+    """Context the vLLM engine reserves: the model's own limit (prompts here are short)."""
+    conf = json.loads((policy_dir / "config.json").read_text())
+    return int(min(conf.get("max_position_embeddings", 2048), 4096))
+
+
+def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[str], text: dict[str, str], out: Path, *,
               first_shard: int) -> dict:  # fmt: skip
     """G samples for each prompt id, written as shards part-{first_shard + k}; returns counts."""
     cfg = run.config
@@ -180,8 +195,7 @@ def _generate(model, tok, run: Run, i: int, prompt_ids: list[str], text: dict[st
                 for pid in prompt_ids for s in range(G)]  # fmt: skip
     sampling = Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
     n_rows, tokens, shards, t0 = 0, 0, [], time.perf_counter()
-    batches = generate_transformers(model, tok, requests, sampling=sampling, batch_size=cfg.rollout.batch_size)
-    for k, batch in enumerate(batches):  # one shard per batch: memory stays bounded
+    for k, batch in enumerate(engine.generate(requests, sampling)):  # one shard per batch: memory stays bounded
         rows = [
             {
                 "iteration": i,
@@ -194,7 +208,7 @@ def _generate(model, tok, run: Run, i: int, prompt_ids: list[str], text: dict[st
                 "num_response_tokens": len(smp.token_ids),
                 "finish_reason": smp.finish_reason,
                 "policy_version": i,
-                "engine": "transformers",
+                "engine": engine.name,
                 "temperature": cfg.rollout.temperature,
                 "seed": req.seed,
             }

@@ -23,9 +23,9 @@ step (same lr, betas, weight decay, grad-norm clip):
 Each side runs in its own worker process (so its peak memory is its own); the parent alternates
 them (ours, trl, ours, trl, ...) after one warm-up step each and reports medians. Peak memory of a
 side is the high-water mark of its worker's resident set during its timed steps (VmHWM, reset through
-/proc/self/clear_refs before each step) minus its resident set after loading, before any step: the
-weights and imports are left out; optimiser state, gradients, activations, logits and what the
-allocator keeps count.
+/proc/self/clear_refs before each step) minus its resident set after loading, before any step:
+imports are left out; optimiser state, gradients, activations, logits, what the allocator keeps,
+and the weights (safetensors maps them lazily, so they page in during the first step) count.
 
 Prints `key: value` lines and writes them with machine, versions and settings to
 bench/results/update.json (see /work/shared/BENCH.md). Tokens = completion tokens trained on.
@@ -334,16 +334,21 @@ def summarise(runs: dict[str, list[dict]], workers: dict[str, dict], *, tokens: 
 
     Peak memory of a side = the highest resident set during its timed steps minus its resident set
     once the model was loaded and before any step: optimiser state, gradients, activations, logits,
-    and what the allocator keeps after the warm-up count; weights and imports do not."""
+    what the allocator keeps after the warm-up, and lazily mapped weights count; imports do not."""
     timed = {n: v[1:] for n, v in runs.items()}
     med = {n: statistics.median(x["seconds"] for x in v) for n, v in timed.items()}
     peak = {n: max(x["maxrss_mb"] for x in v) for n, v in timed.items()}
+    pairs = [t["seconds"] / o["seconds"] for o, t in zip(timed["ours"], timed["trl"], strict=True)]
     warm = runs["ours"][0], runs["trl"][0]  # the same weights on both sides only before the first step
     return {
         "tokens": tokens,
         "ours_tokens_per_s": round(tokens / med["ours"], 1),
         "trl_tokens_per_s": round(tokens / med["trl"], 1),
         "ratio": round(med["trl"] / med["ours"], 3),
+        # each repeat's trl/ours pair ran back to back: robust to load that changes between repeats
+        "paired_median_ratio": round(statistics.median(pairs), 3),
+        "paired_min_ratio": round(min(pairs), 3),
+        "paired_max_ratio": round(max(pairs), 3),
         "ours_peak_mb": round(peak["ours"] - workers["ours"]["rss_mb"]),
         "trl_peak_mb": round(peak["trl"] - workers["trl"]["rss_mb"]),
         "ours_maxrss_mb": round(peak["ours"]),

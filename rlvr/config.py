@@ -65,7 +65,9 @@ class RolloutSection(_Section):
     engine: Literal["auto", "vllm", "transformers"] = Field(
         "auto", description="Generation engine; 'auto' = vLLM when rollout.python can import it, else transformers."
     )
-    python: str = Field("", description='Interpreter that runs the vLLM engine (its own venv: `make vllm`); "" = this one.')
+    python: str = Field(
+        "", description='Interpreter that runs the vLLM engine; "" = this one if it has vLLM, else the venv `make vllm` built.'
+    )
     vllm_chunk_prompts: int = Field(256, ge=1, description="vLLM: requests per reply chunk (one shard each; bounds memory).")
     prompts_per_iteration: int = Field(32, ge=1, description="Prompts sampled (without replacement) per iteration.")
     group_size: int = Field(8, description="G: responses sampled per prompt; GRPO compares them inside the group.")

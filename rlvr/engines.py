@@ -20,6 +20,7 @@ import logging
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,8 +48,21 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
+def default_vllm_venv() -> Path:
+    """Where scripts/setup-vllm.sh builds the vLLM venv ($RLVR_VLLM_VENV overrides)."""
+    return Path(os.environ.get("RLVR_VLLM_VENV", Path.home() / ".cache" / "rlvr" / "vllm-venv"))
+
+
 def interpreter(cfg: RolloutSection) -> str:
-    return cfg.python or sys.executable
+    """The engine's interpreter: rollout.python; else, for engine auto/vllm, this interpreter when
+    it has vLLM, else the venv of scripts/setup-vllm.sh when it exists; else this one."""
+    if cfg.python:
+        return cfg.python
+    if cfg.engine != "transformers" and not has_vllm(sys.executable):
+        venv_python = default_vllm_venv() / "bin" / "python"
+        if venv_python.is_file() and has_vllm(str(venv_python)):
+            return str(venv_python)
+    return sys.executable
 
 
 @functools.cache
@@ -107,6 +121,7 @@ class VLLMEngine:
     loaded: Path | None = None
     start_seconds: float = 0.0
     version: str = ""
+    log_path: Path | None = None
     _proc: subprocess.Popen | None = field(default=None, repr=False)
     _replies: object = field(default=None, repr=False)
 
@@ -116,9 +131,12 @@ class VLLMEngine:
                "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
         env.pop("PYTHONPATH", None)  # the vLLM venv must not see this venv's packages
         t0 = time.perf_counter()
+        fd, log_path = tempfile.mkstemp(prefix="rlvr-vllm-", suffix=".log")
+        self.log_path = Path(log_path)
         self._proc = subprocess.Popen([self.python, str(WORKER), "--reply-fd", str(w)], stdin=subprocess.PIPE,
-                                      stdout=sys.stderr, stderr=sys.stderr, pass_fds=(w,), env=env, text=True)  # fmt: skip
+                                      stdout=fd, stderr=fd, pass_fds=(w,), env=env, text=True)  # fmt: skip
         os.close(w)
+        os.close(fd)
         self._replies = os.fdopen(r, "r")
         reply = self._call({"cmd": "start", "model": str(policy_dir), "dtype": "float32",
                             "max_model_len": self.max_model_len, "seed": seed})  # fmt: skip
@@ -141,11 +159,17 @@ class VLLMEngine:
         line = self._replies.readline()
         if not line:
             code = self._proc.wait(timeout=30) if self._proc else None
-            raise EngineError(f"the vLLM engine process died (exit {code}); its log is above")
+            raise EngineError(f"the vLLM engine process died (exit {code}); last lines of {self.log_path}:\n{self.log_tail()}")
         reply = json.loads(line)
         if not reply.get("ok"):
             raise EngineError(f"vLLM engine: {reply.get('error')}\n{reply.get('traceback', '')}")
         return reply
+
+    def log_tail(self, n: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return "(no log)"
 
     def _call(self, msg: dict) -> dict:
         self._send(msg)

@@ -10,7 +10,8 @@ with their problems as Parquet in a temp dir, then times, alternating sides each
   - scan floor: the same Parquet columns read + a same-sized scores file written, no verification
   - math-verify: `verify(parse(gold), parse(pred))` in a plain loop on a sample of the same rows
 and prints `key: value` lines, written with the machine, versions and settings to
-bench/results/verify.json (see /work/shared/BENCH.md). Best of the repeats is reported.
+bench/results/verify.json (see /work/shared/BENCH.md). Best of the repeats is reported (and the
+SQL median): other work on a shared machine only ever slows a repeat down.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import json
 import os
 import platform
 import random
+import statistics
+import sys
 import tempfile
 import time
 from importlib.metadata import version
@@ -201,6 +204,7 @@ def main() -> None:
         "mathverify_rows_per_s": round(mv_rps, 1),
         "mathverify_sample_rows": len(sample),
         "ratio": round(sql_rps / mv_rps, 1),
+        "sql_rows_per_s_median": round(n / statistics.median(sql_s)),
         "scan_floor_rows_per_s": round(n / min(floor_s)),
         "sql_vs_floor_ratio": round((n / min(floor_s)) / sql_rps, 2),
         "correct_fraction": round(sum(scored["correct"].to_pylist()) / n, 4),
@@ -215,9 +219,10 @@ def main() -> None:
         "figures": figures,
         "all_runs_s": {"sql": sql_s, "scan_floor": floor_s, "mathverify": mv_s},
         "machine": {"cores": os.cpu_count(), "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-                    "cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
+                    "cpu": platform.processor() or platform.machine(), "python": platform.python_version(),
+                    "loadavg_1_5_15_at_end": os.getloadavg()},  # other work on the machine skews the figures
         "versions": {p: version(p) for p in ("duckdb", "pyarrow", "math-verify", "sympy")},
-        "settings": vars(args) | {"out": str(args.out), "verify": cfg.model_dump(), "command": "python bench/verify.py",
+        "settings": vars(args) | {"out": str(args.out), "verify": cfg.model_dump(), "command": " ".join(["python bench/verify.py", *sys.argv[1:]]),
                                   "duckdb_threads": duckdb.sql("SELECT current_setting('threads')").fetchall()[0][0]},
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)

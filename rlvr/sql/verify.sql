@@ -30,8 +30,8 @@ WITH p AS (
         FROM (
             SELECT *, num_body(gold) AS gold_body
             FROM (
-            SELECT prompt_id, task, answer, norm_answer(answer) AS gold
-            FROM read_parquet($problems, hive_partitioning = false)
+                SELECT prompt_id, task, answer, norm_answer(answer) AS gold
+                FROM read_parquet($problems, hive_partitioning = false)
             )
         )
     )

@@ -27,6 +27,7 @@ import duckdb
 import pyarrow.parquet as pq
 import torch
 import torch.distributed as tdist
+import torch.utils.checkpoint
 from pydantic import BaseModel
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
@@ -137,7 +138,9 @@ def make_optimizer(
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR, int]:
     """AdamW + LR schedule, restored from state_from/trainer_state.pt when it exists; also
     returns the run's global optimiser step."""
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
+    # fused: one kernel for all parameters (CPU and CUDA in torch >= 2.4); the per-tensor loop was
+    # ~9% of a CPU step (bench/update.py, py-spy)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay, fused=True)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg))
     step = 0
     if state_from is not None and (state_from / TRAINER_STATE).is_file():
@@ -203,6 +206,64 @@ def _forward(model: PreTrainedModel, batch: dict[str, torch.Tensor], bf16: bool)
         return model(input_ids=batch["ids"], attention_mask=batch["attn"]).logits  # (B, T, V)
 
 
+HEAD_CHUNK_TOKENS = 1024  # response tokens per LM-head chunk: bounds the (chunk, V) logits held at once
+
+
+def _plain_linear_head(model: PreTrainedModel) -> torch.nn.Module | None:
+    """The LM head when logits are just `hidden @ W.T (+ b)` (Llama, Qwen, Mistral, SmolLM...),
+    else None (soft-capped or scaled heads take the full-logits path)."""
+    head = model.get_output_embeddings()
+    conf = model.config
+    if not isinstance(head, torch.nn.Linear) or getattr(conf, "final_logit_softcapping", None):
+        return None
+    if getattr(conf, "logit_scale", None) not in (None, 1.0) or not hasattr(model, model.base_model_prefix):
+        return None
+    return head
+
+
+def _chunk_logprobs(h: torch.Tensor, targets: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                    temperature: float) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """(n, H) hidden states -> logprob of each target (n,) and entropy (n,), via (n, V) logits."""
+    logits = torch.nn.functional.linear(h, weight, bias).float() / (temperature if temperature > 0 else 1.0)  # (n, V)
+    logz = torch.logsumexp(logits, dim=-1)  # (n,)
+    lp = logits.gather(-1, targets[:, None]).squeeze(-1) - logz  # (n,)
+    with torch.no_grad():
+        probs = torch.softmax(logits, dim=-1)  # (n, V)
+        entropy = logz - (probs * logits).sum(-1)  # (n,)  H = log Z - E_p[logit]
+    return lp, entropy
+
+
+def response_logprobs(model: PreTrainedModel, batch: dict[str, torch.Tensor], temperature: float,
+                      bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """Logprobs (B, T-1) of the batch's response tokens (0 elsewhere) and their entropies (B, T-1).
+
+    The transformer runs once; the LM head runs only on response positions, in chunks that are
+    recomputed in backward (torch.utils.checkpoint), so the (tokens, vocab) logits never exist for
+    the whole micro-batch: with a 49k vocabulary they, not the layers, dominated peak memory
+    (bench/update.py). TRL's `logits_to_keep` and chunked log-prob head follow the same idea."""
+    mask = batch["mask"].bool()  # (B, T-1)
+    targets = batch["ids"][:, 1:]  # (B, T-1)
+    head = _plain_linear_head(model)
+    if head is None:  # generic path: full logits
+        logits = _forward(model, batch, bf16)[:, :-1]  # (B, T-1, V)
+        with torch.no_grad():
+            ent = grpo.token_entropy(logits, temperature) * mask  # (B, T-1)
+        return grpo.token_logprobs(logits, targets, temperature) * mask, ent
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and batch["ids"].is_cuda):
+        base = getattr(model, model.base_model_prefix)
+        hidden = base(input_ids=batch["ids"], attention_mask=batch["attn"]).last_hidden_state[:, :-1]  # (B, T-1, H)
+    h, tgt = hidden[mask], targets[mask]  # (N, H), (N,)
+    lps, ents = [], []
+    for s in range(0, h.shape[0], HEAD_CHUNK_TOKENS):
+        lp, ent = torch.utils.checkpoint.checkpoint(_chunk_logprobs, h[s : s + HEAD_CHUNK_TOKENS], tgt[s : s + HEAD_CHUNK_TOKENS],
+                                                    head.weight, head.bias, temperature, use_reentrant=False)  # fmt: skip
+        lps.append(lp)
+        ents.append(ent.detach())
+    logp = torch.zeros(mask.shape, dtype=torch.float32, device=h.device).masked_scatter(mask, torch.cat(lps))  # (B, T-1)
+    ent = torch.zeros(mask.shape, dtype=torch.float32, device=h.device).masked_scatter(mask, torch.cat(ents))  # (B, T-1)
+    return logp, ent
+
+
 def _peak_memory_mb(device: torch.device) -> float:
     if device.type == "cuda":
         return torch.cuda.max_memory_allocated(device) / 2**20
@@ -246,8 +307,7 @@ def grpo_steps(
             diff_max = 0.0
             for mb in mbs[dist.rank :: dist.world]:
                 batch = collate(mb, pad_id, device)
-                logits = _forward(model, batch, cfg.bf16)[:, :-1]  # (b, T-1, V)
-                logp = grpo.token_logprobs(logits, batch["ids"][:, 1:], temperature)  # (b, T-1)
+                logp, entropy = response_logprobs(model, batch, temperature, cfg.bf16)  # (b, T-1), (b, T-1)
                 mask = batch["mask"]  # (b, T-1)
                 old = batch["trainer_old"] if "trainer_old" in batch else batch["old"]  # (b, T-1)
                 per_tok, m = grpo.policy_loss(logp, old, batch["adv"], mask, clip)  # (b, T-1)
@@ -259,8 +319,7 @@ def grpo_steps(
                 loss = pg
                 if ref_model is not None and cfg.kl_beta > 0:
                     with torch.no_grad():
-                        ref_lp = grpo.token_logprobs(_forward(ref_model, batch, cfg.bf16)[:, :-1], batch["ids"][:, 1:],
-                                                     temperature)  # fmt: skip  (b, T-1)
+                        ref_lp, _ = response_logprobs(ref_model, batch, temperature, cfg.bf16)  # (b, T-1)
                     kl = grpo.kl_estimate(logp, ref_lp, cfg.kl_estimator)  # (b, T-1)
                     kl_term = grpo.aggregate(kl, mask, cfg.aggregation, totals)  # ()
                     loss = loss + cfg.kl_beta * kl_term
@@ -273,7 +332,7 @@ def grpo_steps(
                     acc["clip_high"] += m["clip_high_tokens"]
                     acc["ratio"] += m["ratio_sum"]
                     acc["approx_kl"] += float(((batch["old"] - logp) * mask).sum())
-                    acc["entropy"] += float((grpo.token_entropy(logits, temperature) * mask).sum())
+                    acc["entropy"] += float(entropy.sum())
                     if not measured_mismatch:  # weights untouched so far: trainer vs engine logprobs
                         d = (logp - batch["old"]).abs() * mask
                         acc["diff_sum"] += float(d.sum())
@@ -312,7 +371,7 @@ def _with_trainer_old_logprobs(model: PreTrainedModel, rows: list[TrainRow], tem
     with torch.no_grad():
         for mb in micro_batches(rows, cfg.micro_batch_tokens):
             batch = collate(mb, pad_id, device)
-            lp = grpo.token_logprobs(_forward(model, batch, cfg.bf16)[:, :-1], batch["ids"][:, 1:], temperature)
+            lp, _ = response_logprobs(model, batch, temperature, cfg.bf16)  # (b, T-1)
             for b, r in enumerate(mb):
                 P, R = len(r.prompt_ids), len(r.response_ids)
                 out.append(replace(r, trainer_old_logprobs=lp[b, P - 1 : P + R - 1].tolist()))
@@ -377,7 +436,7 @@ def run_update(spec: UpdateSpec) -> dict:
 
 def policy_token_logprobs(model: PreTrainedModel, batch: dict[str, torch.Tensor], temperature: float = 1.0) -> torch.Tensor:
     """Logprobs of a collated batch's tokens under `model`: (B, T-1)."""
-    return grpo.token_logprobs(_forward(model, batch, False)[:, :-1], batch["ids"][:, 1:], temperature)
+    return grpo.token_logprobs(_forward(model, batch, False)[:, :-1], batch["ids"][:, 1:], temperature)  # full logits: the oracle
 
 
 def read_metrics(path: Path) -> list[dict]:

@@ -198,3 +198,29 @@ def test_exact_resume_after_kill(tmp_path: Path, small_config: Config, tiny_mode
         assert _sha(straight / f"policy/v00000{v}") == _sha(killed / f"policy/v00000{v}"), v
     state = torch.load(killed / "policy/v000003/trainer_state.pt", weights_only=True)
     assert state["global_step"] == 3 * 2 * 2 and state["next_iteration"] == 3
+
+
+def test_chunked_response_logprobs_equal_full_logits(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory-saving path (LM head on response positions only, chunked, recomputed in
+    backward) gives the full-logits values, entropies and gradients."""
+    import rlvr.update as upd
+    from rlvr.grpo import token_entropy
+
+    monkeypatch.setattr(upd, "HEAD_CHUNK_TOKENS", 5)  # force several chunks
+    model, tok = load_policy(tiny_model, torch.device("cpu"))
+    prompt = render_prompt_ids(tok, "What is 2 + 9? Put the final answer inside <answer></answer>.")
+    rows = [TrainRow(prompt[: 10 + k], tok(f"<answer>{k}{k}</answer>", add_special_tokens=False)["input_ids"], [0.0] * 9, 1.0)
+            for k in range(3)]  # fmt: skip
+    rows = [TrainRow(r.prompt_ids, r.response_ids, [0.0] * len(r.response_ids), 1.0) for r in rows]
+    batch = collate(rows, tok.pad_token_id, torch.device("cpu"))
+    fast, ent = upd.response_logprobs(model, batch, 0.7)
+    (fast * batch["mask"]).sum().backward()
+    g_fast = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    logits = model(input_ids=batch["ids"], attention_mask=batch["attn"]).logits[:, :-1]
+    slow = policy_token_logprobs(model, batch, 0.7) * batch["mask"]
+    (slow * batch["mask"]).sum().backward()
+    assert torch.allclose(fast, slow, atol=1e-5)
+    assert torch.allclose(ent, token_entropy(logits.detach(), 0.7) * batch["mask"], atol=1e-4)
+    for a, p in zip(g_fast, model.parameters(), strict=True):
+        assert torch.allclose(a, p.grad, rtol=1e-3, atol=1e-5)

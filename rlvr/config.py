@@ -116,7 +116,9 @@ class UpdateSection(_Section):
     kl_estimator: Literal["k1", "k2", "k3"] = Field("k3", description="KL estimator (Schulman 2020); GRPO uses k3.")
     epochs: int = Field(1, ge=1, description="mu: passes over the iteration's batch; the ratio is always against the rollout's logprobs.")
     minibatches: int = Field(2, ge=1, description="Optimiser steps per epoch; the batch is split into this many parts.")
-    micro_batch_tokens: int = Field(4096, ge=1, description="Token budget (padded rows x length) of one forward/backward; gradients accumulate.")
+    micro_batch_tokens: int = Field(
+        1024, ge=1, description="Token budget (padded rows x length) of one forward/backward; gradients accumulate. Raise it on a GPU."
+    )
     tis_cap: float = Field(0.0, ge=0.0, description="Truncated importance sampling cap for engine/trainer mismatch (e.g. 2.0); 0 = off.")
     mask_truncated: bool = Field(False, description="Leave responses cut at max_new_tokens out of the loss (DAPO overlong filtering).")
     max_grad_norm: float = Field(1.0, gt=0.0, description="Gradient clipping by global norm.")

@@ -4,6 +4,8 @@
     rlvr resume DIR                                       finish what a crashed run left
     rlvr status DIR                                       one row per iteration and stage
     rlvr sql DIR "SELECT ..." [--format table|csv|json]   read-only SQL over the run
+    rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
+    rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
 
 It lives in flows/ because train and resume start Prefect flows; status, sql and config only
@@ -62,12 +64,9 @@ def _run_flow(run_dir: str) -> None:
     _prefect_env()
     from flows.train import train as train_flow
 
-    from rlvr.run import writer_lock
-
     t0 = time.perf_counter()
     try:
-        with writer_lock(run_dir):
-            results = train_flow(run_dir)
+        results = train_flow(run_dir)
     except _user_errors() as exc:
         _fail(exc)
     done = sum(not r["skipped"] for r in results)
@@ -107,6 +106,50 @@ def resume(run: Annotated[Path, typer.Argument(help="Run folder to finish.")]) -
     except _user_errors() as exc:
         _fail(exc)
     _run_flow(str(run))
+
+
+@app.command()
+def serve(
+    run: Annotated[Path, typer.Argument(help="Run folder to keep training (create it first with `rlvr train`).")],
+    cron: Annotated[str | None, typer.Option(help='Cron schedule, e.g. "0 * * * *" (hourly).')] = None,
+    every: Annotated[int | None, typer.Option(help="Interval schedule in seconds.")] = None,
+    add_iterations: Annotated[int, typer.Option(help="Iterations each scheduled run adds.")] = 1,
+    name: Annotated[str | None, typer.Option(help="Deployment name (default: rlvr-<run folder name>).")] = None,
+) -> None:
+    """Serve a Prefect deployment that trains RUN on a schedule (blocks; Ctrl-C stops it).
+
+    Each scheduled flow run resumes what is pending and adds ADD_ITERATIONS iterations.
+    Runs also start from the Prefect UI/API: `prefect deployment run rlvr-extend/NAME`."""
+    from rlvr.run import open_run
+
+    if (cron is None) == (every is None):
+        _fail(ValueError("give exactly one schedule: --cron '0 * * * *' or --every SECONDS"))
+    if add_iterations < 1:
+        _fail(ValueError(f"--add-iterations must be >= 1, got {add_iterations}"))
+    try:
+        open_run(run)
+    except _user_errors() as exc:
+        _fail(exc)
+    _prefect_env()
+    from flows.train import extend
+
+    deployment = extend.to_deployment(**deployment_args(run, cron=cron, every=every, add_iterations=add_iterations,
+                                                        name=name))  # fmt: skip
+    from prefect import serve as prefect_serve
+
+    out.print(f"serving {deployment.name}: {cron or f'every {every}s'}, +{add_iterations} iteration(s) per run of {run}")
+    prefect_serve(deployment)
+
+
+def deployment_args(run: Path, *, cron: str | None, every: int | None, add_iterations: int, name: str | None) -> dict:
+    """Arguments of extend.to_deployment for `rlvr serve` (separate so tests can check them)."""
+    args: dict = {"name": name or f"rlvr-{Path(run).resolve().name}",
+                  "parameters": {"run_dir": str(Path(run).resolve()), "add_iterations": add_iterations}}  # fmt: skip
+    if cron is not None:
+        args["cron"] = cron
+    else:
+        args["interval"] = every
+    return args
 
 
 def _print_status(run_dir: str | Path, fmt: str = "table") -> None:

@@ -1,8 +1,12 @@
-"""The training flow: prepare, then for each iteration rollout -> verify -> update.
+"""The training flows: prepare, then for each iteration rollout -> verify -> update.
 
 Iteration i+1's rollout starts only after update i has committed: tasks are called in order
-and each call returns only when its stage is committed (or raises). Rerunning the flow on the
-same run folder is `resume`: committed stages skip themselves.
+and each call returns only when its stage is committed (or raises). Rerunning a flow on the
+same run folder is `resume`: committed stages skip themselves. Each flow holds the run's writer
+lock, so two flows never write one run at once.
+
+- `train(run_dir)`: bring the run to its target iteration count (run.toml: run.iterations).
+- `extend(run_dir, add_iterations)`: raise the target, then train; what `rlvr serve` schedules.
 
     python -m flows.train runs/demo        # same as `rlvr resume runs/demo`
 """
@@ -13,13 +17,11 @@ import sys
 
 from prefect import flow
 
-from rlvr.run import open_run
+from rlvr.run import create_or_open, open_run, writer_lock
 from tasks.stages import prepare_task, rollout_task, update_task, verify_task
 
 
-@flow(name="rlvr-train", flow_run_name="train-{run_dir}", log_prints=True)
-def train(run_dir: str) -> list[dict]:
-    """Bring the run at run_dir to its target iteration count (run.toml: run.iterations)."""
+def _stages(run_dir: str) -> list[dict]:
     run = open_run(run_dir)
     results = [prepare_task(run_dir)]
     for i in range(run.config.run.iterations):
@@ -27,6 +29,22 @@ def train(run_dir: str) -> list[dict]:
         results.append(verify_task(run_dir, i))
         results.append(update_task(run_dir, i))
     return results
+
+
+@flow(name="rlvr-train", flow_run_name="train-{run_dir}", log_prints=True)
+def train(run_dir: str) -> list[dict]:
+    """Bring the run at run_dir to its target iteration count (run.toml: run.iterations)."""
+    with writer_lock(run_dir):
+        return _stages(run_dir)
+
+
+@flow(name="rlvr-extend", flow_run_name="extend-{run_dir}", log_prints=True)
+def extend(run_dir: str, add_iterations: int = 1) -> list[dict]:
+    """Scheduled training: finish what is pending, then `add_iterations` more iterations."""
+    with writer_lock(run_dir):
+        current = open_run(run_dir).config.run.iterations
+        create_or_open(run_dir, None, current + add_iterations)
+        return _stages(run_dir)
 
 
 if __name__ == "__main__":

@@ -99,3 +99,18 @@ def test_kill_during_second_update_then_resume(tmp_path: Path, prefect_api: str,
     rows = json.loads(out.stdout)
     assert [r["iteration"] for r in rows] == [0, 1] and all(0.0 <= r["mean_reward"] <= 1.0 for r in rows)
     assert all(r["n"] == 64 for r in rows)
+
+
+def test_scheduled_extend_adds_iterations(tmp_path: Path, prefect_api: str, small_config: Config,
+                                          tiny_model: Path) -> None:  # fmt: skip
+    from flows.cli import deployment_args
+    from flows.train import extend
+
+    run = create_or_open(tmp_path / "run", small_config, 1)
+    d = str(run.paths.root)
+    first = extend(d, 1)  # nothing ran yet: iteration 0 and the added iteration 1
+    assert [(r["stage"], r["iteration"]) for r in first if r["stage"] == "update"] == [("update", 0), ("update", 1)]
+    assert create_or_open(d, None, None).config.run.iterations == 2
+    dep = extend.to_deployment(**deployment_args(run.paths.root, cron="0 * * * *", every=None, add_iterations=3, name=None))
+    assert dep.name == "rlvr-run" and dep.parameters == {"run_dir": d, "add_iterations": 3}
+    assert dep.schedules[0].schedule.cron == "0 * * * *"

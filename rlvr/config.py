@@ -93,7 +93,12 @@ class VerifySection(_Section):
     correct_reward: float = Field(1.0, description="Reward for a correct answer.")
     format_reward: float = Field(0.0, description="Extra reward when the answer is inside <answer></answer> tags.")
     numeric_tolerance: float = Field(1e-6, ge=0.0, description="Relative tolerance for numeric answers: |a-b| <= tol * max(1, |b|).")
-    advantage_eps: float = Field(1e-6, gt=0.0, description="advantage = (r - mean) / (std + eps), std over the group (sample std).")
+    advantage: Literal["grpo", "dr_grpo", "rloo"] = Field(
+        "grpo", description="Advantage estimator: grpo = (r - mean) / (std + eps); dr_grpo = r - mean; rloo = r - mean of the others."
+    )
+    advantage_eps: float = Field(1e-6, gt=0.0, description="grpo: advantage = (r - mean) / (std + eps), std over the group (sample std).")
+    overlong_buffer: int = Field(0, ge=0, description="DAPO soft overlong punishment: the last N tokens before rollout.max_new_tokens are penalised linearly; 0 = off.")
+    overlong_penalty: float = Field(1.0, ge=0.0, description="Penalty at rollout.max_new_tokens (reward - overlong_penalty); 0..that over the buffer.")
     mathverify_timeout_s: float = Field(5.0, gt=0.0, description="Per-row time limit of the math-verify tier (rows SQL cannot decide); a row over it gets reason 'verifier_error: timeout ...'.")
     mathverify_workers: int = Field(2, ge=1, description="Worker processes of the math-verify tier (its SIGALRM timeout needs each row on a process's main thread).")
 

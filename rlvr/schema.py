@@ -66,10 +66,12 @@ SCORES = pa.schema(
         pa.field("extraction", pa.string(), nullable=False),  # answer_tag | boxed | last_number | none
         pa.field("format_ok", pa.bool_(), nullable=False),  # the answer came in <answer> tags
         pa.field("correct", pa.bool_(), nullable=False),
-        pa.field("reward", pa.float64(), nullable=False),
-        pa.field("verifier", pa.string(), nullable=False),  # which tier decided: sql_numeric, sql_exact
+        pa.field("reward", pa.float64(), nullable=False),  # sum of the components, length_penalty included
+        pa.field("length_penalty", pa.float64(), nullable=False),  # DAPO soft overlong shaping, <= 0
+        pa.field("verifier", pa.string(), nullable=False),  # which tier decided: sql_numeric, sql_exact, math_verify
+        pa.field("verifier_error", pa.bool_(), nullable=False),  # the verifier failed: left out of the baseline
         pa.field("reason", pa.string(), nullable=False),  # why it scored what it scored
-        pa.field("group_size", pa.int32(), nullable=False),
+        pa.field("group_size", pa.int32(), nullable=False),  # rows in the baseline (verifier errors excluded)
         pa.field("group_mean", pa.float64(), nullable=False),
         pa.field("group_std", pa.float64(), nullable=False),
         pa.field("advantage", pa.float64(), nullable=False),

@@ -154,7 +154,8 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
                 break
             # DAPO dynamic sampling (Yu et al. 2025, sec. 3.2): groups whose rewards are all equal carry
             # no signal; top up with fresh prompts until `target` groups have some, or rounds run out
-            scored = verifier.score(new["shards"], problems.parquet_files(paths.root), cfg.verify)
+            scored = verifier.score(new["shards"], problems.parquet_files(paths.root), cfg.verify,
+                                    max_new_tokens=cfg.rollout.max_new_tokens)  # fmt: skip
             rounds[-1]["signal_groups"] = len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
             have = sum(r["signal_groups"] for r in rounds)
             if have >= target:
@@ -235,10 +236,11 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
     if rec := committed(paths, VERIFY, i, inputs):
         return _result(rec, skipped=True)
     with begin_stage(paths, VERIFY, i, inputs) as tx:
-        table = verifier.score(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root), run.config.verify)
+        table, stats = verifier.score_with_stats(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root),
+                                                 run.config.verify, max_new_tokens=run.config.rollout.max_new_tokens)  # fmt: skip
         n = write_table(table, SCORES, tx.output(paths.table_dir("scores", i)) / shard_name(0))
         correct = sum(table["correct"].to_pylist())
-        rec = tx.commit(rows=n, extra={"correct": correct, "reward_mean": pc.mean(table["reward"]).as_py()})
+        rec = tx.commit(rows=n, extra={"correct": correct, "reward_mean": pc.mean(table["reward"]).as_py(), **stats})
     log.info("verify %d: %d rows, %d correct", i, n, correct)
     return _result(rec, skipped=False)
 

@@ -71,7 +71,8 @@ def _fills(undecided: pa.Table, cfg: VerifySection, check: Check) -> tuple[pa.Ta
 
 
 def score_with_stats(
-    rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, check: Check = math_verify_check
+    rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, check: Check = math_verify_check,
+    max_new_tokens: int = 0,
 ) -> tuple[pa.Table, dict[str, int]]:
     """One row per rollout row, in SCORES' schema, and counts: rows, undecided (sent to math-verify),
     verifier_errors (rows left out of their baselines), timeouts, worker_restarts.
@@ -100,13 +101,16 @@ def score_with_stats(
         con.execute(sql.load("verify_fill"), rewards)
         con.unregister("verify_fills")
         stats |= {"verifier_errors": mstats["errors"], "timeouts": mstats["timeouts"], "worker_restarts": mstats["worker_restarts"]}
-    table = con.sql(sql.load("verify_groups"), params={"eps": cfg.advantage_eps}).to_arrow_table()
+    params = {"eps": cfg.advantage_eps, "estimator": cfg.advantage, "l_max": max_new_tokens,
+              "l_cache": cfg.overlong_buffer if max_new_tokens else 0, "overlong": cfg.overlong_penalty}  # fmt: skip
+    table = con.sql(sql.load("verify_groups"), params=params).to_arrow_table()
     return table.cast(SCORES), stats
 
 
-def score(rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection) -> pa.Table:
-    """score_with_stats' table; the math-verify tier's counts go to the log (errors as a warning)."""
-    table, stats = score_with_stats(rollout_files, problem_files, cfg)
+def score(rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, max_new_tokens: int = 0) -> pa.Table:
+    """score_with_stats' table; the math-verify tier's counts go to the log (errors as a warning).
+    max_new_tokens (rollout's) enables verify.overlong_buffer's length shaping; 0 turns it off."""
+    table, stats = score_with_stats(rollout_files, problem_files, cfg, max_new_tokens=max_new_tokens)
     if stats["verifier_errors"]:
         log.warning("verify: %(verifier_errors)d of %(rows)d rows got verifier_error (timeouts %(timeouts)d, "
                     "worker restarts %(worker_restarts)d); they are left out of their group baselines", stats)  # fmt: skip

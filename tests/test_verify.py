@@ -47,10 +47,11 @@ def _files(tmp_path: Path, cases: list[tuple], problems: list[tuple] = PROBLEMS_
     write_table([{"prompt_id": pid, "task": "t", "split": "train", "prompt": "q", "answer": a, "tests": None,
                   "sources": None, "meta": None} for pid, a in problems], PROBLEMS, p)  # fmt: skip
     rows, seen = [], {}
-    for pid, text, *_ in cases:
+    for pid, text, *rest in cases:
         k = seen[pid] = seen.get(pid, -1) + 1
+        n_tok = rest[0] if rest and type(rest[0]) is int else 1  # optional response length
         rows.append({"iteration": 0, "prompt_id": pid, "sample_idx": k, "prompt_token_ids": [1], "response_token_ids": [2],
-                     "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": 1, "finish_reason": "stop",
+                     "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": n_tok, "finish_reason": "stop",
                      "policy_version": 0, "engine": "transformers", "temperature": 1.0, "seed": 0})  # fmt: skip
     r = tmp_path / "rollouts.parquet"
     write_table(rows, ROLLOUTS, r)
@@ -110,7 +111,8 @@ def test_format_reward_adds_to_correctness(tmp_path: Path) -> None:
     assert [row["reward"] for row in sorted(out, key=lambda x: x["sample_idx"])] == [1.25, 1.25, 1.0, 1.0, 0.25, 0.0]
 
 
-def test_advantages_match_reference_on_random_rewards(tmp_path: Path) -> None:
+@pytest.mark.parametrize("estimator", ["grpo", "dr_grpo", "rloo"])
+def test_advantages_match_reference_on_random_rewards(tmp_path: Path, estimator: str) -> None:
     g = torch.Generator().manual_seed(0)
     problems = [(f"p{k}", "5") for k in range(20)]
     cases = []
@@ -119,10 +121,10 @@ def test_advantages_match_reference_on_random_rewards(tmp_path: Path) -> None:
         for _ in range(size):
             cases.append((f"p{k}", "<answer>5</answer>" if torch.rand(1, generator=g) < 0.5 else "<answer>6</answer>"))
     r, p = _files(tmp_path, cases, problems)
-    out = sorted(score(r, p, VerifySection()).to_pylist(), key=lambda x: (int(x["prompt_id"][1:]), x["sample_idx"]))
+    out = sorted(score(r, p, VerifySection(advantage=estimator)).to_pylist(), key=lambda x: (int(x["prompt_id"][1:]), x["sample_idx"]))
     rewards = torch.tensor([x["reward"] for x in out], dtype=torch.float64)
     group = torch.tensor([int(x["prompt_id"][1:]) for x in out])
-    ref, _ = group_advantages(rewards, group, eps=1e-6)
+    ref, _ = group_advantages(rewards, group, eps=1e-6, estimator=estimator)
     assert torch.allclose(torch.tensor([x["advantage"] for x in out], dtype=torch.float64), ref, atol=1e-9)
 
 
@@ -236,3 +238,16 @@ def test_extraction_rules(tmp_path: Path) -> None:
     r, p = _files(tmp_path, [("x", text) for text, *_ in EXTRACTION], [("x", "0")])
     got = [(x["extracted_answer"], x["extraction"]) for x in score(r, p, VerifySection()).to_pylist()]
     assert got == [(e, kind) for _, e, kind in EXTRACTION]
+
+
+def test_overlong_soft_penalty_hand_computed(tmp_path: Path) -> None:
+    """DAPO eq. 13 with l_max = 16, buffer 4: free up to 12 tokens, then -1/4 per token to -1."""
+    lengths = [5, 12, 13, 14, 16]
+    r, p = _files(tmp_path, [("n", "<answer>19</answer>", n) for n in lengths])
+    cfg = VerifySection(overlong_buffer=4, overlong_penalty=1.0)
+    out = sorted(score(r, p, cfg, max_new_tokens=16).to_pylist(), key=lambda x: x["sample_idx"])
+    assert [x["length_penalty"] for x in out] == pytest.approx([0.0, 0.0, -0.25, -0.5, -1.0])
+    assert [x["reward"] for x in out] == pytest.approx([1.0, 1.0, 0.75, 0.5, 0.0])  # all correct, shaped by length
+    assert out[0]["advantage"] > 0 > out[-1]["advantage"]  # shorter correct answers win inside the group
+    off = score(r, p, cfg).to_pylist()  # no max_new_tokens: shaping off
+    assert {x["length_penalty"] for x in off} == {0.0} and {x["reward"] for x in off} == {1.0}

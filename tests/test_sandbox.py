@@ -130,6 +130,8 @@ def sandbox_processes() -> list[psutil.Process]:
 
 def test_adversarial_corpus_is_contained(run_store):
     before = tree_digest(run_store)
+    # other fixtures of the session (e.g. the Prefect test server) may already be our children
+    children_before = {p.pid for p in psutil.Process().children(recursive=True)}
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(16)
@@ -161,7 +163,7 @@ def test_adversarial_corpus_is_contained(run_store):
     assert not (Path(str(run_store) + "-moved")).exists()
     time.sleep(0.2)
     assert sandbox_processes() == [], "processes from the corpus survived"
-    assert psutil.Process().children(recursive=True) == []
+    assert [p for p in psutil.Process().children(recursive=True) if p.pid not in children_before] == []
 
     ok = check_assert_tests("def add(a, b):\n    return a + b\n", "assert add(2, 3) == 5", limits=LIMITS)
     assert ok.passed, ok.reason
@@ -190,7 +192,11 @@ def test_assert_tests_pass_and_fail_with_the_failing_line():
 
 def test_tests_are_not_readable_by_the_solution():
     snoop = (
-        "import os\nseen = b''\nfor name in os.listdir('/tmp'):\n    seen += open('/tmp/' + name, 'rb').read()\n"
+        # every plain file in /tmp and in the working folder (a repo under /tmp shows up as a
+        # folder holding the read-only venv: folders are skipped)
+        "import os\nseen = b''\nfor folder in ('/tmp', '.'):\n    for name in os.listdir(folder):\n"
+        "        path = os.path.join(folder, name)\n        if os.path.isfile(path):\n"
+        "            seen += open(path, 'rb').read()\n"
         "for fd in os.listdir('/proc/self/fd'):\n    try:\n        seen += os.pread(int(fd), 1 << 20, 0)\n"
         "    except OSError:\n        pass\nFOUND = b'MARKER_' + b'7f3a' in seen  # not spelled out: solution.py is readable\n"
     )

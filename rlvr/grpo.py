@@ -167,8 +167,3 @@ def aggregate(per_token: torch.Tensor, mask: torch.Tensor, mode: Aggregation, to
     if mode == "seq_sum_norm":
         return masked.sum() / (max(totals.sequences, 1) * totals.norm_constant)
     raise ValueError(f"unknown loss aggregation {mode!r}; use token_mean, seq_mean or seq_sum_norm")
-
-
-def token_mean(loss: torch.Tensor, mask: torch.Tensor, total_tokens: int) -> torch.Tensor:
-    """Shorthand for aggregate(..., "token_mean", ...). (B, T) -> ()."""
-    return (loss * mask).sum() / max(total_tokens, 1)

@@ -7,7 +7,11 @@ import math
 import pytest
 import torch
 
-from rlvr.grpo import ClipConfig, policy_loss, group_advantages, token_logprobs, token_mean
+from rlvr.grpo import ClipConfig, Totals, aggregate, group_advantages, policy_loss, token_logprobs
+
+
+def token_mean(loss: torch.Tensor, mask: torch.Tensor, total_tokens: int) -> torch.Tensor:
+    return aggregate(loss, mask, "token_mean", Totals(tokens=total_tokens, sequences=1, norm_constant=1.0))
 
 
 def test_group_advantages_hand_case() -> None:
@@ -96,7 +100,7 @@ def test_token_mean_accumulates_like_one_batch() -> None:
 
 # ---- variants (issue: GRPO update done right) ---------------------------------------------
 
-from rlvr.grpo import Totals, aggregate, kl_estimate, token_entropy, truncated_is_weights  # noqa: E402
+from rlvr.grpo import kl_estimate, token_entropy, truncated_is_weights  # noqa: E402
 
 
 def test_dr_grpo_and_rloo_hand_case() -> None:

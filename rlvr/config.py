@@ -125,7 +125,7 @@ class UpdateSection(_Section):
     epochs: int = Field(1, ge=1, description="mu: passes over the iteration's batch; the ratio is always against the rollout's logprobs.")
     minibatches: int = Field(2, ge=1, description="Optimiser steps per epoch; the batch is split into this many parts.")
     micro_batch_tokens: int = Field(
-        1024, ge=1, description="Token budget (padded rows x length) of one forward/backward; gradients accumulate. Raise it on a GPU."
+        512, ge=1, description="Token budget (padded rows x length) of one forward/backward; gradients accumulate. Raise it on a GPU."
     )
     tis_cap: float = Field(0.0, ge=0.0, description="Truncated importance sampling cap for engine/trainer mismatch (e.g. 2.0); 0 = off.")
     mask_truncated: bool = Field(False, description="Leave responses cut at max_new_tokens out of the loss (DAPO overlong filtering).")

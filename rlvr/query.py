@@ -104,7 +104,10 @@ def _row(iteration: int | None, stage: str, rec) -> dict:
 def _note(stage: str, rec) -> str:
     x = rec.extra
     if stage == "rollout":
-        return f"{x.get('tokens', 0)} tokens, {x.get('tokens_per_s', 0)} tok/s, {x.get('engine', '')}"
+        start = f"{'warm, load' if x.get('warm') else 'cold, start'} "
+        start += f"{x.get('weight_load_seconds' if x.get('warm') else 'engine_start_seconds', 0):.2f}s"
+        return (f"{x.get('engine', '')} ({start}), {x.get('tokens', 0)} tokens in {x.get('generation_seconds', 0):.2f}s, "
+                f"{x.get('tokens_per_s', 0):.0f} tok/s")  # fmt: skip
     if stage == "verify":
         return f"{x.get('correct', 0)} correct, reward mean {x.get('reward_mean', 0):.3f}"
     if stage == "update":

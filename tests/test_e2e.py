@@ -94,6 +94,7 @@ def test_kill_during_second_update_then_resume(tmp_path: Path, prefect_api: str,
 
     status = json.loads(_cli("status", str(run_dir), "--format", "json", env=env).stdout)
     assert len(status) == 7 and all(r["committed"] for r in status)
+    assert status[1]["stage"] == "rollout" and status[1]["note"].startswith("transformers (cold, start ")
     out = _cli("sql", str(run_dir), "SELECT iteration, avg(reward) AS mean_reward, count(*) AS n FROM scores "
                                     "GROUP BY 1 ORDER BY 1", "--format", "json", env=env)  # fmt: skip
     rows = json.loads(out.stdout)

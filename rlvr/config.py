@@ -102,6 +102,8 @@ class VerifySection(_Section):
     advantage_eps: float = Field(1e-6, gt=0.0, description="grpo: advantage = (r - mean) / (std + eps), std over the group (sample std).")
     overlong_buffer: int = Field(0, ge=0, description="DAPO soft overlong punishment: the last N tokens before rollout.max_new_tokens are penalised linearly; 0 = off.")
     overlong_penalty: float = Field(1.0, ge=0.0, description="Penalty at rollout.max_new_tokens (reward - overlong_penalty); 0..that over the buffer.")
+    code_timeout_s: float = Field(10.0, gt=0.0, description="Code tier: wall-clock limit of one sandboxed program (solution + tests).")
+    code_memory_mb: int = Field(1024, ge=64, description="Code tier: address-space limit of one sandboxed program.")
     mathverify_timeout_s: float = Field(5.0, gt=0.0, description="Per-row time limit of the math-verify tier (rows SQL cannot decide); a row over it gets reason 'verifier_error: timeout ...'.")
     mathverify_workers: int = Field(2, ge=1, description="Worker processes of the math-verify tier (its SIGALRM timeout needs each row on a process's main thread).")
 

@@ -68,7 +68,7 @@ SCORES = pa.schema(
         pa.field("correct", pa.bool_(), nullable=False),
         pa.field("reward", pa.float64(), nullable=False),  # sum of the components, length_penalty included
         pa.field("length_penalty", pa.float64(), nullable=False),  # DAPO soft overlong shaping, <= 0
-        pa.field("verifier", pa.string(), nullable=False),  # which tier decided: sql_numeric, sql_exact, math_verify
+        pa.field("verifier", pa.string(), nullable=False),  # which tier decided: sql_numeric, sql_exact, math_verify, sandbox
         pa.field("verifier_error", pa.bool_(), nullable=False),  # the verifier failed: left out of the baseline
         pa.field("reason", pa.string(), nullable=False),  # why it scored what it scored
         pa.field("group_size", pa.int32(), nullable=False),  # rows in the baseline (verifier errors excluded)

@@ -237,7 +237,8 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
         return _result(rec, skipped=True)
     with begin_stage(paths, VERIFY, i, inputs) as tx:
         table, stats = verifier.score_with_stats(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root),
-                                                 run.config.verify, max_new_tokens=run.config.rollout.max_new_tokens)  # fmt: skip
+                                                 run.config.verify, max_new_tokens=run.config.rollout.max_new_tokens,
+                                                 hide=[paths.root])  # fmt: skip
         n = write_table(table, SCORES, tx.output(paths.table_dir("scores", i)) / shard_name(0))
         correct = sum(table["correct"].to_pylist())
         rec = tx.commit(rows=n, extra={"correct": correct, "reward_mean": pc.mean(table["reward"]).as_py(), **stats})

@@ -17,12 +17,13 @@ Bench: python bench/verify.py.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-from rlvr import sql
+from rlvr import sandbox, sql
 from rlvr.config import VerifySection
 from rlvr.mathcheck import Check, check_pairs, math_verify_check
 from rlvr.schema import SCORES
@@ -37,7 +38,8 @@ WHERE prompt_id NOT IN (SELECT prompt_id FROM read_parquet($problems, hive_parti
 ORDER BY 1 LIMIT 5
 """
 FILLS = pa.schema(
-    [("row_id", pa.int64()), ("correct", pa.bool_()), ("verifier_error", pa.bool_()), ("reason", pa.string())]
+    [("row_id", pa.int64()), ("correct", pa.bool_()), ("verifier_error", pa.bool_()), ("reason", pa.string()),
+     ("verifier", pa.string())]
 )
 
 
@@ -66,18 +68,41 @@ def _fills(undecided: pa.Table, cfg: VerifySection, check: Check) -> tuple[pa.Ta
             reason = f"wrong: got {r['pred_norm']}, expected {r['gold_norm']} (math_verify: not equivalent)"
         if r["extraction"] in ("boxed", "last_number"):  # as verify.sql words it
             reason += f" (no <answer> tag; taken from {r['extraction']})"
-        out.append({"row_id": r["row_id"], "correct": bool(v.correct), "verifier_error": v.error is not None, "reason": reason})
+        out.append({"row_id": r["row_id"], "correct": bool(v.correct), "verifier_error": v.error is not None, "reason": reason,
+                    "verifier": "math_verify"})
     return pa.Table.from_pylist(out, schema=FILLS), stats
+
+
+def _code_fills(rows: pa.Table, cfg: VerifySection, hide: Sequence[Path]) -> pa.Table:
+    """Sandbox tier: the response's fenced code + the problem's tests, run under bubblewrap
+    (rlvr.sandbox). A missing code block is a 0 with its reason; the sandbox breaking raises."""
+    items, out = [], []
+    for r in rows.to_pylist():
+        code = sandbox.extract_code(r["response_text"])
+        if code is None:
+            out.append({"row_id": r["row_id"], "correct": False, "verifier_error": False, "verifier": "sandbox",
+                        "reason": "no_code: no fenced code block in the response"})  # fmt: skip
+        elif not r["tests"]:
+            raise VerifyError(f"code problem of row {r['row_id']} has no tests; fill the `tests` column of problems/")
+        else:
+            items.append((r["row_id"], sandbox.AssertTests(code, r["tests"])))
+    limits = sandbox.Limits(wall_seconds=cfg.code_timeout_s, memory_mb=cfg.code_memory_mb)
+    verdicts = sandbox.check_many([t for _, t in items], limits=limits, hide=hide)
+    for (row_id, _), v in zip(items, verdicts, strict=True):
+        out.append({"row_id": row_id, "correct": v.passed, "verifier_error": False, "verifier": "sandbox",
+                    "reason": ("correct: all tests passed" if v.passed else v.reason) + " (sandbox)"})  # fmt: skip
+    return pa.Table.from_pylist(sorted(out, key=lambda x: x["row_id"]), schema=FILLS)
 
 
 def score_with_stats(
     rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, check: Check = math_verify_check,
-    max_new_tokens: int = 0,
+    max_new_tokens: int = 0, hide: Sequence[Path] = (),
 ) -> tuple[pa.Table, dict[str, int]]:
     """One row per rollout row, in SCORES' schema, and counts: rows, undecided (sent to math-verify),
     verifier_errors (rows left out of their baselines), timeouts, worker_restarts.
 
-    `check(gold, pred) -> bool` is the tier-2 checker (a module-level function; tests inject faulty ones)."""
+    `check(gold, pred) -> bool` is the tier-2 checker (a module-level function; tests inject faulty ones).
+    Code rows (task = 'code') run in the sandbox; `hide` lists folders it must not see (the run store)."""
     if not rollout_files:
         raise VerifyError("verify got no rollout shards; run the rollout stage first")
     con = connect()
@@ -101,6 +126,12 @@ def score_with_stats(
         con.execute(sql.load("verify_fill"), rewards)
         con.unregister("verify_fills")
         stats |= {"verifier_errors": mstats["errors"], "timeouts": mstats["timeouts"], "worker_restarts": mstats["worker_restarts"]}
+    code = con.sql(sql.load("verify_code"), params=files).to_arrow_table()
+    stats["code"] = code.num_rows
+    if code.num_rows:
+        con.register("verify_fills", _code_fills(code, cfg, hide))
+        con.execute(sql.load("verify_fill"), rewards)
+        con.unregister("verify_fills")
     params = {"eps": cfg.advantage_eps, "estimator": cfg.advantage, "l_max": max_new_tokens,
               "l_cache": cfg.overlong_buffer if max_new_tokens else 0, "overlong": cfg.overlong_penalty}  # fmt: skip
     table = con.sql(sql.load("verify_groups"), params=params).to_arrow_table()

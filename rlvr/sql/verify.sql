@@ -91,6 +91,7 @@ WITH p AS (
 ), v AS (
     SELECT *,
         CASE
+            WHEN task = 'code' THEN 'code'  -- decided by running it: rlvr.sandbox, via verify_code.sql
             WHEN gold_num IS NOT NULL AND pred_num IS NOT NULL THEN 'sql_numeric'
             WHEN COALESCE(pred, '') = '' THEN CASE WHEN gold_num IS NOT NULL THEN 'sql_numeric' ELSE 'sql_exact' END
             WHEN gold_num IS NOT NULL AND NOT looks_symbolic(pred) THEN 'sql_numeric'  -- wrong: not a number
@@ -103,6 +104,7 @@ WITH p AS (
     SELECT *,
         CASE verifier
             WHEN 'undecided' THEN NULL
+            WHEN 'code' THEN NULL
             WHEN 'sql_numeric' THEN COALESCE(
                 num_close(pred_num, gold_num, $tol)
                 OR (pred_pct <> gold_pct

@@ -1,0 +1,65 @@
+"""The code tier of verification: task = 'code' rows run their fenced code against the problem's
+tests in the bubblewrap sandbox, inside the same verify pass, with readable reasons."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from rlvr.config import VerifySection
+from rlvr.schema import PROBLEMS, ROLLOUTS
+from rlvr.store import write_table
+from rlvr.verify import score_with_stats
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox needs root (see rlvr/sandbox.py)")
+
+TESTS = "def check(f):\n    assert f(2, 3) == 5\n    assert f(-1, 1) == 0\ncheck(add)\n"
+RESPONSES = [
+    "Here it is:\n```python\ndef add(a, b):\n    return a + b\n```",  # passes
+    "```python\ndef add(a, b):\n    return a - b\n```",  # fails an assert
+    "I would add them.",  # no code
+    "```python\ndef add(a, b):\n    while True:\n        pass\n```",  # never ends
+    "```python\nopen('RUN_DIR/pwned', 'w').write('x')\nopen('RUN_DIR/problems.parquet', 'wb').write(b'')\n"
+    "def add(a, b):\n    return a + b\n```",  # tries to write into the run store (RUN_DIR: the test's)
+]
+
+
+def _digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        h.update(str(p.relative_to(root)).encode() + (p.read_bytes() if p.is_file() else b""))
+    return h.hexdigest()
+
+
+def test_code_rows_are_run_in_the_sandbox(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    problems, rollouts = run / "problems.parquet", run / "rollouts.parquet"
+    write_table([{"prompt_id": "add", "task": "code", "split": "test", "prompt": "write add", "answer": "def add(a, b): ...",
+                  "tests": TESTS, "sources": None, "meta": None},
+                 {"prompt_id": "num", "task": "arithmetic", "split": "test", "prompt": "1+1", "answer": "2",
+                  "tests": None, "sources": None, "meta": None}], PROBLEMS, problems)  # fmt: skip
+    responses = [t.replace("RUN_DIR", str(run)) for t in RESPONSES]
+    rows = [("add", k, text) for k, text in enumerate(responses)] + [("num", 0, "<answer>2</answer>")]
+    write_table([{"iteration": 0, "prompt_id": pid, "sample_idx": k, "prompt_token_ids": [1], "response_token_ids": [2],
+                  "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": 1, "finish_reason": "stop",
+                  "policy_version": 0, "engine": "transformers", "temperature": 1.0, "seed": 0}
+                 for pid, k, text in rows], ROLLOUTS, rollouts)  # fmt: skip
+    before = _digest(run)
+    table, stats = score_with_stats([rollouts], [problems], VerifySection(code_timeout_s=3.0), hide=[run])
+    out = {(r["prompt_id"], r["sample_idx"]): r for r in table.to_pylist()}
+    code = [out[("add", k)] for k in range(len(RESPONSES))]
+    assert [r["correct"] for r in code] == [True, False, False, False, False]
+    assert [r["reward"] for r in code] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert {r["verifier"] for r in code} == {"sandbox"} and stats["code"] == 5
+    assert code[0]["reason"] == "correct: all tests passed (sandbox)"
+    assert "assert f(2, 3) == 5" in code[1]["reason"]
+    assert code[2]["reason"].startswith("no_code:")
+    assert code[3]["reason"].startswith("timeout:")
+    assert not code[4]["correct"] and "Read-only file system" in code[4]["reason"], code[4]["reason"]
+    assert _digest(run) == before and not (run / "pwned").exists()  # the run store is hidden and unchanged
+    assert out[("num", 0)]["verifier"] == "sql_numeric" and out[("num", 0)]["correct"]  # other tasks unaffected
+    assert code[0]["advantage"] > 0 > code[1]["advantage"]  # the group baseline covers code rows too

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 COUNT_ROLLOUTS = "SELECT count(*) FROM read_parquet($rollouts, hive_partitioning = false)"
 COUNT_ROWS = "SELECT count(*) FROM verify_rows"
+COUNT_CODE_ROWS = "SELECT count(*) FROM verify_rows WHERE verifier = 'code'"
 UNKNOWN_PROMPTS = """
 SELECT DISTINCT prompt_id FROM read_parquet($rollouts, hive_partitioning = false)
 WHERE prompt_id NOT IN (SELECT prompt_id FROM read_parquet($problems, hive_partitioning = false))
@@ -126,9 +127,9 @@ def score_with_stats(
         con.execute(sql.load("verify_fill"), rewards)
         con.unregister("verify_fills")
         stats |= {"verifier_errors": mstats["errors"], "timeouts": mstats["timeouts"], "worker_restarts": mstats["worker_restarts"]}
-    code = con.sql(sql.load("verify_code"), params=files).to_arrow_table()
-    stats["code"] = code.num_rows
-    if code.num_rows:
+    stats["code"] = con.execute(COUNT_CODE_ROWS).fetchall()[0][0]
+    if stats["code"]:  # only then pay for re-reading the response texts
+        code = con.sql(sql.load("verify_code"), params=files).to_arrow_table()
         con.register("verify_fills", _code_fills(code, cfg, hide))
         con.execute(sql.load("verify_fill"), rewards)
         con.unregister("verify_fills")

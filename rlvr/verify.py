@@ -95,6 +95,13 @@ def _code_fills(rows: pa.Table, cfg: VerifySection, hide: Sequence[Path]) -> pa.
     return pa.Table.from_pylist(sorted(out, key=lambda x: x["row_id"]), schema=FILLS)
 
 
+def _apply_fills(con: duckdb.DuckDBPyConnection, fills: pa.Table, rewards: dict) -> None:
+    """Write a Python tier's verdicts (FILLS rows) into verify_rows (sql/verify_fill.sql)."""
+    con.register("verify_fills", fills)
+    con.execute(sql.load("verify_fill"), rewards)
+    con.unregister("verify_fills")
+
+
 def score_with_stats(
     rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, check: Check = math_verify_check,
     max_new_tokens: int = 0, hide: Sequence[Path] = (),
@@ -123,16 +130,12 @@ def score_with_stats(
     stats = {"rows": n_rows, "undecided": undecided.num_rows, "verifier_errors": 0, "timeouts": 0, "worker_restarts": 0}
     if undecided.num_rows:
         fills, mstats = _fills(undecided, cfg, check)
-        con.register("verify_fills", fills)
-        con.execute(sql.load("verify_fill"), rewards)
-        con.unregister("verify_fills")
+        _apply_fills(con, fills, rewards)
         stats |= {"verifier_errors": mstats["errors"], "timeouts": mstats["timeouts"], "worker_restarts": mstats["worker_restarts"]}
     stats["code"] = con.execute(COUNT_CODE_ROWS).fetchall()[0][0]
     if stats["code"]:  # only then pay for re-reading the response texts
         code = con.sql(sql.load("verify_code"), params=files).to_arrow_table()
-        con.register("verify_fills", _code_fills(code, cfg, hide))
-        con.execute(sql.load("verify_fill"), rewards)
-        con.unregister("verify_fills")
+        _apply_fills(con, _code_fills(code, cfg, hide), rewards)
     params = {"eps": cfg.advantage_eps, "estimator": cfg.advantage, "l_max": max_new_tokens,
               "l_cache": cfg.overlong_buffer if max_new_tokens else 0, "overlong": cfg.overlong_penalty}  # fmt: skip
     table = con.sql(sql.load("verify_groups"), params=params).to_arrow_table()

@@ -155,7 +155,7 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
             # DAPO dynamic sampling (Yu et al. 2025, sec. 3.2): groups whose rewards are all equal carry
             # no signal; top up with fresh prompts until `target` groups have some, or rounds run out
             scored = verifier.score(new["shards"], problems.parquet_files(paths.root), cfg.verify,
-                                    max_new_tokens=cfg.rollout.max_new_tokens)  # fmt: skip
+                                    max_new_tokens=cfg.rollout.max_new_tokens, hide=[paths.root])  # fmt: skip
             rounds[-1]["signal_groups"] = len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
             have = sum(r["signal_groups"] for r in rounds)
             if have >= target:
@@ -174,8 +174,6 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
                                             "weight_load_seconds": round(got.weight_load_seconds, 3),
                                             "generation_seconds": round(secs, 3), "tokens": tokens, "rounds": rounds,
                                             "tokens_per_s": round(tokens / max(secs, 1e-9), 1)})  # fmt: skip
-        if got.name == "transformers":
-            got.engine.close()
     log.info("rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs", i, n_rows, len(used),
              cfg.rollout.group_size, len(rounds), tokens, secs)  # fmt: skip
     return _result(rec, skipped=False)

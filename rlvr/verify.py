@@ -142,10 +142,12 @@ def score_with_stats(
     return table.cast(SCORES), stats
 
 
-def score(rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, max_new_tokens: int = 0) -> pa.Table:
+def score(rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, max_new_tokens: int = 0,
+          hide: Sequence[Path] = ()) -> pa.Table:  # fmt: skip
     """score_with_stats' table; the math-verify tier's counts go to the log (errors as a warning).
-    max_new_tokens (rollout's) enables verify.overlong_buffer's length shaping; 0 turns it off."""
-    table, stats = score_with_stats(rollout_files, problem_files, cfg, max_new_tokens=max_new_tokens)
+    max_new_tokens (rollout's) enables verify.overlong_buffer's length shaping; 0 turns it off;
+    `hide`: folders the code sandbox must not see (the run store)."""
+    table, stats = score_with_stats(rollout_files, problem_files, cfg, max_new_tokens=max_new_tokens, hide=hide)
     if stats["verifier_errors"]:
         log.warning("verify: %(verifier_errors)d of %(rows)d rows got verifier_error (timeouts %(timeouts)d, "
                     "worker restarts %(worker_restarts)d); they are left out of their group baselines", stats)  # fmt: skip

@@ -1,0 +1,319 @@
+"""Propositional logic for the logic verifier: parse, canonicalise, decide by truth table.
+
+Responses are untrusted text, so nothing here evaluates them as Python: a small recursive-descent
+parser builds a tree, and a truth table decides entailment. A formula is a single upper-case
+letter (a variable), ("¬", f), or (op, left, right) with op one of ∧ ∨ → ↔.
+
+Spellings accepted (case-insensitive words):
+    not   ¬  ~  !  not
+    and   ∧  &  &&  and
+    or    ∨  |  ||  or
+    then  →  ->  =>  ⇒
+    iff   ↔  <->  <=>  ⇔
+Precedence, tightest first: ¬ > ∧ > ∨ > → > ↔. → is right-associative (P → Q → R is
+P → (Q → R)); ∧, ∨ and ↔ group to the left. These are the conventions of reasoning-gym's
+propositional_logic task (its parse_expr), whose gold answers we check.
+
+Hostile input is bounded: at most MAX_CHARS characters, MAX_VARIABLES distinct variables (a truth
+table of 2**12 rows) and MAX_DEPTH nested parentheses or negations (the parser recurses).
+Truth tables are bit-parallel: a formula evaluates to one Python int whose bit r is its value in
+row r, so a 4096-row table costs one big-int operation per node.
+
+    from rlvr.logic import check_conclusion
+    check_conclusion(["P -> Q", "P"], "Q")   # (True, "correct: 'Q' follows from the premises")
+
+Test: .venv/bin/pytest tests/test_logic.py -q
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+Formula = str | tuple  # "P" | ("¬", f) | ("∧" | "∨" | "→" | "↔", f, g)
+
+MAX_CHARS = 400
+MAX_VARIABLES = 12
+MAX_DEPTH = 40
+
+NOT, AND, OR, IMPLIES, IFF = "¬", "∧", "∨", "→", "↔"
+SPELLINGS = {
+    "¬": NOT, "~": NOT, "!": NOT, "not": NOT,
+    "∧": AND, "&": AND, "&&": AND, "and": AND,
+    "∨": OR, "|": OR, "||": OR, "or": OR,
+    "→": IMPLIES, "->": IMPLIES, "=>": IMPLIES, "⇒": IMPLIES,
+    "↔": IFF, "<->": IFF, "<=>": IFF, "⇔": IFF,
+}  # fmt: skip
+# Longest symbols first, so that "<->" is not read as "<" then "->".
+_TOKEN = re.compile(r"\s*(<->|<=>|->|=>|&&|\|\||[A-Za-z]+|[¬~!∧&∨|→⇒↔⇔()]|\S)")
+
+
+def tokenize(text: str) -> list[tuple[str, int]]:
+    """(token, character position) pairs: operators in their unicode form, variables,
+    parentheses; ValueError on anything else."""
+    if len(text) > MAX_CHARS:
+        raise ValueError(
+            f"formula too long: {len(text)} characters, at most {MAX_CHARS}"
+        )
+    tokens = []
+    for m in _TOKEN.finditer(text):
+        tok = m.group(1)
+        if tok in SPELLINGS or tok.lower() in ("not", "and", "or"):
+            tokens.append((SPELLINGS[tok.lower()], m.start(1)))
+        elif tok in ("(", ")") or (len(tok) == 1 and "A" <= tok <= "Z"):
+            tokens.append((tok, m.start(1)))
+        else:
+            what = "word" if tok.isalpha() else "character"
+            hint = " (variables are single upper-case letters)" if tok.isalpha() else ""
+            raise ValueError(
+                f"unexpected {what} {tok!r} at position {m.start(1)}{hint}"
+            )
+    if not tokens:
+        raise ValueError("empty formula")
+    return tokens
+
+
+class _Parser:
+    """Recursive descent, one method per precedence level (iff < implies < or < and < not)."""
+
+    def __init__(self, tokens: list[tuple[str, int]], length: int):
+        self.tokens, self.length, self.i, self.depth = tokens, length, 0, 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.i][0] if self.i < len(self.tokens) else None
+
+    def where(self) -> str:
+        at = self.tokens[self.i][1] if self.i < len(self.tokens) else self.length
+        return f"at position {at}"
+
+    def expect_operand(self) -> str:
+        tok = self.peek()
+        if tok is None:
+            raise ValueError("formula ends too early: expected a variable, ¬ or (")
+        if tok in (AND, OR, IMPLIES, IFF, ")"):
+            raise ValueError(
+                f"unexpected {tok!r} {self.where()}: expected a variable, ¬ or ("
+            )
+        self.i += 1
+        return tok
+
+    def left_assoc(self, op: str, operand) -> Formula:
+        f = operand()
+        while self.peek() == op:
+            self.i += 1
+            f = (op, f, operand())
+        return f
+
+    def iff(self) -> Formula:
+        return self.left_assoc(IFF, self.implies)
+
+    def implies(self) -> Formula:
+        parts = [self.or_()]
+        while self.peek() == IMPLIES:
+            self.i += 1
+            parts.append(self.or_())
+        f = parts.pop()
+        while parts:  # fold from the right: P → Q → R is P → (Q → R)
+            f = (IMPLIES, parts.pop(), f)
+        return f
+
+    def or_(self) -> Formula:
+        return self.left_assoc(OR, self.and_)
+
+    def and_(self) -> Formula:
+        return self.left_assoc(AND, self.not_)
+
+    def not_(self) -> Formula:
+        tok = self.expect_operand()
+        if tok == NOT:
+            return (NOT, self.nested(self.not_))
+        if tok == "(":
+            f = self.nested(self.iff)
+            if self.peek() != ")":
+                raise ValueError(f"missing ')' {self.where()}")
+            self.i += 1
+            return f
+        return tok  # a variable: tokenize lets nothing else through
+
+    def nested(self, parse) -> Formula:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ValueError(f"formula nested too deeply: more than {MAX_DEPTH} levels")
+        f = parse()
+        self.depth -= 1
+        return f
+
+
+def parse(text: str) -> Formula:
+    """The formula tree of `text`; ValueError saying what is wrong and where."""
+    p = _Parser(tokenize(text), len(text))
+    f = p.iff()
+    if p.peek() is not None:
+        raise ValueError(
+            f"unexpected {p.peek()!r} {p.where()}: expected an operator or the end"
+        )
+    n = len(variables(f))
+    if n > MAX_VARIABLES:
+        raise ValueError(f"too many variables: {n}, at most {MAX_VARIABLES}")
+    return f
+
+
+def variables(f: Formula) -> set[str]:
+    if isinstance(f, str):
+        return {f}
+    return set().union(*(variables(g) for g in f[1:]))
+
+
+def to_text(f: Formula) -> str:
+    """Fully parenthesised, unicode operators, no spaces: ¬P, (P∧¬Q), ((P→Q)↔R)."""
+    if isinstance(f, str):
+        return f
+    if f[0] == NOT:
+        return NOT + to_text(f[1])
+    return f"({to_text(f[1])}{f[0]}{to_text(f[2])})"
+
+
+def canonical(formula: str) -> str:
+    """One string per formula tree, whatever the spelling: 'P & ~(Q|R)' -> '(P∧¬(Q∨R))'.
+
+    Equal strings mean the same tree after precedence and associativity, not logical equivalence
+    ('P∧Q' and 'Q∧P' differ): that needs `equivalent`.
+    """
+    return to_text(parse(formula))
+
+
+@lru_cache(maxsize=MAX_VARIABLES + 1)
+def _columns(n: int) -> tuple[int, ...]:
+    """Truth-table columns for n variables: bit r of column i is variable i's value in row r.
+    Rows count up in binary with the first variable most significant (P=0 Q=0, P=0 Q=1, ...)."""
+    return tuple(
+        sum(1 << r for r in range(1 << n) if (r >> (n - 1 - i)) & 1) for i in range(n)
+    )
+
+
+def _table(f: Formula, column: dict[str, int], full: int) -> int:
+    if isinstance(f, str):
+        return column[f]
+    a = _table(f[1], column, full)
+    if f[0] == NOT:
+        return full & ~a
+    b = _table(f[2], column, full)
+    return {
+        AND: a & b,
+        OR: a | b,
+        IMPLIES: (full & ~a) | b,
+        IFF: full & ~(a ^ b),
+    }[f[0]]
+
+
+def _counterexample(
+    premises: list[Formula], conclusion: Formula
+) -> dict[str, bool] | None:
+    """The first row (in truth-table order) where every premise holds and the conclusion fails."""
+    names = sorted(set().union(variables(conclusion), *map(variables, premises)))
+    if len(names) > MAX_VARIABLES:
+        raise ValueError(f"too many variables: {len(names)}, at most {MAX_VARIABLES}")
+    n = len(names)
+    column = dict(zip(names, _columns(n), strict=True))
+    full = (1 << (1 << n)) - 1
+    rows = full
+    for p in premises:
+        rows &= _table(p, column, full)
+    rows &= full & ~_table(conclusion, column, full)
+    if not rows:
+        return None
+    r = (rows & -rows).bit_length() - 1  # lowest set bit = first such row
+    return {v: bool((r >> (n - 1 - i)) & 1) for i, v in enumerate(names)}
+
+
+def entails(premises: list[str], conclusion: str) -> bool:
+    """True iff the conclusion holds in every row where all premises hold (truth table)."""
+    return _counterexample([parse(p) for p in premises], parse(conclusion)) is None
+
+
+def is_tautology(formula: str) -> bool:
+    return entails([], formula)
+
+
+def equivalent(a: str, b: str) -> bool:
+    return entails([a], b) and entails([b], a)
+
+
+def decide(premises: list[str], statement: str) -> str:
+    """ "true" if the premises entail the statement, "false" if they entail its negation, else
+    "unknown". Inconsistent premises entail everything, so they give "true"."""
+    ps, s = [parse(p) for p in premises], parse(statement)
+    if _counterexample(ps, s) is None:
+        return "true"
+    if _counterexample(ps, (NOT, s)) is None:
+        return "false"
+    return "unknown"
+
+
+def check_conclusion(premises: list[str], answer: str) -> tuple[bool, str]:
+    """Is `answer` a non-trivial conclusion of the premises? (correct, one-line reason).
+
+    Correct iff it parses, uses only the premises' variables, is entailed, and is not a
+    tautology (those follow from anything). This is reasoning-gym's propositional_logic
+    score_answer made strict: there a tautology earns 0.25; here it is simply not a conclusion.
+    Premises that do not parse are a data error and raise ValueError.
+    """
+    ps = [parse(p) for p in premises]
+    try:
+        f = parse(answer)
+    except ValueError as err:
+        return False, f"unparsable: {err}"
+    shown = to_text(f)
+    allowed = set().union(*map(variables, ps))
+    extra = variables(f) - allowed
+    if extra:
+        return False, (
+            f"wrong: {shown!r} uses {', '.join(sorted(extra))}, not among the premises' "
+            f"variables {', '.join(sorted(allowed))}"
+        )
+    cex = _counterexample(ps, f)
+    if cex is not None:
+        row = " ".join(f"{v}={int(x)}" for v, x in cex.items())
+        return (
+            False,
+            f"wrong: {shown!r} does not follow from the premises (counterexample {row})",
+        )
+    if _counterexample([], f) is None:
+        return (
+            False,
+            f"trivial: {shown!r} is a tautology, true whatever the premises say",
+        )
+    return True, f"correct: {shown!r} follows from the premises"
+
+
+# ---- verdicts: true / false / unknown -------------------------------------------------------
+
+# (key, verdict) pairs. A key is a spelling after normalisation: lower case, every whitespace
+# character removed, VERDICT_STRIP characters trimmed from both ends ("Cannot be determined." ->
+# "cannotbedetermined"). The whitespace-free keys are those of the verify SQL's norm_answer macro
+# (lower case, whitespace removed, one trailing '.' dropped), so a SQL macro can look norm_answer's
+# output up in these pairs. "true"/"false" are about the statement for true-false-unknown
+# questions and about "does it follow?" for syllogisms (yes = true, no = false).
+VERDICT_STRIP = ".!*\"'`"
+VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
+    ("true", "true"), ("yes", "true"), ("valid", "true"), ("correct", "true"),
+    ("entailed", "true"), ("follows", "true"), ("itfollows", "true"),
+    ("false", "false"), ("no", "false"), ("invalid", "false"), ("incorrect", "false"),
+    ("contradicted", "false"), ("doesnotfollow", "false"), ("itdoesnotfollow", "false"),
+    ("unknown", "unknown"), ("uncertain", "unknown"), ("undetermined", "unknown"),
+    ("undecidable", "unknown"), ("indeterminate", "unknown"), ("unknowable", "unknown"),
+    ("cannotbedetermined", "unknown"), ("can'tbedetermined", "unknown"),
+    ("cannotbeknown", "unknown"), ("cannottell", "unknown"), ("can'ttell", "unknown"),
+    ("notenoughinformation", "unknown"), ("insufficientinformation", "unknown"),
+    ("neither", "unknown"),
+)  # fmt: skip
+VERDICTS: dict[str, str] = dict(VERDICT_PAIRS)
+
+
+def normalise_verdict(text: str | None) -> str | None:
+    """'Yes.' -> 'true', '**False**' -> 'false', 'Cannot be determined' -> 'unknown',
+    'maybe' -> None (not a verdict). The keys of VERDICT_PAIRS are the whole list."""
+    if text is None:
+        return None
+    key = "".join(text.lower().split()).strip(VERDICT_STRIP)
+    return VERDICTS.get(key)

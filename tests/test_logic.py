@@ -1,0 +1,369 @@
+"""rlvr.logic (parser, canonical form, truth tables, conclusion checks, verdicts) on hand cases,
+and the shipped logic set (data/logic.jsonl): every gold answer is judged correct.
+
+Run: .venv/bin/pytest tests/test_logic.py -q   (about a second; the rebuild test needs
+reasoning-gym==0.1.25, the `data` extra, and is skipped without it)
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import json
+
+import pyarrow as pa
+import pytest
+
+from data import logic as data_logic
+from rlvr import logic
+from rlvr.logic import (
+    canonical,
+    check_conclusion,
+    decide,
+    entails,
+    equivalent,
+    is_tautology,
+    normalise_verdict,
+    parse,
+)
+from rlvr.schema import PROBLEMS
+
+# ---- parser ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "tree"),
+    [
+        ("P", "P"),
+        ("¬P ∧ Q", ("∧", ("¬", "P"), "Q")),  # ¬ binds tighter than ∧
+        ("P ∧ Q ∨ R", ("∨", ("∧", "P", "Q"), "R")),  # ∧ tighter than ∨
+        ("P ∨ Q ∧ R", ("∨", "P", ("∧", "Q", "R"))),
+        ("P ∨ Q → R", ("→", ("∨", "P", "Q"), "R")),  # ∨ tighter than →
+        ("P → Q ↔ R", ("↔", ("→", "P", "Q"), "R")),  # → tighter than ↔
+        ("P → Q → R", ("→", "P", ("→", "Q", "R"))),  # → is right-associative
+        ("P ∧ Q ∧ R", ("∧", ("∧", "P", "Q"), "R")),  # ∧ groups to the left
+        ("P ↔ Q ↔ R", ("↔", ("↔", "P", "Q"), "R")),
+        ("(P → Q) → R", ("→", ("→", "P", "Q"), "R")),
+        ("¬¬P", ("¬", ("¬", "P"))),
+        ("¬(P ∨ Q)", ("¬", ("∨", "P", "Q"))),
+    ],
+)
+def test_precedence_and_associativity(text, tree):
+    assert parse(text) == tree
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "P & ~Q -> R | S <-> P",
+        "P && !Q => R || S <=> P",
+        "P and not Q -> R or S <-> P",
+        "P AND NOT Q -> R Or S <-> P",
+        "P∧¬Q→R∨S↔P",
+        "((P ∧ (¬Q))) ⇒ (R ∨ S) ⇔ P",
+        "  P\t&\n~Q   ->R|S<->P ",
+    ],
+)
+def test_every_spelling_gives_the_same_canonical_form(spelling):
+    assert canonical(spelling) == "(((P∧¬Q)→(R∨S))↔P)"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("P ∧ Q", "Q ∧ P"),  # canonical is about spelling: commuted is a different tree
+        ("P → Q → R", "(P → Q) → R"),
+        ("¬¬P", "P"),
+        ("P ∧ Q ∧ R", "P ∧ (Q ∧ R)"),
+        ("¬P ∧ Q", "¬(P ∧ Q)"),
+    ],
+)
+def test_canonical_tells_different_trees_apart(a, b):
+    assert canonical(a) != canonical(b)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty formula"),
+        ("   ", "empty formula"),
+        ("P Q", "unexpected 'Q' at position 2: expected an operator or the end"),
+        ("(P ∧ Q", r"missing '\)' at position 6"),
+        ("P ∧ Q)", r"unexpected '\)' at position 5"),
+        ("P ∧", "formula ends too early"),
+        ("∨ P", "unexpected '∨' at position 0: expected a variable"),
+        ("()", r"unexpected '\)' at position 1"),
+        (
+            "p ∧ q",
+            r"unexpected word 'p' at position 0 \(variables are single upper-case letters\)",
+        ),
+        ("PQ", "unexpected word 'PQ'"),
+        ("P + Q", r"unexpected character '\+' at position 2"),
+        ("P < Q", "unexpected character '<'"),
+        ("__import__('os')", "unexpected character '_'"),
+        ("P ᵢ", "unexpected (word|character) 'ᵢ' at position 2"),
+    ],
+)
+def test_bad_input_is_rejected_with_a_readable_message(text, message):
+    with pytest.raises(ValueError, match="^" + message):
+        parse(text)
+
+
+def test_size_caps():
+    long_ok = "P" + " ∧ P" * ((logic.MAX_CHARS - 1) // 4)
+    assert len(long_ok) <= logic.MAX_CHARS and is_tautology(long_ok) is False
+    with pytest.raises(ValueError, match="too long: 401 characters, at most 400"):
+        parse("P" + " " * 400)
+    twelve = " ∨ ".join("ABCDEFGHIJKL")
+    assert is_tautology(f"({twelve}) ∨ ¬A")
+    with pytest.raises(ValueError, match="too many variables: 13, at most 12"):
+        parse(twelve + " ∨ M")
+    with pytest.raises(ValueError, match="too many variables: 13"):
+        entails(
+            [twelve], "M"
+        )  # the cap holds for the whole table, not only each formula
+    deep = "(" * 41 + "P" + ")" * 41
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse(deep)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse("¬" * 41 + "P")
+    assert parse("(" * 40 + "P" + ")" * 40) == "P"
+    # a long right-associative chain is folded in a loop, not by recursion
+    assert is_tautology("P" + " → P" * 99)
+
+
+# ---- truth tables ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("premises", "conclusion", "expected"),
+    [
+        (["P → Q", "P"], "Q", True),  # modus ponens
+        (["P → Q", "¬Q"], "¬P", True),  # modus tollens
+        (["P → Q", "Q"], "P", False),  # affirming the consequent
+        (["P ∨ Q", "¬P"], "Q", True),  # disjunctive syllogism
+        (["P → Q", "Q → R"], "P → R", True),
+        (["P ↔ Q"], "Q → P", True),
+        (["P"], "P ∨ S", True),  # a variable the premises do not mention
+        (["P ∧ ¬P"], "S", True),  # inconsistent premises entail anything
+        ([], "P ∨ ¬P", True),
+        ([], "P", False),
+    ],
+)
+def test_entails(premises, conclusion, expected):
+    assert entails(premises, conclusion) is expected
+
+
+def test_tautology_and_equivalence():
+    assert is_tautology("P ∨ ¬P") and is_tautology("(P → Q) ↔ (¬Q → ¬P)")
+    assert is_tautology("((P → Q) → P) → P")  # Peirce's law
+    assert not is_tautology("P → Q") and not is_tautology("P ∧ ¬P")
+    assert equivalent("¬(P ∧ Q)", "¬P ∨ ¬Q") and equivalent("P → Q", "¬P ∨ Q")
+    assert not equivalent("P → Q", "Q → P")
+
+
+@pytest.mark.parametrize(
+    ("premises", "statement", "verdict"),
+    [
+        (["P → Q", "P"], "Q", "true"),
+        (["P → Q", "¬Q"], "P", "false"),
+        (["P → Q"], "P", "unknown"),
+        (["P ∨ Q", "¬P"], "Q ∧ ¬P", "true"),
+        (["P ∨ Q"], "¬P ∧ ¬Q", "false"),
+        (["P", "¬P"], "Q", "true"),  # inconsistent: "true" is checked first
+        ([], "P ∨ ¬P", "true"),
+    ],
+)
+def test_decide(premises, statement, verdict):
+    assert decide(premises, statement) == verdict
+
+
+@pytest.mark.parametrize(
+    ("answer", "correct", "reason"),
+    [
+        ("R", True, "correct: 'R' follows from the premises"),
+        (
+            "q & r",
+            False,
+            "unparsable: unexpected word 'q' at position 0 (variables are single upper-case letters)",
+        ),
+        ("Q or R", True, "correct: '(Q∨R)' follows from the premises"),
+        (
+            "Q and R",
+            False,
+            "wrong: '(Q∧R)' does not follow from the premises (counterexample P=0 Q=0 R=1)",
+        ),
+        ("P -> R", True, "correct: '(P→R)' follows from the premises"),
+        (
+            "P",
+            False,
+            "wrong: 'P' does not follow from the premises (counterexample P=0 Q=0 R=1)",
+        ),
+        (
+            "P ∧ R",
+            False,
+            "wrong: '(P∧R)' does not follow from the premises (counterexample P=0 Q=0 R=1)",
+        ),
+        (
+            "R ∨ ¬R",
+            False,
+            "trivial: '(R∨¬R)' is a tautology, true whatever the premises say",
+        ),
+        (
+            "R ∨ S",
+            False,
+            "wrong: '(R∨S)' uses S, not among the premises' variables P, Q, R",
+        ),
+        ("", False, "unparsable: empty formula"),
+    ],
+)
+def test_check_conclusion(answer, correct, reason):
+    # R holds (P gives Q gives R; not P gives R); P and Q are open
+    premises = ["P → Q", "Q → R", "P ∨ R"]
+    assert check_conclusion(premises, answer) == (correct, reason)
+
+
+def test_check_conclusion_raises_on_bad_premises():
+    with pytest.raises(ValueError, match="unexpected"):
+        check_conclusion(["P +"], "P")
+
+
+# ---- verdicts --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("true", "true"), ("Yes.", "true"), ("**True**", "true"), ("VALID", "true"),
+        ("It follows", "true"), ("false", "false"), ("No", "false"), ("invalid", "false"),
+        ("does not follow.", "false"), ("Unknown", "unknown"), ("uncertain", "unknown"),
+        ("Cannot be determined", "unknown"), ("can't   tell", "unknown"), ("'unknown'", "unknown"),
+        ("not enough information", "unknown"),
+        ("maybe", None), ("true or false", None), ("", None), (None, None), ("P ∧ Q", None),
+    ],
+)  # fmt: skip
+def test_normalise_verdict(text, verdict):
+    assert normalise_verdict(text) == verdict
+
+
+def test_verdict_pairs_are_normalised_keys_for_sql():
+    keys = [k for k, _ in logic.VERDICT_PAIRS]
+    assert len(keys) == len(set(keys))
+    assert {v for _, v in logic.VERDICT_PAIRS} == {"true", "false", "unknown"}
+    for (
+        key,
+        verdict,
+    ) in logic.VERDICT_PAIRS:  # already in normal form: no whitespace, lower case
+        assert key == key.lower() and not any(c.isspace() for c in key)
+        assert normalise_verdict(key) == verdict
+
+
+# ---- the shipped set -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict]:
+    return data_logic.load_records()
+
+
+def test_every_gold_answer_is_judged_correct(records):
+    for r in records:
+        meta = r["meta"]
+        if meta["kind"] == "propositional":
+            assert check_conclusion(meta["premises"], r["answer"])[0], r["prompt_id"]
+            assert not entails(meta["premises"], "P ∧ ¬P"), r[
+                "prompt_id"
+            ]  # consistent premises
+            assert meta["canonical_answer"] == canonical(r["answer"])
+            assert meta["variables"] == sorted(
+                set().union(*map(logic.variables, map(parse, meta["premises"])))
+            )
+        elif meta["kind"] == "tfu":
+            assert decide(meta["premises"], meta["statement"]) == r["answer"], r[
+                "prompt_id"
+            ]
+            assert not entails(meta["premises"], "P ∧ ¬P"), r["prompt_id"]
+        else:
+            follows = data_logic.syllogism_follows(meta["premises"], meta["conclusion"])
+            assert r["answer"] == ("true" if follows else "false"), r["prompt_id"]
+        assert normalise_verdict(r["answer"]) in (None, r["answer"])
+
+
+def test_shipped_counts_and_balance(records):
+    counts = collections.Counter(
+        (r["meta"]["kind"], r["answer"])
+        for r in records
+        if r["meta"]["kind"] != "propositional"
+    )
+    assert counts == {
+        ("tfu", "true"): 40, ("tfu", "false"): 40, ("tfu", "unknown"): 40,
+        ("syllogism", "true"): 45, ("syllogism", "false"): 45,
+    }  # fmt: skip
+    assert sum(r["meta"]["kind"] == "propositional" for r in records) == 90
+    assert [r["prompt_id"] for r in records] == [f"logic-{i:05d}" for i in range(300)]
+    assert len({r["prompt"] for r in records}) == 300
+    assert data_logic.DATA_PATH.stat().st_size < 400_000
+
+
+def test_prompts_end_with_the_answer_instruction(records):
+    for r in records:
+        assert r["prompt"].endswith(data_logic.INSTRUCTIONS[r["meta"]["kind"]])
+        assert "<answer></answer>" in r["prompt"]
+        source = r["meta"]["source"]
+        if source["generator"].startswith("reasoning_gym"):
+            assert (source["version"], source["seed"]) == ("0.1.25", 42)
+
+
+def test_syllogism_check_on_hand_cases():
+    follows = data_logic.syllogism_follows
+    assert follows(
+        ["All men are mortals", "All greeks are men"], "All greeks are mortals"
+    )  # Barbara
+    assert follows(
+        ["No fish are birds", "All cats are fish"], "No cats are birds"
+    )  # Celarent
+    assert follows(["All cats are dogs"], "Some dogs are cats")  # existential import
+    # undistributed middle: reasoning-gym 0.1.25 labels this one "Yes"
+    assert not follows(
+        ["All writers are spiders", "Some spiders are lions"], "Some writers are lions"
+    )
+    assert not follows(["Some cats are not dogs"], "Some dogs are not cats")
+    with pytest.raises(ValueError, match="not a categorical statement"):
+        follows(["Most cats are dogs"], "All dogs are cats")
+
+
+def test_rows_fit_the_problems_schema():
+    rows = data_logic.generate()
+    table = pa.Table.from_pylist(rows, schema=PROBLEMS)
+    assert table.num_rows == 300
+    assert [r["split"] for r in rows].count("test") == 60
+    first = rows[0]
+    assert (first["prompt_id"], first["task"], first["tests"], first["sources"]) == (
+        "logic-00000",
+        "logic",
+        None,
+        None,
+    )
+    assert json.loads(first["meta"])["kind"] == "tfu"
+
+
+def test_splits_are_deterministic_and_disjoint():
+    a = data_logic.generate(seed=1, n_train=200, n_test=50)
+    assert a == data_logic.generate(seed=1, n_train=200, n_test=50)
+    train = {r["prompt_id"] for r in a if r["split"] == "train"}
+    test = {r["prompt_id"] for r in a if r["split"] == "test"}
+    assert (len(train), len(test), train & test) == (200, 50, set())
+    other = data_logic.generate(seed=2, n_train=200, n_test=50)
+    assert {r["prompt_id"] for r in other if r["split"] == "test"} != test
+    with pytest.raises(ValueError, match="n_train"):
+        data_logic.generate(n_train=250, n_test=100)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("reasoning_gym") is None,
+    reason="rebuilding data/logic.jsonl needs reasoning-gym: pip install -e '.[data]'",
+)
+def test_build_reproduces_the_shipped_file(tmp_path):
+    out = tmp_path / "logic.jsonl"
+    data_logic.build(out)
+    assert out.read_bytes() == data_logic.DATA_PATH.read_bytes()

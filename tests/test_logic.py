@@ -8,7 +8,7 @@ reasoning-gym==0.1.25, the `data` extra, and is skipped without it)
 from __future__ import annotations
 
 import collections
-import importlib.util
+import importlib.metadata
 import json
 
 import pyarrow as pa
@@ -359,9 +359,17 @@ def test_splits_are_deterministic_and_disjoint():
         data_logic.generate(n_train=250, n_test=100)
 
 
+def _reasoning_gym_version() -> str | None:
+    try:
+        return importlib.metadata.version("reasoning-gym")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 @pytest.mark.skipif(
-    importlib.util.find_spec("reasoning_gym") is None,
-    reason="rebuilding data/logic.jsonl needs reasoning-gym: pip install -e '.[data]'",
+    _reasoning_gym_version() != data_logic.RG_VERSION,
+    reason=f"rebuilding data/logic.jsonl needs reasoning-gym=={data_logic.RG_VERSION} "
+    f"(found {_reasoning_gym_version()}): pip install -e '.[data]'",
 )
 def test_build_reproduces_the_shipped_file(tmp_path):
     out = tmp_path / "logic.jsonl"

@@ -69,15 +69,25 @@ class Limits:
     """Per-run resource limits. `processes` counts threads too (RLIMIT_NPROC)."""
 
     wall_seconds: float = 10.0
-    cpu_seconds: int = 5  # RLIMIT_CPU: SIGXCPU at this many seconds, SIGKILL one second later
-    memory_mb: int = 1024  # RLIMIT_AS (address space, so generous: Python maps more than it uses)
+    # RLIMIT_CPU: SIGXCPU at this many seconds, SIGKILL one second later
+    cpu_seconds: int = 5
+    # RLIMIT_AS (address space, so generous: Python maps more than it uses)
+    memory_mb: int = 1024
     file_mb: int = 16  # RLIMIT_FSIZE: largest file the program may write
     tmp_mb: int = 64  # size of the private /tmp
     processes: int = 64
     output_bytes: int = 1 << 20  # per stream; more kills the run
 
     def __post_init__(self) -> None:
-        for name in ("wall_seconds", "cpu_seconds", "memory_mb", "file_mb", "tmp_mb", "processes", "output_bytes"):
+        for name in (
+            "wall_seconds",
+            "cpu_seconds",
+            "memory_mb",
+            "file_mb",
+            "tmp_mb",
+            "processes",
+            "output_bytes",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} = {getattr(self, name)}: must be > 0")
 
@@ -85,11 +95,13 @@ class Limits:
 @dataclass(frozen=True)
 class RunResult:
     status: Status
-    returncode: int | None  # the program's exit code (128 + signal when killed); None if we killed it
+    # the program's exit code (128 + signal when killed); None if we killed it
+    returncode: int | None
     stdout: str  # at most limits.output_bytes
     stderr: str
     seconds: float  # wall clock, launch included
-    reason: str  # one line: why this status, e.g. "timeout: killed after 5.0s wall clock"
+    # one line: why this status, e.g. "timeout: killed after 5.0s wall clock"
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -158,19 +170,31 @@ def _closed_ancestor(path: Path) -> Path | None:
 def _mount_args(*, hide: Sequence[str | Path], tmp_mb: int) -> list[str]:
     """Mounts after `--ro-bind / /`: private /tmp, hidden folders, the interpreter re-exposed."""
     python = Path(sys.executable)
-    needed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), python.resolve().parent}
+    needed = {
+        Path(sys.prefix).resolve(),
+        Path(sys.base_prefix).resolve(),
+        python.resolve().parent,
+    }
     needed = {p for p in needed if not any(q != p and q in p.parents for q in needed)}
     hidden = {Path(h).resolve() for h in (*ALWAYS_HIDDEN, *hide) if Path(h).is_dir()}
     for h in hide:
         if Path(h).exists() and not Path(h).is_dir():
-            raise ValueError(f"hide: {h} is not a folder; hide the folder that holds it")
+            raise ValueError(
+                f"hide: {h} is not a folder; hide the folder that holds it"
+            )
     hidden |= {a for p in needed if (a := _closed_ancestor(p)) is not None}
-    hidden = {h for h in hidden if not any(g != h and g in h.parents for g in hidden) and h != Path("/")}
+    hidden = {
+        h
+        for h in hidden
+        if not any(g != h and g in h.parents for g in hidden) and h != Path("/")
+    }
     args = ["--size", str(tmp_mb << 20), "--perms", "01777", "--tmpfs", WORKDIR]
     for h in sorted(hidden):
         args += ["--perms", "0755", "--tmpfs", str(h)]
     for p in sorted(needed):
-        cover = next((h for h in (*hidden, Path(WORKDIR)) if h in p.parents or h == p), None)
+        cover = next(
+            (h for h in (*hidden, Path(WORKDIR)) if h in p.parents or h == p), None
+        )
         if cover is None:
             continue  # visible through the read-only root already
         for d in reversed(p.parents):
@@ -182,22 +206,80 @@ def _mount_args(*, hide: Sequence[str | Path], tmp_mb: int) -> list[str]:
     return args
 
 
-def _bwrap_argv(*, files: dict[str, int], python_args: list[str], limits: Limits, hide: Sequence[str | Path],
-                status_fd: int, uid: int) -> list[str]:
+def _bwrap_argv(
+    *,
+    files: dict[str, int],
+    python_args: list[str],
+    limits: Limits,
+    hide: Sequence[str | Path],
+    status_fd: int,
+    uid: int,
+) -> list[str]:
     """The whole command line; `files` maps a name in /tmp to an fd whose content it gets."""
-    argv = [bwrap_binary(), "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_mount_args(hide=hide, tmp_mb=limits.tmp_mb)]
+    argv = [
+        bwrap_binary(),
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        *_mount_args(hide=hide, tmp_mb=limits.tmp_mb),
+    ]
     for name, fd in files.items():
         argv += ["--perms", "0444", "--ro-bind-data", str(fd), f"{WORKDIR}/{name}"]
-    argv += ["--chdir", WORKDIR, "--die-with-parent", "--new-session", "--json-status-fd", str(status_fd),
-             "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--clearenv"]
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORKDIR, "TMPDIR": WORKDIR, "LANG": "C.UTF-8",
-           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    argv += [
+        "--chdir",
+        WORKDIR,
+        "--die-with-parent",
+        "--new-session",
+        "--json-status-fd",
+        str(status_fd),
+        "--cap-drop",
+        "ALL",
+        "--cap-add",
+        "CAP_SETUID",
+        "--cap-add",
+        "CAP_SETGID",
+        "--clearenv",
+    ]
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": WORKDIR,
+        "TMPDIR": WORKDIR,
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
     for key, value in env.items():
         argv += ["--setenv", key, value]
-    limit_args = [limits.cpu_seconds, limits.memory_mb << 20, limits.file_mb << 20, limits.processes, uid]
-    return [*argv, "--", sys.executable, "-I", "-S", "-c", _LAUNCHER, *map(str, limit_args),
-            sys.executable, "-I", *python_args]
+    limit_args = [
+        limits.cpu_seconds,
+        limits.memory_mb << 20,
+        limits.file_mb << 20,
+        limits.processes,
+        uid,
+    ]
+    return [
+        *argv,
+        "--",
+        sys.executable,
+        "-I",
+        "-S",
+        "-c",
+        _LAUNCHER,
+        *map(str, limit_args),
+        sys.executable,
+        "-I",
+        *python_args,
+    ]
 
 
 def _memfd(name: str, data: bytes) -> int:
@@ -207,7 +289,9 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def _read_streams(proc: subprocess.Popen, *, deadline: float, cap: int) -> tuple[bytes, bytes, str | None]:
+def _read_streams(
+    proc: subprocess.Popen, *, deadline: float, cap: int
+) -> tuple[bytes, bytes, str | None]:
     """Both pipes until EOF; stops early with "timeout" or "output_limit"."""
     bufs = {proc.stdout: bytearray(), proc.stderr: bytearray()}
     with selectors.DefaultSelector() as sel:
@@ -226,7 +310,11 @@ def _read_streams(proc: subprocess.Popen, *, deadline: float, cap: int) -> tuple
                 buf += chunk
                 if len(buf) > cap:
                     del buf[cap:]
-                    return bytes(bufs[proc.stdout]), bytes(bufs[proc.stderr]), "output_limit"
+                    return (
+                        bytes(bufs[proc.stdout]),
+                        bytes(bufs[proc.stderr]),
+                        "output_limit",
+                    )
     return bytes(bufs[proc.stdout]), bytes(bufs[proc.stderr]), None
 
 
@@ -245,13 +333,21 @@ def _wait(pid: int, *, deadline: float) -> int | None:
 
 def _kill_group(pid: int) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)  # bwrap and its pid-1 init; the pid namespace dies with them
+        # bwrap and its pid-1 init; the pid namespace dies with them
+        os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
         return  # already gone: nothing to kill
 
 
-def _launch(files: dict[str, bytes], python_args: list[str], *, stdin: str | None, limits: Limits,
-            hide: Sequence[str | Path], secret: bytes | None = None) -> RunResult:
+def _launch(
+    files: dict[str, bytes],
+    python_args: list[str],
+    *,
+    stdin: str | None,
+    limits: Limits,
+    hide: Sequence[str | Path],
+    secret: bytes | None = None,
+) -> RunResult:
     _ensure_root()
     fds = {name: _memfd(name, data) for name, data in files.items()}
     secret_fd = _memfd("secret", secret) if secret is not None else None
@@ -259,27 +355,42 @@ def _launch(files: dict[str, bytes], python_args: list[str], *, stdin: str | Non
     status_r, status_w = os.pipe()
     uid = UID_BASE + random.SystemRandom().randrange(UID_SPAN)
     args = [str(secret_fd)] if secret_fd is not None else []
-    argv = _bwrap_argv(files=fds, python_args=[*python_args, *args], limits=limits, hide=hide,
-                       status_fd=status_w, uid=uid)
+    argv = _bwrap_argv(
+        files=fds,
+        python_args=[*python_args, *args],
+        limits=limits,
+        hide=hide,
+        status_fd=status_w,
+        uid=uid,
+    )
     passed = (*fds.values(), status_w, *([secret_fd] if secret_fd is not None else []))
     start = time.monotonic()
     deadline = start + limits.wall_seconds
     try:
-        proc = subprocess.Popen(argv, stdin=stdin_fd if stdin_fd is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=passed,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            stdin=stdin_fd if stdin_fd is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=passed,
+            start_new_session=True,
+        )
     finally:
         for fd in (*passed, *([stdin_fd] if stdin_fd is not None else [])):
             os.close(fd)
     try:
-        out, err, stopped = _read_streams(proc, deadline=deadline, cap=limits.output_bytes)
+        out, err, stopped = _read_streams(
+            proc, deadline=deadline, cap=limits.output_bytes
+        )
         if stopped is None:
             wait_status = _wait(proc.pid, deadline=deadline)
             stopped = "timeout" if wait_status is None else None
         if stopped is not None:
             _kill_group(proc.pid)
             wait_status = _wait(proc.pid, deadline=time.monotonic() + 60)
-        proc.returncode = os.waitstatus_to_exitcode(wait_status) if wait_status is not None else -9
+        proc.returncode = (
+            os.waitstatus_to_exitcode(wait_status) if wait_status is not None else -9
+        )
         proc.stdout.close()
         proc.stderr.close()
         exit_code = _exit_code(status_r)
@@ -291,10 +402,14 @@ def _launch(files: dict[str, bytes], python_args: list[str], *, stdin: str | Non
     seconds = time.monotonic() - start
     stdout, stderr = out.decode(errors="replace"), err.decode(errors="replace")
     if stopped is None and exit_code is None and stderr.startswith("bwrap:"):
-        raise SandboxError(f"bwrap could not set up the sandbox: {stderr.strip()} (command: {argv[:3]} ...). "
-                           "Check that this process runs as root and that bwrap works: `bwrap --ro-bind / / true`")
+        raise SandboxError(
+            f"bwrap could not set up the sandbox: {stderr.strip()} (command: {argv[:3]} ...). "
+            "Check that this process runs as root and that bwrap works: `bwrap --ro-bind / / true`"
+        )
     status, reason = _classify(stopped, exit_code, stderr, limits)
-    return RunResult(status, None if stopped else exit_code, stdout, stderr, seconds, reason)
+    return RunResult(
+        status, None if stopped else exit_code, stdout, stderr, seconds, reason
+    )
 
 
 def _exit_code(status_r: int) -> int | None:
@@ -315,12 +430,17 @@ def _exit_code(status_r: int) -> int | None:
     return None
 
 
-def _classify(stopped: str | None, code: int | None, stderr: str, limits: Limits) -> tuple[Status, str]:
+def _classify(
+    stopped: str | None, code: int | None, stderr: str, limits: Limits
+) -> tuple[Status, str]:
     last = _last_line(stderr)
     if stopped == "timeout":
         return "timeout", f"timeout: killed after {limits.wall_seconds:.1f}s wall clock"
     if stopped == "output_limit":
-        return "output_limit", f"output_limit: more than {limits.output_bytes} bytes on stdout or stderr"
+        return (
+            "output_limit",
+            f"output_limit: more than {limits.output_bytes} bytes on stdout or stderr",
+        )
     if code is None:
         return "killed", "killed: the sandbox ended without reporting an exit status"
     if code == 0:
@@ -329,8 +449,12 @@ def _classify(stopped: str | None, code: int | None, stderr: str, limits: Limits
         return "memory", f"memory: exceeded {limits.memory_mb} MiB ({last})"
     if code > 128 and (code - 128) in signal.valid_signals():
         sig = signal.Signals(code - 128)
-        if sig in (signal.SIGXCPU, signal.SIGKILL):  # SIGKILL: hard CPU limit after ignoring SIGXCPU
-            return "timeout", f"timeout: exceeded {limits.cpu_seconds} CPU seconds ({sig.name})"
+        # SIGKILL: hard CPU limit after ignoring SIGXCPU
+        if sig in (signal.SIGXCPU, signal.SIGKILL):
+            return (
+                "timeout",
+                f"timeout: exceeded {limits.cpu_seconds} CPU seconds ({sig.name})",
+            )
         if sig == signal.SIGXFSZ:
             return "killed", f"killed: wrote a file over {limits.file_mb} MiB (SIGXFSZ)"
         return "killed", f"killed: {sig.name}" + (f" ({last})" if last else "")
@@ -345,15 +469,26 @@ def _last_line(text: str) -> str:
 # ---- public API ---------------------------------------------------------------------------
 
 
-def run_program(code: str, *, stdin: str | None = None, limits: Limits = Limits(),
-                hide: Sequence[str | Path] = ()) -> RunResult:
+def run_program(
+    code: str,
+    *,
+    stdin: str | None = None,
+    limits: Limits = Limits(),
+    hide: Sequence[str | Path] = (),
+) -> RunResult:
     """Run `code` as /tmp/main.py in a fresh sandbox.
 
     `hide`: folders to cover with an empty read-only tmpfs (pass the run store, so a program
     cannot read ground truth); folders that do not exist are skipped. Raises SandboxError when
     bwrap itself cannot start; everything the program does is reported in the RunResult.
     """
-    return _launch({"main.py": code.encode()}, [f"{WORKDIR}/main.py"], stdin=stdin, limits=limits, hide=hide)
+    return _launch(
+        {"main.py": code.encode()},
+        [f"{WORKDIR}/main.py"],
+        stdin=stdin,
+        limits=limits,
+        hide=hide,
+    )
 
 
 # Reads the tests and nonce from an fd and closes it before the solution runs.
@@ -372,22 +507,43 @@ os.write(1, b"\\n" + _nonce + b"\\n")
 """
 
 
-def check_assert_tests(solution: str, tests: str, *, limits: Limits = Limits(),
-                       hide: Sequence[str | Path] = ()) -> Verdict:
+def check_assert_tests(
+    solution: str,
+    tests: str,
+    *,
+    limits: Limits = Limits(),
+    hide: Sequence[str | Path] = (),
+) -> Verdict:
     """Pass iff the tests (asserts, a `check(f)` call, ...) run to the end after the solution."""
     nonce = secrets.token_hex(16)
     secret = json.dumps({"tests": tests, "nonce": nonce}).encode()
     files = {"harness.py": _HARNESS.encode(), "solution.py": solution.encode()}
-    result = _launch(files, [f"{WORKDIR}/harness.py"], stdin=None, limits=limits, hide=hide, secret=secret)
+    result = _launch(
+        files,
+        [f"{WORKDIR}/harness.py"],
+        stdin=None,
+        limits=limits,
+        hide=hide,
+        secret=secret,
+    )
     finished = result.stdout.rstrip("\n").endswith(nonce)
     if result.status == "ok" and finished:
         return Verdict(True, 1.0, "passed: all tests ran", result.seconds)
     if result.status == "ok":
-        return Verdict(False, 0.0, "failed: the program exited with 0 before the tests finished", result.seconds)
+        return Verdict(
+            False,
+            0.0,
+            "failed: the program exited with 0 before the tests finished",
+            result.seconds,
+        )
     if result.status != "error":
         return Verdict(False, 0.0, result.reason, result.seconds)
-    return Verdict(False, 0.0, _failure_reason(result.stderr, {"solution.py": solution, "tests.py": tests}),
-                   result.seconds)
+    return Verdict(
+        False,
+        0.0,
+        _failure_reason(result.stderr, {"solution.py": solution, "tests.py": tests}),
+        result.seconds,
+    )
 
 
 def _failure_reason(stderr: str, sources: dict[str, str]) -> str:
@@ -407,8 +563,13 @@ def normalise_output(text: str) -> list[str]:
     return [ln.strip() for ln in text.strip().splitlines()]
 
 
-def check_io_tests(solution: str, cases: Sequence[tuple[str, str]], *, limits: Limits = Limits(),
-                   hide: Sequence[str | Path] = ()) -> Verdict:
+def check_io_tests(
+    solution: str,
+    cases: Sequence[tuple[str, str]],
+    *,
+    limits: Limits = Limits(),
+    hide: Sequence[str | Path] = (),
+) -> Verdict:
     """Run the solution once per (stdin, expected stdout) case; fraction = cases passed."""
     if not cases:
         raise ValueError("check_io_tests needs at least one (stdin, expected) case")
@@ -416,17 +577,27 @@ def check_io_tests(solution: str, cases: Sequence[tuple[str, str]], *, limits: L
     for i, (given, expected) in enumerate(cases, start=1):
         result = run_program(solution, stdin=given, limits=limits, hide=hide)
         seconds += result.seconds
-        if result.status == "ok" and normalise_output(result.stdout) == normalise_output(expected):
+        if result.status == "ok" and normalise_output(
+            result.stdout
+        ) == normalise_output(expected):
             passed += 1
             continue
         if not first_failure:
-            why = (f"expected {_short(expected)}, got {_short(result.stdout)}" if result.status == "ok"
-                   else result.reason)
+            why = (
+                f"expected {_short(expected)}, got {_short(result.stdout)}"
+                if result.status == "ok"
+                else result.reason
+            )
             first_failure = f"test {i} of {len(cases)}: {why}"
     n = len(cases)
     if passed == n:
         return Verdict(True, 1.0, f"passed: {n} of {n} tests", seconds)
-    return Verdict(False, passed / n, f"failed: {passed} of {n} tests passed; first failure {first_failure}", seconds)
+    return Verdict(
+        False,
+        passed / n,
+        f"failed: {passed} of {n} tests passed; first failure {first_failure}",
+        seconds,
+    )
 
 
 def _short(text: str, width: int = 80) -> str:
@@ -434,8 +605,13 @@ def _short(text: str, width: int = 80) -> str:
     return repr(text if len(text) <= width else text[:width] + "...")
 
 
-def check_many(items: Sequence[AssertTests | IOTests], *, limits: Limits = Limits(),
-               hide: Sequence[str | Path] = (), workers: int | None = None) -> list[Verdict]:
+def check_many(
+    items: Sequence[AssertTests | IOTests],
+    *,
+    limits: Limits = Limits(),
+    hide: Sequence[str | Path] = (),
+    workers: int | None = None,
+) -> list[Verdict]:
     """Run many checks in parallel (one sandbox per run, `workers` at a time); input order kept.
 
     A SandboxError (the sandbox itself broke) propagates: it is never turned into a 0 score.
@@ -443,7 +619,9 @@ def check_many(items: Sequence[AssertTests | IOTests], *, limits: Limits = Limit
 
     def one(item: AssertTests | IOTests) -> Verdict:
         if isinstance(item, AssertTests):
-            return check_assert_tests(item.solution, item.tests, limits=limits, hide=hide)
+            return check_assert_tests(
+                item.solution, item.tests, limits=limits, hide=hide
+            )
         return check_io_tests(item.solution, item.cases, limits=limits, hide=hide)
 
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
@@ -451,7 +629,9 @@ def check_many(items: Sequence[AssertTests | IOTests], *, limits: Limits = Limit
 
 
 # an opening fence starts a line (prose may mention ```python inline); the body ends at the next ```
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL | re.MULTILINE)
+_FENCE = re.compile(
+    r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL | re.MULTILINE
+)
 
 
 def extract_code(response: str) -> str | None:
@@ -471,6 +651,7 @@ def extract_code(response: str) -> str | None:
 
 def _ensure_root() -> None:
     if os.geteuid() != 0:
-        raise SandboxError("the sandbox must be started as root (it drops each program to an unprivileged uid); "
-                           "run the verifier as root, e.g. in the project's container")
-
+        raise SandboxError(
+            "the sandbox must be started as root (it drops each program to an unprivileged uid); "
+            "run the verifier as root, e.g. in the project's container"
+        )

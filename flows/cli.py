@@ -230,13 +230,21 @@ def config() -> None:
 
     cfg = Config()
     lines = ["# rlvr config: every field with its default. `rlvr train THIS.toml --run DIR`"]
-    for section, field in Config.model_fields.items():
-        lines += ["", f"[{section}]"]
+    for section in Config.model_fields:
         sub = getattr(cfg, section)
+        values = sub.model_dump(mode="json")
+        lines += ["", f"[{section}]"]
+        tables = []  # dict-valued fields (verify.weights) go after the section's keys, as [section.field.key]
         for name, f in type(sub).model_fields.items():
+            if isinstance(values[name], dict):
+                tables.append((name, f.description, values[name]))
+                continue
             lines.append(f"# {f.description}")
-            lines.append(tomli_w.dumps({name: getattr(sub, name) if not isinstance(getattr(sub, name), tuple)
-                                        else list(getattr(sub, name))}).strip())  # fmt: skip
+            lines.append(f"# {name} =   (unset)" if values[name] is None else tomli_w.dumps({name: values[name]}).strip())
+        for name, description, table in tables:
+            lines.append(f"# {description}")
+            for key, value in table.items():
+                lines += [f"[{section}.{name}.{key}]", tomli_w.dumps(value).strip()]
     sys.stdout.write("\n".join(lines) + "\n")
 
 

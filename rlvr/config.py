@@ -39,26 +39,44 @@ class ModelSection(_Section):
     )
 
 
+TASKS = ("arithmetic", "humaneval", "stdio", "logic", "retrieval")
+
+
 class TaskSection(_Section):
-    name: Literal["arithmetic"] = Field("arithmetic", description="Shipped task (data/); more come with the verifier issue.")
-    seed: int = Field(1234, description="Seed of the problem generator (independent of run.seed).")
-    n_train: int = Field(400, ge=1, description="Training problems.")
-    n_test: int = Field(100, ge=0, description="Held-out problems (split = 'test'), never sampled for training.")
-    max_operand: int = Field(20, ge=1, le=10_000, description="Operands are drawn from 0..max_operand.")
-    ops: str = Field("+-", min_length=1, description="Operators to use, any of '+-*'.")
+    name: Literal["arithmetic", "humaneval", "stdio", "logic", "retrieval"] = Field(
+        "arithmetic",
+        description="Shipped task (data/): arithmetic (generated), humaneval (164 code problems, assert tests), "
+        "stdio (code, stdin/stdout tests), logic (true/false/unknown, syllogisms, propositional conclusions), "
+        "retrieval (answer + <cite> spans checked against the sources).",
+    )
+    seed: int = Field(1234, description="Seed of the problem generator and of the train/test split (independent of run.seed).")
+    n_train: int | None = Field(None, ge=0, description="Training problems; unset = the task's default (arithmetic 400, the others 80% of the set).")
+    n_test: int | None = Field(None, ge=0, description="Held-out problems (split = 'test'), never sampled for training; unset = the task's default.")
+    max_operand: int = Field(20, ge=1, le=10_000, description="arithmetic: operands are drawn from 0..max_operand.")
+    ops: str = Field("+-", min_length=1, description="arithmetic: operators to use, any of '+-*'.")
 
     @model_validator(mode="after")
     def _check(self) -> TaskSection:
         bad = sorted(set(self.ops) - set("+-*"))
         if bad:
             raise ValueError(f"task.ops may only contain '+', '-', '*'; remove {''.join(bad)!r}")
-        distinct = (self.max_operand + 1) ** 2 * len(set(self.ops))
-        if self.n_train + self.n_test > distinct:
-            raise ValueError(
-                f"task.n_train + task.n_test = {self.n_train + self.n_test} but only {distinct} distinct problems "
-                f"exist with max_operand={self.max_operand} and ops={self.ops!r}; lower the counts or raise task.max_operand"
-            )
+        if self.name == "arithmetic":
+            n_train, n_test = self.splits(0)
+            distinct = (self.max_operand + 1) ** 2 * len(set(self.ops))
+            if n_train + n_test > distinct:
+                raise ValueError(
+                    f"task.n_train + task.n_test = {n_train + n_test} but only {distinct} distinct problems "
+                    f"exist with max_operand={self.max_operand} and ops={self.ops!r}; lower the counts or raise task.max_operand"
+                )
         return self
+
+    def splits(self, size: int) -> tuple[int, int]:
+        """(n_train, n_test): the configured counts, else the task's defaults for a set of `size` problems."""
+        if self.name == "arithmetic":
+            return (400 if self.n_train is None else self.n_train), (100 if self.n_test is None else self.n_test)
+        n_test = self.n_test if self.n_test is not None else size // 5
+        n_train = self.n_train if self.n_train is not None else max(size - n_test, 0)
+        return n_train, n_test
 
 
 class RolloutSection(_Section):
@@ -92,9 +110,26 @@ class RolloutSection(_Section):
         return self
 
 
+class RewardWeights(_Section):
+    correct: float = Field(1.0, description="Weight of the correctness score (1/0; code: 1/0 or the fraction of tests passed).")
+    format: float = Field(0.0, description="Weight of format_ok (see verify.format).")
+    citation: float = Field(0.0, description="Weight of the fraction of <cite> spans found in the sources (retrieval).")
+
+
 class VerifySection(_Section):
-    correct_reward: float = Field(1.0, description="Reward for a correct answer.")
-    format_reward: float = Field(0.0, description="Extra reward when the answer is inside <answer></answer> tags.")
+    weights: dict[str, RewardWeights] = Field(
+        default_factory=lambda: {"default": RewardWeights(), "retrieval": RewardWeights(citation=0.5)},
+        description="Reward composition per task (the problems' `task` column: arithmetic, code, logic, retrieval): "
+        "reward = correct * score + format * format_ok + citation * cited fraction + length_penalty, "
+        "each term its own column of `scores`. Tasks not listed use 'default'.",
+    )
+    format: Literal["answer", "think_answer"] = Field(
+        "answer", description="What format_ok requires: 'answer' = an <answer></answer> tag; 'think_answer' = "
+        "<think>...</think> then <answer>...</answer> and nothing else."
+    )
+    code_reward: Literal["all_pass", "fraction"] = Field(
+        "all_pass", description="Code tasks' correctness score: 1 only when every test passes, or the fraction of tests passed."
+    )
     numeric_tolerance: float = Field(1e-6, ge=0.0, description="Relative tolerance for numeric answers: |a-b| <= tol * max(1, |b|).")
     advantage: Literal["grpo", "dr_grpo", "rloo"] = Field(
         "grpo", description="Advantage estimator: grpo = (r - mean) / (std + eps); dr_grpo = r - mean; rloo = r - mean of the others."
@@ -106,6 +141,10 @@ class VerifySection(_Section):
     code_memory_mb: int = Field(1024, ge=64, description="Code tier: address-space limit of one sandboxed program.")
     mathverify_timeout_s: float = Field(5.0, gt=0.0, description="Per-row time limit of the math-verify tier (rows SQL cannot decide); a row over it gets reason 'verifier_error: timeout ...'.")
     mathverify_workers: int = Field(2, ge=1, description="Worker processes of the math-verify tier (its SIGALRM timeout needs each row on a process's main thread).")
+
+    def weights_for(self, task: str) -> RewardWeights:
+        """verify.weights[task], else verify.weights['default'], else correctness only."""
+        return self.weights.get(task) or self.weights.get("default") or RewardWeights()
 
 
 class UpdateSection(_Section):
@@ -161,7 +200,7 @@ class Config(_Section):
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def to_toml(self) -> str:
-        return tomli_w.dumps(self.model_dump(mode="json"))
+        return tomli_w.dumps(self.model_dump(mode="json", exclude_none=True))  # unset = TOML key left out
 
 
 class ConfigError(ValueError):

@@ -64,11 +64,18 @@ SCORES = pa.schema(
         pa.field("task", pa.string(), nullable=False),
         pa.field("extracted_answer", pa.string()),  # null when nothing could be extracted
         pa.field("extraction", pa.string(), nullable=False),  # answer_tag | boxed | last_number | none
-        pa.field("format_ok", pa.bool_(), nullable=False),  # the answer came in <answer> tags
+        pa.field("format_ok", pa.bool_(), nullable=False),  # verify.format: an <answer> tag, or <think> then <answer>
         pa.field("correct", pa.bool_(), nullable=False),
-        pa.field("reward", pa.float64(), nullable=False),  # sum of the components, length_penalty included
+        # reward = reward_correct + reward_format + reward_citation + length_penalty; the components are
+        # weighted (config verify.weights, per task)
+        pa.field("reward", pa.float64(), nullable=False),
+        pa.field("reward_correct", pa.float64(), nullable=False),  # w.correct * (1/0, or code's fraction passed)
+        pa.field("reward_format", pa.float64(), nullable=False),  # w.format * format_ok
+        pa.field("reward_citation", pa.float64(), nullable=False),  # w.citation * citations_supported / citations
         pa.field("length_penalty", pa.float64(), nullable=False),  # DAPO soft overlong shaping, <= 0
-        pa.field("verifier", pa.string(), nullable=False),  # which tier decided: sql_numeric, sql_exact, math_verify, sandbox
+        pa.field("citations", pa.int32()),  # retrieval: <cite> spans in the response; null for other tasks
+        pa.field("citations_supported", pa.int32()),  # retrieval: spans found in the problem's sources
+        pa.field("verifier", pa.string(), nullable=False),  # which tier decided: sql_numeric, sql_exact, math_verify, sandbox, logic
         pa.field("verifier_error", pa.bool_(), nullable=False),  # the verifier failed: left out of the baseline
         pa.field("reason", pa.string(), nullable=False),  # why it scored what it scored
         pa.field("group_size", pa.int32(), nullable=False),  # rows in the baseline (verifier errors excluded)

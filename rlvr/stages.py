@@ -26,7 +26,7 @@ import torch
 from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from data import arithmetic
+import data
 from rlvr import verify as verifier
 from rlvr import engines
 from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
@@ -102,8 +102,7 @@ def prepare(run_dir: str | Path) -> StageResult:
         base = Path(cfg.model.path) if cfg.model.path else ensure_tiny_model(cfg)
         if not (base / "config.json").is_file():
             raise FileNotFoundError(f"model.path = {str(base)!r} has no config.json; point it at a HF-format model folder")
-        t = cfg.task
-        rows = arithmetic.generate(seed=t.seed, n_train=t.n_train, n_test=t.n_test, max_operand=t.max_operand, ops=t.ops)
+        rows = data.problems(cfg.task)
         n = write_table(rows, PROBLEMS, tx.output(paths.table_dir("problems", None)) / shard_name(0))
         model, tok = load_policy(base, torch.device("cpu"))
         pol = tx.output(paths.policy_dir(0))
@@ -193,6 +192,14 @@ def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[st
     requests = [Request(pid, s, render_prompt_ids(tok, text[pid]), derive_seed(cfg.run.seed, i, pid, s))
                 for pid in prompt_ids for s in range(G)]  # fmt: skip
     sampling = Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
+    context = _max_model_len(run.paths.policy_dir(i))
+    longest = max(requests, key=lambda r: len(r.prompt_token_ids), default=None)
+    if longest is not None and len(longest.prompt_token_ids) + sampling.max_new_tokens > context:
+        raise ValueError(
+            f"prompt {longest.prompt_id!r} has {len(longest.prompt_token_ids)} tokens; with rollout.max_new_tokens = "
+            f"{sampling.max_new_tokens} that exceeds the model's context of {context} tokens: lower "
+            "rollout.max_new_tokens, or use a model with a longer context (model.path)"
+        )
     n_rows, tokens, shards, t0 = 0, 0, [], time.perf_counter()
     for k, batch in enumerate(engine.generate(requests, sampling)):  # one shard per batch: memory stays bounded
         rows = [

@@ -3,7 +3,9 @@
 A byte-level BPE tokenizer is trained with the `tokenizers` library on the task's own prompts
 (digits split one per token, a chat template with <|user|>/<|assistant|>/<|end|>), a 2-layer
 Llama (head_dim 32, the minimum vLLM's CPU attention accepts) gets random weights, and a short
-supervised warm-up on the train split teaches it the `<answer>N</answer>` format. A random model
+supervised warm-up on the train split teaches it the task's answer format (`target`): an
+`<answer>` tag, `<cite>` then `<answer>` for retrieval, a ```python block for code. Its context
+(max_position_embeddings, free with RoPE) fits the task's longest prompt plus rollout.max_new_tokens. A random model
 earns no reward and gives GRPO no signal; the warmed-up one is right part of the time, so
 rewards vary inside groups and there is something left to learn.
 
@@ -24,7 +26,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from data import arithmetic
+import data
 from rlvr.config import Config
 
 SPECIALS = ["<pad>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
@@ -33,8 +35,10 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|assistant|>{% endif %}"
 )
 ARCH = dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
-            num_key_value_heads=2, head_dim=32, max_position_embeddings=256)  # fmt: skip
-VERSION = 1  # bump when the recipe below changes
+            num_key_value_heads=2, head_dim=32)  # fmt: skip
+MIN_CONTEXT = 256
+WARMUP_BATCH_TOKENS = 8192  # rows per warm-up step = this // longest example, between 4 and 64
+VERSION = 2  # bump when the recipe below changes
 
 
 def cache_root() -> Path:
@@ -44,12 +48,23 @@ def cache_root() -> Path:
 def _spec(cfg: Config) -> dict:
     t = cfg.task
     return {"version": VERSION, "arch": ARCH, "warmup_steps": cfg.model.tiny_warmup_steps,
+            "max_new_tokens": cfg.rollout.max_new_tokens,
             "task": [t.name, t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
 
 
-def _problems(cfg: Config) -> list[dict]:
-    t = cfg.task
-    return arithmetic.generate(seed=t.seed, n_train=t.n_train, n_test=t.n_test, max_operand=t.max_operand, ops=t.ops)
+def target(row: dict) -> str:
+    """The response the warm-up teaches for a problem row."""
+    if row["task"] == "code":
+        return f"```python\n{row['answer']}```"
+    if row["task"] == "retrieval":
+        return f"<cite>{json.loads(row['meta'])['support']}</cite> <answer>{row['answer']}</answer>"
+    return f"<answer>{row['answer']}</answer>"
+
+
+def context_length(longest_prompt: int, max_new_tokens: int) -> int:
+    """max_position_embeddings: the next power of two >= prompt + response, at least MIN_CONTEXT."""
+    need = longest_prompt + max_new_tokens + 8  # + chat-template tokens
+    return max(MIN_CONTEXT, 1 << (need - 1).bit_length())
 
 
 def build_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
@@ -76,12 +91,13 @@ def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[di
     for r in rows:
         p = tok.apply_chat_template([{"role": "user", "content": r["prompt"]}], add_generation_prompt=True, tokenize=False)
         p_ids = tok(p, add_special_tokens=False)["input_ids"]
-        a_ids = tok(f"<answer>{r['answer']}</answer>", add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+        a_ids = tok(target(r), add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
         examples.append((p_ids, a_ids))
+    rows_per_step = min(64, max(4, WARMUP_BATCH_TOKENS // max(len(p) + len(a) for p, a in examples)))
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     model.train()
     for _ in range(steps):
-        idx = torch.randint(len(examples), (64,), generator=g).tolist()
+        idx = torch.randint(len(examples), (rows_per_step,), generator=g).tolist()
         seqs = [examples[i][0] + examples[i][1] for i in idx]
         T = max(map(len, seqs))
         ids = torch.full((len(seqs), T), tok.pad_token_id)  # (B, T), right padded
@@ -104,11 +120,13 @@ def ensure_tiny_model(cfg: Config) -> Path:
     final = cache_root() / f"tiny-llama-{key}"
     if (final / "config.json").is_file():
         return final
-    rows = _problems(cfg)
-    tok = build_tokenizer([r["prompt"] + f" <answer>{r['answer']}</answer>" for r in rows])
+    rows = data.problems(cfg.task)
+    tok = build_tokenizer([r["prompt"] + " " + target(r) for r in rows])
+    longest = max(len(tok(r["prompt"], add_special_tokens=False)["input_ids"]) for r in rows)
     torch.manual_seed(cfg.task.seed)
     config = LlamaConfig(vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                         bos_token_id=None, tie_word_embeddings=True, **ARCH)  # fmt: skip
+                         bos_token_id=None, tie_word_embeddings=True,
+                         max_position_embeddings=context_length(longest, cfg.rollout.max_new_tokens), **ARCH)  # fmt: skip
     model = LlamaForCausalLM(config)
     _warmup(model, tok, [r for r in rows if r["split"] == "train"], cfg.model.tiny_warmup_steps, cfg.task.seed)
     tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"

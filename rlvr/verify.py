@@ -2,12 +2,15 @@
 
 `score(...)` runs, on one DuckDB connection:
   1. sql/verify.sql: join rollout shards with problems, extract answers (<answer> tags, \\boxed{},
-     last number), normalise them (sql/macros.sql) and decide plain numbers (sql_numeric) and plain
-     strings (sql_exact); symbolic rows are left `undecided` in the temp table verify_rows;
-  2. rlvr.mathcheck: only the undecided rows, math-verify in worker processes with a per-row
-     timeout (verifier math_verify); a crash or timeout is a `verifier_error: ...` reason, never a 0;
-  3. sql/verify_groups.sql: rewards and group advantages, leaving errored rows out of their
-     group's baseline (their advantage is 0).
+     last number), normalise them (sql/macros.sql) and decide plain numbers (sql_numeric), plain
+     strings and logic verdicts (sql_exact); the rest is left to a Python tier in the temp table
+     verify_rows, by verifier: `undecided` (symbolic), `code`, `logic` (a formula answer);
+  2. the Python tiers, each on its own rows only: rlvr.mathcheck (math-verify in worker processes
+     with a per-row timeout), rlvr.sandbox (code, bubblewrap), rlvr.logic (truth tables). A crash or
+     timeout is a `verifier_error: ...` reason, never a 0;
+  3. sql/verify_citations.sql (retrieval rows only): each <cite> span looked up in the sources;
+  4. sql/verify_groups.sql: reward composition per task (verify.weights), length shaping and group
+     advantages, leaving errored rows out of their group's baseline (their advantage is 0).
 The result has exactly rlvr.schema.SCORES' columns, ordered by (iteration, prompt_id, sample_idx).
 
 Test: tests/test_verify.py (hand-computed rows for every rule) and tests/test_mathcheck.py.
@@ -16,6 +19,7 @@ Bench: python bench/verify.py.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +27,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from rlvr import sandbox, sql
+from rlvr import logic, sandbox, sql
 from rlvr.config import VerifySection
 from rlvr.mathcheck import Check, check_pairs, math_verify_check
 from rlvr.schema import SCORES
@@ -32,25 +36,41 @@ log = logging.getLogger(__name__)
 
 COUNT_ROLLOUTS = "SELECT count(*) FROM read_parquet($rollouts, hive_partitioning = false)"
 COUNT_ROWS = "SELECT count(*) FROM verify_rows"
-COUNT_CODE_ROWS = "SELECT count(*) FROM verify_rows WHERE verifier = 'code'"
+COUNT_BY_VERIFIER = "SELECT count(*) FILTER (WHERE verifier = 'code'), count(*) FILTER (WHERE verifier = 'logic') FROM verify_rows"
+TASKS = "SELECT DISTINCT task FROM verify_rows ORDER BY 1"
 UNKNOWN_PROMPTS = """
 SELECT DISTINCT prompt_id FROM read_parquet($rollouts, hive_partitioning = false)
 WHERE prompt_id NOT IN (SELECT prompt_id FROM read_parquet($problems, hive_partitioning = false))
 ORDER BY 1 LIMIT 5
 """
 FILLS = pa.schema(
-    [("row_id", pa.int64()), ("correct", pa.bool_()), ("verifier_error", pa.bool_()), ("reason", pa.string()),
-     ("verifier", pa.string())]
+    [("row_id", pa.int64()), ("correct", pa.bool_()), ("score", pa.float64()), ("verifier_error", pa.bool_()),
+     ("reason", pa.string()), ("verifier", pa.string())]
 )
+WEIGHTS = pa.schema([("task", pa.string()), ("correct", pa.float64()), ("format", pa.float64()), ("citation", pa.float64())])
 
 
 class VerifyError(ValueError):
     pass
 
 
+def verdict_macro() -> str:
+    """norm_verdict(n) as SQL, from rlvr.logic.VERDICT_PAIRS (SQL and Python share one table)."""
+    def quote(text: str) -> str:
+        return "'" + text.replace("'", "''") + "'"
+
+    strip = quote(logic.VERDICT_STRIP)
+    whens = []
+    for verdict in dict.fromkeys(v for _, v in logic.VERDICT_PAIRS):
+        keys = ", ".join(quote(k) for k, v in logic.VERDICT_PAIRS if v == verdict)
+        whens.append(f"WHEN trim(n, {strip}) IN ({keys}) THEN {quote(verdict)}")
+    return f"CREATE OR REPLACE MACRO norm_verdict(n) AS CASE {' '.join(whens)} END;"
+
+
 def connect() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute(sql.load("macros"))
+    con.execute(verdict_macro())
     return con
 
 
@@ -69,36 +89,66 @@ def _fills(undecided: pa.Table, cfg: VerifySection, check: Check) -> tuple[pa.Ta
             reason = f"wrong: got {r['pred_norm']}, expected {r['gold_norm']} (math_verify: not equivalent)"
         if r["extraction"] in ("boxed", "last_number"):  # as verify.sql words it
             reason += f" (no <answer> tag; taken from {r['extraction']})"
-        out.append({"row_id": r["row_id"], "correct": bool(v.correct), "verifier_error": v.error is not None, "reason": reason,
-                    "verifier": "math_verify"})
+        out.append({"row_id": r["row_id"], "correct": bool(v.correct), "score": float(bool(v.correct)),
+                    "verifier_error": v.error is not None, "reason": reason, "verifier": "math_verify"})
     return pa.Table.from_pylist(out, schema=FILLS), stats
 
 
 def _code_fills(rows: pa.Table, cfg: VerifySection, hide: Sequence[Path]) -> pa.Table:
-    """Sandbox tier: the response's fenced code + the problem's tests, run under bubblewrap
-    (rlvr.sandbox). A missing code block is a 0 with its reason; the sandbox breaking raises."""
+    """Sandbox tier: the response's fenced code + the problem's tests (assert program or stdin/stdout
+    cases, rlvr.sandbox.make_check), run under bubblewrap. score = 1/0 (all_pass) or the fraction of
+    tests passed (verify.code_reward). A missing code block is a 0 with its reason; the sandbox
+    breaking raises."""
     items, out = [], []
     for r in rows.to_pylist():
         code = sandbox.extract_code(r["response_text"])
         if code is None:
-            out.append({"row_id": r["row_id"], "correct": False, "verifier_error": False, "verifier": "sandbox",
+            out.append({"row_id": r["row_id"], "correct": False, "score": 0.0, "verifier_error": False, "verifier": "sandbox",
                         "reason": "no_code: no fenced code block in the response"})  # fmt: skip
-        elif not r["tests"]:
-            raise VerifyError(f"code problem of row {r['row_id']} has no tests; fill the `tests` column of problems/")
-        else:
-            items.append((r["row_id"], sandbox.AssertTests(code, r["tests"])))
+            continue
+        if not r["tests"]:
+            raise VerifyError(f"code problem {r['prompt_id']!r} has no tests; fill the `tests` column of problems/")
+        try:
+            items.append((r["row_id"], sandbox.make_check(code, r["tests"])))
+        except ValueError as err:
+            raise VerifyError(f"code problem {r['prompt_id']!r}: bad `tests`: {err}") from None
     limits = sandbox.Limits(wall_seconds=cfg.code_timeout_s, memory_mb=cfg.code_memory_mb)
     verdicts = sandbox.check_many([t for _, t in items], limits=limits, hide=hide)
     for (row_id, _), v in zip(items, verdicts, strict=True):
-        out.append({"row_id": row_id, "correct": v.passed, "verifier_error": False, "verifier": "sandbox",
+        score = v.fraction if cfg.code_reward == "fraction" else float(v.passed)
+        out.append({"row_id": row_id, "correct": v.passed, "score": score, "verifier_error": False, "verifier": "sandbox",
                     "reason": ("correct: all tests passed" if v.passed else v.reason) + " (sandbox)"})  # fmt: skip
     return pa.Table.from_pylist(sorted(out, key=lambda x: x["row_id"]), schema=FILLS)
 
 
-def _apply_fills(con: duckdb.DuckDBPyConnection, fills: pa.Table, rewards: dict) -> None:
+def _logic_fills(rows: pa.Table) -> pa.Table:
+    """Logic tier: a formula answer must follow from the premises in the problem's meta and not be
+    a tautology (rlvr.logic.check_conclusion, truth tables). Answers are parsed, never evaluated as
+    code; a checker exception on a row is that row's verifier_error, the others are scored."""
+    out = []
+    for r in rows.to_pylist():
+        try:
+            premises = json.loads(r["meta"])["premises"]
+            correct, reason = logic.check_conclusion(premises, r["answer"])
+            error = False
+        except Exception as err:  # noqa: BLE001 - any checker failure is this row's error, not the batch's
+            correct, error = False, True
+            reason = f"verifier_error: logic: {type(err).__name__}: {err}; left out of the group baseline"
+        out.append({"row_id": r["row_id"], "correct": correct, "score": float(correct), "verifier_error": error,
+                    "reason": reason, "verifier": "logic"})  # fmt: skip
+    return pa.Table.from_pylist(out, schema=FILLS)
+
+
+def reward_weights(tasks: Sequence[str], cfg: VerifySection) -> pa.Table:
+    """One row per task: its verify.weights (or the default ones)."""
+    rows = [{"task": t, **cfg.weights_for(t).model_dump()} for t in tasks]
+    return pa.Table.from_pylist(rows, schema=WEIGHTS)
+
+
+def _apply_fills(con: duckdb.DuckDBPyConnection, fills: pa.Table) -> None:
     """Write a Python tier's verdicts (FILLS rows) into verify_rows (sql/verify_fill.sql)."""
     con.register("verify_fills", fills)
-    con.execute(sql.load("verify_fill"), rewards)
+    con.execute(sql.load("verify_fill"))
     con.unregister("verify_fills")
 
 
@@ -109,14 +159,14 @@ def score_with_stats(
     """One row per rollout row, in SCORES' schema, and counts: rows, undecided (sent to math-verify),
     verifier_errors (rows left out of their baselines), timeouts, worker_restarts.
 
-    `check(gold, pred) -> bool` is the tier-2 checker (a module-level function; tests inject faulty ones).
-    Code rows (task = 'code') run in the sandbox; `hide` lists folders it must not see (the run store)."""
+    `check(gold, pred) -> bool` is the math tier's checker (a module-level function; tests inject faulty ones).
+    Code rows (task = 'code') run in the sandbox; `hide` lists folders it must not see (the run store).
+    Extra counts: code, logic (rows of those tiers), retrieval (rows whose citations were checked)."""
     if not rollout_files:
         raise VerifyError("verify got no rollout shards; run the rollout stage first")
     con = connect()
     files = {"rollouts": [str(p) for p in rollout_files], "problems": [str(p) for p in problem_files]}
-    rewards = {"correct_reward": cfg.correct_reward, "format_reward": cfg.format_reward}
-    con.execute(sql.load("verify"), files | rewards | {"tol": cfg.numeric_tolerance})
+    con.execute(sql.load("verify"), files | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format})
     n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
     n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]
     if n_rows != n_in:
@@ -130,12 +180,23 @@ def score_with_stats(
     stats = {"rows": n_rows, "undecided": undecided.num_rows, "verifier_errors": 0, "timeouts": 0, "worker_restarts": 0}
     if undecided.num_rows:
         fills, mstats = _fills(undecided, cfg, check)
-        _apply_fills(con, fills, rewards)
+        _apply_fills(con, fills)
         stats |= {"verifier_errors": mstats["errors"], "timeouts": mstats["timeouts"], "worker_restarts": mstats["worker_restarts"]}
-    stats["code"] = con.execute(COUNT_CODE_ROWS).fetchall()[0][0]
+    stats["code"], stats["logic"] = con.execute(COUNT_BY_VERIFIER).fetchall()[0]
     if stats["code"]:  # only then pay for re-reading the response texts
         code = con.sql(sql.load("verify_code"), params=files).to_arrow_table()
-        _apply_fills(con, _code_fills(code, cfg, hide), rewards)
+        _apply_fills(con, _code_fills(code, cfg, hide))
+    if stats["logic"]:
+        rows = con.sql(sql.load("verify_logic"), params={"problems": files["problems"]}).to_arrow_table()
+        fills = _logic_fills(rows)
+        stats["verifier_errors"] += sum(fills["verifier_error"].to_pylist())
+        _apply_fills(con, fills)
+    tasks = [t for (t,) in con.execute(TASKS).fetchall()]
+    stats["retrieval"] = 0
+    if "retrieval" in tasks:
+        con.execute(sql.load("verify_citations"), files)
+        stats["retrieval"] = con.execute("SELECT count(*) FROM verify_rows WHERE citations IS NOT NULL").fetchall()[0][0]
+    con.register("reward_weights", reward_weights(tasks, cfg))
     params = {"eps": cfg.advantage_eps, "estimator": cfg.advantage, "l_max": max_new_tokens,
               "l_cache": cfg.overlong_buffer if max_new_tokens else 0, "overlong": cfg.overlong_penalty}  # fmt: skip
     table = con.sql(sql.load("verify_groups"), params=params).to_arrow_table()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from rlvr.config import VerifySection
+from rlvr.config import RewardWeights, VerifySection
 from rlvr.grpo import group_advantages
 from rlvr.schema import PROBLEMS, ROLLOUTS
 from rlvr.store import write_table
@@ -107,8 +107,21 @@ def test_group_advantages_hand_computed(scored: list[dict]) -> None:
 
 def test_format_reward_adds_to_correctness(tmp_path: Path) -> None:
     r, p = _files(tmp_path, CASES[:6])
-    out = score(r, p, VerifySection(format_reward=0.25)).to_pylist()
-    assert [row["reward"] for row in sorted(out, key=lambda x: x["sample_idx"])] == [1.25, 1.25, 1.0, 1.0, 0.25, 0.0]
+    out = score(r, p, VerifySection(weights={"default": RewardWeights(correct=1.0, format=0.25)})).to_pylist()
+    out = sorted(out, key=lambda x: x["sample_idx"])
+    assert [row["reward"] for row in out] == [1.25, 1.25, 1.0, 1.0, 0.25, 0.0]
+    assert [row["reward_format"] for row in out] == [0.25, 0.25, 0.0, 0.0, 0.25, 0.0]
+    assert [row["reward_correct"] for row in out] == [1.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+    assert all(row["reward_citation"] == 0.0 and row["citations"] is None for row in out)
+
+
+def test_weights_are_per_task(tmp_path: Path) -> None:
+    """A task listed in verify.weights uses its own weights; the others use 'default'."""
+    r, p = _files(tmp_path, CASES[:1])
+    cfg = VerifySection(weights={"default": RewardWeights(correct=2.0), "t": RewardWeights(correct=0.5, format=0.1)})
+    assert score(r, p, cfg).to_pylist()[0]["reward"] == pytest.approx(0.6)
+    cfg = VerifySection(weights={"default": RewardWeights(correct=2.0), "other": RewardWeights(correct=0.5)})
+    assert score(r, p, cfg).to_pylist()[0]["reward"] == pytest.approx(2.0)
 
 
 @pytest.mark.parametrize("estimator", ["grpo", "dr_grpo", "rloo"])

@@ -49,3 +49,25 @@ CREATE OR REPLACE MACRO looks_symbolic(n) AS
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:
 -- |a - b| <= tol * max(1, |b|) (config verify.numeric_tolerance).
 CREATE OR REPLACE MACRO num_close(a, b, tol) AS abs(a - b) <= tol * greatest(1.0, abs(b));
+
+-- think_answer_ok(t): the response is <think>...</think> then <answer>...</answer> and nothing else
+-- (whitespace aside), each tag exactly once (verify.format = 'think_answer'; DeepSeek-R1's format
+-- reward, Guo et al. 2025, sec. 2.2.2).
+CREATE OR REPLACE MACRO think_answer_ok(t) AS
+    regexp_full_match(t, '(?s)\s*<think>.*</think>\s*<answer>.*</answer>\s*')
+    AND length(t) - length(replace(t, '<think>', '')) = 7
+    AND length(t) - length(replace(t, '</think>', '')) = 8
+    AND length(t) - length(replace(t, '<answer>', '')) = 8
+    AND length(t) - length(replace(t, '</answer>', '')) = 9;
+
+-- norm_verdict(n): a logic verdict, created by rlvr.verify.connect from rlvr.logic.VERDICT_PAIRS
+-- (one table for SQL and Python): n (norm_answer's output) trimmed of rlvr.logic.VERDICT_STRIP and
+-- looked up; NULL when it is not a verdict ('maybe').
+
+-- norm_formula(s): a propositional formula with ASCII operators mapped to the unicode ones and the
+-- whitespace removed ('P & ~Q -> R' = 'P∧¬Q→R'). SQL only decides formulas identical to the gold
+-- one this way; every other answer goes to rlvr.logic (parsed, checked by truth table).
+CREATE OR REPLACE MACRO norm_formula(s) AS
+    replace(replace(replace(replace(replace(replace(replace(replace(
+        regexp_replace(s, '\s+', '', 'g'),
+        '<->', '↔'), '<=>', '↔'), '->', '→'), '=>', '→'), '&', '∧'), '|', '∨'), '~', '¬'), '!', '¬');

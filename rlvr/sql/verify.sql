@@ -1,7 +1,8 @@
 -- verify(i), pass 1 of 2: extract, normalise and decide every rollout row SQL can decide, into the
 -- connection's temp table verify_rows (run by rlvr.verify.score; macros from macros.sql).
 -- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance),
--- $correct_reward, $format_reward (reward = correct * correct_reward + format_ok * format_reward).
+-- $format_mode ('answer': format_ok = an <answer> tag; 'think_answer': macros.sql think_answer_ok).
+-- Rewards are not set here: verify_groups.sql weighs the components (score, format_ok, citations).
 --
 -- Extraction order: <answer>...</answer> (format_ok; the first opening tag and the nearest closing
 -- one), then the first \boxed{...} (braces nested up to two levels, e.g. \boxed{\frac{1}{2}}), then
@@ -16,6 +17,10 @@
 --                symbolic and the normalised strings are identical (identical text: equivalent).
 --   undecided    gold or prediction is symbolic (looks_symbolic) and SQL cannot compare them:
 --                rlvr.mathcheck fills these rows (verifier math_verify), then verify_groups.sql runs.
+--   code         task 'code': run in the sandbox (rlvr.sandbox via verify_code.sql).
+--   logic        task 'logic' with a formula answer that is not the gold one, spelled alike
+--                (norm_formula): rlvr.logic checks that it follows from the premises (verify_logic.sql).
+--                Verdict answers (gold true/false/unknown, norm_verdict) are sql_exact.
 -- Speed (bench/verify.py; EXPLAIN ANALYZE): gold answers are normalised once per problem, not once
 -- per response; each regex runs only on the rows that need it (CASE branches are evaluated on their
 -- own rows only): the boxed one on untagged texts that contain '\boxed{', the last-number one on
@@ -24,7 +29,9 @@
 CREATE OR REPLACE TEMP TABLE verify_rows AS
 WITH p AS (
     SELECT prompt_id, task, answer, gold, gold_sym,
-        CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold, '%') AS gold_pct
+        CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold, '%') AS gold_pct,
+        CASE WHEN task = 'logic' THEN norm_verdict(gold) END AS gold_verdict,
+        CASE WHEN task = 'logic' THEN norm_formula(answer) END AS gold_formula
     FROM (
         SELECT prompt_id, task, answer, gold, looks_symbolic(gold) AS gold_sym, num_value(gold_body) AS gold_num
         FROM (
@@ -52,11 +59,12 @@ WITH p AS (
     FROM x
 ), b AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, t, tag_body IS NOT NULL AS has_tag, tag_body,
+        CASE WHEN $format_mode = 'think_answer' THEN think_answer_ok(t) ELSE tag_body IS NOT NULL END AS format_ok,
         CASE WHEN tag_body IS NULL AND contains(t, '\boxed{')
              THEN regexp_extract(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}', 1) ELSE '' END AS boxed
     FROM x2
 ), e AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, tag_body, boxed,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed,
         -- the last number and the non-digits after it (group 0, see above), then the number alone
         CASE WHEN NOT has_tag AND boxed = ''
              THEN nullif(regexp_extract(
@@ -64,7 +72,7 @@ WITH p AS (
                       '^[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?', 0), '') END AS last_num
     FROM b
 ), f AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
@@ -84,14 +92,18 @@ WITH p AS (
     SELECT h.*, CASE WHEN plain THEN TRY_CAST(pred AS DOUBLE) ELSE num_value(pred_body) END AS pred_num0
     FROM h
 ), d AS (
-    SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.extraction, h.extracted, h.pred, h.pred_pct,
-        CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num,
-        p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym
+    SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.format_ok, h.extraction, h.extracted, h.pred,
+        h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num,
+        p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
+        CASE WHEN p.gold_verdict IS NOT NULL THEN norm_verdict(h.pred) END AS pred_verdict,
+        CASE WHEN p.task = 'logic' AND p.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
     FROM h2 AS h JOIN p USING (prompt_id)
 ), v AS (
     SELECT *,
         CASE
             WHEN task = 'code' THEN 'code'  -- decided by running it: rlvr.sandbox, via verify_code.sql
+            WHEN gold_verdict IS NOT NULL THEN 'sql_exact'  -- logic verdicts
+            WHEN task = 'logic' THEN CASE WHEN COALESCE(pred_formula, '') IN ('', gold_formula) THEN 'sql_exact' ELSE 'logic' END
             WHEN gold_num IS NOT NULL AND pred_num IS NOT NULL THEN 'sql_numeric'
             WHEN COALESCE(pred, '') = '' THEN CASE WHEN gold_num IS NOT NULL THEN 'sql_numeric' ELSE 'sql_exact' END
             WHEN gold_num IS NOT NULL AND NOT looks_symbolic(pred) THEN 'sql_numeric'  -- wrong: not a number
@@ -105,13 +117,16 @@ WITH p AS (
         CASE verifier
             WHEN 'undecided' THEN NULL
             WHEN 'code' THEN NULL
+            WHEN 'logic' THEN NULL
             WHEN 'sql_numeric' THEN COALESCE(
                 num_close(pred_num, gold_num, $tol)
                 OR (pred_pct <> gold_pct
                     AND num_close(CASE WHEN pred_pct THEN pred_num / 100 ELSE pred_num END,
                                   CASE WHEN gold_pct THEN gold_num / 100 ELSE gold_num END, $tol)),
                 false)
-            ELSE COALESCE(pred <> '' AND pred = gold, false)
+            ELSE CASE WHEN gold_verdict IS NOT NULL THEN COALESCE(pred_verdict = gold_verdict, false)
+                      WHEN task = 'logic' THEN COALESCE(pred_formula <> '' AND pred_formula = gold_formula, false)
+                      ELSE COALESCE(pred <> '' AND pred = gold, false) END
         END AS correct
     FROM v
 )
@@ -119,14 +134,17 @@ SELECT
     iteration, prompt_id, sample_idx, task,
     extracted AS extracted_answer,
     extraction,
-    has_tag AS format_ok,
+    format_ok,
     correct,
+    CASE WHEN correct THEN 1.0 ELSE 0.0 END AS score,  -- correctness in [0, 1]; code may fill a fraction
     verifier,
-    CAST(CASE WHEN correct THEN $correct_reward ELSE 0 END AS DOUBLE)
-      + CAST(CASE WHEN has_tag THEN $format_reward ELSE 0 END AS DOUBLE) AS reward,
     CASE
         WHEN correct IS NULL THEN NULL
         WHEN extraction = 'none' THEN 'no_answer: no <answer> tag, \boxed{} or number in the response'
+        WHEN pred_formula IS NOT NULL THEN CASE WHEN correct THEN 'correct: ' || pred_formula || ' is the gold conclusion'
+                                                ELSE 'wrong: empty answer, expected a conclusion such as ' || gold_formula END
+        WHEN gold_verdict IS NOT NULL AND pred_verdict IS NULL AND pred <> ''
+            THEN 'wrong: got ' || pred || ', expected ' || gold || ' (answer true, false or unknown)'
         WHEN correct THEN 'correct: ' || pred || ' = ' || gold
         WHEN pred = '' THEN 'wrong: empty answer, expected ' || gold
         ELSE 'wrong: got ' || pred || ', expected ' || gold
@@ -134,6 +152,10 @@ SELECT
                 THEN ' (no <answer> tag; taken from ' || extraction || ')' ELSE '' END AS reason,
     false AS verifier_error,
     n_tok,  -- response length, for verify_groups.sql's overlong shaping
+    -- retrieval: filled by verify_citations.sql
+    CAST(NULL AS INTEGER) AS citations,
+    CAST(NULL AS INTEGER) AS citations_supported,
+    CAST(NULL AS VARCHAR) AS citations_missing,
     -- only undecided rows carry what rlvr.mathcheck needs: the raw gold and extracted texts
     CASE WHEN correct IS NULL THEN answer END AS undecided_gold,
     CASE WHEN correct IS NULL THEN pred END AS pred_norm,

@@ -1,7 +1,7 @@
 -- verify(i): the code rows pass 1 (verify.sql) left to the sandbox tier: row_id (verify_rows'
 -- rowid), the whole response (the code is taken from its fenced block) and the problem's tests.
 -- Parameters: $rollouts, $problems.
-SELECT v.rowid AS row_id, r.response_text, p.tests
+SELECT v.rowid AS row_id, prompt_id, r.response_text, p.tests
 FROM verify_rows AS v
 JOIN read_parquet($rollouts, hive_partitioning = false) AS r USING (iteration, prompt_id, sample_idx)
 JOIN read_parquet($problems, hive_partitioning = false) AS p USING (prompt_id)

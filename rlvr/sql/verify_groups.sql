@@ -1,5 +1,9 @@
--- verify(i), pass 2 of 2: length shaping and group advantages over verify_rows, once every row
--- is decided (after rlvr.mathcheck; rewards were set by verify.sql and verify_fill.sql).
+-- verify(i), pass 2 of 2: reward composition, length shaping and group advantages over
+-- verify_rows, once every row is decided (by SQL, math-verify, the sandbox or rlvr.logic).
+-- Reward composition per task (config verify.weights): reward_correct = w.correct * score,
+-- reward_format = w.format * format_ok, reward_citation = w.citation * citations_supported /
+-- citations (retrieval; 0 without citations), reward = their sum + length_penalty. reward_weights
+-- is an Arrow table registered on the connection: one row (task, correct, format, citation) per task.
 -- Parameters: $eps, $estimator ('grpo' | 'dr_grpo' | 'rloo'), $l_max (rollout.max_new_tokens),
 -- $l_cache (verify.overlong_buffer; 0 = off), $overlong (verify.overlong_penalty).
 -- Length shaping is DAPO's soft overlong punishment (Yu et al. 2025, eq. 13): 0 up to
@@ -12,15 +16,23 @@
 -- Rows whose verifier failed (verifier_error) are left out of their group's baseline: group_size,
 -- group_mean and group_std are over the other rows, and their own advantage is 0 (no gradient from a
 -- reward nobody computed). The group stats are one hash aggregate joined back, not window functions.
-WITH r AS (
-    SELECT * REPLACE (reward + length_penalty AS reward)
-    FROM (
-        SELECT *,
-            CASE WHEN $l_cache <= 0 OR n_tok <= $l_max - $l_cache THEN 0.0
-                 WHEN n_tok <= $l_max THEN CAST($overlong AS DOUBLE) * (($l_max - $l_cache) - n_tok) / $l_cache
-                 ELSE -CAST($overlong AS DOUBLE) END AS length_penalty
-        FROM verify_rows
-    )
+WITH c AS (
+    SELECT v.*,
+        w.correct * v.score AS reward_correct,
+        w.format * CAST(v.format_ok AS DOUBLE) AS reward_format,
+        CASE WHEN v.citations > 0 THEN w.citation * v.citations_supported / v.citations ELSE 0.0 END AS reward_citation,
+        CASE WHEN $l_cache <= 0 OR v.n_tok <= $l_max - $l_cache THEN 0.0
+             WHEN v.n_tok <= $l_max THEN CAST($overlong AS DOUBLE) * (($l_max - $l_cache) - v.n_tok) / $l_cache
+             ELSE -CAST($overlong AS DOUBLE) END AS length_penalty
+    FROM verify_rows AS v JOIN reward_weights AS w USING (task)
+), r AS (
+    SELECT *, reward_correct + reward_format + reward_citation + length_penalty AS reward,
+        reason || CASE WHEN citations IS NULL THEN ''
+                       WHEN citations = 0 THEN '; citations: none (no <cite></cite> span)'
+                       WHEN citations_supported = citations THEN '; citations: all ' || citations || ' found in the sources'
+                       ELSE '; citations: ' || citations_supported || ' of ' || citations || ' supported; '
+                            || citations_missing END AS full_reason
+    FROM c
 ), g AS (
     SELECT iteration, prompt_id, count(*) AS n, avg(reward) AS m, COALESCE(stddev_samp(reward), 0.0) AS sd
     FROM r
@@ -29,8 +41,9 @@ WITH r AS (
 )
 SELECT
     s.iteration, s.prompt_id, s.sample_idx, s.task, s.extracted_answer, s.extraction, s.format_ok,
-    s.correct, s.reward, s.length_penalty, s.verifier, s.verifier_error,
-    s.reason,
+    s.correct, s.reward, s.reward_correct, s.reward_format, s.reward_citation, s.length_penalty,
+    s.citations, s.citations_supported, s.verifier, s.verifier_error,
+    s.full_reason AS reason,
     CAST(COALESCE(g.n, 0) AS INTEGER) AS group_size,
     COALESCE(g.m, 0.0) AS group_mean,
     COALESCE(g.sd, 0.0) AS group_std,

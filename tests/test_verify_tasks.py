@@ -1,0 +1,191 @@
+"""Verification of the logic and retrieval tasks, the <think>/<answer> format component and the
+per-task reward composition, on hand-written rows through the real verify pass (DuckDB + the
+Python tiers).
+
+    .venv/bin/python -m pytest -q tests/test_verify_tasks.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rlvr import logic
+from rlvr.config import RewardWeights, VerifySection
+from rlvr.schema import PROBLEMS, ROLLOUTS
+from rlvr.store import write_table
+from rlvr.verify import connect, score_with_stats
+
+
+def _write(tmp_path: Path, problems: list[dict], responses: list[tuple[str, str]]) -> tuple[list[Path], list[Path]]:
+    """problems: dicts with prompt_id, task, answer and optional sources/meta; responses: (prompt_id, text)."""
+    p = tmp_path / "problems.parquet"
+    write_table([{"split": "train", "prompt": "q", "tests": None, "sources": None, "meta": None} | row for row in problems],
+                PROBLEMS, p)  # fmt: skip
+    rows, seen = [], {}
+    for pid, text in responses:
+        k = seen[pid] = seen.get(pid, -1) + 1
+        rows.append({"iteration": 0, "prompt_id": pid, "sample_idx": k, "prompt_token_ids": [1], "response_token_ids": [2],
+                     "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": 1, "finish_reason": "stop",
+                     "policy_version": 0, "engine": "transformers", "temperature": 1.0, "seed": 0})  # fmt: skip
+    r = tmp_path / "rollouts.parquet"
+    write_table(rows, ROLLOUTS, r)
+    return [r], [p]
+
+
+def _score(tmp_path: Path, problems: list[dict], responses: list[tuple[str, str]], **cfg) -> tuple[list[dict], dict]:
+    table, stats = score_with_stats(*_write(tmp_path, problems, responses), VerifySection(**cfg))
+    return table.to_pylist(), stats
+
+
+# ---- format ------------------------------------------------------------------------------
+
+THINK_CASES = [  # (response, format_ok under 'think_answer')
+    ("<think>7+12 is 19</think><answer>19</answer>", True),
+    ("  <think>\nadd\n</think>\n\n<answer>19</answer>\n", True),  # whitespace around and between
+    ("<answer>19</answer>", False),  # no think block
+    ("<answer>19</answer><think>late</think>", False),  # wrong order
+    ("<think>a</think>then<answer>19</answer>", False),  # text between the blocks
+    ("<think>a</think><answer>19</answer> trailing", False),  # text after the answer
+    ("<think>a</think><think>b</think><answer>19</answer>", False),  # two think blocks
+    ("<think>a</think><answer>18</answer><answer>19</answer>", False),  # two answers
+    ("<think>a<answer>19</answer>", False),  # unclosed think
+]
+
+
+def test_think_answer_format_component(tmp_path: Path) -> None:
+    problems = [{"prompt_id": "n", "task": "arithmetic", "answer": "19"}]
+    rows, _ = _score(tmp_path, problems, [("n", t) for t, _ in THINK_CASES], format="think_answer",
+                     weights={"default": RewardWeights(correct=1.0, format=0.5)})  # fmt: skip
+    rows.sort(key=lambda r: r["sample_idx"])
+    assert [r["format_ok"] for r in rows] == [ok for _, ok in THINK_CASES]
+    assert [r["reward_format"] for r in rows] == [0.5 if ok else 0.0 for _, ok in THINK_CASES]
+    assert [r["reward"] for r in rows] == [r["reward_correct"] + r["reward_format"] for r in rows]
+    # the answer is still extracted from the tag whatever the format: correctness is its own component
+    assert rows[2]["correct"] and rows[2]["reward"] == 1.0
+
+
+def test_answer_format_is_the_default(tmp_path: Path) -> None:
+    problems = [{"prompt_id": "n", "task": "arithmetic", "answer": "19"}]
+    rows, _ = _score(tmp_path, problems, [("n", "<answer>19</answer>"), ("n", "it is 19")])
+    assert [r["format_ok"] for r in sorted(rows, key=lambda r: r["sample_idx"])] == [True, False]
+
+
+# ---- logic: verdicts (SQL) ----------------------------------------------------------------
+
+VERDICT_CASES = [  # (gold, response, correct)
+    ("true", "<answer>true</answer>", True),
+    ("true", "<answer>Yes.</answer>", True),
+    ("true", "<answer>**TRUE**</answer>", True),
+    ("true", "<answer>false</answer>", False),
+    ("false", "<answer>No</answer>", True),
+    ("false", "<answer>unknown</answer>", False),
+    ("unknown", "<answer>Cannot be determined</answer>", True),
+    ("unknown", "<answer>true</answer>", False),
+    ("unknown", "<answer>maybe</answer>", False),
+]
+
+
+def test_logic_verdicts_are_decided_in_sql(tmp_path: Path) -> None:
+    problems = [{"prompt_id": f"g{k}", "task": "logic", "answer": gold} for k, (gold, _, _) in enumerate(VERDICT_CASES)]
+    rows, stats = _score(tmp_path, problems, [(f"g{k}", text) for k, (_, text, _) in enumerate(VERDICT_CASES)])
+    rows.sort(key=lambda r: int(r["prompt_id"][1:]))
+    assert [r["correct"] for r in rows] == [c for _, _, c in VERDICT_CASES]
+    assert {r["verifier"] for r in rows} == {"sql_exact"} and stats["logic"] == 0
+    assert rows[-1]["reason"] == "wrong: got maybe, expected unknown (answer true, false or unknown)"
+    assert rows[1]["reason"] == "correct: yes = true"
+
+
+def test_sql_verdict_table_is_rlvr_logic_table() -> None:
+    """Every spelling rlvr.logic knows, as norm_answer leaves it, gets the same verdict in SQL."""
+    con = connect()
+    spellings = [k for k, _ in logic.VERDICT_PAIRS] + ["Cannot be determined.", "**Yes**", "maybe", "no way", ""]
+    for text in spellings:
+        got = con.execute("SELECT norm_verdict(norm_answer($t))", {"t": text}).fetchone()[0]
+        assert got == logic.normalise_verdict(text), text
+
+
+# ---- logic: formula conclusions (SQL for the gold spelling, rlvr.logic for the rest) -------
+
+PREMISES = ["P → Q", "Q → R", "P"]
+FORMULA_CASES = [  # (response, correct, verifier, reason starts with)
+    ("<answer>P → R</answer>", True, "sql_exact", "correct: P→R is the gold conclusion"),
+    ("<answer>P->R</answer>", True, "sql_exact", "correct: P→R is the gold conclusion"),  # ASCII spelling, SQL
+    ("<answer>(Q and R)</answer>", True, "logic", "correct:"),  # another valid conclusion
+    ("<answer>~P</answer>", False, "logic", "wrong:"),
+    ("<answer>P | ~P</answer>", False, "logic", "trivial:"),  # follows from anything
+    ("<answer>__import__('os')</answer>", False, "logic", "unparsable:"),  # parsed, never run
+    ("<answer>S</answer>", False, "logic", ""),  # a variable the premises do not have
+]
+
+
+def test_logic_formula_conclusions(tmp_path: Path) -> None:
+    meta = json.dumps({"kind": "propositional", "premises": PREMISES, "variables": ["P", "Q", "R"]})
+    problems = [{"prompt_id": "f", "task": "logic", "answer": "P → R", "meta": meta}]
+    rows, stats = _score(tmp_path, problems, [("f", text) for text, *_ in FORMULA_CASES])
+    rows.sort(key=lambda r: r["sample_idx"])
+    assert [r["correct"] for r in rows] == [c for _, c, _, _ in FORMULA_CASES]
+    assert [r["verifier"] for r in rows] == [v for _, _, v, _ in FORMULA_CASES]
+    for row, (_, _, _, start) in zip(rows, FORMULA_CASES, strict=True):
+        assert row["reason"].startswith(start), row["reason"]
+    assert stats["logic"] == 5 and stats["verifier_errors"] == 0
+    assert [r["reward"] for r in rows] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+
+
+def test_logic_checker_failure_marks_only_its_rows(tmp_path: Path) -> None:
+    """A problem whose meta has no premises makes the checker raise: that row is a verifier_error
+    left out of its group's baseline, the other problem's rows are scored."""
+    good = json.dumps({"premises": PREMISES})
+    problems = [{"prompt_id": "ok", "task": "logic", "answer": "P → R", "meta": good},
+                {"prompt_id": "bad", "task": "logic", "answer": "P → R", "meta": json.dumps({"kind": "propositional"})}]  # fmt: skip
+    responses = [("ok", "<answer>Q</answer>"), ("ok", "<answer>~Q</answer>"), ("bad", "<answer>Q</answer>"),
+                 ("bad", "<answer>P → R</answer>")]  # fmt: skip
+    rows, stats = _score(tmp_path, problems, responses)
+    by = {(r["prompt_id"], r["sample_idx"]): r for r in rows}
+    assert by[("ok", 0)]["correct"] and not by[("ok", 1)]["correct"]
+    bad = by[("bad", 0)]
+    assert bad["verifier_error"] and bad["reason"].startswith("verifier_error: logic: KeyError") and bad["advantage"] == 0.0
+    assert by[("bad", 1)]["correct"] and by[("bad", 1)]["group_size"] == 1  # baseline without the errored row
+    assert stats["verifier_errors"] == 1
+
+
+# ---- retrieval -----------------------------------------------------------------------------
+
+SOURCES = ["Thalby was founded in 1881 by Bettan Almington. Thalby lies 237 kilometres north of Caervale.",
+           "Quenmora lies 88 kilometres north of Pellmora."]  # fmt: skip
+CITE_CASES = [  # (response, correct, citations, supported, reason contains)
+    ("<cite>Thalby lies 237 kilometres north of Caervale.</cite><answer>Caervale</answer>", True, 1, 1, "all 1 found"),
+    ("<cite>thalby  lies 237\nkilometres NORTH of caervale</cite> <answer> caervale </answer>", True, 1, 1, "all 1 found"),
+    ("<cite>north of Caervale</cite><cite>Thalby lies 300 km north of Caervale</cite><answer>Caervale</answer>",
+     True, 2, 1, "1 of 2 supported; not found in the sources: 'Thalby lies 300 km north of Caervale'"),
+    ("<cite>Thalby</cite><answer>Caervale</answer>", True, 1, 0, "no found span contains the answer"),
+    ("<answer>Caervale</answer>", True, 0, 0, "citations: none"),
+    ("<cite>Quenmora lies 88 kilometres north of Pellmora.</cite><answer>Pellmora</answer>", False, 1, 0,
+     "no found span contains the answer"),  # a real quote, of the wrong passage
+    ("<cite></cite><answer>Caervale</answer>", True, 1, 0, "not found in the sources: ''"),
+]
+
+
+def test_retrieval_citations_are_joined_against_the_sources(tmp_path: Path) -> None:
+    problems = [{"prompt_id": "r", "task": "retrieval", "answer": "Caervale", "sources": SOURCES}]
+    w = RewardWeights(correct=1.0, format=0.0, citation=0.5)
+    rows, stats = _score(tmp_path, problems, [("r", t) for t, *_ in CITE_CASES], weights={"retrieval": w})
+    rows.sort(key=lambda r: r["sample_idx"])
+    assert stats["retrieval"] == len(CITE_CASES)
+    for row, (_, correct, n, ok, why) in zip(rows, CITE_CASES, strict=True):
+        assert (row["correct"], row["citations"], row["citations_supported"]) == (correct, n, ok), row["reason"]
+        assert why in row["reason"], row["reason"]
+        assert row["reward_citation"] == pytest.approx(0.5 * ok / n if n else 0.0)
+        assert row["reward"] == pytest.approx(row["reward_correct"] + row["reward_citation"])
+    assert rows[0]["reward"] == 1.5 and rows[2]["reward"] == 1.25
+
+
+def test_citations_are_left_null_for_other_tasks(tmp_path: Path) -> None:
+    problems = [{"prompt_id": "n", "task": "arithmetic", "answer": "19"},
+                {"prompt_id": "r", "task": "retrieval", "answer": "Caervale", "sources": SOURCES}]  # fmt: skip
+    rows, _ = _score(tmp_path, problems, [("n", "<cite>x</cite><answer>19</answer>"), ("r", "<answer>Caervale</answer>")])
+    by = {r["prompt_id"]: r for r in rows}
+    assert by["n"]["citations"] is None and by["r"]["citations"] == 0
+    assert by["r"]["reward"] == 1.0  # the default weights: retrieval's citation weight 0.5 times 0 of 0

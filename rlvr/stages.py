@@ -27,8 +27,8 @@ from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 import data
-from rlvr import verify as verifier
 from rlvr import engines
+from rlvr import verify as verifier
 from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
 from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name

@@ -24,18 +24,40 @@ cannot reach an interpreter under a 0700 home such as /root/.pyenv. Root bwrap r
 interpreter's folders read-only under a hidden parent instead. Not blocked (no seccomp filter):
 the program may create nested user namespaces of its own; it gains no rights on the host.
 
-Assert tests run through a harness that receives the tests and a random nonce on a file
-descriptor it closes before the solution runs, and prints the nonce only after the tests
-finished: `sys.exit(0)` / `os._exit(0)` in a solution do not pass, and the tests are not in
-any file the solution can read. An answer object whose `__eq__` always returns True still
-fools `assert f(x) == y`; that needs typed checks in the tests themselves.
+Assert tests are rewritten before they run (`instrument_asserts`): every `assert` statement,
+in functions such as HumanEval's `check(candidate)` too, reports to a recorder, and execution
+goes on after a failing or raising one. Verdict.fraction = asserts passed / assert statements in
+the test program (an assert in a loop is one statement: it passes if every execution did);
+asserts that never ran (killed, timed out, crashed first, branch not taken) count as failed;
+Verdict.passed needs every assert passed and the program run to the end.
+
+The harness receives the compiled tests, a random key and the number of a report pipe on a file
+descriptor it closes before the solution runs; it moves the pipe to a random fd number that
+exec'd children do not inherit, keeps the key only in the recorder's closure (no module global:
+`import __main__` finds nothing) and binds os.write before the solution could patch it. The host
+counts only records that carry the key, and a missing record is a failure: printing, exiting
+early (`sys.exit(0)`, `os._exit(0)`), writing guessed records to every fd, or closing the pipe
+cannot raise a score, and the tests are in no file the solution can read. What remains possible,
+because the solution runs in the same interpreter as the tests: code that deliberately walks
+frames or objects (`sys._getframe`, `gc.get_objects`, the test functions' `co_consts`) can reach
+the recorder and its key and forge records; and an answer object whose `__eq__` always returns
+True makes `assert f(x) == y` vacuous. Both need typed checks in the tests or a process boundary
+between tests and solution, which this harness does not have.
+
+Problems store their tests as text (`make_check` picks the kind): an assert-style Python test
+program, or for stdin/stdout problems the JSON `{"stdin_stdout": [{"stdin": ..., "stdout": ...}]}`
+(`io_tests_json`, `parse_io_tests`), run once per case with output compared after whitespace
+normalisation; fraction = cases passed / cases.
 
 Test: `.venv/bin/python -m pytest -q tests/test_sandbox.py` (adversarial corpus, real bwrap).
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import json
+import marshal
 import os
 import random
 import re
@@ -58,6 +80,11 @@ UID_BASE = 1 << 30  # sandbox uids: no passwd entry, never a real user's uid
 UID_SPAN = 1 << 24
 WORKDIR = "/tmp"
 ALWAYS_HIDDEN = ("/root", "/home")  # home folders: keys, tokens, other projects
+STDIN_STDOUT = "stdin_stdout"  # the key of a stdin/stdout problem's tests JSON
+# kept from the assert harness's report pipe (records: ~50 bytes each)
+REPORT_BYTES = 4 << 20
+# "entered site i" records before the harness reports only sites it had not entered since
+ENTER_RECORDS = 1000
 
 
 class SandboxError(RuntimeError):
@@ -107,14 +134,16 @@ class RunResult:
 @dataclass(frozen=True)
 class Verdict:
     passed: bool
-    fraction: float  # tests passed / tests run (assert tests: 0 or 1)
-    reason: str  # names the failing test, assertion, timeout or limit
+    # asserts passed / assert statements, or cases passed / cases (no asserts: 1 or 0)
+    fraction: float
+    # names the first failing assert or case, or the timeout or limit that stopped it; counts
+    reason: str
     seconds: float
 
 
 @dataclass(frozen=True)
 class AssertTests:
-    """Program = solution, then tests; passes iff the tests run to the end."""
+    """Program = solution, then the test program; every assert in it is counted."""
 
     solution: str
     tests: str
@@ -290,32 +319,55 @@ def _memfd(name: str, data: bytes) -> int:
 
 
 def _read_streams(
-    proc: subprocess.Popen, *, deadline: float, cap: int
-) -> tuple[bytes, bytes, str | None]:
-    """Both pipes until EOF; stops early with "timeout" or "output_limit"."""
-    bufs = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    proc: subprocess.Popen, *, deadline: float, cap: int, report: int | None = None
+) -> tuple[bytes, bytes, bytes, str | None]:
+    """stdout, stderr and the report pipe until EOF; stops early with "timeout" or "output_limit".
+
+    stdout/stderr over `cap` stop the run; the report pipe is drained past REPORT_BYTES (kept
+    bytes capped) so that a program flooding it only blocks itself if we stopped reading.
+    """
+    out, err = proc.stdout.fileno(), proc.stderr.fileno()
+    bufs = {
+        fd: bytearray() for fd in (out, err, *([report] if report is not None else []))
+    }
+
+    def result(stopped: str | None) -> tuple[bytes, bytes, bytes, str | None]:
+        return bytes(bufs[out]), bytes(bufs[err]), bytes(bufs.get(report, b"")), stopped
+
     with selectors.DefaultSelector() as sel:
-        for f in bufs:
-            sel.register(f, selectors.EVENT_READ)
+        for fd in bufs:
+            sel.register(fd, selectors.EVENT_READ)
         while sel.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
-                return bytes(bufs[proc.stdout]), bytes(bufs[proc.stderr]), "timeout"
+                return result("timeout")
             for key, _ in sel.select(left):
                 chunk = os.read(key.fd, 1 << 16)
                 if not chunk:
-                    sel.unregister(key.fileobj)
+                    sel.unregister(key.fd)
                     continue
-                buf = bufs[key.fileobj]
+                buf = bufs[key.fd]
+                if key.fd == report:
+                    buf += chunk[: max(0, REPORT_BYTES - len(buf))]
+                    continue
                 buf += chunk
                 if len(buf) > cap:
                     del buf[cap:]
-                    return (
-                        bytes(bufs[proc.stdout]),
-                        bytes(bufs[proc.stderr]),
-                        "output_limit",
-                    )
-    return bytes(bufs[proc.stdout]), bytes(bufs[proc.stderr]), None
+                    return result("output_limit")
+    return result(None)
+
+
+def _drain(fd: int, *, deadline: float) -> bytes:
+    """What is left in a pipe whose writers are dead (or dying): read to EOF, at most REPORT_BYTES."""
+    data = bytearray()
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0 and sel.select(left):
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            data += chunk[: max(0, REPORT_BYTES - len(data))]
+    return bytes(data)
 
 
 def _wait(pid: int, *, deadline: float) -> int | None:
@@ -347,12 +399,21 @@ def _launch(
     limits: Limits,
     hide: Sequence[str | Path],
     secret: bytes | None = None,
-) -> RunResult:
+) -> tuple[RunResult, bytes]:
+    """One sandboxed run, and what it wrote on its report pipe.
+
+    With a `secret`, the program gets a memfd holding `b"<report fd> " + secret` (its number is
+    the last argument) and the write end of a fresh pipe, the report pipe, read here beside
+    stdout and stderr.
+    """
     _ensure_root()
     fds = {name: _memfd(name, data) for name, data in files.items()}
-    secret_fd = _memfd("secret", secret) if secret is not None else None
     stdin_fd = _memfd("stdin", stdin.encode()) if stdin is not None else None
     status_r, status_w = os.pipe()
+    report_r, report_w = os.pipe() if secret is not None else (None, None)
+    secret_fd = (
+        _memfd("secret", b"%d " % report_w + secret) if secret is not None else None
+    )
     uid = UID_BASE + random.SystemRandom().randrange(UID_SPAN)
     args = [str(secret_fd)] if secret_fd is not None else []
     argv = _bwrap_argv(
@@ -363,7 +424,11 @@ def _launch(
         status_fd=status_w,
         uid=uid,
     )
-    passed = (*fds.values(), status_w, *([secret_fd] if secret_fd is not None else []))
+    passed = (
+        *fds.values(),
+        status_w,
+        *([secret_fd, report_w] if secret is not None else []),
+    )
     start = time.monotonic()
     deadline = start + limits.wall_seconds
     try:
@@ -377,10 +442,10 @@ def _launch(
         )
     finally:
         for fd in (*passed, *([stdin_fd] if stdin_fd is not None else [])):
-            os.close(fd)
+            os.close(fd)  # the write ends too: EOF on them means the sandbox is gone
     try:
-        out, err, stopped = _read_streams(
-            proc, deadline=deadline, cap=limits.output_bytes
+        out, err, report, stopped = _read_streams(
+            proc, deadline=deadline, cap=limits.output_bytes, report=report_r
         )
         if stopped is None:
             wait_status = _wait(proc.pid, deadline=deadline)
@@ -388,6 +453,10 @@ def _launch(
         if stopped is not None:
             _kill_group(proc.pid)
             wait_status = _wait(proc.pid, deadline=time.monotonic() + 60)
+            if report_r is not None:  # the records written before the kill still count
+                report += _drain(report_r, deadline=time.monotonic() + 5)[
+                    : max(0, REPORT_BYTES - len(report))
+                ]
         proc.returncode = (
             os.waitstatus_to_exitcode(wait_status) if wait_status is not None else -9
         )
@@ -396,6 +465,8 @@ def _launch(
         exit_code = _exit_code(status_r)
     finally:
         os.close(status_r)
+        if report_r is not None:
+            os.close(report_r)
         if proc.returncode is None:
             _kill_group(proc.pid)
             proc.wait()
@@ -409,7 +480,7 @@ def _launch(
     status, reason = _classify(stopped, exit_code, stderr, limits)
     return RunResult(
         status, None if stopped else exit_code, stdout, stderr, seconds, reason
-    )
+    ), report
 
 
 def _exit_code(status_r: int) -> int | None:
@@ -482,29 +553,274 @@ def run_program(
     cannot read ground truth); folders that do not exist are skipped. Raises SandboxError when
     bwrap itself cannot start; everything the program does is reported in the RunResult.
     """
-    return _launch(
+    result, _ = _launch(
         {"main.py": code.encode()},
         [f"{WORKDIR}/main.py"],
         stdin=stdin,
         limits=limits,
         hide=hide,
     )
+    return result
 
 
-# Reads the tests and nonce from an fd and closes it before the solution runs.
+# ---- assert tests: per-assert accounting ----------------------------------------------------
+
+_HOOK = "\x00rlvr-assert-hook\x00"  # no spaces; a constant the harness swaps for its recorder (never a name)
+
+
+@dataclass(frozen=True)
+class AssertSite:
+    """One `assert` statement of a test program (static: an assert in a loop is one site)."""
+
+    line: int
+    text: str  # its first source line, stripped
+
+
+class _AssertRewriter(ast.NodeTransformer):
+    """`assert T, M` -> `try: H(i); if T: H(i, True) else: raise AssertionError(M)` /
+    `except BaseException as e: H(i, e)`.
+
+    Every assert, in functions (HumanEval's `check(candidate)`) and classes too, reports to the
+    hook `H` and execution goes on after a failing or raising one. `H` is `[_HOOK][0]`: a
+    constant the harness replaces in the code object, so no global name leads the solution to it
+    (and a list, not a bare constant: calling a constant draws a SyntaxWarning).
+    """
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.sites: list[AssertSite] = []
+
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
+        site = len(self.sites)
+        text = (
+            self.lines[node.lineno - 1].strip()
+            if node.lineno <= len(self.lines)
+            else ""
+        )
+        self.sites.append(AssertSite(node.lineno, text[:200]))
+        hook = ast.Subscript(
+            ast.List([ast.Constant(_HOOK)], ast.Load()), ast.Constant(0), ast.Load()
+        )
+        error = ast.Name("_rlvr_assert_error", ast.Load())
+        failure = ast.Call(
+            ast.Name("AssertionError", ast.Load()), [node.msg] if node.msg else [], []
+        )
+        enter = ast.Expr(ast.Call(hook, [ast.Constant(site)], []))
+        check = ast.If(
+            node.test,
+            [ast.Expr(ast.Call(hook, [ast.Constant(site), ast.Constant(True)], []))],
+            [ast.Raise(failure)],
+        )
+        handler = ast.ExceptHandler(
+            ast.Name("BaseException", ast.Load()),
+            error.id,
+            [ast.Expr(ast.Call(hook, [ast.Constant(site), error], []))],
+        )
+        new = ast.Try([enter, check], [handler], [], [])
+        for n in ast.walk(
+            new
+        ):  # the rewritten statement keeps the assert's position (tracebacks)
+            if n is not node.test and n is not node.msg and "lineno" in n._attributes:
+                ast.copy_location(n, node)
+        return new
+
+
+def instrument_asserts(tests: str) -> tuple[ast.Module, list[AssertSite]]:
+    """The test program with every assert reporting to the harness's hook, and its assert sites.
+
+    Raises ValueError when `tests` is not valid Python (a data error: tests are ground truth).
+    """
+    try:
+        tree = ast.parse(tests, "tests.py")
+    except SyntaxError as err:
+        raise ValueError(
+            f"the test program is not valid Python: {err.msg} at tests.py line {err.lineno}"
+        ) from err
+    rewriter = _AssertRewriter(tests.splitlines())
+    return ast.fix_missing_locations(rewriter.visit(tree)), rewriter.sites
+
+
+@functools.lru_cache(maxsize=512)  # the same tests come back G times per prompt
+def _compiled_tests(tests: str) -> tuple[bytes, tuple[AssertSite, ...]]:
+    """marshal'd code of the instrumented tests (the sandbox runs this same interpreter)."""
+    tree, sites = instrument_asserts(tests)
+    return marshal.dumps(compile(tree, "tests.py", "exec")), tuple(sites)
+
+
+# Runs as /tmp/harness.py. The secret fd holds "<report fd> <key> <hook placeholder> <enter
+# budget>\n<marshal'd tests>"; it is read and closed before the solution runs. The report pipe moves to a random free
+# fd number (not inherited across exec); the key lives only in the recorder's closure (no module
+# global, no local of _main), os.write is bound before the solution can patch it. Records:
+# "<key> B <site>" (entering a site other than the last one entered; after ENTER_RECORDS of them
+# "<key> L <site>" once per site instead), "<key> P <site>" (first pass), "<key> F <site>
+# <solution.py line> [<error>, the first failure's only]" (first failure), "<key> END" (the tests
+# ran to the end). Each is one short write: atomic on a pipe. So the report stays small however
+# often a loop runs its asserts.
 _HARNESS = """\
-import json, os, sys
-with os.fdopen(int(sys.argv.pop()), "rb") as _f:
-    _secret = json.loads(_f.read())
-_tests = compile(_secret["tests"], "tests.py", "exec")
-_nonce = _secret["nonce"].encode()
-del _secret, _f
-_ns = {"__name__": "__main__", "__builtins__": __builtins__}
-exec(compile(open("solution.py").read(), "solution.py", "exec"), _ns)
-exec(_tests, _ns)
-sys.stdout.flush()
-os.write(1, b"\\n" + _nonce + b"\\n")
+import marshal, os, sys
+
+
+def _recorder(key, fd, write, budget):
+    seen, late = set(), set()
+    current = None
+
+    def record(site, outcome=None):
+        nonlocal current, budget
+        if site < 0:
+            write(fd, key + b" END\\n")
+            return
+        if outcome is None:
+            if site == current:
+                return
+            current = site
+            if budget > 0:
+                budget -= 1
+                write(fd, b"%s B %d\\n" % (key, site))
+            elif site not in late:
+                late.add(site)
+                write(fd, b"%s L %d\\n" % (key, site))
+            return
+        tag = (site, outcome is True)
+        if tag in seen:
+            return
+        if outcome is True:
+            seen.add(tag)
+            write(fd, b"%s P %d\\n" % (key, site))
+            return
+        first = not any(not ok for _, ok in seen)
+        seen.add(tag)
+        error = outcome
+        try:
+            text = f"{type(error).__name__}: {error}".removesuffix(": ")
+        except BaseException:
+            text = type(error).__name__
+        line, tb = 0, error.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == "solution.py":
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        text = " ".join(text.split())[:300].encode("utf-8", "backslashreplace") if first else b""
+        write(fd, b"%s F %d %d %s\\n" % (key, site, line, text))
+
+    return record
+
+
+def _swap(code, placeholder, hook):
+    consts = tuple(hook if type(c) is str and c == placeholder else _swap(c, placeholder, hook)
+                   if type(c) is type(code) else c for c in code.co_consts)
+    return code.replace(co_consts=consts)
+
+
+def _private_fd(fd):
+    while True:
+        new = 100 + int.from_bytes(os.urandom(2), "big") % 900
+        try:
+            os.fstat(new)
+        except OSError:
+            break
+    os.dup2(fd, new, inheritable=False)
+    os.close(fd)
+    return new
+
+
+def _main():
+    with os.fdopen(int(sys.argv.pop()), "rb") as f:
+        head, code = f.read().split(b"\\n", 1)
+    head = head.split(b" ")
+    hook = _recorder(head[1], _private_fd(int(head[0])), os.write, int(head[3]))
+    tests = _swap(marshal.loads(code), head[2].decode(), hook)
+    del head, code
+    ns = {"__name__": "__main__", "__builtins__": __builtins__}
+    exec(compile(open("solution.py").read(), "solution.py", "exec"), ns)
+    exec(tests, ns)
+    sys.stdout.flush()
+    hook(-1)
+
+
+_main()
 """
+
+
+@dataclass(frozen=True)
+class _Report:
+    passed: frozenset[int]  # sites that passed at least once
+    failed: dict[
+        int, tuple[int, str]
+    ]  # site -> (solution.py line or 0, error), first failure first
+    finished: bool  # the tests ran to the end
+    running: frozenset[
+        int
+    ]  # sites that may have been running last (cut short if the run stopped)
+
+
+def _parse_report(data: bytes, key: bytes, n_sites: int) -> _Report:
+    """Records carrying `key`; anything else on the pipe (a program writing to it) is ignored."""
+    passed, failed, finished, last_entered, late = set(), {}, False, None, set()
+    for raw in data.split(b"\n"):
+        parts = raw.split(b" ", 4)
+        if parts[0] != key or len(parts) < 2:
+            continue
+        if parts[1] == b"END" and len(parts) == 2:
+            finished = True
+        elif len(parts) >= 3 and parts[2].isdigit() and int(parts[2]) < n_sites:
+            if parts[1] == b"B":
+                last_entered = int(parts[2])
+            elif parts[1] == b"L":
+                late.add(int(parts[2]))
+            elif parts[1] == b"P":
+                passed.add(int(parts[2]))
+            elif parts[1] == b"F" and len(parts) >= 4 and parts[3].isdigit():
+                text = parts[4].decode(errors="replace") if len(parts) == 5 else ""
+                failed.setdefault(int(parts[2]), (int(parts[3]), text))
+    running = frozenset({last_entered} - {None} | late)
+    return _Report(frozenset(passed), failed, finished, running)
+
+
+def _assert_verdict(
+    sites: Sequence[AssertSite], report: _Report, stop: str | None, solution: str
+) -> tuple[bool, float, str]:
+    """(passed, fraction, reason) from the report; `stop` says why the program did not finish.
+
+    A site passes when it ran and never failed; sites that never ran (killed, crashed, branch not
+    taken) count as failed, and so does, in a run that did not finish, the site that ran last: it
+    may have been cut short (a loop killed at its 4th pass), so a stop can cost one site that had
+    in fact finished (a crash in the code after it); after ENTER_RECORDS changes of site, every
+    site entered since counts as maybe last. With no asserts, the program is the test: 1 or 0.
+    """
+    n = len(sites)
+    if n == 0:
+        return (
+            (True, 1.0, "passed: the tests ran to the end")
+            if stop is None
+            else (False, 0.0, stop)
+        )
+    ok = (
+        report.passed
+        - report.failed.keys()
+        - (report.running if stop is not None else set())
+    )
+    counts = f"{len(ok)} of {n} asserts passed"
+    if stop is None and len(ok) == n:
+        return True, 1.0, f"passed: {counts}"
+    if report.failed:
+        site, (line, error) = next(iter(report.failed.items()))
+        where = _source_line(solution, line)
+        first = (
+            f"failed: {error} at tests.py line {sites[site].line}: {sites[site].text}"
+            + (f" (raised at solution.py line {line}: {where})" if where else "")
+        )
+        reason = f"{first}; {counts}" + (f"; then {stop}" if stop else "")
+    elif stop is not None:
+        reason = f"{stop}; {counts}"
+    else:
+        site = next(i for i in range(n) if i not in ok)
+        reason = f"failed: the assert at tests.py line {sites[site].line} never ran: {sites[site].text}; {counts}"
+    return False, len(ok) / n, reason
+
+
+def _source_line(source: str, line: int) -> str:
+    lines = source.splitlines()
+    return lines[line - 1].strip()[:200] if 0 < line <= len(lines) else ""
 
 
 def check_assert_tests(
@@ -514,11 +830,16 @@ def check_assert_tests(
     limits: Limits = Limits(),
     hide: Sequence[str | Path] = (),
 ) -> Verdict:
-    """Pass iff the tests (asserts, a `check(f)` call, ...) run to the end after the solution."""
-    nonce = secrets.token_hex(16)
-    secret = json.dumps({"tests": tests, "nonce": nonce}).encode()
+    """Run the solution, then the test program with every assert counted (see `_assert_verdict`).
+
+    fraction = asserts passed / assert statements in `tests`; passed = all of them passed and the
+    program ran to the end. Raises ValueError when `tests` is not valid Python.
+    """
+    code, sites = _compiled_tests(tests)
+    key = secrets.token_hex(16).encode()
+    secret = b"%s %s %d\n%s" % (key, _HOOK.encode(), ENTER_RECORDS, code)
     files = {"harness.py": _HARNESS.encode(), "solution.py": solution.encode()}
-    result = _launch(
+    result, data = _launch(
         files,
         [f"{WORKDIR}/harness.py"],
         stdin=None,
@@ -526,24 +847,19 @@ def check_assert_tests(
         hide=hide,
         secret=secret,
     )
-    finished = result.stdout.rstrip("\n").endswith(nonce)
-    if result.status == "ok" and finished:
-        return Verdict(True, 1.0, "passed: all tests ran", result.seconds)
-    if result.status == "ok":
-        return Verdict(
-            False,
-            0.0,
-            "failed: the program exited with 0 before the tests finished",
-            result.seconds,
+    report = _parse_report(data, key, len(sites))
+    if result.status == "ok" and report.finished:
+        stop = None
+    elif result.status == "ok":
+        stop = "failed: the program exited with 0 before the tests finished"
+    elif result.status == "error":
+        stop = _failure_reason(
+            result.stderr, {"solution.py": solution, "tests.py": tests}
         )
-    if result.status != "error":
-        return Verdict(False, 0.0, result.reason, result.seconds)
-    return Verdict(
-        False,
-        0.0,
-        _failure_reason(result.stderr, {"solution.py": solution, "tests.py": tests}),
-        result.seconds,
-    )
+    else:
+        stop = result.reason
+    passed, fraction, reason = _assert_verdict(sites, report, stop, solution)
+    return Verdict(passed, fraction, reason, result.seconds)
 
 
 def _failure_reason(stderr: str, sources: dict[str, str]) -> str:
@@ -556,6 +872,81 @@ def _failure_reason(stderr: str, sources: dict[str, str]) -> str:
     lines = sources[name].splitlines()
     text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
     return f"failed: {last} at {name} line {line}" + (f": {text[:200]}" if text else "")
+
+
+def io_tests_json(cases: Sequence[tuple[str, str]]) -> str:
+    """The problems.tests text of a stdin/stdout problem.
+
+    >>> io_tests_json([("1 2\\n", "3\\n")])
+    '{"stdin_stdout": [{"stdin": "1 2\\\\n", "stdout": "3\\\\n"}]}'
+    """
+    return json.dumps(
+        {
+            STDIN_STDOUT: [
+                {"stdin": given, "stdout": expected} for given, expected in cases
+            ]
+        }
+    )
+
+
+def parse_io_tests(tests: str) -> tuple[tuple[str, str], ...]:
+    """(stdin, expected stdout) cases from `{"stdin_stdout": [{"stdin": ..., "stdout": ...}, ...]}`.
+
+    Raises ValueError naming what is wrong: not JSON, other keys, no cases, a case without
+    string "stdin" and "stdout".
+    """
+    shape = '{"stdin_stdout": [{"stdin": "...", "stdout": "..."}, ...]}'
+    try:
+        data = json.loads(tests)
+    except json.JSONDecodeError as err:
+        raise ValueError(
+            f"stdin/stdout tests are not valid JSON ({err}); expected {shape}"
+        ) from err
+    if not isinstance(data, dict) or set(data) != {STDIN_STDOUT}:
+        got = sorted(data) if isinstance(data, dict) else type(data).__name__
+        raise ValueError(
+            f"stdin/stdout tests must be a JSON object with the one key {STDIN_STDOUT!r}, got {got}; "
+            f"expected {shape}"
+        )
+    cases = data[STDIN_STDOUT]
+    if not isinstance(cases, list) or not cases:
+        raise ValueError(
+            f"stdin/stdout tests: {STDIN_STDOUT!r} must be a non-empty list of cases; expected {shape}"
+        )
+    for i, case in enumerate(cases):
+        if not (
+            isinstance(case, dict)
+            and set(case) == {"stdin", "stdout"}
+            and all(isinstance(v, str) for v in case.values())
+        ):
+            raise ValueError(
+                f"stdin/stdout tests: case {i} must be an object with string 'stdin' and 'stdout' "
+                f"and nothing else, got {json.dumps(case)[:120]}"
+            )
+    return tuple((case["stdin"], case["stdout"]) for case in cases)
+
+
+def make_check(solution: str, tests: str) -> AssertTests | IOTests:
+    """The check a problem's tests text asks for: IOTests for a JSON object with the key
+    "stdin_stdout", else AssertTests (an assert-style Python test program).
+
+    Raises ValueError with the reason when the tests are malformed: stdin/stdout JSON of the wrong
+    shape (see parse_io_tests), another JSON object, or a test program that is not valid Python.
+    """
+    if tests is None:
+        raise ValueError(
+            "the problem has no tests (tests is null); code problems need a test program or stdin/stdout JSON"
+        )
+    if tests.lstrip().startswith("{"):
+        try:
+            data = json.loads(tests)
+        except json.JSONDecodeError:
+            # perhaps Python that starts with a brace; the checks below decide
+            data = None
+        if isinstance(data, dict) or f'"{STDIN_STDOUT}"' in tests:
+            return IOTests(solution, parse_io_tests(tests))
+    _compiled_tests(tests)  # ValueError if not valid Python; cached for the run itself
+    return AssertTests(solution, tests)
 
 
 def normalise_output(text: str) -> list[str]:
@@ -614,7 +1005,8 @@ def check_many(
 ) -> list[Verdict]:
     """Run many checks in parallel (one sandbox per run, `workers` at a time); input order kept.
 
-    A SandboxError (the sandbox itself broke) propagates: it is never turned into a 0 score.
+    A SandboxError (the sandbox itself broke) propagates: it is never turned into a 0 score;
+    so does the ValueError of a test program that is not valid Python (use make_check first).
     """
 
     def one(item: AssertTests | IOTests) -> Verdict:

@@ -1,4 +1,5 @@
-"""HumanEval rows and the sandbox on them: all 164 reference solutions pass, wrong ones fail with a reason.
+"""HumanEval rows and the sandbox on them: all 164 reference solutions pass every assert (fraction
+1.0), wrong ones fail with a reason and the fraction of asserts they passed.
 
 Run: .venv/bin/python -m pytest -q -s tests/test_humaneval.py   (~10 s on 2 cores; prints programs/s)
 """
@@ -66,9 +67,13 @@ def test_all_canonical_solutions_pass_in_the_sandbox(rows):
     failed = [
         (r["prompt_id"], v.reason)
         for r, v in zip(rows, verdicts, strict=True)
-        if not v.passed
+        if not v.passed or v.fraction != 1.0
     ]
     assert failed == []
+    assert all(
+        v.reason.startswith("passed: ") and "asserts passed" in v.reason
+        for v in verdicts
+    )
     print(
         f"\nHumanEval: 164 reference solutions in {elapsed:.1f}s = {164 / elapsed:.1f} programs/s on {os.cpu_count()} cores"
     )
@@ -90,10 +95,17 @@ def test_wrong_solutions_fail_with_a_reason(rows):
     ]
     verdicts = check_many(items, limits=Limits(wall_seconds=3.0, cpu_seconds=1))
     assert [v.passed for v in verdicts] == [False] * 4
-    assert verdicts[0].reason.startswith("failed: AssertionError at tests.py line")
-    assert "assert candidate(" in verdicts[0].reason
+    # add(x, y) returning x - y: only add(1, 0) == 1 holds, so 1 of the 6 assert statements passes
+    assert verdicts[0].fraction == 1 / 6
+    assert (
+        verdicts[0].reason
+        == "failed: AssertionError at tests.py line 9: assert candidate(0, 1) == 1; 1 of 6 asserts passed"
+    )
     assert verdicts[1].reason.startswith("failed: AssertionError at tests.py line")
-    assert verdicts[2].reason.startswith("timeout")
+    assert verdicts[2].reason.startswith("timeout") and verdicts[2].reason.endswith(
+        "; 0 of 7 asserts passed"
+    )
+    assert [v.fraction for v in verdicts[1:]] == [0.0, 0.0, 0.0]
     assert verdicts[3].reason.startswith(
         "failed: NameError: name 'has_close_elements' is not defined"
     )

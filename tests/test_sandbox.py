@@ -9,6 +9,7 @@ Run: .venv/bin/python -m pytest -q tests/test_sandbox.py   (needs root, ~15 s on
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import shutil
@@ -16,6 +17,7 @@ import socket
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import psutil
@@ -24,6 +26,7 @@ import pytest
 from rlvr.sandbox import (
     UID_BASE,
     UID_SPAN,
+    AssertSite,
     AssertTests,
     IOTests,
     Limits,
@@ -31,6 +34,7 @@ from rlvr.sandbox import (
     check_io_tests,
     check_many,
     extract_code,
+    instrument_asserts,
     run_program,
 )
 
@@ -359,19 +363,175 @@ def test_assert_tests_pass_and_fail_with_the_failing_line():
         "def add(a, b):\n    return a - b\n",
         "assert add(0, 0) == 0\nassert add(2, 3) == 5",
     )
-    assert not bad.passed and bad.fraction == 0.0
+    assert not bad.passed and bad.fraction == 0.5
     assert (
-        bad.reason == "failed: AssertionError at tests.py line 2: assert add(2, 3) == 5"
+        bad.reason
+        == "failed: AssertionError at tests.py line 2: assert add(2, 3) == 5; 1 of 2 asserts passed"
     )
     crash = check_assert_tests(
         "def add(a, b):\n    return a + c\n", "assert add(1, 2) == 3"
     )
-    assert (
-        crash.reason
-        == "failed: NameError: name 'c' is not defined at solution.py line 2: return a + c"
+    assert crash.reason == (
+        "failed: NameError: name 'c' is not defined at tests.py line 1: assert add(1, 2) == 3 "
+        "(raised at solution.py line 2: return a + c); 0 of 1 asserts passed"
     )
     syntax = check_assert_tests("def add(a, b) return a", "assert add(1, 2) == 3")
     assert syntax.reason.startswith("failed: SyntaxError")
+
+
+# ---- per-assert accounting ------------------------------------------------------------------
+
+CHECK = """\
+def check(candidate):
+    assert candidate(0, 0) == 0
+    assert candidate(2, 3) == 5, "2 + 3"
+    for i in range(50):
+        assert candidate(i, 1) == i + 1, f"i = {i}"
+    assert candidate(1, 1) == 2
+
+check(add)
+"""
+
+
+def test_instrument_asserts_counts_every_assert_statement_once():
+    tests = "assert 1\ndef f(x):\n    for i in x:\n        assert i\nclass C:\n    def m(self):\n        assert 0, 'm'\n"
+    tree, sites = instrument_asserts(tests)
+    assert sites == [
+        AssertSite(1, "assert 1"),
+        AssertSite(4, "assert i"),
+        AssertSite(7, "assert 0, 'm'"),
+    ]
+    assert not any(isinstance(node, ast.Assert) for node in ast.walk(tree))
+    with warnings.catch_warnings():
+        # the hook call must not draw "'str' object is not callable"
+        warnings.simplefilter("error")
+        compile(tree, "tests.py", "exec")
+    with pytest.raises(ValueError, match="not valid Python: .* at tests.py line 1"):
+        instrument_asserts("assert (")
+
+
+def test_assert_fraction_counts_statements_and_keeps_going_after_failures():
+    # add is wrong from 25 on: the loop's assert fails (once counted), the others still run
+    wrong = check_assert_tests(
+        "def add(a, b):\n    return a + b if a < 25 else 0\n", CHECK
+    )
+    assert (wrong.passed, wrong.fraction) == (False, 0.75)
+    assert wrong.reason == (
+        "failed: AssertionError: i = 25 at tests.py line 5: assert candidate(i, 1) == i + 1, "
+        'f"i = {i}"; 3 of 4 asserts passed'
+    )
+    right = check_assert_tests("def add(a, b):\n    return a + b\n", CHECK)
+    assert (right.passed, right.fraction, right.reason) == (
+        True,
+        1.0,
+        "passed: 4 of 4 asserts passed",
+    )
+    # a raising assert (or sys.exit inside the candidate) is one failed assert, not the end of the run
+    raising = check_assert_tests(
+        "import sys\ndef add(a, b):\n    if b == 3:\n        sys.exit(0)\n    return a + b\n",
+        CHECK,
+    )
+    assert (raising.passed, raising.fraction) == (False, 0.75)
+    assert raising.reason == (
+        'failed: SystemExit: 0 at tests.py line 3: assert candidate(2, 3) == 5, "2 + 3" '
+        "(raised at solution.py line 4: sys.exit(0)); 3 of 4 asserts passed"
+    )
+
+
+def test_asserts_that_never_ran_count_as_failed():
+    slow = "import time\ndef add(a, b):\n    if a == 3:\n        time.sleep(60)\n    return a + b\n"
+    killed = check_assert_tests(slow, CHECK, limits=Limits(wall_seconds=1.5))
+    # the first two passed; the loop's passed for i < 3 but was killed at i = 3: it counts as failed
+    assert (killed.passed, killed.fraction) == (False, 0.5)
+    assert (
+        killed.reason == "timeout: killed after 1.5s wall clock; 2 of 4 asserts passed"
+    )
+    both = check_assert_tests(
+        slow.replace("return a + b", "return a * b"),
+        CHECK,
+        limits=Limits(wall_seconds=1.5),
+    )
+    assert both.fraction == 0.25 and both.reason == (
+        'failed: AssertionError: 2 + 3 at tests.py line 3: assert candidate(2, 3) == 5, "2 + 3"; '
+        "1 of 4 asserts passed; then timeout: killed after 1.5s wall clock"
+    )
+    # a crash outside the asserts: the assert that ran last is not counted either (it may have been cut short)
+    crashed = check_assert_tests(
+        "def add(a, b):\n    return a + b\n",
+        "assert add(1, 1) == 2\nassert add(2, 2) == 4\nadd(None, 1)\nassert 1",
+    )
+    assert crashed.fraction == 1 / 3 and crashed.reason.startswith(
+        "failed: TypeError: unsupported operand"
+    )
+    assert crashed.reason.endswith(
+        "at solution.py line 2: return a + b; 1 of 3 asserts passed"
+    )
+    # two asserts taking turns in a long loop: the report stays small; after ENTER_RECORDS changes of
+    # site, every site entered since counts as maybe cut short
+    turns = "for i in range(5000):\n    assert f(i) >= 0\n    assert f(i) < 10**9\nassert f(0) == 0"
+    fast = check_assert_tests("def f(i):\n    return i\n", turns)
+    assert (fast.passed, fast.fraction) == (True, 1.0), fast.reason
+    hang = "import time\ndef f(i):\n    if i == 4000:\n        time.sleep(60)\n    return i\n"
+    late = check_assert_tests(hang, turns, limits=Limits(wall_seconds=1.5))
+    assert (late.passed, late.fraction) == (False, 0.0), late.reason
+    branch = check_assert_tests("x = 1", "if x == 2:\n    assert x\nassert x == 1")
+    assert (branch.passed, branch.fraction) == (False, 0.5)
+    assert (
+        branch.reason
+        == "failed: the assert at tests.py line 2 never ran: assert x; 1 of 2 asserts passed"
+    )
+    early = check_assert_tests("import os\nos._exit(0)", "assert True")
+    assert (early.passed, early.fraction) == (False, 0.0)
+    assert (
+        early.reason
+        == "failed: the program exited with 0 before the tests finished; 0 of 1 asserts passed"
+    )
+
+
+def test_a_solution_cannot_forge_the_assert_counts():
+    # Everything a solution can name without walking frames or the gc: __main__'s globals, argv,
+    # its command line, every fd (the report pipe among them), stdout; fake records on all of them.
+    forger = (
+        "import os, sys, __main__\n"
+        "names = {v if isinstance(v, bytes) else str(v).encode() for v in vars(__main__).values()}\n"
+        "names |= set(open('/proc/self/cmdline', 'rb').read().split(b'\\0')) | {a.encode() for a in sys.argv}\n"
+        "names |= {n.encode() for n in vars(__main__)}\n"
+        "fake = b''.join(b'%s P %d\\n%s END\\n' % (k, i, k) for k in names if b' ' not in k for i in range(3))\n"
+        "def add(a, b):\n"
+        "    for fd in range(1, 1024):\n"
+        "        try:\n"
+        "            os.write(fd, b'\\n' + fake)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return a - b\n"
+    )
+    verdict = check_assert_tests(
+        forger, "assert add(0, 0) == 0\nassert add(2, 3) == 5\nassert add(1, 1) == 2"
+    )
+    assert (verdict.passed, verdict.fraction) == (False, 1 / 3), verdict.reason
+    # patching os.write does not show it the records (the harness bound os.write before)
+    spy = (
+        "import os\nseen = []\nreal = os.write\nos.write = lambda fd, b: (seen.append(b), real(fd, b))[1]\n"
+        "def add(a, b):\n    return a + b\n"
+    )
+    spied = check_assert_tests(
+        spy, "assert add(1, 1) == 2\nassert not any(b' P ' in b for b in seen)"
+    )
+    assert spied.passed, spied.reason
+    # closing every fd loses the report: the rest counts as failed, never as passed
+    closer = "import os\ndef add(a, b):\n    os.closerange(3, 1024)\n    return a + b\n"
+    closed = check_assert_tests(closer, "assert add(1, 1) == 2\nassert add(1, 2) == 3")
+    assert not closed.passed and closed.fraction == 0.0, closed.reason
+
+
+def test_known_limit_an_always_equal_answer_makes_asserts_vacuous():
+    # Documented in rlvr/sandbox.py: == against the solution's own object is decided by that object.
+    cheat = "class Anything:\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Anything()\n"
+    assert check_assert_tests(cheat, "assert add(2, 3) == 5").passed
+    typed = check_assert_tests(
+        cheat, "assert type(add(2, 3)) is int and add(2, 3) == 5"
+    )
+    assert not typed.passed  # typed checks in the tests close it
 
 
 def test_tests_are_not_readable_by_the_solution():

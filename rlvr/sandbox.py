@@ -617,10 +617,15 @@ class _AssertRewriter(ast.NodeTransformer):
             [ast.Expr(ast.Call(hook, [ast.Constant(site), error], []))],
         )
         new = ast.Try([enter, check], [handler], [], [])
-        for n in ast.walk(
-            new
-        ):  # the rewritten statement keeps the assert's position (tracebacks)
-            if n is not node.test and n is not node.msg and "lineno" in n._attributes:
+        # the new nodes take the assert's position (tracebacks); the test and message keep theirs
+        kept = {
+            id(n)
+            for part in (node.test, node.msg)
+            if part is not None
+            for n in ast.walk(part)
+        }
+        for n in ast.walk(new):
+            if id(n) not in kept and "lineno" in n._attributes:
                 ast.copy_location(n, node)
         return new
 
@@ -648,9 +653,10 @@ def _compiled_tests(tests: str) -> tuple[bytes, tuple[AssertSite, ...]]:
 
 
 # Runs as /tmp/harness.py. The secret fd holds "<report fd> <key> <hook placeholder> <enter
-# budget>\n<marshal'd tests>"; it is read and closed before the solution runs. The report pipe moves to a random free
-# fd number (not inherited across exec); the key lives only in the recorder's closure (no module
-# global, no local of _main), os.write is bound before the solution can patch it. Records:
+# budget>\n<marshal'd tests>"; it is read and closed before the solution runs. The report pipe
+# moves to a random free fd number (not inherited across exec); the key lives only in the
+# recorder's closure (no module global, no local of _main); os.write is bound before the
+# solution can patch it. Records:
 # "<key> B <site>" (entering a site other than the last one entered; after ENTER_RECORDS of them
 # "<key> L <site>" once per site instead), "<key> P <site>" (first pass), "<key> F <site>
 # <solution.py line> [<error>, the first failure's only]" (first failure), "<key> END" (the tests
@@ -744,13 +750,11 @@ _main()
 @dataclass(frozen=True)
 class _Report:
     passed: frozenset[int]  # sites that passed at least once
-    failed: dict[
-        int, tuple[int, str]
-    ]  # site -> (solution.py line or 0, error), first failure first
+    # site -> (solution.py line or 0, error), in the order they first failed
+    failed: dict[int, tuple[int, str]]
     finished: bool  # the tests ran to the end
-    running: frozenset[
-        int
-    ]  # sites that may have been running last (cut short if the run stopped)
+    # sites that may have been running last (cut short if the run stopped)
+    running: frozenset[int]
 
 
 def _parse_report(data: bytes, key: bytes, n_sites: int) -> _Report:

@@ -194,13 +194,20 @@ class Config(_Section):
     update: UpdateSection = UpdateSection()
 
     def hash(self) -> str:
-        """Identity of a run's config; run.iterations is left out so a run can be extended."""
-        data = self.model_dump(mode="json")
-        data["run"].pop("iterations")
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        """Identity of a run's config: hash_data of what run.toml stores (unset fields left out)."""
+        return hash_data(self.model_dump(mode="json", exclude_none=True))
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self.model_dump(mode="json", exclude_none=True))  # unset = TOML key left out
+
+
+def hash_data(data: dict[str, Any]) -> str:
+    """Hash of config data as a TOML file holds it; run.iterations is left out so a run can be
+    extended. A run is identified by its own file's data: a field added to rlvr later (with its
+    default) changes neither the hash nor the stage fingerprints of runs written before it."""
+    data = json.loads(json.dumps(data))
+    data.get("run", {}).pop("iterations", None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
 class ConfigError(ValueError):

@@ -15,7 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlvr.config import Config, ConfigError, diff_configs, parse_config
+import tomli_w
+
+from rlvr.config import Config, ConfigError, diff_configs, hash_data, parse_config
 from rlvr.schema import RunPaths
 from rlvr.store import write_text_atomic
 
@@ -30,14 +32,12 @@ class RunError(RuntimeError):
 class Run:
     paths: RunPaths
     config: Config
-
-    @property
-    def config_hash(self) -> str:
-        return self.config.hash()
+    config_hash: str  # hash_data of run.toml's own data: stable when rlvr later adds config fields
 
 
-def _write_config(paths: RunPaths, cfg: Config) -> None:
-    text = f"{HASH_PREFIX}{cfg.hash()}\n# frozen config of this run; written by rlvr, do not edit\n\n{cfg.to_toml()}"
+def _write_config(paths: RunPaths, data: dict) -> None:
+    """run.toml = the hash line + `data` (config as TOML data: unset fields left out)."""
+    text = f"{HASH_PREFIX}{hash_data(data)}\n# frozen config of this run; written by rlvr, do not edit\n\n{tomli_w.dumps(data)}"
     write_text_atomic(paths.config, text)
 
 
@@ -52,12 +52,12 @@ def open_run(run_dir: str | Path) -> Run:
         raise RunError(f"{paths.config} is not valid TOML ({err}); it was edited by hand: restore it or start a new run") from None
     cfg = parse_config(data, str(paths.config))
     first = text.splitlines()[0] if text else ""
-    if first.startswith(HASH_PREFIX) and first.removeprefix(HASH_PREFIX).strip() != cfg.hash():
+    if first.startswith(HASH_PREFIX) and first.removeprefix(HASH_PREFIX).strip() != hash_data(data):
         raise RunError(
             f"{paths.config} was edited after the run started (its config hash no longer matches); "
             "a run's config is frozen: undo the edit, or start a new run with the new config"
         )
-    return Run(paths, cfg)
+    return Run(paths, cfg, hash_data(data))
 
 
 def create_or_open(run_dir: str | Path, config: Config | None, iterations: int | None) -> Run:
@@ -76,19 +76,22 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
                 + f"\nuse a new --run folder for the new config, or drop the config argument to continue {run_dir}"
             )
         cfg = run.config
+        data = tomllib.loads(paths.config.read_text())  # kept as written: only run.iterations may change
     else:
         if paths.root.exists() and any(paths.root.iterdir()):
             raise RunError(f"{run_dir} exists, is not empty and holds no run.toml; choose an empty or new folder")
         cfg = config or Config()
+        data = cfg.model_dump(mode="json", exclude_none=True)
     if iterations is not None:
         try:
             cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update={"iterations": iterations})})
             cfg = Config.model_validate(cfg.model_dump())
         except ValueError as err:
             raise ConfigError(f"--iterations {iterations}: {err}") from None
+        data.setdefault("run", {})["iterations"] = iterations
     paths.root.mkdir(parents=True, exist_ok=True)
-    _write_config(paths, cfg)
-    return Run(paths, cfg)
+    _write_config(paths, data)
+    return open_run(paths.root)
 
 
 LOCK_FILE = ".lock"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import uuid
@@ -29,6 +30,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 import data
 from rlvr.config import Config
 
+log = logging.getLogger("rlvr")
 SPECIALS = ["<pad>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
@@ -37,7 +39,7 @@ CHAT_TEMPLATE = (
 ARCH = dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
             num_key_value_heads=2, head_dim=32)  # fmt: skip
 MIN_CONTEXT = 256
-WARMUP_BATCH_TOKENS = 8192  # rows per warm-up step = this // longest example, between 4 and 64
+WARMUP_BATCH_TOKENS = 2048  # rows per warm-up step = this // longest example, between 4 and 64
 VERSION = 2  # bump when the recipe below changes
 
 
@@ -96,7 +98,8 @@ def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[di
     rows_per_step = min(64, max(4, WARMUP_BATCH_TOKENS // max(len(p) + len(a) for p, a in examples)))
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     model.train()
-    for _ in range(steps):
+    log.info("tiny model: warm-up, %d steps of %d rows", steps, rows_per_step)
+    for step in range(steps):
         idx = torch.randint(len(examples), (rows_per_step,), generator=g).tolist()
         seqs = [examples[i][0] + examples[i][1] for i in idx]
         T = max(map(len, seqs))
@@ -110,6 +113,8 @@ def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[di
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if (step + 1) % 100 == 0 or step + 1 == steps:
+            log.info("tiny model: warm-up step %d/%d, loss %.3f", step + 1, steps, loss.item())
     model.eval()
 
 

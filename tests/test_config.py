@@ -72,6 +72,29 @@ def test_run_config_is_frozen(tmp_path: Path) -> None:
         open_run(run)
 
 
+def test_run_from_an_older_rlvr_keeps_its_identity(tmp_path: Path) -> None:
+    """A run.toml written before a config field existed (here: without verify.code_reward) opens
+    with that field's default, and keeps its hash (so its stages' fingerprints) when extended."""
+    import tomllib
+
+    import tomli_w
+
+    from rlvr.config import hash_data
+
+    run = tmp_path / "r"
+    create_or_open(run, None, iterations=2)
+    data = tomllib.loads((run / "run.toml").read_text())
+    del data["verify"]["code_reward"]
+    old_hash = hash_data(data)
+    (run / "run.toml").write_text(f"# config_hash = {old_hash}\n\n{tomli_w.dumps(data)}")
+    opened = open_run(run)
+    assert opened.config_hash == old_hash and opened.config.verify.code_reward == "all_pass"
+    extended = create_or_open(run, None, iterations=4)
+    assert extended.config_hash == old_hash and extended.config.run.iterations == 4
+    assert "code_reward" not in (run / "run.toml").read_text()
+    assert open_run(run).config_hash == old_hash
+
+
 def test_non_run_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "file").write_text("hi")

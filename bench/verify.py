@@ -9,6 +9,9 @@ with their problems as Parquet in a temp dir, then times, alternating sides each
   - sql:        Parquet in -> rlvr.verify.score (SQL tier + the group-stats pass) -> scores Parquet out
   - scan floor: the same Parquet columns read + a same-sized scores file written, no verification
   - math-verify: `verify(parse(gold), parse(pred))` in a plain loop on a sample of the same rows
+  - code:       HumanEval's 164 canonical solutions through the sandbox tier (rlvr.sandbox.check_many,
+                one bubblewrap sandbox per program, as many at a time as cores): programs/s, all must pass
+                (--no-code skips it; the sandbox needs root)
 and prints `key: value` lines, written with the machine, versions and settings to
 bench/results/verify.json (see /work/shared/BENCH.md). Best of the repeats is reported (and the
 SQL median): other work on a shared machine only ever slows a repeat down.
@@ -169,6 +172,18 @@ def run_mathverify(sample: list[tuple[str, str]]) -> float:
     return time.perf_counter() - t
 
 
+def run_code() -> tuple[float, int, int]:
+    """HumanEval's canonical solutions (prompt + solution) against their tests: seconds, passed, total."""
+    from data import humaneval
+    from rlvr import sandbox
+
+    rows = humaneval.generate()
+    checks = [sandbox.make_check(r["answer"], r["tests"]) for r in rows]
+    t = time.perf_counter()
+    verdicts = sandbox.check_many(checks)
+    return time.perf_counter() - t, sum(v.passed for v in verdicts), len(verdicts)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -178,6 +193,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--no-code", action="store_true", help="skip the HumanEval sandbox throughput")
     args = ap.parse_args()
     cfg = VerifySection()
     with tempfile.TemporaryDirectory(prefix="rlvr-bench-verify-") as tmp:
@@ -195,6 +211,7 @@ def main() -> None:
             mv_s.append(run_mathverify(sample))
         n = len(pairs)
         scored = pq.read_table(folder / "scores.parquet", columns=["correct", "verifier"])
+    code = None if args.no_code else run_code()
     sql_rps = n / min(sql_s)
     mv_rps = len(sample) / min(mv_s)
     figures = {
@@ -213,11 +230,13 @@ def main() -> None:
         "mean_response_chars": round(sum(len(t) for _, t in pairs) / n, 1),
         "build_inputs_s": round(build_s, 1),
     }
+    if code is not None:
+        figures |= {"code_programs_per_s": round(code[2] / code[0], 1), "code_passed": code[1], "code_programs": code[2]}
     for k, v in figures.items():
         print(f"{k}: {v}")
     result = {
         "figures": figures,
-        "all_runs_s": {"sql": sql_s, "scan_floor": floor_s, "mathverify": mv_s},
+        "all_runs_s": {"sql": sql_s, "scan_floor": floor_s, "mathverify": mv_s, "code": code and code[0]},
         "machine": {"cores": os.cpu_count(), "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
                     "cpu": platform.processor() or platform.machine(), "python": platform.python_version(),
                     "loadavg_1_5_15_at_end": os.getloadavg()},  # other work on the machine skews the figures

@@ -63,3 +63,46 @@ def test_code_rows_are_run_in_the_sandbox(tmp_path: Path) -> None:
     assert _digest(run) == before and not (run / "pwned").exists()  # the run store is hidden and unchanged
     assert out[("num", 0)]["verifier"] == "sql_numeric" and out[("num", 0)]["correct"]  # other tasks unaffected
     assert code[0]["advantage"] > 0 > code[1]["advantage"]  # the group baseline covers code rows too
+
+
+def _score_code(tmp_path: Path, tests: str, responses: list[str], cfg: VerifySection) -> list[dict]:
+    problems, rollouts = tmp_path / "problems.parquet", tmp_path / "rollouts.parquet"
+    write_table([{"prompt_id": "p", "task": "code", "split": "train", "prompt": "q", "answer": "", "tests": tests,
+                  "sources": None, "meta": None}], PROBLEMS, problems)  # fmt: skip
+    write_table([{"iteration": 0, "prompt_id": "p", "sample_idx": k, "prompt_token_ids": [1], "response_token_ids": [2],
+                  "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": 1, "finish_reason": "stop",
+                  "policy_version": 0, "engine": "transformers", "temperature": 1.0, "seed": 0}
+                 for k, text in enumerate(responses)], ROLLOUTS, rollouts)  # fmt: skip
+    table, _ = score_with_stats([rollouts], [problems], cfg)
+    return sorted(table.to_pylist(), key=lambda r: r["sample_idx"])
+
+
+def test_fraction_passed_is_the_code_score_when_asked(tmp_path: Path) -> None:
+    """A solution passing 1 of TESTS' 2 asserts scores 0.5 under code_reward = 'fraction', 0 under all_pass."""
+    half = "```python\ndef add(a, b):\n    return 5 if (a, b) == (2, 3) else -1\n```"  # passes the first assert only
+    responses = [RESPONSES[0], half, RESPONSES[2]]
+    all_pass = _score_code(tmp_path, TESTS, responses, VerifySection())
+    assert [r["reward_correct"] for r in all_pass] == [1.0, 0.0, 0.0]
+    fraction = _score_code(tmp_path, TESTS, responses, VerifySection(code_reward="fraction"))
+    assert [r["reward_correct"] for r in fraction] == [1.0, 0.5, 0.0]
+    assert [r["correct"] for r in fraction] == [True, False, False]  # correct still means every test passed
+    assert "1 of 2 asserts passed" in fraction[1]["reason"], fraction[1]["reason"]
+
+
+def test_stdin_stdout_problems(tmp_path: Path) -> None:
+    from rlvr.sandbox import io_tests_json
+
+    tests = io_tests_json([("1 2\n", "3\n"), ("5 5\n", "10\n"), ("0 0\n", "0\n")])
+    right = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
+    wrong = "```python\na, b = map(int, input().split())\nprint(a * b)\n```"  # right for 0 0 only
+    rows = _score_code(tmp_path, tests, [right, wrong], VerifySection(code_reward="fraction"))
+    assert [r["correct"] for r in rows] == [True, False] and rows[0]["reward"] == 1.0
+    assert rows[1]["reward_correct"] == pytest.approx(1 / 3), rows[1]["reason"]
+    assert "expected '3', got '2'" in rows[1]["reason"], rows[1]["reason"]
+
+
+def test_malformed_tests_name_the_problem(tmp_path: Path) -> None:
+    from rlvr.verify import VerifyError
+
+    with pytest.raises(VerifyError, match=r"code problem 'p': bad `tests`"):
+        _score_code(tmp_path, '{"stdin_stdout": []}', [RESPONSES[0]], VerifySection())

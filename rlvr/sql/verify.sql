@@ -136,7 +136,7 @@ SELECT
     extraction,
     format_ok,
     correct,
-    CASE WHEN correct THEN 1.0 ELSE 0.0 END AS score,  -- correctness in [0, 1]; code may fill a fraction
+    CAST(CASE WHEN correct THEN 1 ELSE 0 END AS DOUBLE) AS score,  -- correctness in [0, 1]; code may fill a fraction
     verifier,
     CASE
         WHEN correct IS NULL THEN NULL

@@ -81,14 +81,19 @@ def train(
     config: Annotated[Path | None, typer.Argument(help="TOML config (see `rlvr config`); default: built-in defaults.")] = None,
     run: Annotated[Path, typer.Option("--run", help="Run folder: created if new, continued if it holds a run.")] = ...,
     iterations: Annotated[int | None, typer.Option(help="Target number of iterations (overrides run.iterations).")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Override one config field of a new run, e.g. "
+                                                   "--set task.name=logic --set rollout.group_size=4 (repeatable).")] = None,
 ) -> None:
     """Create a run (or continue an existing one) and train until it has ITERATIONS iterations."""
     from rlvr.run import create_or_open
 
     try:
-        from rlvr.config import load_config
+        from rlvr.config import Config, apply_overrides, load_config, parse_config
 
         cfg = load_config(config) if config is not None else None
+        if set_:
+            base = (cfg or Config()).model_dump(mode="json", exclude_none=True)
+            cfg = parse_config(apply_overrides(base, set_), "--set")
         r = create_or_open(run, cfg, iterations)
     except _user_errors() as exc:
         _fail(exc)

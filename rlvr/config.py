@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 
 class _Section(BaseModel):
@@ -116,12 +116,16 @@ class RewardWeights(_Section):
     citation: float = Field(0.0, description="Weight of the fraction of <cite> spans found in the sources (retrieval).")
 
 
+DEFAULT_WEIGHTS = {"default": RewardWeights(), "retrieval": RewardWeights(citation=0.5)}
+
+
 class VerifySection(_Section):
     weights: dict[str, RewardWeights] = Field(
-        default_factory=lambda: {"default": RewardWeights(), "retrieval": RewardWeights(citation=0.5)},
+        default_factory=lambda: dict(DEFAULT_WEIGHTS),
         description="Reward composition per task (the problems' `task` column: arithmetic, code, logic, retrieval): "
         "reward = correct * score + format * format_ok + citation * cited fraction + length_penalty, "
-        "each term its own column of `scores`. Tasks not listed use 'default'.",
+        "each term its own column of `scores`. Tasks not listed use 'default'; the tasks you list are "
+        "merged over these defaults.",
     )
     format: Literal["answer", "think_answer"] = Field(
         "answer", description="What format_ok requires: 'answer' = an <answer></answer> tag; 'think_answer' = "
@@ -141,6 +145,11 @@ class VerifySection(_Section):
     code_memory_mb: int = Field(1024, ge=64, description="Code tier: address-space limit of one sandboxed program.")
     mathverify_timeout_s: float = Field(5.0, gt=0.0, description="Per-row time limit of the math-verify tier (rows SQL cannot decide); a row over it gets reason 'verifier_error: timeout ...'.")
     mathverify_workers: int = Field(2, ge=1, description="Worker processes of the math-verify tier (its SIGALRM timeout needs each row on a process's main thread).")
+
+    @field_validator("weights", mode="before")
+    @classmethod
+    def _merge_weights(cls, value: Any) -> Any:
+        return {**DEFAULT_WEIGHTS, **value} if isinstance(value, dict) else value
 
     def weights_for(self, task: str) -> RewardWeights:
         """verify.weights[task], else verify.weights['default'], else correctness only."""
@@ -245,6 +254,28 @@ def parse_config(data: dict[str, Any], source: str = "<config>") -> Config:
         return Config.model_validate(data)
     except ValidationError as err:
         raise ConfigError(format_errors(err, source)) from None
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """`section.field=value` pairs (the CLI's --set) applied to config data. A value is read as a
+    TOML value (`0.5`, `true`, `"x"`, `[1, 2]`), else taken as a plain string (`task.name=logic`)."""
+    data = json.loads(json.dumps(data))
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or len(parts) < 2 or not all(parts):
+            raise ConfigError(f"--set {item!r}: expected SECTION.FIELD=VALUE, e.g. --set task.name=logic")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        node = data
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {item!r}: {part} is a value, not a section")
+        node[parts[-1]] = value
+    return data
 
 
 def load_config(path: str | Path | None) -> Config:

@@ -36,6 +36,25 @@ def test_bad_config_fails_before_creating_the_run(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+def test_set_overrides_name_the_field(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["train", "--run", str(tmp_path / "run"), "--set", "task.name=poetry"])
+    assert res.exit_code == 2 and "task.name" in res.output and "'poetry'" in res.output
+    res = runner.invoke(app, ["train", "--run", str(tmp_path / "run"), "--set", "task.name"])
+    assert res.exit_code == 2 and "expected SECTION.FIELD=VALUE" in res.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_set_values_are_toml_or_plain_strings() -> None:
+    from rlvr.config import apply_overrides, parse_config
+
+    data = apply_overrides({}, ["task.name=logic", "rollout.group_size=4", "verify.weights.logic.format=0.5",
+                                "update.betas=[0.9, 0.95]", 'model.path="/m"'])  # fmt: skip
+    cfg = parse_config(data)
+    assert (cfg.task.name, cfg.rollout.group_size, cfg.update.betas, cfg.model.path) == ("logic", 4, (0.9, 0.95), "/m")
+    assert cfg.verify.weights_for("logic").format == 0.5 and cfg.verify.weights_for("logic").correct == 1.0
+    assert cfg.verify.weights_for("retrieval").citation == 0.5  # listing one task keeps the other defaults
+
+
 def test_missing_run_is_explained(tmp_path: Path) -> None:
     for args in (["status", str(tmp_path / "x")], ["sql", str(tmp_path / "x"), "SELECT 1"], ["resume", str(tmp_path / "x")]):
         res = runner.invoke(app, args)

@@ -175,14 +175,23 @@ class UpdateSection(_Section):
     epochs: int = Field(1, ge=1, description="mu: passes over the iteration's batch; the ratio is always against the rollout's logprobs.")
     minibatches: int = Field(2, ge=1, description="Optimiser steps per epoch; the batch is split into this many parts.")
     micro_batch_tokens: int = Field(
-        512, ge=1, description="Token budget (padded rows x length) of one forward/backward; gradients accumulate. Raise it on a GPU."
+        512, ge=1, description="Token budget of one forward/backward (packing: the sum of the packed prompt+response "
+        "lengths; padded: rows x longest row); a longer sequence gets one of its own; gradients accumulate. Raise it on a GPU."
+    )
+    packing: bool = Field(
+        True, description="Padding-free micro-batches: sequences side by side in one row, attention kept inside each "
+        "(position ids restart at 0); false = length-sorted right-padded rows."
     )
     tis_cap: float = Field(0.0, ge=0.0, description="Truncated importance sampling cap for engine/trainer mismatch (e.g. 2.0); 0 = off.")
     mask_truncated: bool = Field(False, description="Leave responses cut at max_new_tokens out of the loss (DAPO overlong filtering).")
     max_grad_norm: float = Field(1.0, gt=0.0, description="Gradient clipping by global norm.")
-    bf16: bool = Field(False, description="bf16 autocast for forward/backward (CUDA only; CPU has no fast bf16 path).")
+    bf16: bool = Field(False, description="bf16 autocast for forward/backward (CUDA or CPU; on CPU it pays only with native bf16 units).")
     gradient_checkpointing: bool = Field(False, description="Recompute activations in backward to save memory.")
     nproc: int = Field(1, ge=1, description="Processes for the update (torchrun, data parallel; gloo on CPU, nccl on CUDA).")
+    strategy: Literal["ddp", "fsdp2"] = Field(
+        "ddp", description="With nproc > 1: ddp = full replicas, gradients all-reduced; fsdp2 = parameters, gradients and "
+        "optimiser state sharded over the processes (torch fully_shard; CPU/gloo too). No effect with nproc = 1."
+    )
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="'auto' = cuda when available, else cpu.")
 
     @model_validator(mode="after")

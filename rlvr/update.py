@@ -1,18 +1,22 @@
 """Update: GRPO optimisation of policy v_i on iteration i's scored rollouts -> v_{i+1}.
 
 Reads the training rows with DuckDB (sql/update_batch.sql: groups with reward variance only),
-then for each epoch (mu) and mini-batch: token-budget micro-batches, length-sorted so padding is
-small, recompute the sampled tokens' logprobs, the clipped surrogate (rlvr.grpo) against the
-rollout's logprobs, optional KL to v0 and truncated importance sampling, gradient accumulation
-with whole-mini-batch normalisers, clipping, AdamW and the LR schedule.
+then for each epoch (mu) and mini-batch: token-budget micro-batches, length-sorted and packed
+without padding (or right-padded, update.packing = false), recompute the sampled tokens'
+logprobs, the clipped surrogate (rlvr.grpo) against the rollout's logprobs, optional KL to v0
+and truncated importance sampling, gradient accumulation with whole-mini-batch normalisers,
+clipping, AdamW and the LR schedule.
 
 Checkpoint = the HF folder + trainer_state.pt (optimiser, scheduler, global step, RNG, data
-cursor). Data parallel: under torchrun each rank takes every world-th micro-batch and gradients
-are summed with all_reduce before the step, so N processes take the same step as one.
+cursor). Data parallel: under torchrun each rank takes every world-th micro-batch; with
+update.strategy = "ddp" gradients are summed with all_reduce before the step, with "fsdp2"
+parameters, gradients and optimiser state are sharded (fully_shard) and gradients are
+reduce-scattered; either way N processes take the same step as one.
 
     python -m torch.distributed.run --standalone --nproc_per_node 2 -m rlvr.update_worker SPEC.json
 
-Tests: tests/test_update.py (gradient direction, accumulation, 1 vs 2 processes, exact resume).
+Tests: tests/test_update.py (gradient direction, accumulation, 1 vs 2 processes with DDP and
+FSDP2, exact resume), tests/test_update_packing.py, tests/test_update_memory.py.
 """
 
 from __future__ import annotations
@@ -29,6 +33,14 @@ import torch
 import torch.distributed as tdist
 import torch.utils.checkpoint
 from pydantic import BaseModel
+from torch.distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    get_optimizer_state_dict,
+    set_optimizer_state_dict,
+)
+from torch.distributed.fsdp import FSDPModule, fully_shard
+from torch.distributed.tensor import DTensor
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from rlvr import grpo, sql
@@ -70,40 +82,63 @@ def load_rows(rollout_files: list[Path], score_files: list[Path]) -> tuple[list[
     return out, (temps.pop() if temps else 1.0), stats
 
 
-def micro_batches(rows: list[TrainRow], token_budget: int) -> list[list[TrainRow]]:
-    """Length-sorted micro-batches whose padded size (rows x longest) stays within the budget
-    (a row longer than the budget gets a micro-batch of its own)."""
+def micro_batches(rows: list[TrainRow], token_budget: int, *, packed: bool = False) -> list[list[TrainRow]]:
+    """Length-sorted micro-batches within a token budget (a row longer than the budget gets a
+    micro-batch of its own). padded: rows x longest <= budget; packed: sum of lengths <= budget."""
     out: list[list[TrainRow]] = []
     for r in sorted(rows, key=lambda r: r.length):
-        if out and (len(out[-1]) + 1) * r.length <= token_budget:
+        size = (sum(x.length for x in out[-1]) + r.length if packed else (len(out[-1]) + 1) * r.length) if out else 0
+        if out and size <= token_budget:
             out[-1].append(r)
         else:
             out.append([r])
     return out
 
 
-def collate(rows: list[TrainRow], pad_id: int, device: torch.device) -> dict[str, torch.Tensor]:
-    """Right-padded prompt+response ids, and response-aligned masks for next-token logprobs."""
+def collate(rows: list[TrainRow], pad_id: int, device: torch.device, *, packed: bool = False) -> dict[str, torch.Tensor]:
+    """One micro-batch: the model's input and the loss tensors.
+
+    Loss tensors are response-aligned in a (B, T-1) layout, T the longest row: position t of row b
+    predicts token t+1 of sequence b; `mask` is 1 there for response tokens, `old` holds their
+    rollout logprobs, `adv` (B,) the advantages. The model's input is either
+    - padded: `ids`, `attn` (B, T), right-padded; or
+    - packed: `ids`, `pos` (1, L), L = the sum of the lengths, no padding: the sequences side by
+      side, position ids restarting at 0 for each, and `src` (1, L-1) marking the positions that
+      predict a response token (in the same order as `mask`). With attention_mask=None,
+      transformers reads the sequence boundaries from the position ids and keeps attention inside
+      each sequence (masking_utils.find_packed_sequence_indices): the padding-free packing of
+      TRL's `padding_free` / DataCollatorWithFlattening.
+    """
     T = max(r.length for r in rows)
     B = len(rows)
-    ids = torch.full((B, T), pad_id, dtype=torch.long)  # (B, T)
-    attn = torch.zeros((B, T), dtype=torch.long)  # (B, T)
     mask = torch.zeros((B, T - 1))  # (B, T-1): 1 where position t predicts a response token
     old = torch.zeros((B, T - 1))  # (B, T-1)
     for b, r in enumerate(rows):
         P, R = len(r.prompt_ids), len(r.response_ids)
-        ids[b, : P + R] = torch.tensor(r.prompt_ids + r.response_ids)
-        attn[b, : P + R] = 1
         mask[b, P - 1 : P + R - 1] = 1
         old[b, P - 1 : P + R - 1] = torch.tensor(r.old_logprobs)
-    adv = torch.tensor([r.advantage for r in rows])  # (B,)
-    out = dict(ids=ids, attn=attn, mask=mask, old=old, adv=adv)
+    out = {"mask": mask, "old": old, "adv": torch.tensor([r.advantage for r in rows])}  # adv: (B,)
     if rows[0].trainer_old_logprobs is not None:
         trainer_old = torch.zeros((B, T - 1))  # (B, T-1)
         for b, r in enumerate(rows):
             P, R = len(r.prompt_ids), len(r.response_ids)
             trainer_old[b, P - 1 : P + R - 1] = torch.tensor(r.trainer_old_logprobs)
         out["trainer_old"] = trainer_old
+    if packed:
+        out["ids"] = torch.tensor([t for r in rows for t in r.prompt_ids + r.response_ids])[None]  # (1, L)
+        out["pos"] = torch.cat([torch.arange(r.length) for r in rows])[None]  # (1, L)
+        src = torch.zeros((1, out["ids"].shape[1] - 1), dtype=torch.bool)  # (1, L-1)
+        start = 0
+        for r in rows:
+            src[0, start + len(r.prompt_ids) - 1 : start + r.length - 1] = True
+            start += r.length
+        out["src"] = src
+    else:
+        out["ids"] = torch.full((B, T), pad_id, dtype=torch.long)  # (B, T)
+        out["attn"] = torch.zeros((B, T), dtype=torch.long)  # (B, T)
+        for b, r in enumerate(rows):
+            out["ids"][b, : r.length] = torch.tensor(r.prompt_ids + r.response_ids)
+            out["attn"][b, : r.length] = 1
     return {k: v.to(device) for k, v in out.items()}
 
 
@@ -123,6 +158,14 @@ def load_policy(path: Path, device: torch.device) -> tuple[PreTrainedModel, Auto
     return model, AutoTokenizer.from_pretrained(path)
 
 
+def enable_gradient_checkpointing(model: PreTrainedModel) -> None:
+    """Keep only each decoder layer's input and recompute its activations in backward (HF's
+    gradient checkpointing, non-reentrant torch.utils.checkpoint; Chen et al. 2016, arXiv:1604.06174)."""
+    enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable  # transformers 5 | 4
+    enable()
+    model.config.use_cache = False
+
+
 def lr_factor(step: int, cfg: UpdateSection) -> float:
     """Multiplier of cfg.lr at optimiser step `step` (0-based, counted over the whole run)."""
     if step < cfg.warmup_steps:
@@ -137,7 +180,7 @@ def make_optimizer(
     model: PreTrainedModel, cfg: UpdateSection, state_from: Path | None
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR, int]:
     """AdamW + LR schedule, restored from state_from/trainer_state.pt when it exists; also
-    returns the run's global optimiser step."""
+    returns the run's global optimiser step. `model` may be FSDP2-sharded (shard_fsdp2)."""
     # fused: one kernel for all parameters (CPU and CUDA in torch >= 2.4); the per-tensor loop was
     # ~9% of a CPU step (bench/update.py, py-spy)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay, fused=True)
@@ -145,7 +188,11 @@ def make_optimizer(
     step = 0
     if state_from is not None and (state_from / TRAINER_STATE).is_file():
         state = torch.load(state_from / TRAINER_STATE, map_location="cpu", weights_only=True)
-        opt.load_state_dict(state["optimizer"])
+        if state.get("optimizer_keys") == "names":  # a full state dict keyed by parameter name (FSDP2)
+            if state["optimizer"] is not None:  # None: no step was taken yet
+                set_optimizer_state_dict(model, opt, state["optimizer"], options=StateDictOptions(full_state_dict=True))
+        else:
+            opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
         step = int(state["global_step"])
     return opt, sched, step
@@ -153,11 +200,25 @@ def make_optimizer(
 
 def save_checkpoint(model: PreTrainedModel, tok: AutoTokenizer, opt: torch.optim.Optimizer,
                     sched: torch.optim.lr_scheduler.LambdaLR, *, global_step: int, next_iteration: int,
-                    path: Path) -> None:  # fmt: skip
-    model.save_pretrained(path)
+                    path: Path, dist: Dist) -> None:  # fmt: skip
+    """Rank 0 writes the HF folder and trainer_state.pt. Sharded (FSDP2), every rank first takes
+    part in gathering full, unsharded state dicts onto rank 0's CPU
+    (torch.distributed.checkpoint.state_dict), so the folder is a plain HF one either way."""
+    weights, optim = None, opt.state_dict()
+    if dist.sharded:
+        full = StateDictOptions(full_state_dict=True, cpu_offload=True)
+        weights = get_model_state_dict(model, options=full)
+        # gathered copies no longer share storage; leave tied duplicates (lm_head = embeddings) out, as HF does
+        keep = {n for n, _ in model.named_parameters()} | {n for n, _ in model.named_buffers()}
+        weights = {k: v for k, v in weights.items() if k in keep}
+        # no state yet (no step): get_optimizer_state_dict would make one with a dummy step
+        optim = get_optimizer_state_dict(model, opt, options=full) if opt.state else None
+    if dist.rank != 0:
+        return
+    model.save_pretrained(path, state_dict=weights)
     tok.save_pretrained(path)
-    state = {"optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "global_step": global_step,
-             "next_iteration": next_iteration, "rng_cpu": torch.get_rng_state()}  # fmt: skip
+    state = {"optimizer": optim, "optimizer_keys": "names" if dist.sharded else "ids", "scheduler": sched.state_dict(),
+             "global_step": global_step, "next_iteration": next_iteration, "rng_cpu": torch.get_rng_state()}  # fmt: skip
     torch.save(state, path / TRAINER_STATE)
 
 
@@ -168,6 +229,7 @@ def save_checkpoint(model: PreTrainedModel, tok: AutoTokenizer, opt: torch.optim
 class Dist:
     rank: int = 0
     world: int = 1
+    sharded: bool = False  # FSDP2: gradients are reduce-scattered by FSDP, not all-reduced here
 
     @staticmethod
     def current() -> Dist:
@@ -175,8 +237,14 @@ class Dist:
             return Dist(tdist.get_rank(), tdist.get_world_size())
         return Dist()
 
+    def share(self, items: list) -> list:
+        """This rank's items: every world-th. Sharded ranks must all run as many forward/backward
+        passes (FSDP2's all-gathers and reduce-scatters are collectives): short ones get None."""
+        mine = items[self.rank :: self.world]
+        return mine + [None] * (-(-len(items) // self.world) - len(mine)) if self.sharded else mine
+
     def sum_grads(self, model: torch.nn.Module) -> None:
-        if self.world == 1:
+        if self.world == 1 or self.sharded:
             return
         for p in model.parameters():
             if p.grad is None:
@@ -198,12 +266,40 @@ class Dist:
         return float(t)
 
 
+def shard_fsdp2(model: PreTrainedModel) -> ResponseLogprobs:
+    """FSDP2 (torch.distributed.fsdp.fully_shard) over all ranks: each decoder layer (HF's
+    `_no_split_modules`) one unit, the rest (embeddings, final norm, LM head) the root unit around
+    ResponseLogprobs, as torchtitan's apply_fsdp does. Gradients are summed over ranks (divide
+    factor 1, SUM reduction), as Dist.sum_grads does: the loss is normalised by whole-mini-batch
+    totals already."""
+    for m in model.modules():
+        if type(m).__name__ in (model._no_split_modules or []):
+            fully_shard(m)
+    net = fully_shard(ResponseLogprobs(model))
+    for m in net.modules():
+        if isinstance(m, FSDPModule):
+            m.set_gradient_divide_factor(1.0)
+            m.set_force_sum_reduction_for_comms(True)  # a plain SUM: gloo has no PREMUL_SUM
+    return net
+
+
 # ---- the optimisation loop ----------------------------------------------------------------
 
 
+def _autocast(device: torch.device, bf16: bool) -> torch.autocast:
+    """bf16 autocast where asked, on CUDA or CPU (torch.autocast supports both)."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
+
+
+def _model_inputs(batch: dict[str, torch.Tensor]) -> dict:
+    """HF forward arguments for a padded or a packed batch; no KV cache (it would also turn off
+    transformers' packed-sequence detection, which runs only without a cache)."""
+    return {"input_ids": batch["ids"], "attention_mask": batch.get("attn"), "position_ids": batch.get("pos"), "use_cache": False}
+
+
 def _forward(model: PreTrainedModel, batch: dict[str, torch.Tensor], bf16: bool) -> torch.Tensor:
-    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and batch["ids"].is_cuda):
-        return model(input_ids=batch["ids"], attention_mask=batch["attn"]).logits  # (B, T, V)
+    with _autocast(batch["ids"].device, bf16):
+        return model(**_model_inputs(batch)).logits  # (B, T, V)
 
 
 HEAD_CHUNK_TOKENS = 1024  # response tokens per LM-head chunk: bounds the (chunk, V) logits held at once
@@ -233,35 +329,52 @@ def _chunk_logprobs(h: torch.Tensor, targets: torch.Tensor, weight: torch.Tensor
     return lp, entropy
 
 
-def response_logprobs(model: PreTrainedModel, batch: dict[str, torch.Tensor], temperature: float,
-                      bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
-    """Logprobs (B, T-1) of the batch's response tokens (0 elsewhere) and their entropies (B, T-1).
+class ResponseLogprobs(torch.nn.Module):
+    """A policy as `batch -> (logprobs (N,), entropies (N,))` of the batch's N response tokens.
 
     The transformer runs once; the LM head runs only on response positions, in chunks that are
     recomputed in backward (torch.utils.checkpoint), so the (tokens, vocab) logits never exist for
     the whole micro-batch: with a 49k vocabulary they, not the layers, dominated peak memory
-    (bench/update.py). TRL's `logits_to_keep` and chunked log-prob head follow the same idea."""
+    (bench/update.py). TRL's `logits_to_keep` and chunked log-prob head follow the same idea.
+    A module, not a function, because under FSDP2 it is the root that fully_shard wraps: FSDP2
+    gathers and reduces the root's parameters (embeddings, final norm, LM head) only around a
+    module's forward, and the head chunks bypass the HF model's own forward."""
+
+    def __init__(self, policy: PreTrainedModel):
+        super().__init__()
+        self.policy = policy
+
+    def forward(self, batch: dict[str, torch.Tensor], temperature: float, bf16: bool = False) -> tuple[torch.Tensor, ...]:
+        src = batch["src"] if "src" in batch else batch["mask"].bool()  # (b, t-1): inputs that predict a response token
+        targets = batch["ids"][:, 1:][src]  # (N,)
+        head = _plain_linear_head(self.policy)
+        if head is None:  # generic path: full logits
+            logits = _forward(self.policy, batch, bf16)[:, :-1][src]  # (N, V)
+            with torch.no_grad():
+                ent = grpo.token_entropy(logits, temperature)  # (N,)
+            return grpo.token_logprobs(logits, targets, temperature), ent
+        with _autocast(batch["ids"].device, bf16):
+            base = getattr(self.policy, self.policy.base_model_prefix)
+            h = base(**_model_inputs(batch)).last_hidden_state[:, :-1][src]  # (N, H)
+        lps, ents = [], []
+        for s in range(0, h.shape[0], HEAD_CHUNK_TOKENS):
+            lp, ent = torch.utils.checkpoint.checkpoint(_chunk_logprobs, h[s : s + HEAD_CHUNK_TOKENS], targets[s : s + HEAD_CHUNK_TOKENS],
+                                                        head.weight, head.bias, temperature, use_reentrant=False)  # fmt: skip
+            lps.append(lp)
+            ents.append(ent.detach())
+        return torch.cat(lps), torch.cat(ents)  # (N,), (N,)
+
+
+def response_logprobs(model: PreTrainedModel | ResponseLogprobs, batch: dict[str, torch.Tensor], temperature: float,
+                      bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """Logprobs (B, T-1) of the batch's response tokens in the loss layout (0 elsewhere) and their
+    entropies (B, T-1); padded or packed batch (collate). `model`: a policy, or a policy wrapped
+    in ResponseLogprobs (FSDP2)."""
+    net = model if isinstance(model, ResponseLogprobs) else ResponseLogprobs(model)
+    lp, ent = net(batch, temperature, bf16)  # (N,), (N,): in `mask` order (row-major, as `src`)
     mask = batch["mask"].bool()  # (B, T-1)
-    targets = batch["ids"][:, 1:]  # (B, T-1)
-    head = _plain_linear_head(model)
-    if head is None:  # generic path: full logits
-        logits = _forward(model, batch, bf16)[:, :-1]  # (B, T-1, V)
-        with torch.no_grad():
-            ent = grpo.token_entropy(logits, temperature) * mask  # (B, T-1)
-        return grpo.token_logprobs(logits, targets, temperature) * mask, ent
-    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and batch["ids"].is_cuda):
-        base = getattr(model, model.base_model_prefix)
-        hidden = base(input_ids=batch["ids"], attention_mask=batch["attn"]).last_hidden_state[:, :-1]  # (B, T-1, H)
-    h, tgt = hidden[mask], targets[mask]  # (N, H), (N,)
-    lps, ents = [], []
-    for s in range(0, h.shape[0], HEAD_CHUNK_TOKENS):
-        lp, ent = torch.utils.checkpoint.checkpoint(_chunk_logprobs, h[s : s + HEAD_CHUNK_TOKENS], tgt[s : s + HEAD_CHUNK_TOKENS],
-                                                    head.weight, head.bias, temperature, use_reentrant=False)  # fmt: skip
-        lps.append(lp)
-        ents.append(ent.detach())
-    logp = torch.zeros(mask.shape, dtype=torch.float32, device=h.device).masked_scatter(mask, torch.cat(lps))  # (B, T-1)
-    ent = torch.zeros(mask.shape, dtype=torch.float32, device=h.device).masked_scatter(mask, torch.cat(ents))  # (B, T-1)
-    return logp, ent
+    zeros = torch.zeros(mask.shape, dtype=torch.float32, device=lp.device)  # (B, T-1)
+    return zeros.masked_scatter(mask, lp), zeros.masked_scatter(mask, ent)
 
 
 def _peak_memory_mb(device: torch.device) -> float:
@@ -270,8 +383,40 @@ def _peak_memory_mb(device: torch.device) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
+# metric sums over a step's micro-batches (and ranks)
+SUMS = ("loss", "pg", "kl", "clip_low", "clip_high", "ratio", "approx_kl", "entropy", "tis", "diff_sum")
+
+
+def _micro_batch_loss(model: PreTrainedModel | ResponseLogprobs, batch: dict[str, torch.Tensor], *, cfg: UpdateSection,
+                      clip: grpo.ClipConfig, totals: grpo.Totals, temperature: float,
+                      ref_model: PreTrainedModel | None) -> tuple[torch.Tensor, dict[str, float]]:  # fmt: skip
+    """One micro-batch's share of the mini-batch loss () and its metric sums (SUMS, + diff_max)."""
+    logp, entropy = response_logprobs(model, batch, temperature, cfg.bf16)  # (b, T-1), (b, T-1)
+    mask = batch["mask"]  # (b, T-1)
+    old = batch["trainer_old"] if "trainer_old" in batch else batch["old"]  # (b, T-1)
+    per_tok, m = grpo.policy_loss(logp, old, batch["adv"], mask, clip)  # (b, T-1)
+    sums = {"clip_low": m["clip_low_tokens"], "clip_high": m["clip_high_tokens"], "ratio": m["ratio_sum"], "kl": 0.0, "tis": 0.0}
+    if cfg.tis_cap > 0:
+        w = grpo.truncated_is_weights(old, batch["old"], cfg.tis_cap)  # (b, T-1)
+        per_tok = per_tok * w  # (b, T-1)
+        sums["tis"] = float((w * mask).sum())
+    pg = grpo.aggregate(per_tok, mask, cfg.aggregation, totals)  # ()
+    loss = pg
+    if ref_model is not None and cfg.kl_beta > 0:
+        with torch.no_grad():
+            ref_lp, _ = response_logprobs(ref_model, batch, temperature, cfg.bf16)  # (b, T-1)
+        kl = grpo.kl_estimate(logp, ref_lp, cfg.kl_estimator)  # (b, T-1)
+        loss = loss + cfg.kl_beta * grpo.aggregate(kl, mask, cfg.aggregation, totals)  # ()
+        sums["kl"] = float((kl.detach() * mask).sum())
+    with torch.no_grad():
+        diff = (logp - batch["old"]).abs() * mask  # (b, T-1): trainer vs engine, meaningful before the first step
+        sums |= {"loss": float(loss), "pg": float(pg), "approx_kl": float(((batch["old"] - logp) * mask).sum()),
+                 "entropy": float(entropy.sum()), "diff_sum": float(diff.sum()), "diff_max": float(diff.max())}  # fmt: skip
+    return loss, sums
+
+
 def grpo_steps(
-    model: PreTrainedModel,
+    model: PreTrainedModel | ResponseLogprobs,
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LambdaLR,
     rows: list[TrainRow],
@@ -283,7 +428,8 @@ def grpo_steps(
     ref_model: PreTrainedModel | None = None,
     dist: Dist = Dist(),
 ) -> list[dict]:
-    """All optimiser steps of one iteration; one metrics dict per step."""
+    """All optimiser steps of one iteration; one metrics dict per step. `model` is the policy, or
+    its FSDP2-sharded ResponseLogprobs (then `dist.sharded`)."""
     device = next(model.parameters()).device
     clip = grpo.ClipConfig(cfg.eps_low, cfg.eps_high, cfg.dual_clip or None)
     n_truncated = sum(r.truncated for r in rows) if cfg.mask_truncated else 0
@@ -292,7 +438,6 @@ def grpo_steps(
     if cfg.tis_cap > 0:
         rows = _with_trainer_old_logprobs(model, rows, temperature, pad_id, cfg, device)
     metrics: list[dict] = []
-    measured_mismatch = False
     for epoch in range(cfg.epochs):
         parts = [rows[k :: cfg.minibatches] for k in range(cfg.minibatches)]
         for part in (p for p in parts if p):
@@ -300,52 +445,29 @@ def grpo_steps(
             model.train()
             totals = grpo.Totals(tokens=sum(len(r.response_ids) for r in part), sequences=len(part),
                                  norm_constant=norm_constant)  # fmt: skip
-            mbs = micro_batches(part, cfg.micro_batch_tokens)
+            mbs = micro_batches(part, cfg.micro_batch_tokens, packed=cfg.packing)
             optimizer.zero_grad(set_to_none=True)
-            acc = dict(loss=0.0, pg=0.0, kl=0.0, clip_low=0.0, clip_high=0.0, ratio=0.0, approx_kl=0.0, entropy=0.0,
-                       tis=0.0, diff_sum=0.0)  # fmt: skip
-            diff_max = 0.0
-            for mb in mbs[dist.rank :: dist.world]:
-                batch = collate(mb, pad_id, device)
-                logp, entropy = response_logprobs(model, batch, temperature, cfg.bf16)  # (b, T-1), (b, T-1)
-                mask = batch["mask"]  # (b, T-1)
-                old = batch["trainer_old"] if "trainer_old" in batch else batch["old"]  # (b, T-1)
-                per_tok, m = grpo.policy_loss(logp, old, batch["adv"], mask, clip)  # (b, T-1)
-                if cfg.tis_cap > 0:
-                    w = grpo.truncated_is_weights(old, batch["old"], cfg.tis_cap)  # (b, T-1)
-                    per_tok = per_tok * w
-                    acc["tis"] += float((w * mask).sum())
-                pg = grpo.aggregate(per_tok, mask, cfg.aggregation, totals)  # ()
-                loss = pg
-                if ref_model is not None and cfg.kl_beta > 0:
-                    with torch.no_grad():
-                        ref_lp, _ = response_logprobs(ref_model, batch, temperature, cfg.bf16)  # (b, T-1)
-                    kl = grpo.kl_estimate(logp, ref_lp, cfg.kl_estimator)  # (b, T-1)
-                    kl_term = grpo.aggregate(kl, mask, cfg.aggregation, totals)  # ()
-                    loss = loss + cfg.kl_beta * kl_term
-                    acc["kl"] += float((kl.detach() * mask).sum())
+            acc, diff_max = dict.fromkeys(SUMS, 0.0), 0.0
+            for mb in dist.share(mbs):
+                batch = collate(mb or mbs[0], pad_id, device, packed=cfg.packing)
+                loss, sums = _micro_batch_loss(model, batch, cfg=cfg, clip=clip, totals=totals, temperature=temperature,
+                                               ref_model=ref_model)  # fmt: skip
+                if mb is None:  # an FSDP2 filler: its collectives run, its gradient is zero
+                    loss = loss * 0.0
+                else:
+                    acc = {k: acc[k] + sums[k] for k in SUMS}
+                    diff_max = max(diff_max, sums["diff_max"])
                 loss.backward()
-                with torch.no_grad():
-                    acc["loss"] += float(loss)
-                    acc["pg"] += float(pg)
-                    acc["clip_low"] += m["clip_low_tokens"]
-                    acc["clip_high"] += m["clip_high_tokens"]
-                    acc["ratio"] += m["ratio_sum"]
-                    acc["approx_kl"] += float(((batch["old"] - logp) * mask).sum())
-                    acc["entropy"] += float(entropy.sum())
-                    if not measured_mismatch:  # weights untouched so far: trainer vs engine logprobs
-                        d = (logp - batch["old"]).abs() * mask
-                        acc["diff_sum"] += float(d.sum())
-                        diff_max = max(diff_max, float(d.max()))
             dist.sum_grads(model)
-            keys = list(acc)
-            acc = dict(zip(keys, dist.sum([acc[k] for k in keys]), strict=True))
+            acc = dict(zip(SUMS, dist.sum([acc[k] for k in SUMS]), strict=True))
             diff_max = dist.max(diff_max)
             grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            grad_norm = grad_norm.full_tensor() if isinstance(grad_norm, DTensor) else grad_norm  # FSDP2: a replicated DTensor
             lr = optimizer.param_groups[0]["lr"]
             optimizer.step()
             scheduler.step()
             n = max(totals.tokens, 1)
+            first = not metrics  # weights untouched so far: trainer vs engine logprobs
             metrics.append({
                 "epoch": epoch, "step": len(metrics), "loss": acc["loss"], "policy_loss": acc["pg"],
                 "kl": acc["kl"] / n if ref_model is not None and cfg.kl_beta > 0 else None,
@@ -353,24 +475,24 @@ def grpo_steps(
                 "ratio_mean": acc["ratio"] / n, "approx_kl": acc["approx_kl"] / n, "entropy": acc["entropy"] / n,
                 "grad_norm": float(grad_norm), "lr": lr, "tokens": totals.tokens, "sequences": totals.sequences,
                 "micro_batches": len(mbs), "truncated_masked": n_truncated,
-                "logprob_diff_mean": None if measured_mismatch else acc["diff_sum"] / n,
-                "logprob_diff_max": None if measured_mismatch else diff_max,
+                "logprob_diff_mean": acc["diff_sum"] / n if first else None,
+                "logprob_diff_max": diff_max if first else None,
                 "tis_weight_mean": acc["tis"] / n if cfg.tis_cap > 0 else None,
                 "seconds": time.perf_counter() - t0, "peak_memory_mb": _peak_memory_mb(device), "world_size": dist.world,
             })  # fmt: skip
-            measured_mismatch = True
     model.eval()
     return metrics
 
 
-def _with_trainer_old_logprobs(model: PreTrainedModel, rows: list[TrainRow], temperature: float, pad_id: int,
-                               cfg: UpdateSection, device: torch.device) -> list[TrainRow]:  # fmt: skip
-    """TIS needs pi_old as the *trainer* computes it; one no-grad pass before any step."""
+def _with_trainer_old_logprobs(model: PreTrainedModel | ResponseLogprobs, rows: list[TrainRow], temperature: float,
+                               pad_id: int, cfg: UpdateSection, device: torch.device) -> list[TrainRow]:  # fmt: skip
+    """TIS needs pi_old as the *trainer* computes it; one no-grad pass before any step (every rank
+    runs every micro-batch: the same passes everywhere, as FSDP2's collectives need)."""
     model.eval()
     out = []
     with torch.no_grad():
-        for mb in micro_batches(rows, cfg.micro_batch_tokens):
-            batch = collate(mb, pad_id, device)
+        for mb in micro_batches(rows, cfg.micro_batch_tokens, packed=cfg.packing):
+            batch = collate(mb, pad_id, device, packed=cfg.packing)
             lp, _ = response_logprobs(model, batch, temperature, cfg.bf16)  # (b, T-1)
             for b, r in enumerate(mb):
                 P, R = len(r.prompt_ids), len(r.response_ids)
@@ -405,11 +527,14 @@ def run_update(spec: UpdateSpec) -> dict:
     device = resolve_device(u.device)
     if device.type == "cuda" and dist.world > 1:
         device = torch.device("cuda", dist.rank % torch.cuda.device_count())
+        torch.cuda.set_device(device)  # FSDP2's default device mesh takes the current device
     rows, temperature, stats = load_rows([Path(f) for f in spec.rollout_files], [Path(f) for f in spec.score_files])
     model, tok = load_policy(Path(spec.policy_in), device)
     if u.gradient_checkpointing:
-        model.gradient_checkpointing_enable()
-        model.config.use_cache = False
+        enable_gradient_checkpointing(model)
+    net: PreTrainedModel | ResponseLogprobs = model
+    if u.strategy == "fsdp2" and dist.world > 1:  # one process has nothing to shard over
+        net, dist = shard_fsdp2(model), replace(dist, sharded=True)
     ref = None
     if u.kl_beta > 0:  # loaded only when used
         ref, _ = load_policy(Path(spec.reference), device)
@@ -417,19 +542,19 @@ def run_update(spec: UpdateSpec) -> dict:
     opt, sched, global_step = make_optimizer(model, u, Path(spec.policy_in))
     torch.manual_seed(spec.seed)
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    steps = grpo_steps(model, opt, sched, rows, cfg=u, temperature=temperature, pad_id=pad,
+    steps = grpo_steps(net, opt, sched, rows, cfg=u, temperature=temperature, pad_id=pad,
                        norm_constant=float(cfg.rollout.max_new_tokens), ref_model=ref, dist=dist) if rows else []  # fmt: skip
     if not steps:  # every group had equal rewards: nothing to learn; v_{i+1} = v_i, recorded as such
-        steps = [dict(epoch=0, step=0, loss=0.0, policy_loss=0.0, kl=None, clip_frac_low=0.0, clip_frac_high=0.0,
-                      ratio_mean=1.0, approx_kl=0.0, entropy=0.0, grad_norm=0.0, lr=opt.param_groups[0]["lr"],
-                      tokens=0, sequences=0, micro_batches=0, truncated_masked=0, logprob_diff_mean=None,
-                      logprob_diff_max=None, tis_weight_mean=None, seconds=0.0,
-                      peak_memory_mb=_peak_memory_mb(device), world_size=dist.world)]  # fmt: skip
+        steps = [{"epoch": 0, "step": 0, "loss": 0.0, "policy_loss": 0.0, "kl": None, "clip_frac_low": 0.0,
+                  "clip_frac_high": 0.0, "ratio_mean": 1.0, "approx_kl": 0.0, "entropy": 0.0, "grad_norm": 0.0,
+                  "lr": opt.param_groups[0]["lr"], "tokens": 0, "sequences": 0, "micro_batches": 0, "truncated_masked": 0,
+                  "logprob_diff_mean": None, "logprob_diff_max": None, "tis_weight_mean": None, "seconds": 0.0,
+                  "peak_memory_mb": _peak_memory_mb(device), "world_size": dist.world}]  # fmt: skip
     rows_out = [{"iteration": spec.iteration, "global_step": global_step + k, **s, **stats} for k, s in enumerate(steps)]
     global_step += sum(s["sequences"] > 0 for s in steps)
+    save_checkpoint(model, tok, opt, sched, global_step=global_step, next_iteration=spec.iteration + 1,
+                    path=Path(spec.policy_out), dist=dist)  # fmt: skip
     if dist.rank == 0:
-        save_checkpoint(model, tok, opt, sched, global_step=global_step, next_iteration=spec.iteration + 1,
-                        path=Path(spec.policy_out))  # fmt: skip
         write_table(rows_out, UPDATES, Path(spec.metrics_out))
     return {**stats, "sequences": len(rows), "steps": len(steps), "loss": steps[-1]["loss"], "world_size": dist.world}
 

@@ -1,8 +1,9 @@
 """One rank of a multi-process update: `torchrun ... -m rlvr.update_worker SPEC.json`.
 
 The update stage starts this with `update.nproc` processes when nproc > 1 (gloo on CPU,
-nccl on CUDA); each rank runs rlvr.update.run_update on its share of the micro-batches and
-rank 0 writes the checkpoint, the metrics and SPEC.json's stats next to it.
+nccl on CUDA); each rank runs rlvr.update.run_update on its share of the micro-batches (DDP or
+FSDP2, as update.strategy says) and rank 0 writes the checkpoint, the metrics and SPEC.json's
+stats next to it.
 """
 
 from __future__ import annotations

@@ -27,11 +27,12 @@ WITH c AS (
     FROM verify_rows AS v JOIN reward_weights AS w USING (task)
 ), r AS (
     SELECT *, reward_correct + reward_format + reward_citation + length_penalty AS reward,
-        reason || CASE WHEN citations IS NULL THEN ''
+        CASE WHEN citations IS NULL THEN reason  -- (no string copy for the rows of other tasks)
+             ELSE reason || CASE
                        WHEN citations = 0 THEN '; citations: none (no <cite></cite> span)'
                        WHEN citations_supported = citations THEN '; citations: all ' || citations || ' found in the sources'
                        ELSE '; citations: ' || citations_supported || ' of ' || citations || ' supported; '
-                            || citations_missing END AS full_reason
+                            || citations_missing END END AS full_reason
     FROM c
 ), g AS (
     SELECT iteration, prompt_id, count(*) AS n, avg(reward) AS m, COALESCE(stddev_samp(reward), 0.0) AS sd

@@ -4,6 +4,7 @@
     python bench/update.py --layers 2 --hidden 128 --repeats 1 --out /tmp/u.json   # seconds
     python bench/update.py --model PATH                     # an HF folder instead of random weights
     python bench/update.py --trl-no-gc                      # TRL without its default gradient checkpointing
+    python bench/update.py --layouts packed                 # ours with packed micro-batches only (default: packed and padded)
 
 Needs the bench extra (`pip install -e ".[bench]"`, i.e. trl). No network: the model is a randomly
 initialised Llama built here (default hidden 576 / 30 layers / vocab 49152, the shape of
@@ -14,14 +15,15 @@ acts), group-normalised advantages of random 0/1 rewards.
 
 Both sides get the same weights, batch, fp32, clip epsilons, token-mean loss, no KL, one AdamW
 step (same lr, betas, weight decay, grad-norm clip):
-  - ours: rlvr.update.grpo_steps with one mini-batch (its token-budget micro-batches, length-sorted).
+  - ours: rlvr.update.grpo_steps with one mini-batch (its token-budget micro-batches, length-sorted),
+          once per --layouts entry: `packed` (padding-free rows, update.packing = true) and `padded`.
   - trl:  GRPOTrainer.compute_loss + accelerator.backward on TRL's own input format (left-padded
           prompt_ids, right-padded completion_ids, masks, advantages, old_per_token_logps,
           num_items_in_batch), split into per_device_train_batch_size chunks with gradient
           accumulation as its training loop does, then grad-norm clip + its optimiser's step.
           TRL never generates here: only its loss path, backward and the optimiser step are timed.
 Each side runs in its own worker process (so its peak memory is its own); the parent alternates
-them (ours, trl, ours, trl, ...) after one warm-up step each and reports medians. Peak memory of a
+them (ours-packed, ours-padded, trl, ours-packed, ...) after one warm-up step each and reports medians. Peak memory of a
 side is the high-water mark of its worker's resident set during its timed steps (VmHWM, reset through
 /proc/self/clear_refs before each step) minus its resident set after loading, before any step:
 imports are left out; optimiser state, gradients, activations, logits, what the allocator keeps,
@@ -53,7 +55,16 @@ from transformers.utils import logging as hf_logging
 
 from rlvr import grpo
 from rlvr.config import UpdateSection
-from rlvr.update import TrainRow, collate, grpo_steps, load_policy, make_optimizer, micro_batches, policy_token_logprobs
+from rlvr.update import (
+    TrainRow,
+    collate,
+    enable_gradient_checkpointing,
+    grpo_steps,
+    load_policy,
+    make_optimizer,
+    micro_batches,
+    policy_token_logprobs,
+)
 
 RESULTS = Path(__file__).parent / "results" / "update.json"
 TAG = "@@bench "  # worker -> parent protocol lines; anything else a library prints is passed through
@@ -146,18 +157,17 @@ def _describe(model: torch.nn.Module, opt: torch.optim.Optimizer) -> dict:
             "param_dtype": str(next(model.parameters()).dtype)}  # fmt: skip
 
 
-def update_section(args: argparse.Namespace) -> UpdateSection:
+def update_section(args: argparse.Namespace, layout: str) -> UpdateSection:
     return UpdateSection(lr=args.lr, eps_low=args.eps_low, eps_high=args.eps_high, aggregation="token_mean", kl_beta=0.0,
-                         epochs=1, minibatches=1, micro_batch_tokens=args.micro_batch_tokens, max_grad_norm=1.0,
-                         gradient_checkpointing=args.ours_gc, device="cpu")  # fmt: skip
+                         epochs=1, minibatches=1, micro_batch_tokens=args.micro_batch_tokens, packing=layout == "packed",
+                         max_grad_norm=1.0, gradient_checkpointing=args.ours_gc, device="cpu")  # fmt: skip
 
 
-def _ours(args: argparse.Namespace, model_path: Path, batch: dict):
-    cfg = update_section(args)
+def _ours(args: argparse.Namespace, model_path: Path, batch: dict, layout: str):
+    cfg = update_section(args, layout)
     model, _ = load_policy(model_path, torch.device("cpu"))
     if cfg.gradient_checkpointing:  # as rlvr.update.run_update does
-        model.gradient_checkpointing_enable()
-        model.config.use_cache = False
+        enable_gradient_checkpointing(model)
     opt, sched, _ = make_optimizer(model, cfg, None)
     rows = [TrainRow(**r) for r in batch["rows"]]
 
@@ -244,7 +254,10 @@ def worker(args: argparse.Namespace) -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGTERM)
     batch = torch.load(Path(args.worker_dir) / "batch.pt", weights_only=False)
     model_path = Path(Path(args.worker_dir) / "model_path.txt").read_text()
-    step, info = (_ours if args.worker == "ours" else _trl)(args, Path(model_path), batch)
+    if args.worker == "trl":
+        step, info = _trl(args, Path(model_path), batch)
+    else:
+        step, info = _ours(args, Path(model_path), batch, layout=args.worker.removeprefix("ours-"))
     print(TAG + json.dumps(info | {"rss_mb": _rss_mb("VmRSS")}), flush=True)
     for line in sys.stdin:
         if line.strip() != "step":
@@ -309,6 +322,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--eps-low", type=float, default=0.2)
     ap.add_argument("--eps-high", type=float, default=0.28, help="DAPO clip-higher")
     ap.add_argument("--micro-batch-tokens", type=int, default=UpdateSection().micro_batch_tokens, help="ours")
+    ap.add_argument("--layouts", default="packed,padded", help="ours: micro-batch layouts to run, each its own side")
     ap.add_argument("--ours-gc", action="store_true", help="ours: gradient checkpointing (off by default)")
     ap.add_argument("--trl-batch", type=int, default=8, help="TRL per_device_train_batch_size (its default 8)")
     ap.add_argument("--trl-no-gc", action="store_true", help="TRL: turn off its default gradient checkpointing")
@@ -317,7 +331,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--resummarise", type=Path, help="recompute the figures of an existing results file and exit")
-    ap.add_argument("--worker", choices=["ours", "trl"], help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=["ours-packed", "ours-padded", "trl"], help=argparse.SUPPRESS)
     ap.add_argument("--worker-dir", help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
@@ -332,40 +346,39 @@ def _version(pkg: str) -> str | None:
 def summarise(runs: dict[str, list[dict]], workers: dict[str, dict], *, tokens: int) -> dict:
     """The figures from the raw per-step records: run 0 of each side is the warm-up and is left out.
 
+    Sides are `trl` and one or more of ours (`ours-packed`, `ours-padded`; `ours` in results
+    files written before packing). Per side: tokens/s, median seconds, peak memory; per side of
+    ours: TRL's median time over its median time (`ratio_*`) and the same ratio per repeat, as
+    each repeat's sides ran back to back (robust to load that changes between repeats).
     Peak memory of a side = the highest resident set during its timed steps minus its resident set
     once the model was loaded and before any step: optimiser state, gradients, activations, logits,
     what the allocator keeps after the warm-up, and lazily mapped weights count; imports do not."""
     timed = {n: v[1:] for n, v in runs.items()}
     med = {n: statistics.median(x["seconds"] for x in v) for n, v in timed.items()}
     peak = {n: max(x["maxrss_mb"] for x in v) for n, v in timed.items()}
-    pairs = [t["seconds"] / o["seconds"] for o, t in zip(timed["ours"], timed["trl"], strict=True)]
-    warm = runs["ours"][0], runs["trl"][0]  # the same weights on both sides only before the first step
-    return {
-        "tokens": tokens,
-        "ours_tokens_per_s": round(tokens / med["ours"], 1),
-        "trl_tokens_per_s": round(tokens / med["trl"], 1),
-        "ratio": round(med["trl"] / med["ours"], 3),
-        # each repeat's trl/ours pair ran back to back: robust to load that changes between repeats
-        "paired_median_ratio": round(statistics.median(pairs), 3),
-        "paired_min_ratio": round(min(pairs), 3),
-        "paired_max_ratio": round(max(pairs), 3),
-        "ours_peak_mb": round(peak["ours"] - workers["ours"]["rss_mb"]),
-        "trl_peak_mb": round(peak["trl"] - workers["trl"]["rss_mb"]),
-        "ours_maxrss_mb": round(peak["ours"]),
-        "trl_maxrss_mb": round(peak["trl"]),
-        "ours_s": round(med["ours"], 3),
-        "trl_s": round(med["trl"], 3),
-        "trl_loss_backward_s": round(statistics.median(x["loss_backward_s"] for x in timed["trl"]), 3),
-        "loss_abs_diff": abs(warm[0]["loss"] - warm[1]["loss"]),
-        "grad_norm_rel_diff": abs(warm[0]["grad_norm"] - warm[1]["grad_norm"]) / max(warm[1]["grad_norm"], 1e-12),
-    }
+    out: dict = {"tokens": tokens}
+    for n in runs:
+        key = n.replace("-", "_")
+        out |= {f"{key}_tokens_per_s": round(tokens / med[n], 1), f"{key}_s": round(med[n], 3),
+                f"{key}_peak_mb": round(peak[n] - workers[n]["rss_mb"]), f"{key}_maxrss_mb": round(peak[n])}  # fmt: skip
+    for n in (n for n in runs if n != "trl"):
+        key = n.replace("-", "_")
+        pairs = [t["seconds"] / o["seconds"] for o, t in zip(timed[n], timed["trl"], strict=True)]
+        warm = runs[n][0], runs["trl"][0]  # the same weights on all sides only before the first step
+        out |= {f"ratio_{key}": round(med["trl"] / med[n], 3), f"paired_median_ratio_{key}": round(statistics.median(pairs), 3),
+                f"paired_min_ratio_{key}": round(min(pairs), 3), f"paired_max_ratio_{key}": round(max(pairs), 3),
+                f"loss_abs_diff_{key}": abs(warm[0]["loss"] - warm[1]["loss"]),
+                f"grad_norm_rel_diff_{key}": abs(warm[0]["grad_norm"] - warm[1]["grad_norm"]) / max(warm[1]["grad_norm"], 1e-12)}  # fmt: skip
+    out["trl_loss_backward_s"] = round(statistics.median(x["loss_backward_s"] for x in timed["trl"]), 3)
+    return out
 
 
 def resummarise(path: Path) -> None:
     """Recompute a results file's figures from its raw runs (after a change to `summarise`)."""
     result = json.loads(path.read_text())
     result["figures"] = summarise(result["runs"], result["workers"], tokens=result["figures"]["tokens"]) | {
-        k: v for k, v in result["figures"].items() if k == "build_s"}
+        k: v for k, v in result["figures"].items() if k == "build_s"
+    }
     path.write_text(json.dumps(result, indent=2) + "\n")
     for k, v in result["figures"].items():
         print(f"{k}: {v}")
@@ -379,6 +392,9 @@ def main() -> None:
     if args.resummarise:
         return resummarise(args.resummarise)
     argv = sys.argv[1:]
+    layouts = [x for x in args.layouts.split(",") if x]
+    if not layouts or set(layouts) - {"packed", "padded"}:
+        raise SystemExit(f"--layouts {args.layouts!r}: a comma-separated list of packed, padded")
     with tempfile.TemporaryDirectory(prefix="rlvr-bench-update-") as tmp:
         folder = Path(tmp)
         t = time.perf_counter()
@@ -387,10 +403,11 @@ def main() -> None:
         torch.save(batch, folder / "batch.pt")
         (folder / "model_path.txt").write_text(str(model_path))
         build_s = time.perf_counter() - t
-        sides = {n: Side(n, [*argv, "--worker-dir", tmp]) for n in ("ours", "trl")}
-        runs: dict[str, list[dict]] = {"ours": [], "trl": []}
+        names = [f"ours-{layout}" for layout in layouts] + ["trl"]
+        sides = {n: Side(n, [*argv, "--worker-dir", tmp]) for n in names}
+        runs: dict[str, list[dict]] = {n: [] for n in names}
         try:
-            for r in range(1 + args.repeats):  # ours, trl, ours, trl, ...: these machines drift
+            for r in range(1 + args.repeats):  # ours-packed, ours-padded, trl, ours-packed, ...: these machines drift
                 for name, side in sides.items():
                     res = side.step()
                     print(f"# repeat {r}{' (warm-up)' if r == 0 else ''} {name}: {res['seconds']:.2f} s, "
@@ -416,7 +433,8 @@ def main() -> None:
         "versions": {p: _version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("worker")}
         | {"command": "python bench/update.py " + " ".join(argv), "model_config": model_cfg,
-           "ours": update_section(args).model_dump() | {"temperature": 1.0, "dtype": "float32"},
+           **{f"ours-{layout}": update_section(args, layout).model_dump() | {"temperature": 1.0, "dtype": "float32"}
+              for layout in layouts},
            "trl": {"per_device_train_batch_size": args.trl_batch,
                    "gradient_accumulation_steps": len(rows) // args.trl_batch, "loss_type": "dapo", "beta": 0.0,
                    "epsilon": args.eps_low, "epsilon_high": args.eps_high, "gradient_checkpointing": not args.trl_no_gc,

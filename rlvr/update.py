@@ -1,8 +1,8 @@
 """Update: GRPO optimisation of policy v_i on iteration i's scored rollouts -> v_{i+1}.
 
 Reads the training rows with DuckDB (sql/update_batch.sql: groups with reward variance only),
-then for each epoch (mu) and mini-batch: token-budget micro-batches, length-sorted and packed
-without padding (or right-padded, update.packing = false), recompute the sampled tokens'
+then for each epoch (mu) and mini-batch: token-budget micro-batches, length-sorted, right-padded
+or packed without padding (update.packing), recompute the sampled tokens'
 logprobs, the clipped surrogate (rlvr.grpo) against the rollout's logprobs, optional KL to v0
 and truncated importance sampling, gradient accumulation with whole-mini-batch normalisers,
 clipping, AdamW and the LR schedule.

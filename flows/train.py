@@ -1,4 +1,5 @@
-"""The training flows: prepare, then for each iteration rollout -> verify -> update.
+"""The training flows: prepare, then for each iteration rollout -> verify -> update (with
+evaluate(i) on the held-out split before iteration i, and after the last, when eval.every > 0).
 
 Iteration i+1's rollout starts only after update i has committed: tasks are called in order
 and each call returns only when its stage is committed (or raises). Rerunning a flow on the
@@ -18,16 +19,21 @@ import sys
 from prefect import flow
 
 from rlvr.run import create_or_open, open_run, writer_lock
-from tasks.stages import prepare_task, rollout_task, update_task, verify_task
+from tasks.stages import evaluate_task, prepare_task, rollout_task, update_task, verify_task
 
 
 def _stages(run_dir: str) -> list[dict]:
-    run = open_run(run_dir)
+    cfg = open_run(run_dir).config
+    evals = set(cfg.eval_points())  # policy versions to evaluate on the held-out split (eval.every)
     results = [prepare_task(run_dir)]
-    for i in range(run.config.run.iterations):
+    for i in range(cfg.run.iterations):
+        if i in evals:
+            results.append(evaluate_task(run_dir, i))
         results.append(rollout_task(run_dir, i))
         results.append(verify_task(run_dir, i))
         results.append(update_task(run_dir, i))
+    if cfg.run.iterations in evals:
+        results.append(evaluate_task(run_dir, cfg.run.iterations))
     return results
 
 

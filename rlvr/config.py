@@ -204,6 +204,16 @@ class UpdateSection(_Section):
         return self
 
 
+class EvalSection(_Section):
+    every: int = Field(
+        0, ge=0, description="Evaluate policy v_i on the held-out split (split = 'test') when i is a multiple of this, "
+        "and the final policy; results in the `evals` table. 0 = no evaluation."
+    )
+    prompts: int = Field(0, ge=0, description="Held-out problems per evaluation (the same ones every time); 0 = all of them.")
+    samples: int = Field(1, ge=1, description="k: responses per problem; `evals` gives accuracy over all of them and pass@k.")
+    temperature: float = Field(0.0, ge=0.0, description="Sampling temperature of the evaluation; 0 = greedy.")
+
+
 class Config(_Section):
     run: RunSection = RunSection()
     model: ModelSection = ModelSection()
@@ -211,6 +221,14 @@ class Config(_Section):
     rollout: RolloutSection = RolloutSection()
     verify: VerifySection = VerifySection()
     update: UpdateSection = UpdateSection()
+    eval: EvalSection = EvalSection()
+
+    def eval_points(self) -> list[int]:
+        """Policy versions that get evaluated: multiples of eval.every up to run.iterations, and the last."""
+        if self.eval.every == 0:
+            return []
+        n = self.run.iterations
+        return sorted({i for i in range(0, n + 1, self.eval.every)} | {n})
 
     def hash(self) -> str:
         """Identity of a run's config: hash_data of what run.toml stores (unset fields left out)."""

@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from rlvr.run import open_run
-from rlvr.schema import ITERATION_STAGES, PREPARE, STAGE_TABLE, TABLES, RunPaths
+from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, STAGE_TABLE, TABLES, RunPaths
 from rlvr.store import read_record
 
 READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
@@ -35,7 +35,7 @@ def committed_files(paths: RunPaths) -> dict[str, list[Path]]:
         files["problems"] += rec.parquet_files(paths.root)
     for it_dir in sorted(paths.stages.glob("iteration=*")):
         i = int(it_dir.name.split("=")[1])
-        for stage in ITERATION_STAGES:
+        for stage in (*ITERATION_STAGES, EVALUATE):
             if rec := read_record(paths.record(stage, i)):
                 files[STAGE_TABLE[stage]] += rec.parquet_files(paths.root)
     return files
@@ -83,8 +83,10 @@ def status_rows(run_dir: str | Path) -> list[dict]:
     rows = []
     rec = read_record(run.paths.record(PREPARE, None))
     rows.append(_row(None, PREPARE, rec))
-    for i in range(run.config.run.iterations):
-        for stage in ITERATION_STAGES:
+    evals = set(run.config.eval_points())
+    for i in range(run.config.run.iterations + 1):
+        stages = ((EVALUATE,) if i in evals else ()) + (ITERATION_STAGES if i < run.config.run.iterations else ())
+        for stage in stages:
             rows.append(_row(i, stage, read_record(run.paths.record(stage, i))))
     return rows
 
@@ -110,6 +112,10 @@ def _note(stage: str, rec) -> str:
                 f"{x.get('tokens_per_s', 0):.0f} tok/s")  # fmt: skip
     if stage == "verify":
         return f"{x.get('correct', 0)} correct, reward mean {x.get('reward_mean', 0):.3f}"
+    if stage == EVALUATE:
+        k = x.get("samples", 1)
+        return (f"v{rec.iteration} on {x.get('problems', 0)} held-out: accuracy {x.get('accuracy', 0):.3f}"
+                + (f", pass@{k} {x.get(f'pass_at_{k}', 0):.3f}" if k > 1 else ""))  # fmt: skip
     if stage == "update":
         return f"-> v{x.get('policy_version')}, {x.get('groups_used', 0)} groups used, {x.get('groups_dropped', 0)} dropped"
     return f"{rec.rows} problems"

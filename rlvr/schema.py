@@ -4,7 +4,7 @@ A run is a folder (see DESIGN.md):
 
     runs/<run>/run.toml                                   frozen config + hash
     runs/<run>/problems/part-000000.parquet
-    runs/<run>/{rollouts,scores,updates}/iteration=000003/part-*.parquet
+    runs/<run>/{rollouts,scores,updates,evals}/iteration=000003/part-*.parquet
     runs/<run>/policy/v000003/                            HF folder (+ optimizer.pt)
     runs/<run>/_stages/iteration=000003/<stage>.json      commit records
     runs/<run>/_stages/prepare.json
@@ -118,12 +118,35 @@ UPDATES = pa.schema(
     ]
 )
 
+EVALS = pa.schema(
+    [
+        pa.field("iteration", pa.int32(), nullable=False),  # = policy_version: evaluate(i) scores policy v_i
+        pa.field("prompt_id", pa.string(), nullable=False),  # held-out problems only (split = 'test')
+        pa.field("sample_idx", pa.int32(), nullable=False),  # 0..eval.samples-1
+        pa.field("policy_version", pa.int32(), nullable=False),
+        pa.field("engine", pa.string(), nullable=False),
+        pa.field("temperature", pa.float32(), nullable=False),
+        pa.field("response_text", pa.string(), nullable=False),
+        pa.field("num_response_tokens", pa.int32(), nullable=False),
+        pa.field("finish_reason", pa.string(), nullable=False),
+        pa.field("task", pa.string(), nullable=False),
+        pa.field("extracted_answer", pa.string()),
+        pa.field("format_ok", pa.bool_(), nullable=False),
+        pa.field("correct", pa.bool_(), nullable=False),
+        pa.field("reward", pa.float64(), nullable=False),  # as in scores (same verifiers and weights)
+        pa.field("verifier", pa.string(), nullable=False),
+        pa.field("verifier_error", pa.bool_(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+    ]
+)
+
 # name -> schema; also the view names of `rlvr sql`
 TABLES: dict[str, pa.Schema] = {
     "problems": PROBLEMS,
     "rollouts": ROLLOUTS,
     "scores": SCORES,
     "updates": UPDATES,
+    "evals": EVALS,
 }
 
 # ---- stages -------------------------------------------------------------------------------
@@ -132,8 +155,9 @@ PREPARE = "prepare"
 ROLLOUT = "rollout"
 VERIFY = "verify"
 UPDATE = "update"
+EVALUATE = "evaluate"  # optional (config eval.every): evaluate(i) scores policy v_i on the held-out split
 ITERATION_STAGES: tuple[str, ...] = (ROLLOUT, VERIFY, UPDATE)
-STAGE_TABLE = {PREPARE: "problems", ROLLOUT: "rollouts", VERIFY: "scores", UPDATE: "updates"}
+STAGE_TABLE = {PREPARE: "problems", ROLLOUT: "rollouts", VERIFY: "scores", UPDATE: "updates", EVALUATE: "evals"}
 
 PARQUET_COMPRESSION = "zstd"
 TMP_PREFIX = ".tmp-"  # in-progress outputs; never matched by a reader's glob

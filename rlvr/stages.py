@@ -31,7 +31,7 @@ from rlvr import engines
 from rlvr import verify as verifier
 from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
-from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
+from rlvr.schema import EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
 from rlvr.store import CommitRecord, begin_stage, committed, read_record, write_table
 from rlvr.tiny import ensure_tiny_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
@@ -185,13 +185,14 @@ def _max_model_len(policy_dir: Path) -> int:
 
 
 def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[str], text: dict[str, str], out: Path, *,
-              first_shard: int) -> dict:  # fmt: skip
-    """G samples for each prompt id, written as shards part-{first_shard + k}; returns counts."""
+              first_shard: int, samples: int = 0, sampling: Sampling | None = None, seed_tag: str = "") -> dict:  # fmt: skip
+    """`samples` (default rollout.group_size) responses for each prompt id, written as shards
+    part-{first_shard + k}; returns counts. `seed_tag` keeps evaluation seeds apart from training's."""
     cfg = run.config
-    G = cfg.rollout.group_size
-    requests = [Request(pid, s, render_prompt_ids(tok, text[pid]), derive_seed(cfg.run.seed, i, pid, s))
+    G = samples or cfg.rollout.group_size
+    requests = [Request(pid, s, render_prompt_ids(tok, text[pid]), derive_seed(cfg.run.seed, i, seed_tag + pid, s))
                 for pid in prompt_ids for s in range(G)]  # fmt: skip
-    sampling = Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
+    sampling = sampling or Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
     context = _max_model_len(run.paths.policy_dir(i))
     longest = max(requests, key=lambda r: len(r.prompt_token_ids), default=None)
     if longest is not None and len(longest.prompt_token_ids) + sampling.max_new_tokens > context:
@@ -215,7 +216,7 @@ def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[st
                 "finish_reason": smp.finish_reason,
                 "policy_version": i,
                 "engine": engine.name,
-                "temperature": cfg.rollout.temperature,
+                "temperature": sampling.temperature,
                 "seed": req.seed,
             }
             for req, smp in batch
@@ -248,6 +249,61 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
         correct = sum(table["correct"].to_pylist())
         rec = tx.commit(rows=n, extra={"correct": correct, "reward_mean": pc.mean(table["reward"]).as_py(), **stats})
     log.info("verify %d: %d rows, %d correct", i, n, correct)
+    return _result(rec, skipped=False)
+
+
+# ---- evaluate -----------------------------------------------------------------------------
+
+EVAL_COLUMNS = ["task", "extracted_answer", "format_ok", "correct", "reward", "verifier", "verifier_error", "reason"]
+
+
+def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
+    """Policy v_i on the held-out split -> evals/iteration=i/: eval.samples responses per problem at
+    eval.temperature (greedy by default), scored by the same verifiers and weights as training."""
+    run = open_run(run_dir)
+    cfg, paths, i = run.config, run.paths, iteration
+    name = f"evaluate({i})"
+    problems = _upstream(run, PREPARE, None, name)
+    policy = _policy_record(run, i, name)
+    inputs = {"config": run.config_hash, "problems": problems.digest(), "policy": policy.digest()}
+    if rec := committed(paths, EVALUATE, i, inputs):
+        return _result(rec, skipped=True)
+    with begin_stage(paths, EVALUATE, i, inputs) as tx:
+        problem_files = problems.parquet_files(paths.root)
+        table = pq.read_table(problem_files, columns=["prompt_id", "split", "prompt"])
+        test = table.filter(pc.equal(table["split"], "test"))
+        if test.num_rows == 0:
+            raise ValueError("evaluation needs held-out problems but this run has none (task.n_test = 0): "
+                             "start a run with task.n_test > 0, or set eval.every = 0")  # fmt: skip
+        text = dict(zip(test["prompt_id"].to_pylist(), test["prompt"].to_pylist(), strict=True))
+        ids = sorted(text)
+        if cfg.eval.prompts:  # the same subset at every evaluation, so the numbers compare
+            ids = iteration_prompts(ids, cfg.eval.prompts, seed=cfg.run.seed, iteration=0, round=0)
+        tok = AutoTokenizer.from_pretrained(paths.policy_dir(i))
+        got = engines.acquire(cfg.rollout, paths.policy_dir(i), device=resolve_device(cfg.update.device), seed=cfg.run.seed,
+                              max_model_len=_max_model_len(paths.policy_dir(i)))  # fmt: skip
+        sampling = Sampling(cfg.rollout.max_new_tokens, cfg.eval.temperature, 1.0)
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:
+            new = _generate(got.engine, tok, run, i, ids, text, Path(tmp), first_shard=0, samples=cfg.eval.samples,
+                            sampling=sampling, seed_tag="eval/")  # fmt: skip
+            scored = verifier.score(new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens,
+                                    hide=[paths.root])  # fmt: skip
+            gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
+        key = ["prompt_id", "sample_idx"]
+        rows = gen.select(["iteration", *key, "policy_version", "engine", "temperature", "response_text",
+                           "num_response_tokens", "finish_reason"]).join(scored.select([*key, *EVAL_COLUMNS]), key)  # fmt: skip
+        rows = rows.sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
+        n = write_table(rows.select(EVALS.names), EVALS, tx.output(paths.table_dir("evals", i)) / shard_name(0))
+        correct = rows["correct"].to_pylist()
+        solved = {pid for pid, ok in zip(rows["prompt_id"].to_pylist(), correct, strict=True) if ok}
+        stats = {"problems": len(ids), "samples": cfg.eval.samples, "temperature": cfg.eval.temperature,
+                 "accuracy": sum(correct) / max(n, 1), f"pass_at_{cfg.eval.samples}": len(solved) / len(ids),
+                 "reward_mean": pc.mean(rows["reward"]).as_py(), "engine": got.name,
+                 "generation_seconds": round(time.perf_counter() - t0, 3)}  # fmt: skip
+        rec = tx.commit(rows=n, extra=stats)
+    log.info("evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f", i, i, len(ids),
+             cfg.eval.samples, stats["accuracy"], cfg.eval.samples, stats[f"pass_at_{cfg.eval.samples}"])  # fmt: skip
     return _result(rec, skipped=False)
 
 

@@ -49,3 +49,4 @@ def prepare_task(run_dir: str) -> dict:
 rollout_task = _stage_task(stages.rollout, "rollout")
 verify_task = _stage_task(stages.verify, "verify")
 update_task = _stage_task(stages.update, "update")
+evaluate_task = _stage_task(stages.evaluate, "evaluate")

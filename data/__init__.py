@@ -1,7 +1,8 @@
 """Problem sets rlvr ships, with ground truth, and their generators.
 
 Each generator is deterministic in its seed and returns rows in rlvr.schema.PROBLEMS' shape.
-`problems(task)` is the one entry point the pipeline uses (config `[task]`):
+`problems(task)` is the one entry point the pipeline uses (config `[task]`; `task.name` is one
+of these or a list of them, a mixture):
 
 | task.name  | module          | problems' `task` | verifier                                         |
 |------------|-----------------|------------------|--------------------------------------------------|
@@ -34,20 +35,25 @@ def size(name: str) -> int:
 
 
 def problems(task: Any) -> list[dict]:
-    """Rows of rlvr.schema.PROBLEMS for a config `[task]` section (rlvr.config.TaskSection)."""
-    if task.name == "arithmetic":
+    """Rows of rlvr.schema.PROBLEMS for a config `[task]` section (rlvr.config.TaskSection): one
+    task's, or a mixture's (every task's rows, in the order named; prompt ids never collide)."""
+    return [row for name in task.names for row in _one(task, name)]
+
+
+def _one(task: Any, name: str) -> list[dict]:
+    if name == "arithmetic":
         from data import arithmetic
 
-        n_train, n_test = task.splits(0)
+        n_train, n_test = task.splits(0, name)
         return arithmetic.generate(seed=task.seed, n_train=n_train, n_test=n_test, max_operand=task.max_operand, ops=task.ops)
-    total = size(task.name)
-    n_train, n_test = task.splits(total)
+    total = size(name)
+    n_train, n_test = task.splits(total, name)
     if n_train + n_test > total:
         raise TaskDataError(
-            f"task.n_train + task.n_test = {n_train} + {n_test} = {n_train + n_test}, but task {task.name!r} has "
+            f"task.n_train + task.n_test = {n_train} + {n_test} = {n_train + n_test}, but task {name!r} has "
             f"{total} problems; lower task.n_train or task.n_test (unset, they default to 80% / 20%)"
         )
     if n_train == 0:
-        raise TaskDataError(f"task {task.name!r} with task.n_train = 0 has nothing to train on; raise task.n_train")
-    module = importlib.import_module(f"data.{task.name}")
+        raise TaskDataError(f"task {name!r} with task.n_train = 0 has nothing to train on; raise task.n_train")
+    module = importlib.import_module(f"data.{name}")
     return module.generate(seed=task.seed, n_train=n_train, n_test=n_test)

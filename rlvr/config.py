@@ -39,29 +39,49 @@ class ModelSection(_Section):
     )
 
 
-TASKS = ("arithmetic", "humaneval", "stdio", "logic", "retrieval")
+TaskName = Literal["arithmetic", "humaneval", "stdio", "logic", "retrieval"]
+TASK_NAMES: tuple[str, ...] = TaskName.__args__
 
 
 class TaskSection(_Section):
-    name: Literal["arithmetic", "humaneval", "stdio", "logic", "retrieval"] = Field(
+    name: TaskName | list[TaskName] = Field(
         "arithmetic",
         description="Shipped task (data/): arithmetic (generated), humaneval (164 code problems, assert tests), "
         "stdio (code, stdin/stdout tests), logic (true/false/unknown, syllogisms, propositional conclusions), "
-        "retrieval (answer + <cite> spans checked against the sources).",
+        "retrieval (answer + <cite> spans checked against the sources); or a list of them, a mixture: every "
+        "task's problems in one pool, each scored by its own verifier and weights.",
     )
     seed: int = Field(1234, description="Seed of the problem generator and of the train/test split (independent of run.seed).")
-    n_train: int | None = Field(None, ge=0, description="Training problems; unset = the task's default (arithmetic 400, the others 80% of the set).")
-    n_test: int | None = Field(None, ge=0, description="Held-out problems (split = 'test'), never sampled for training; unset = the task's default.")
+    n_train: int | None = Field(None, ge=0, description="Training problems (of each task in a mixture); unset = the task's default (arithmetic 400, the others 80% of the set).")
+    n_test: int | None = Field(None, ge=0, description="Held-out problems (split = 'test'; of each task in a mixture), never sampled for training; unset = the task's default.")
     max_operand: int = Field(20, ge=1, le=10_000, description="arithmetic: operands are drawn from 0..max_operand.")
     ops: str = Field("+-", min_length=1, description="arithmetic: operators to use, any of '+-*'.")
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _known_tasks(cls, value: Any) -> Any:
+        names = [value] if isinstance(value, str) else value
+        if not isinstance(names, list) or not names:
+            raise ValueError(f"got {value!r}: give a task or a list of tasks, from {', '.join(TASK_NAMES)}")
+        unknown = [n for n in names if n not in TASK_NAMES]
+        if unknown:
+            raise ValueError(f"unknown task {unknown[0]!r}; the shipped tasks are {', '.join(TASK_NAMES)}")
+        return value
+
+    @property
+    def names(self) -> list[str]:
+        """The task names: one, or the mixture's."""
+        return [self.name] if isinstance(self.name, str) else list(self.name)
 
     @model_validator(mode="after")
     def _check(self) -> TaskSection:
         bad = sorted(set(self.ops) - set("+-*"))
         if bad:
             raise ValueError(f"task.ops may only contain '+', '-', '*'; remove {''.join(bad)!r}")
-        if self.name == "arithmetic":
-            n_train, n_test = self.splits(0)
+        if not self.names or len(set(self.names)) != len(self.names):
+            raise ValueError(f"task.name = {self.name!r}: give one task or a list of distinct tasks")
+        if "arithmetic" in self.names:
+            n_train, n_test = self.splits(0, "arithmetic")
             distinct = (self.max_operand + 1) ** 2 * len(set(self.ops))
             if n_train + n_test > distinct:
                 raise ValueError(
@@ -70,9 +90,10 @@ class TaskSection(_Section):
                 )
         return self
 
-    def splits(self, size: int) -> tuple[int, int]:
-        """(n_train, n_test): the configured counts, else the task's defaults for a set of `size` problems."""
-        if self.name == "arithmetic":
+    def splits(self, size: int, name: str) -> tuple[int, int]:
+        """(n_train, n_test) of task `name`: the configured counts (per task in a mixture), else the
+        task's defaults for a set of `size` problems."""
+        if name == "arithmetic":
             return (400 if self.n_train is None else self.n_train), (100 if self.n_test is None else self.n_test)
         n_test = self.n_test if self.n_test is not None else size // 5
         n_train = self.n_train if self.n_train is not None else max(size - n_test, 0)

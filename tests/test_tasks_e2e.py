@@ -45,7 +45,7 @@ def test_task_runs_one_iteration(tmp_path: Path, task: str) -> None:
     stages.rollout(d, 0)
     stages.verify(d, 0)
     stages.update(d, 0)
-    n_train, n_test = cfg.task.splits(len(run_sql(d, "SELECT * FROM problems")))
+    n_train, n_test = cfg.task.splits(len(run_sql(d, "SELECT * FROM problems")), task)
     split = run_sql(d, "SELECT split, count(*) AS n, min(task) AS t, max(task) AS t2 FROM problems GROUP BY 1 ORDER BY 1")
     assert split.to_pylist() == [{"split": "test", "n": n_test, "t": column, "t2": column},
                                  {"split": "train", "n": n_train, "t": column, "t2": column}]  # fmt: skip
@@ -57,6 +57,25 @@ def test_task_runs_one_iteration(tmp_path: Path, task: str) -> None:
         assert r["reward"] == pytest.approx(parts) and r["reason"]
         assert (r["citations"] is not None) == (column == "retrieval")
     assert run_sql(d, "SELECT count(*) AS n FROM updates").to_pylist()[0]["n"] >= 1
+
+
+def test_a_mixture_of_tasks_trains_in_one_pool(tmp_path: Path) -> None:
+    """task.name = [logic, retrieval]: both sets in problems/, each response scored by its own
+    verifier and weights (retrieval's citation column filled, logic's left null)."""
+    d = tmp_path / "run"
+    cfg = Config.model_validate(_config("logic").model_dump(mode="json", exclude_none=True)
+                                | {"task": {"name": ["logic", "retrieval"], "n_train": 6, "n_test": 2}})  # fmt: skip
+    cfg.rollout.prompts_per_iteration = 12
+    create_or_open(d, cfg, 1)
+    stages.prepare(d)
+    stages.rollout(d, 0)
+    stages.verify(d, 0)
+    stages.update(d, 0)
+    problems = run_sql(d, "SELECT task, split, count(*) AS n FROM problems GROUP BY ALL ORDER BY ALL").to_pylist()
+    assert problems == [{"task": t, "split": s, "n": n} for t in ("logic", "retrieval") for s, n in (("test", 2), ("train", 6))]
+    rows = run_sql(d, "SELECT task, citations FROM scores").to_pylist()
+    assert len(rows) == 12 * 2 and {r["task"] for r in rows} == {"logic", "retrieval"}  # 12 of the 12 train prompts
+    assert all((r["citations"] is None) == (r["task"] == "logic") for r in rows)
 
 
 def test_prompt_longer_than_the_context_is_refused(tmp_path: Path, small_config: Config, tiny_model: Path) -> None:

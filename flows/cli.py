@@ -39,10 +39,12 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from rlvr.config import ConfigError
     from rlvr.query import QueryError
     from rlvr.run import RunError
-    from rlvr.stages import StageOrderError
+    from data import TaskDataError
+    from rlvr.stages import ContextLengthError, StageOrderError
     from rlvr.verify import VerifyError
 
-    return (ConfigError, RunError, QueryError, StageOrderError, VerifyError, FileNotFoundError)
+    return (ConfigError, RunError, QueryError, StageOrderError, VerifyError, FileNotFoundError, TaskDataError,
+            ContextLengthError)  # fmt: skip
 
 
 def _fail(exc: BaseException) -> None:

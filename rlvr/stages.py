@@ -44,6 +44,10 @@ class StageOrderError(RuntimeError):
     pass
 
 
+class ContextLengthError(ValueError):
+    """A prompt that does not fit the model's context with rollout.max_new_tokens."""
+
+
 @dataclass(frozen=True)
 class StageResult:
     stage: str
@@ -196,10 +200,11 @@ def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[st
     context = _max_model_len(run.paths.policy_dir(i))
     longest = max(requests, key=lambda r: len(r.prompt_token_ids), default=None)
     if longest is not None and len(longest.prompt_token_ids) + sampling.max_new_tokens > context:
-        raise ValueError(
+        fix = ("lower rollout.max_new_tokens, or use" if len(longest.prompt_token_ids) < context else "use")
+        raise ContextLengthError(
             f"prompt {longest.prompt_id!r} has {len(longest.prompt_token_ids)} tokens; with rollout.max_new_tokens = "
-            f"{sampling.max_new_tokens} that exceeds the model's context of {context} tokens: lower "
-            "rollout.max_new_tokens, or use a model with a longer context (model.path)"
+            f"{sampling.max_new_tokens} that exceeds the model's context of {context} tokens: {fix} a model with a "
+            "longer context (model.path)"
         )
     n_rows, tokens, shards, t0 = 0, 0, [], time.perf_counter()
     for k, batch in enumerate(engine.generate(requests, sampling)):  # one shard per batch: memory stays bounded

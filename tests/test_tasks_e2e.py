@@ -90,7 +90,7 @@ def test_prompt_longer_than_the_context_is_refused(tmp_path: Path, small_config:
     create_or_open(d, Config.model_validate(data), 1)
     stages.prepare(d)
     with pytest.raises(ValueError, match=r"prompt 'humaneval-\d+' has \d+ tokens; with rollout.max_new_tokens = 16 "
-                                         r"that exceeds the model's context of 256 tokens"):  # fmt: skip
+                                         r"that exceeds the model.s context of 256 tokens: use a model with a longer context"):  # fmt: skip
         stages.rollout(d, 0)
     assert not (d / "rollouts").exists() or not any((d / "rollouts").rglob("*.parquet"))
 

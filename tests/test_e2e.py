@@ -115,3 +115,55 @@ def test_scheduled_extend_adds_iterations(tmp_path: Path, prefect_api: str, smal
     dep = extend.to_deployment(**deployment_args(run.paths.root, cron="0 * * * *", every=None, add_iterations=3, name=None))
     assert dep.name == "rlvr-run" and dep.parameters == {"run_dir": d, "add_iterations": 3}
     assert dep.schedules[0].schedule.cron == "0 * * * *"
+
+
+def test_served_deployment_runs_what_the_server_schedules(tmp_path: Path, prefect_api: str, small_config: Config,
+                                                         tiny_model: Path) -> None:  # fmt: skip
+    """`rlvr serve RUN --every 3600` for real: the deployment reaches the Prefect server with its
+    interval schedule, and the served process executes the flow runs the server hands it (here one
+    started through the API, as the UI's "Run" button does; the test server runs no scheduler
+    service, so it never creates scheduled runs by itself): the run gains an iteration."""
+    import asyncio
+    import signal
+    import time
+
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+
+    run = create_or_open(tmp_path / "run", small_config, 1)
+    paths = run.paths
+    env = os.environ | {"PREFECT_API_URL": prefect_api, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "serve", str(paths.root), "--every", "3600", "--name", "t"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # fmt: skip
+
+    async def deployment():  # noqa: ANN202
+        async with get_client() as client:
+            return await client.read_deployment_by_name("rlvr-extend/t")
+
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None and time.monotonic() < deadline, "rlvr serve did not register its deployment"
+            try:
+                dep = asyncio.run(deployment())
+                break
+            except Exception:  # noqa: BLE001 - not registered yet
+                time.sleep(1)
+        assert dep.parameters == {"run_dir": str(paths.root), "add_iterations": 1}
+        assert dep.schedules[0].schedule.interval.total_seconds() == 3600
+        run_deployment("rlvr-extend/t", timeout=0)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and read_record(paths.record("update", 1)) is None:
+            assert proc.poll() is None, "rlvr serve exited"
+            time.sleep(1)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            log = proc.communicate(timeout=60)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            log = proc.communicate()[0]
+    assert read_record(paths.record("update", 1)) is not None, log[-3000:]
+    assert create_or_open(paths.root, None, None).config.run.iterations == 2  # 1 + the run's add_iterations
+    assert "serving t: every 3600s" in log

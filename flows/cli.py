@@ -36,10 +36,10 @@ err = Console(stderr=True)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
+    from data import TaskDataError
     from rlvr.config import ConfigError
     from rlvr.query import QueryError
     from rlvr.run import RunError
-    from data import TaskDataError
     from rlvr.stages import ContextLengthError, StageOrderError
     from rlvr.verify import VerifyError
 

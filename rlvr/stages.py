@@ -189,7 +189,8 @@ def _max_model_len(policy_dir: Path) -> int:
 
 
 def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[str], text: dict[str, str], out: Path, *,
-              first_shard: int, samples: int = 0, sampling: Sampling | None = None, seed_tag: str = "") -> dict:  # fmt: skip
+              first_shard: int, samples: int = 0, sampling: Sampling | None = None, seed_tag: str = "",
+              label: str = "rollout") -> dict:  # fmt: skip
     """`samples` (default rollout.group_size) responses for each prompt id, written as shards
     part-{first_shard + k}; returns counts. `seed_tag` keeps evaluation seeds apart from training's."""
     cfg = run.config
@@ -229,7 +230,7 @@ def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[st
         tokens += sum(len(s.token_ids) for _, s in batch)
         shards.append(out / shard_name(first_shard + k))
         n_rows += write_table(rows, ROLLOUTS, shards[-1])
-        log.info("rollout %d: %d/%d responses, %.0f tok/s", i, n_rows, len(requests),
+        log.info("%s %d: %d/%d responses, %.0f tok/s", label, i, n_rows, len(requests),
                  tokens / max(time.perf_counter() - t0, 1e-9))  # fmt: skip
     return {"rows": n_rows, "tokens": tokens, "shards": shards}
 
@@ -291,7 +292,7 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:
             new = _generate(got.engine, tok, run, i, ids, text, Path(tmp), first_shard=0, samples=cfg.eval.samples,
-                            sampling=sampling, seed_tag="eval/")  # fmt: skip
+                            sampling=sampling, seed_tag="eval/", label="evaluate")  # fmt: skip
             scored = verifier.score(new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens,
                                     hide=[paths.root])  # fmt: skip
             gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-KEYS = ["ours_tokens_per_s", "trl_tokens_per_s", "ratio", "ours_peak_mb", "trl_peak_mb", "ours_s", "trl_s"]
+LAYOUTS = ("packed", "padded")  # our two micro-batch layouts, each its own side of the run
+KEYS = ["trl_tokens_per_s", "trl_peak_mb", "trl_s"]
+KEYS += [f"ours_{x}_{m}" for x in LAYOUTS for m in ("tokens_per_s", "peak_mb", "s")] + [f"ratio_ours_{x}" for x in LAYOUTS]
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("trl") is None, reason='trl is not installed: it is a bench-only extra (pip install -e ".[bench]")'
@@ -35,11 +37,14 @@ def test_bench_update_smallest(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     figures = result["figures"]
     assert {k: str(figures[k]) for k in KEYS} == {k: printed[k] for k in KEYS}
-    assert figures["ratio"] == pytest.approx(figures["trl_s"] / figures["ours_s"], rel=0.05)  # both rounded
-    # same weights and batch before the first step: both sides must compute the same loss and gradient
-    assert figures["loss_abs_diff"] < 1e-5
-    assert figures["grad_norm_rel_diff"] < 1e-3
-    assert result["settings"]["trl"]["loss_type"] == "dapo" and result["settings"]["ours"]["aggregation"] == "token_mean"
+    for x in LAYOUTS:
+        assert figures[f"ratio_ours_{x}"] == pytest.approx(figures["trl_s"] / figures[f"ours_{x}_s"], rel=0.05)  # rounded
+        # same weights and batch before the first step: every side must compute the same loss and gradient
+        assert figures[f"loss_abs_diff_ours_{x}"] < 1e-5
+        assert figures[f"grad_norm_rel_diff_ours_{x}"] < 1e-3
+        assert result["settings"][f"ours-{x}"]["aggregation"] == "token_mean"
+        assert result["settings"][f"ours-{x}"]["packing"] is (x == "packed")
+    assert result["settings"]["trl"]["loss_type"] == "dapo"
     assert result["workers"]["trl"]["gradient_checkpointing"] is True  # TRL's default, as the benchmark claims
     assert result["machine"]["cores"] >= 1 and result["versions"]["trl"]
-    assert len(result["runs"]["ours"]) == len(result["runs"]["trl"]) == 2  # warm-up + 1 repeat, alternated
+    assert {side: len(r) for side, r in result["runs"].items()} == {"ours-packed": 2, "ours-padded": 2, "trl": 2}  # warm-up + 1

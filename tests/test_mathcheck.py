@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
+from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
 from rlvr.mathcheck import check_pairs
-from rlvr.schema import PROBLEMS, ROLLOUTS, SCORES
-from rlvr.store import write_table
+from rlvr.schema import SCORES
 from rlvr.verify import score_with_stats
 
 
@@ -64,18 +64,7 @@ def test_raise_hang_and_crash_are_errors_and_other_rows_go_on() -> None:
 
 
 def _files(tmp_path: Path, problems: list[tuple[str, str]], responses: list[tuple[str, str]]) -> tuple[list[Path], list[Path]]:
-    p = tmp_path / "problems.parquet"
-    write_table([{"prompt_id": pid, "task": "t", "split": "train", "prompt": "q", "answer": a, "tests": None,
-                  "sources": None, "meta": None} for pid, a in problems], PROBLEMS, p)  # fmt: skip
-    rows, seen = [], {}
-    for pid, text in responses:
-        k = seen[pid] = seen.get(pid, -1) + 1
-        rows.append({"iteration": 0, "prompt_id": pid, "sample_idx": k, "prompt_token_ids": [1], "response_token_ids": [2],
-                     "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": 1, "finish_reason": "stop",
-                     "policy_version": 0, "engine": "transformers", "temperature": 1.0, "seed": 0})  # fmt: skip
-    r = tmp_path / "rollouts.parquet"
-    write_table(rows, ROLLOUTS, r)
-    return [r], [p]
+    return write_inputs(tmp_path, [{"prompt_id": pid, "answer": a} for pid, a in problems], responses)
 
 
 def test_errored_rows_are_marked_counted_and_left_out_of_the_baseline(tmp_path: Path) -> None:

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from verify_inputs import write_inputs
 
 from rlvr.config import RewardWeights, VerifySection
 from rlvr.grpo import group_advantages
-from rlvr.schema import PROBLEMS, ROLLOUTS
-from rlvr.store import write_table
 from rlvr.verify import VerifyError, score
 
 PROBLEMS_ROWS = [("n", "19"), ("neg", "-4"), ("big", "1200"), ("frac", "0.5"), ("word", "Paris"), ("same", "7")]
@@ -43,19 +42,9 @@ CASES = [
 
 
 def _files(tmp_path: Path, cases: list[tuple], problems: list[tuple] = PROBLEMS_ROWS) -> tuple[list[Path], list[Path]]:
-    p = tmp_path / "problems.parquet"
-    write_table([{"prompt_id": pid, "task": "t", "split": "train", "prompt": "q", "answer": a, "tests": None,
-                  "sources": None, "meta": None} for pid, a in problems], PROBLEMS, p)  # fmt: skip
-    rows, seen = [], {}
-    for pid, text, *rest in cases:
-        k = seen[pid] = seen.get(pid, -1) + 1
-        n_tok = rest[0] if rest and type(rest[0]) is int else 1  # optional response length
-        rows.append({"iteration": 0, "prompt_id": pid, "sample_idx": k, "prompt_token_ids": [1], "response_token_ids": [2],
-                     "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": n_tok, "finish_reason": "stop",
-                     "policy_version": 0, "engine": "transformers", "temperature": 1.0, "seed": 0})  # fmt: skip
-    r = tmp_path / "rollouts.parquet"
-    write_table(rows, ROLLOUTS, r)
-    return [r], [p]
+    """cases: (prompt_id, text, ...) with an optional response length (int) right after the text."""
+    responses = [(pid, text, rest[0] if rest and type(rest[0]) is int else 1) for pid, text, *rest in cases]
+    return write_inputs(tmp_path, [{"prompt_id": pid, "answer": a} for pid, a in problems], responses)
 
 
 @pytest.fixture()

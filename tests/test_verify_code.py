@@ -8,10 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
+from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
-from rlvr.schema import PROBLEMS, ROLLOUTS
-from rlvr.store import write_table
 from rlvr.verify import score_with_stats
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox needs root (see rlvr/sandbox.py)")
@@ -37,19 +36,12 @@ def _digest(root: Path) -> str:
 def test_code_rows_are_run_in_the_sandbox(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
-    problems, rollouts = run / "problems.parquet", run / "rollouts.parquet"
-    write_table([{"prompt_id": "add", "task": "code", "split": "test", "prompt": "write add", "answer": "def add(a, b): ...",
-                  "tests": TESTS, "sources": None, "meta": None},
-                 {"prompt_id": "num", "task": "arithmetic", "split": "test", "prompt": "1+1", "answer": "2",
-                  "tests": None, "sources": None, "meta": None}], PROBLEMS, problems)  # fmt: skip
-    responses = [t.replace("RUN_DIR", str(run)) for t in RESPONSES]
-    rows = [("add", k, text) for k, text in enumerate(responses)] + [("num", 0, "<answer>2</answer>")]
-    write_table([{"iteration": 0, "prompt_id": pid, "sample_idx": k, "prompt_token_ids": [1], "response_token_ids": [2],
-                  "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": 1, "finish_reason": "stop",
-                  "policy_version": 0, "engine": "transformers", "temperature": 1.0, "seed": 0}
-                 for pid, k, text in rows], ROLLOUTS, rollouts)  # fmt: skip
+    responses = [("add", t.replace("RUN_DIR", str(run))) for t in RESPONSES] + [("num", "<answer>2</answer>")]
+    rollouts, problems = write_inputs(run, [
+        {"prompt_id": "add", "task": "code", "split": "test", "prompt": "write add", "answer": "def add(a, b): ...", "tests": TESTS},
+        {"prompt_id": "num", "task": "arithmetic", "split": "test", "prompt": "1+1", "answer": "2"}], responses)  # fmt: skip
     before = _digest(run)
-    table, stats = score_with_stats([rollouts], [problems], VerifySection(code_timeout_s=3.0), hide=[run])
+    table, stats = score_with_stats(rollouts, problems, VerifySection(code_timeout_s=3.0), hide=[run])
     out = {(r["prompt_id"], r["sample_idx"]): r for r in table.to_pylist()}
     code = [out[("add", k)] for k in range(len(RESPONSES))]
     assert [r["correct"] for r in code] == [True, False, False, False, False]
@@ -66,14 +58,8 @@ def test_code_rows_are_run_in_the_sandbox(tmp_path: Path) -> None:
 
 
 def _score_code(tmp_path: Path, tests: str, responses: list[str], cfg: VerifySection) -> list[dict]:
-    problems, rollouts = tmp_path / "problems.parquet", tmp_path / "rollouts.parquet"
-    write_table([{"prompt_id": "p", "task": "code", "split": "train", "prompt": "q", "answer": "", "tests": tests,
-                  "sources": None, "meta": None}], PROBLEMS, problems)  # fmt: skip
-    write_table([{"iteration": 0, "prompt_id": "p", "sample_idx": k, "prompt_token_ids": [1], "response_token_ids": [2],
-                  "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": 1, "finish_reason": "stop",
-                  "policy_version": 0, "engine": "transformers", "temperature": 1.0, "seed": 0}
-                 for k, text in enumerate(responses)], ROLLOUTS, rollouts)  # fmt: skip
-    table, _ = score_with_stats([rollouts], [problems], cfg)
+    problem = {"prompt_id": "p", "task": "code", "answer": "", "tests": tests}
+    table, _ = score_with_stats(*write_inputs(tmp_path, [problem], [("p", text) for text in responses]), cfg)
     return sorted(table.to_pylist(), key=lambda r: r["sample_idx"])
 
 

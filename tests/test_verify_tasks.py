@@ -11,32 +11,15 @@ import json
 from pathlib import Path
 
 import pytest
+from verify_inputs import write_inputs
 
 from rlvr import logic
 from rlvr.config import RewardWeights, VerifySection
-from rlvr.schema import PROBLEMS, ROLLOUTS
-from rlvr.store import write_table
 from rlvr.verify import connect, score_with_stats
 
 
-def _write(tmp_path: Path, problems: list[dict], responses: list[tuple[str, str]]) -> tuple[list[Path], list[Path]]:
-    """problems: dicts with prompt_id, task, answer and optional sources/meta; responses: (prompt_id, text)."""
-    p = tmp_path / "problems.parquet"
-    write_table([{"split": "train", "prompt": "q", "tests": None, "sources": None, "meta": None} | row for row in problems],
-                PROBLEMS, p)  # fmt: skip
-    rows, seen = [], {}
-    for pid, text in responses:
-        k = seen[pid] = seen.get(pid, -1) + 1
-        rows.append({"iteration": 0, "prompt_id": pid, "sample_idx": k, "prompt_token_ids": [1], "response_token_ids": [2],
-                     "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": 1, "finish_reason": "stop",
-                     "policy_version": 0, "engine": "transformers", "temperature": 1.0, "seed": 0})  # fmt: skip
-    r = tmp_path / "rollouts.parquet"
-    write_table(rows, ROLLOUTS, r)
-    return [r], [p]
-
-
 def _score(tmp_path: Path, problems: list[dict], responses: list[tuple[str, str]], **cfg) -> tuple[list[dict], dict]:
-    table, stats = score_with_stats(*_write(tmp_path, problems, responses), VerifySection(**cfg))
+    table, stats = score_with_stats(*write_inputs(tmp_path, problems, responses), VerifySection(**cfg))
     return table.to_pylist(), stats
 
 

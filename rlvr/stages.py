@@ -117,28 +117,43 @@ def prepare(run_dir: str | Path) -> StageResult:
     return _result(rec, skipped=False)
 
 
-# ---- rollout ------------------------------------------------------------------------------
+# ---- generation: rollout and evaluate ----------------------------------------------------------
+
+
+def _generation_inputs(run: Run, stage: str, i: int) -> tuple[CommitRecord, dict]:
+    """prepare's record and the fingerprint of a stage that generates with policy v_i from the problems."""
+    name = f"{stage}({i})"
+    problems = _upstream(run, PREPARE, None, name)
+    policy = _policy_record(run, i, name)
+    return problems, {"config": run.config_hash, "problems": problems.digest(), "policy": policy.digest()}
+
+
+def _split_prompts(run: Run, problems: CommitRecord, split: str) -> dict[str, str]:
+    """prompt_id -> prompt of one split ('train' | 'test') of the problems."""
+    table = pq.read_table(problems.parquet_files(run.paths.root), columns=["prompt_id", "split", "prompt"])
+    rows = table.filter(pc.equal(table["split"], split))
+    return dict(zip(rows["prompt_id"].to_pylist(), rows["prompt"].to_pylist(), strict=True))
+
+
+def _policy_engine(run: Run, i: int) -> tuple[AutoTokenizer, engines.Acquired, torch.device]:
+    """Policy v_i's tokenizer and a generation engine holding v_i (from the pool: warm when it can be)."""
+    cfg, policy_dir = run.config, run.paths.policy_dir(i)
+    device = resolve_device(cfg.update.device)
+    got = engines.acquire(cfg.rollout, policy_dir, device=device, seed=cfg.run.seed, max_model_len=_max_model_len(policy_dir))
+    return AutoTokenizer.from_pretrained(policy_dir), got, device
 
 
 def rollout(run_dir: str | Path, iteration: int) -> StageResult:
     """G responses per sampled prompt with policy v_i -> rollouts/iteration=i/."""
     run = open_run(run_dir)
     cfg, paths, i = run.config, run.paths, iteration
-    name = f"rollout({i})"
-    problems = _upstream(run, PREPARE, None, name)
-    policy = _policy_record(run, i, name)
-    inputs = {"config": run.config_hash, "problems": problems.digest(), "policy": policy.digest()}
+    problems, inputs = _generation_inputs(run, ROLLOUT, i)
     if rec := committed(paths, ROLLOUT, i, inputs):
         return _result(rec, skipped=True)
 
     with begin_stage(paths, ROLLOUT, i, inputs) as tx:
-        table = pq.read_table(problems.parquet_files(paths.root), columns=["prompt_id", "split", "prompt"])
-        train = table.filter(pc.equal(table["split"], "train"))
-        text = dict(zip(train["prompt_id"].to_pylist(), train["prompt"].to_pylist(), strict=True))
-        device = resolve_device(cfg.update.device)
-        tok = AutoTokenizer.from_pretrained(paths.policy_dir(i))
-        got = engines.acquire(cfg.rollout, paths.policy_dir(i), device=device, seed=cfg.run.seed,
-                              max_model_len=_max_model_len(paths.policy_dir(i)))  # fmt: skip
+        text = _split_prompts(run, problems, "train")
+        tok, got, device = _policy_engine(run, i)
         log.info("rollout %d: %s engine (%s), start %.1fs, weight load %.2fs", i, got.name,
                  "warm" if got.warm else "cold", got.start_seconds, got.weight_load_seconds)  # fmt: skip
         out = tx.output(paths.table_dir("rollouts", i))
@@ -268,26 +283,19 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
     eval.temperature (greedy by default), scored by the same verifiers and weights as training."""
     run = open_run(run_dir)
     cfg, paths, i = run.config, run.paths, iteration
-    name = f"evaluate({i})"
-    problems = _upstream(run, PREPARE, None, name)
-    policy = _policy_record(run, i, name)
-    inputs = {"config": run.config_hash, "problems": problems.digest(), "policy": policy.digest()}
+    problems, inputs = _generation_inputs(run, EVALUATE, i)
     if rec := committed(paths, EVALUATE, i, inputs):
         return _result(rec, skipped=True)
     with begin_stage(paths, EVALUATE, i, inputs) as tx:
         problem_files = problems.parquet_files(paths.root)
-        table = pq.read_table(problem_files, columns=["prompt_id", "split", "prompt"])
-        test = table.filter(pc.equal(table["split"], "test"))
-        if test.num_rows == 0:
+        text = _split_prompts(run, problems, "test")
+        if not text:
             raise ValueError("evaluation needs held-out problems but this run has none (task.n_test = 0): "
                              "start a run with task.n_test > 0, or set eval.every = 0")  # fmt: skip
-        text = dict(zip(test["prompt_id"].to_pylist(), test["prompt"].to_pylist(), strict=True))
         ids = sorted(text)
         if cfg.eval.prompts:  # the same subset at every evaluation, so the numbers compare
             ids = iteration_prompts(ids, cfg.eval.prompts, seed=cfg.run.seed, iteration=0, round=0)
-        tok = AutoTokenizer.from_pretrained(paths.policy_dir(i))
-        got = engines.acquire(cfg.rollout, paths.policy_dir(i), device=resolve_device(cfg.update.device), seed=cfg.run.seed,
-                              max_model_len=_max_model_len(paths.policy_dir(i)))  # fmt: skip
+        tok, got, _ = _policy_engine(run, i)
         sampling = Sampling(cfg.rollout.max_new_tokens, cfg.eval.temperature, 1.0)
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:

@@ -50,6 +50,10 @@ CREATE OR REPLACE MACRO looks_symbolic(n) AS
 -- |a - b| <= tol * max(1, |b|) (config verify.numeric_tolerance).
 CREATE OR REPLACE MACRO num_close(a, b, tol) AS abs(a - b) <= tol * greatest(1.0, abs(b));
 
+-- norm_ws(s): lower case, runs of whitespace -> one space, trimmed: how retrieval compares cited
+-- spans, sources and answers (verify_citations.sql).
+CREATE OR REPLACE MACRO norm_ws(s) AS trim(regexp_replace(lower(s), '\s+', ' ', 'g'));
+
 -- think_answer_ok(t): the response is <think>...</think> then <answer>...</answer> and nothing else
 -- (whitespace aside), each tag exactly once (verify.format = 'think_answer'; DeepSeek-R1's format
 -- reward, Guo et al. 2025, sec. 2.2.2).

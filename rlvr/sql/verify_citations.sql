@@ -10,11 +10,13 @@
 UPDATE verify_rows
 SET citations = c.n, citations_supported = c.ok, citations_missing = c.missing
 FROM (
-    WITH v AS (
-        SELECT v.rowid AS row_id, v.iteration, v.prompt_id, v.sample_idx,
-            trim(regexp_replace(lower(p.answer), '\s+', ' ', 'g')) AS gold
-        FROM verify_rows AS v JOIN read_parquet($problems, hive_partitioning = false) AS p USING (prompt_id)
-        WHERE v.task = 'retrieval'
+    WITH p AS (
+        SELECT prompt_id, norm_ws(answer) AS gold, sources
+        FROM read_parquet($problems, hive_partitioning = false)
+        WHERE task = 'retrieval'
+    ), v AS (
+        SELECT v.rowid AS row_id, v.iteration, v.prompt_id, v.sample_idx, p.gold
+        FROM verify_rows AS v JOIN p USING (prompt_id)
     ), spans AS (
         SELECT v.row_id, v.prompt_id, v.gold, unnest(s.spans) AS span, generate_subscripts(s.spans, 1) AS k
         FROM v JOIN (
@@ -22,13 +24,11 @@ FROM (
             FROM read_parquet($rollouts, hive_partitioning = false)
         ) AS s USING (iteration, prompt_id, sample_idx)
     ), sources AS (
-        SELECT prompt_id, trim(regexp_replace(lower(unnest(sources)), '\s+', ' ', 'g')) AS source
-        FROM read_parquet($problems, hive_partitioning = false)
-        WHERE task = 'retrieval'
+        SELECT prompt_id, norm_ws(unnest(sources)) AS source FROM p
     ), checked AS (
         SELECT s.row_id, s.k, any_value(s.span) AS span, any_value(contains(s.needle, s.gold)) AS has_answer,
             COALESCE(bool_or(s.needle <> '' AND contains(src.source, s.needle)), false) AS found
-        FROM (SELECT *, trim(regexp_replace(lower(span), '\s+', ' ', 'g')) AS needle FROM spans) AS s
+        FROM (SELECT *, norm_ws(span) AS needle FROM spans) AS s
         LEFT JOIN sources AS src ON src.prompt_id = s.prompt_id
         GROUP BY s.row_id, s.k
     ), per_row AS (

@@ -7,6 +7,7 @@ never changes after creation (every stage's fingerprint depends on it), except
 
 from __future__ import annotations
 
+import copy
 import fcntl
 import os
 import tomllib
@@ -32,7 +33,12 @@ class RunError(RuntimeError):
 class Run:
     paths: RunPaths
     config: Config
-    config_hash: str  # hash_data of run.toml's own data: stable when rlvr later adds config fields
+    data: dict  # run.toml's config data as written (unset fields, and fields newer than the run, absent)
+
+    @property
+    def config_hash(self) -> str:
+        """hash_data of the run's own data: stable when rlvr later adds config fields."""
+        return hash_data(self.data)
 
 
 def _write_config(paths: RunPaths, data: dict) -> None:
@@ -57,7 +63,7 @@ def open_run(run_dir: str | Path) -> Run:
             f"{paths.config} was edited after the run started (its config hash no longer matches); "
             "a run's config is frozen: undo the edit, or start a new run with the new config"
         )
-    return Run(paths, cfg, hash_data(data))
+    return Run(paths, cfg, data)
 
 
 def create_or_open(run_dir: str | Path, config: Config | None, iterations: int | None) -> Run:
@@ -76,7 +82,7 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
                 + f"\nuse a new --run folder for the new config, or drop the config argument to continue {run_dir}"
             )
         cfg = run.config
-        data = tomllib.loads(paths.config.read_text())  # kept as written: only run.iterations may change
+        data = copy.deepcopy(run.data)  # kept as written: only run.iterations may change
     else:
         if paths.root.exists() and any(paths.root.iterdir()):
             raise RunError(f"{run_dir} exists, is not empty and holds no run.toml; choose an empty or new folder")

@@ -174,7 +174,7 @@ def run_mathverify(sample: list[tuple[str, str]]) -> float:
 
 def run_code() -> tuple[float, int, int]:
     """HumanEval's canonical solutions (prompt + solution) against their tests: seconds, passed, total."""
-    from data import humaneval
+    from rlvr.data import humaneval
     from rlvr import sandbox
 
     rows = humaneval.generate()

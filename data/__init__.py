@@ -26,7 +26,7 @@ class TaskDataError(ValueError):
 
 def size(name: str) -> int:
     """Problems in a shipped set (not arithmetic, which is generated to order)."""
-    module = importlib.import_module(f"data.{name}")
+    module = importlib.import_module(f"rlvr.data.{name}")
     if hasattr(module, "N_PROBLEMS"):
         return int(module.N_PROBLEMS)
     path = Path(__file__).with_name(f"{name}.jsonl")
@@ -42,7 +42,7 @@ def problems(task: Any) -> list[dict]:
 
 def _one(task: Any, name: str) -> list[dict]:
     if name == "arithmetic":
-        from data import arithmetic
+        from rlvr.data import arithmetic
 
         n_train, n_test = task.splits(0, name)
         return arithmetic.generate(seed=task.seed, n_train=n_train, n_test=n_test, max_operand=task.max_operand, ops=task.ops)
@@ -55,5 +55,5 @@ def _one(task: Any, name: str) -> list[dict]:
         )
     if n_train == 0:
         raise TaskDataError(f"task {name!r} with task.n_train = 0 has nothing to train on; raise task.n_train")
-    module = importlib.import_module(f"data.{name}")
+    module = importlib.import_module(f"rlvr.data.{name}")
     return module.generate(seed=task.seed, n_train=n_train, n_test=n_test)

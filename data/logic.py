@@ -13,9 +13,9 @@
   does not check the middle term's distribution and calls e.g. "All A are B, Some B are C, so
   Some A are C" valid.
 
-The rows are shipped as data/logic.jsonl, built by `python -m data.logic build` (needs
+The rows are shipped as data/logic.jsonl, built by `python -m rlvr.data.logic build` (needs
 `pip install reasoning-gym==0.1.25`, the `data` extra); every row's meta records its source,
-version, seed and index. Loading (`generate`) reads only the jsonl. `python -m data.logic`
+version, seed and index. Loading (`generate`) reads only the jsonl. `python -m rlvr.data.logic`
 prints a few. Test: .venv/bin/pytest tests/test_logic.py -q
 """
 

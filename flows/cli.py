@@ -36,7 +36,7 @@ err = Console(stderr=True)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from data import TaskDataError
+    from rlvr.data import TaskDataError
     from rlvr.config import ConfigError
     from rlvr.query import QueryError
     from rlvr.run import RunError
@@ -64,7 +64,7 @@ def _prefect_env() -> None:
 
 def _run_flow(run_dir: str) -> None:
     _prefect_env()
-    from flows.train import train as train_flow
+    from rlvr.flows.train import train as train_flow
 
     t0 = time.perf_counter()
     try:
@@ -138,7 +138,7 @@ def serve(
     except _user_errors() as exc:
         _fail(exc)
     _prefect_env()
-    from flows.train import extend
+    from rlvr.flows.train import extend
 
     deployment = extend.to_deployment(**deployment_args(run, cron=cron, every=every, add_iterations=add_iterations,
                                                         name=name))  # fmt: skip

@@ -19,7 +19,7 @@ import sys
 from prefect import flow
 
 from rlvr.run import create_or_open, open_run, writer_lock
-from tasks.stages import evaluate_task, prepare_task, rollout_task, update_task, verify_task
+from rlvr.tasks.stages import evaluate_task, prepare_task, rollout_task, update_task, verify_task
 
 
 def _stages(run_dir: str) -> list[dict]:

@@ -26,7 +26,7 @@ import torch
 from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-import data
+import rlvr.data as data
 from rlvr import engines
 from rlvr import verify as verifier
 from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids

@@ -27,7 +27,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-import data
+import rlvr.data as data
 from rlvr.config import Config
 
 log = logging.getLogger("rlvr")

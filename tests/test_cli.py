@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from flows.cli import app
+from rlvr.flows.cli import app
 from rlvr.config import Config
 
 runner = CliRunner()

@@ -28,7 +28,7 @@ def _records(paths: RunPaths, iterations: int) -> dict[tuple, str | None]:
 
 def test_flow_runs_two_iterations_and_learns_from_the_gradient(tmp_path: Path, prefect_api: str,
                                                                small_config: Config, tiny_model: Path) -> None:  # fmt: skip
-    from flows.train import train
+    from rlvr.flows.train import train
 
     run = create_or_open(tmp_path / "run", small_config, 2)
     d = str(run.paths.root)
@@ -62,7 +62,7 @@ def test_flow_runs_two_iterations_and_learns_from_the_gradient(tmp_path: Path, p
 
 
 def _cli(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flows.cli", *args], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "rlvr.flows.cli", *args], env=env, capture_output=True, text=True,
                           timeout=900, start_new_session=True)  # fmt: skip
 
 
@@ -104,8 +104,8 @@ def test_kill_during_second_update_then_resume(tmp_path: Path, prefect_api: str,
 
 def test_scheduled_extend_adds_iterations(tmp_path: Path, prefect_api: str, small_config: Config,
                                           tiny_model: Path) -> None:  # fmt: skip
-    from flows.cli import deployment_args
-    from flows.train import extend
+    from rlvr.flows.cli import deployment_args
+    from rlvr.flows.train import extend
 
     run = create_or_open(tmp_path / "run", small_config, 1)
     d = str(run.paths.root)
@@ -133,7 +133,7 @@ def test_served_deployment_runs_what_the_server_schedules(tmp_path: Path, prefec
     run = create_or_open(tmp_path / "run", small_config, 1)
     paths = run.paths
     env = os.environ | {"PREFECT_API_URL": prefect_api, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "serve", str(paths.root), "--every", "3600", "--name", "t"],
+    proc = subprocess.Popen([sys.executable, "-m", "rlvr.flows.cli", "serve", str(paths.root), "--every", "3600", "--name", "t"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)  # fmt: skip
 

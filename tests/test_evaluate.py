@@ -90,7 +90,7 @@ def test_no_held_out_problems_is_explained(tmp_path: Path, small_config: Config,
 
 def test_flow_evaluates_before_and_after_training(tmp_path: Path, prefect_api: str, small_config: Config,
                                                   tiny_model: Path) -> None:  # fmt: skip
-    from flows.train import train
+    from rlvr.flows.train import train
 
     d = tmp_path / "run"
     create_or_open(d, _config(small_config, tiny_model), 1)

@@ -13,7 +13,7 @@ import time
 import pyarrow as pa
 import pytest
 
-from data import humaneval
+from rlvr.data import humaneval
 from rlvr.sandbox import AssertTests, Limits, check_many, extract_code
 from rlvr.schema import PROBLEMS
 

@@ -14,7 +14,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from data import logic as data_logic
+from rlvr.data import logic as data_logic
 from rlvr import logic
 from rlvr.logic import (
     canonical,

@@ -10,7 +10,7 @@ from prefect.states import Failed
 
 from rlvr.config import ConfigError
 from rlvr.errors import is_transient
-from tasks.stages import retry_transient
+from rlvr.tasks.stages import retry_transient
 
 
 @pytest.mark.parametrize(

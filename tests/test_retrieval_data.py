@@ -11,7 +11,7 @@ import re
 import pyarrow as pa
 import pytest
 
-from data import retrieval
+from rlvr.data import retrieval
 from rlvr.schema import PROBLEMS
 
 

@@ -13,7 +13,7 @@ import os
 import pyarrow as pa
 import pytest
 
-from data import stdio
+from rlvr.data import stdio
 from rlvr.sandbox import (
     AssertTests,
     IOTests,

@@ -96,7 +96,7 @@ def test_prompt_longer_than_the_context_is_refused(tmp_path: Path, small_config:
 
 
 def test_too_many_problems_names_the_fields(tmp_path: Path) -> None:
-    import data
+    from rlvr import data
 
     with pytest.raises(data.TaskDataError, match=r"task.n_train \+ task.n_test = 290 \+ 20 = 310, but task 'logic' has 300"):
         data.problems(_config("logic", n_train=290, n_test=20).task)

@@ -118,7 +118,7 @@ def test_warm_weight_reload_equals_a_cold_start(engine, vllm_python: str, tiny_m
 
 def test_two_iterations_of_train_with_vllm(vllm_python: str, tmp_path: Path, small_config: Config, prefect_api: str,
                                            tiny_model: Path) -> None:  # fmt: skip
-    from flows.train import train
+    from rlvr.flows.train import train
 
     data = small_config.model_dump()
     data["rollout"].update(engine="vllm", python=vllm_python)

@@ -26,10 +26,11 @@ import torch
 from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
+from rlvr.errors import RlvrError
 import rlvr.data as data
 from rlvr import engines
-from rlvr import verify as verifier
-from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
+from rlvr.verify import scoring
+from rlvr.sampler import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
 from rlvr.schema import EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
 from rlvr.store import CommitRecord, begin_stage, committed, read_record, write_table
@@ -40,11 +41,11 @@ log = logging.getLogger("rlvr")
 hf_logging.disable_progress_bar()  # per-file "Loading weights" bars drown the stage logs
 
 
-class StageOrderError(RuntimeError):
+class StageOrderError(RlvrError, RuntimeError):
     pass
 
 
-class ContextLengthError(ValueError):
+class ContextLengthError(RlvrError, ValueError):
     """A prompt that does not fit the model's context with rollout.max_new_tokens."""
 
 
@@ -172,7 +173,7 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
                 break
             # DAPO dynamic sampling (Yu et al. 2025, sec. 3.2): groups whose rewards are all equal carry
             # no signal; top up with fresh prompts until `target` groups have some, or rounds run out
-            scored = verifier.score(new["shards"], problems.parquet_files(paths.root), cfg.verify,
+            scored = scoring.score(new["shards"], problems.parquet_files(paths.root), cfg.verify,
                                     max_new_tokens=cfg.rollout.max_new_tokens, hide=[paths.root])  # fmt: skip
             rounds[-1]["signal_groups"] = len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
             have = sum(r["signal_groups"] for r in rounds)
@@ -263,7 +264,7 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
     if rec := committed(paths, VERIFY, i, inputs):
         return _result(rec, skipped=True)
     with begin_stage(paths, VERIFY, i, inputs) as tx:
-        table, stats = verifier.score_with_stats(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root),
+        table, stats = scoring.score_with_stats(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root),
                                                  run.config.verify, max_new_tokens=run.config.rollout.max_new_tokens,
                                                  hide=[paths.root])  # fmt: skip
         n = write_table(table, SCORES, tx.output(paths.table_dir("scores", i)) / shard_name(0))
@@ -301,7 +302,7 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
         with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:
             new = _generate(got.engine, tok, run, i, ids, text, Path(tmp), first_shard=0, samples=cfg.eval.samples,
                             sampling=sampling, seed_tag="eval/", label="evaluate")  # fmt: skip
-            scored = verifier.score(new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens,
+            scored = scoring.score(new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens,
                                     hide=[paths.root])  # fmt: skip
             gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
         key = ["prompt_id", "sample_idx"]

@@ -37,7 +37,7 @@ def _config(task: str, **extra) -> Config:
 def test_task_runs_one_iteration(tmp_path: Path, task: str) -> None:
     column, verifiers = TASKS[task]
     if column == "code" and os.geteuid() != 0:
-        pytest.skip("the code sandbox needs root (see rlvr/sandbox.py)")
+        pytest.skip("the code sandbox needs root (see rlvr/verify/code/sandbox.py)")
     d = tmp_path / "run"
     cfg = _config(task)
     create_or_open(d, cfg, 1)

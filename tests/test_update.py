@@ -15,7 +15,7 @@ import torch
 
 from rlvr import stages
 from rlvr.config import Config, UpdateSection
-from rlvr.rollout import render_prompt_ids
+from rlvr.sampler import render_prompt_ids
 from rlvr.run import create_or_open
 from rlvr.store import FAULT_ENV
 from rlvr.update import (

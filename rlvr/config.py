@@ -141,6 +141,32 @@ class RewardWeights(_Section):
 
 DEFAULT_WEIGHTS = {"default": RewardWeights(), "retrieval": RewardWeights(citation=0.5)}
 
+PLUGIN_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class RewardPlugin(_Section):
+    """One reward plug-in (`[[verify.rewards]]`): a SQL file or a Python function whose score, times
+    `weight`, is added to every row's reward as the component `reward_<name>` (rlvr/verify/plugins.py)."""
+
+    name: str = Field(..., pattern=PLUGIN_NAME, description="Component name: the reward shows up as reward_<name> in scores.components.")
+    weight: float = Field(1.0, description="reward += weight * score.")
+    sql: str | None = Field(None, description="A .sql file holding one SELECT over `responses` that returns prompt_id, sample_idx, score, reason (path relative to the working directory).")
+    python: str | None = Field(None, description="'module:function' or 'path/to/file.py:function' with TRL's reward signature f(completions, **kwargs) -> list[float | None].")
+    completions: Literal["standard", "conversational"] = Field(
+        "standard", description="python: completions as plain strings, or as TRL's conversational [{'role': 'assistant', 'content': ...}] lists."
+    )
+    timeout_s: float = Field(30.0, gt=0.0, description="python: wall-clock limit of one batch; a batch over it makes its rows verifier_error.")
+    batch_size: int = Field(64, ge=1, description="python: completions per call.")
+    workers: int = Field(1, ge=1, description="python: worker processes that call the function.")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> RewardPlugin:
+        if (self.sql is None) == (self.python is None):
+            raise ValueError(f"reward {self.name!r}: give exactly one of sql = 'file.sql' or python = 'module:function'")
+        if self.python is not None and ":" not in self.python:
+            raise ValueError(f"reward {self.name!r}: python = {self.python!r} must be 'module:function' or 'file.py:function'")
+        return self
+
 
 class VerifySection(_Section):
     weights: dict[str, RewardWeights] = Field(
@@ -168,6 +194,18 @@ class VerifySection(_Section):
     code_memory_mb: int = Field(1024, ge=64, description="Code tier: address-space limit of one sandboxed program.")
     mathverify_timeout_s: float = Field(5.0, gt=0.0, description="Per-row time limit of the math-verify tier (rows SQL cannot decide); a row over it gets reason 'verifier_error: timeout ...'.")
     mathverify_workers: int = Field(2, ge=1, description="Worker processes of the math-verify tier (its SIGALRM timeout needs each row on a process's main thread).")
+    rewards: list[RewardPlugin] = Field(
+        default_factory=list, description="Reward plug-ins ([[verify.rewards]]): each adds weight * score to the reward as "
+        "component reward_<name>; a row a plug-in cannot score (None, NULL, a timeout) becomes verifier_error."
+    )
+
+    @field_validator("rewards")
+    @classmethod
+    def _distinct_names(cls, value: list[RewardPlugin]) -> list[RewardPlugin]:
+        names = [r.name for r in value]
+        if dup := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"reward name {dup[0]!r} is used twice; give each [[verify.rewards]] its own name")
+        return value
 
     @field_validator("weights", mode="before")
     @classmethod
@@ -180,6 +218,10 @@ class VerifySection(_Section):
 
 
 class UpdateSection(_Section):
+    objective: Literal["grpo", "rft"] = Field(
+        "grpo", description="grpo = clipped policy gradient on group advantages; rft = rejection-sampling fine-tuning: "
+        "cross-entropy on the correct responses only (the offline baseline)."
+    )
     lr: float = Field(1e-3, gt=0.0, description="AdamW peak learning rate.")
     weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay.")
     betas: tuple[float, float] = Field((0.9, 0.99), description="AdamW betas.")

@@ -53,8 +53,24 @@ ROLLOUTS = pa.schema(
         pa.field("engine", pa.string(), nullable=False),  # "transformers" | "vllm"
         pa.field("temperature", pa.float32(), nullable=False),
         pa.field("seed", pa.int64(), nullable=False),  # derived from (seed, iteration, prompt, sample)
+        # who wrote the response: null = the run's policy; `rlvr import`: the file's model column (engine = 'import')
+        pa.field("model", pa.string()),
     ]
 )
+
+# One reward plug-in's part of a row's reward (config [[verify.rewards]], rlvr.verify.plugins). Plug-in
+# names are the user's, so they are values, not columns: `scores.components` is a list of these, and
+# `rlvr sql` shows them one row each in the view `reward_components`.
+COMPONENT = pa.struct(
+    [
+        pa.field("name", pa.string()),  # the plug-in's name; its column-style label is reward_<name>
+        pa.field("weight", pa.float64()),
+        pa.field("score", pa.float64()),  # what the plug-in returned; null = it could not score the row
+        pa.field("reward", pa.float64()),  # weight * score (0 when score is null)
+        pa.field("reason", pa.string()),
+    ]
+)
+DEFAULT_SCORING = "default"  # the scoring the run's own verify stage writes; `rlvr rescore --name` adds others
 
 SCORES = pa.schema(
     [
@@ -82,6 +98,9 @@ SCORES = pa.schema(
         pa.field("group_mean", pa.float64(), nullable=False),
         pa.field("group_std", pa.float64(), nullable=False),
         pa.field("advantage", pa.float64(), nullable=False),
+        # reward plug-ins: reward = the built-in terms above + sum(components.reward); empty without plug-ins
+        pa.field("components", pa.list_(COMPONENT), nullable=False),
+        pa.field("scoring", pa.string(), nullable=False),  # DEFAULT_SCORING, or the name given to `rlvr rescore`
     ]
 )
 
@@ -140,13 +159,15 @@ EVALS = pa.schema(
     ]
 )
 
-# name -> schema; also the view names of `rlvr sql`
+# name -> schema; also the view names of `rlvr sql`. `scores` is the run's own scoring;
+# `scorings` holds every scoring (the default's rows and each `rlvr rescore` name's), side by side.
 TABLES: dict[str, pa.Schema] = {
     "problems": PROBLEMS,
     "rollouts": ROLLOUTS,
     "scores": SCORES,
     "updates": UPDATES,
     "evals": EVALS,
+    "scorings": SCORES,
 }
 
 # ---- stages -------------------------------------------------------------------------------
@@ -156,6 +177,7 @@ ROLLOUT = "rollout"
 VERIFY = "verify"
 UPDATE = "update"
 EVALUATE = "evaluate"  # optional (config eval.every): evaluate(i) scores policy v_i on the held-out split
+RESCORE_PREFIX = "rescore."  # `rlvr rescore --name N` commits stage "rescore.N" per iteration into scorings/N/
 ITERATION_STAGES: tuple[str, ...] = (ROLLOUT, VERIFY, UPDATE)
 STAGE_TABLE = {PREPARE: "problems", ROLLOUT: "rollouts", VERIFY: "scores", UPDATE: "updates", EVALUATE: "evals"}
 
@@ -201,6 +223,10 @@ class RunPaths:
         """problems/ has no iterations; the others are partitioned by iteration."""
         root = self.table_root(table)
         return root if iteration is None else root / iteration_part(iteration)
+
+    def scoring_dir(self, name: str, iteration: int) -> Path:
+        """A named rescoring's shards of one iteration (the default scoring lives in scores/)."""
+        return self.root / "scorings" / name / iteration_part(iteration)
 
     def policy_dir(self, version: int) -> Path:
         return self.root / "policy" / policy_name(version)

@@ -9,8 +9,11 @@
      with a per-row timeout), rlvr.verify.code.sandbox (code, bubblewrap), rlvr.verify.logic (truth tables). A crash or
      timeout is a `verifier_error: ...` reason, never a 0;
   3. sql/verify_citations.sql (retrieval rows only): each <cite> span looked up in the sources;
-  4. sql/verify_groups.sql: reward composition per task (verify.weights), length shaping and group
-     advantages, leaving errored rows out of their group's baseline (their advantage is 0).
+  4. reward plug-ins (verify.rewards, rlvr.verify.plugins), when there are any: user SQL and Python
+     scores over the decided rows, each a named, weighted component;
+  5. sql/verify_groups.sql: reward composition per task (verify.weights) plus the plug-ins' components,
+     length shaping and group advantages, leaving errored rows out of their group's baseline (their
+     advantage is 0).
 The result has exactly rlvr.schema.SCORES' columns, ordered by (iteration, prompt_id, sample_idx).
 
 Test: tests/test_verify.py (hand-computed rows for every rule) and tests/test_mathcheck.py.
@@ -28,11 +31,11 @@ import duckdb
 import pyarrow as pa
 
 from rlvr.errors import RlvrError
-from rlvr.verify import logic, sql
+from rlvr.verify import logic, plugins, sql
 from rlvr.verify.code import sandbox
 from rlvr.config import VerifySection
 from rlvr.verify.math import Check, check_pairs, math_verify_check
-from rlvr.schema import SCORES
+from rlvr.schema import DEFAULT_SCORING, SCORES
 
 log = logging.getLogger(__name__)
 
@@ -156,14 +159,16 @@ def _apply_fills(con: duckdb.DuckDBPyConnection, fills: pa.Table) -> None:
 
 def score_with_stats(
     rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, check: Check = math_verify_check,
-    max_new_tokens: int = 0, hide: Sequence[Path] = (),
+    max_new_tokens: int = 0, hide: Sequence[Path] = (), scoring: str = DEFAULT_SCORING,
 ) -> tuple[pa.Table, dict[str, int]]:
     """One row per rollout row, in SCORES' schema, and counts: rows, undecided (sent to math-verify),
     verifier_errors (rows left out of their baselines), timeouts, worker_restarts.
 
     `check(gold, pred) -> bool` is the math tier's checker (a module-level function; tests inject faulty ones).
     Code rows (task = 'code') run in the sandbox; `hide` lists folders it must not see (the run store).
-    Extra counts: code, logic (rows of those tiers), retrieval (rows whose citations were checked)."""
+    Extra counts: code, logic (rows of those tiers), retrieval (rows whose citations were checked), and
+    with reward plug-ins plugin_errors (rows one could not score) and plugin_timeouts (batches killed).
+    `scoring` fills the scoring column (a `rlvr rescore` name; the run's own is DEFAULT_SCORING)."""
     if not rollout_files:
         raise VerifyError("verify got no rollout shards; run the rollout stage first")
     con = connect()
@@ -199,7 +204,14 @@ def score_with_stats(
         con.execute(sql.load("verify_citations"), files)
         stats["retrieval"] = con.execute("SELECT count(*) FROM verify_rows WHERE citations IS NOT NULL").fetchall()[0][0]
     con.register("reward_weights", reward_weights(tasks, cfg))
-    params = {"eps": cfg.advantage_eps, "estimator": cfg.advantage, "l_max": max_new_tokens,
+    plugin_rows = plugins.empty_plugin_rows()
+    if cfg.rewards:
+        responses = con.sql(plugins.RESPONSES_SQL, params=files).to_arrow_table()
+        plugin_rows, pstats = plugins.score_plugins(cfg.rewards, responses)
+        stats |= pstats
+        stats["verifier_errors"] += pstats["plugin_errors"]
+    con.register("plugin_rows", plugin_rows)
+    params = {"scoring": scoring, "eps": cfg.advantage_eps, "estimator": cfg.advantage, "l_max": max_new_tokens,
               "l_cache": cfg.overlong_buffer if max_new_tokens else 0, "overlong": cfg.overlong_penalty}  # fmt: skip
     table = con.sql(sql.load("verify_groups"), params=params).to_arrow_table()
     return table.cast(SCORES), stats

@@ -4,6 +4,8 @@
     rlvr resume DIR                                       finish what a crashed run left
     rlvr status DIR                                       one row per iteration and stage
     rlvr sql DIR "SELECT ..." [--format table|csv|json]   read-only SQL over the run
+    rlvr import DIR FILE [--iteration N]                  responses made elsewhere as an iteration's rollouts
+    rlvr rescore DIR --set verify.F=V [--name NAME]       re-verify every stored rollout into a named scoring
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
@@ -194,7 +196,8 @@ def status(
 @app.command("sql")
 def sql_cmd(
     run: Annotated[Path, typer.Argument(help="Run folder.")],
-    query: Annotated[str, typer.Argument(help="One read-only statement over the views problems, rollouts, scores, updates.")],
+    query: Annotated[str, typer.Argument(help="One read-only statement over the views problems, rollouts, scores, updates, "
+                                         "evals, scorings, reward_components.")],
     format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
     max_rows: Annotated[int, typer.Option(help="Rows shown by --format table.")] = 50,
 ) -> None:
@@ -222,6 +225,58 @@ def sql_cmd(
         out.print(table)
         if result.num_rows > max_rows:
             out.print(f"({result.num_rows} rows, {max_rows} shown; --max-rows or --format csv for all)")
+
+
+@app.command("import")
+def import_cmd(
+    run: Annotated[Path, typer.Argument(help="Run folder (created with CONFIG or --set when new).")],
+    file: Annotated[Path, typer.Argument(help="JSONL or Parquet: prompt_id or prompt, response, optional logprobs, "
+                                         "response_token_ids, finish_reason, model.")],
+    iteration: Annotated[int | None, typer.Option(help="Iteration to fill (default: the next without rollouts).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="TOML config of a new run.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Override a field of a new run's config (repeatable).")] = None,
+) -> None:
+    """Bring responses made elsewhere into a run as an iteration's rollouts (engine = 'import');
+    then `rlvr resume DIR` verifies and trains on them (update.objective = "grpo" or "rft")."""
+    import logging
+
+    from rlvr.config import Config, apply_overrides, load_config, parse_config
+    from rlvr.imports import import_responses
+    from rlvr.run import create_or_open, writer_lock
+
+    logging.getLogger("rlvr").setLevel(logging.INFO)
+    try:
+        cfg = load_config(config) if config is not None else None
+        if set_:
+            cfg = parse_config(apply_overrides((cfg or Config()).model_dump(mode="json", exclude_none=True), set_), "--set")
+        create_or_open(run, cfg, None)
+        with writer_lock(run):
+            got = import_responses(run, file, iteration)
+    except _user_errors() as exc:
+        _fail(exc)
+    verb = "already imported" if got["skipped"] else "imported"
+    out.print(f"{verb}: {got['rows']} responses as iteration {got['iteration']} of {run}; next: rlvr resume {run}")
+
+
+@app.command()
+def rescore(
+    run: Annotated[Path, typer.Argument(help="Run folder.")],
+    set_: Annotated[list[str] | None, typer.Option("--set", help="A changed verify setting, e.g. --set verify.format=think_answer "
+                                                   "or --set 'verify.rewards=[{name = \"short\", sql = \"short.sql\"}]' (repeatable).")] = None,
+    name: Annotated[str | None, typer.Option(help="Name of the new scoring (default: a hash of its settings).")] = None,
+) -> None:
+    """Re-verify every stored rollout under changed verify settings into a named scoring (nothing is
+    regenerated); compare with `rlvr sql DIR "SELECT scoring, avg(reward) FROM scorings GROUP BY 1"`."""
+    from rlvr.rescore import rescore as rescore_run
+
+    try:
+        got = rescore_run(run, set_ or [], name)
+    except _user_errors() as exc:
+        _fail(exc)
+    for g in got:
+        out.print(f"scoring {g['scoring']} iteration {g['iteration']}: {g['rows']} rows, {g['correct']} correct, "
+                  f"reward mean {g['reward_mean']:.4f}{' (already committed)' if g['skipped'] else ''}")  # fmt: skip
+    out.print(f'compare: rlvr sql {run} "SELECT scoring, iteration, avg(reward) FROM scorings GROUP BY ALL ORDER BY ALL"')
 
 
 @app.command()

@@ -12,6 +12,9 @@ One function per idea, each citing its source:
   a constant (Dr. GRPO sec. 3.1), all normalised by whole-mini-batch totals so that gradient
   accumulation over micro-batches equals one big batch.
 - KL to a reference: k1, k2, k3 estimators (Schulman 2020, "Approximating KL Divergence").
+- rejection-sampling fine-tuning (RFT; Yuan et al. 2023, "Scaling Relationship on Learning
+  Mathematical Reasoning with Large Language Models", sec. 4): cross-entropy on the responses the
+  verifier accepted, the standard offline baseline (update.objective = "rft").
 - truncated importance sampling for engine/trainer mismatch (Yao et al. 2025, "Your Efficient
   RL Framework Secretly Brings You Off-Policy RL Training").
 
@@ -139,6 +142,19 @@ def policy_loss(
             "clip_high_tokens": float(((ratio > 1 + clip.eps_high) & (adv > 0) & m).sum()),
             "ratio_sum": float((ratio * mask).sum()),
         }
+    return loss, metrics
+
+
+def rft_loss(logp: torch.Tensor, old_logp: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, dict]:
+    """Per-token negative log-likelihood of the kept (correct) responses; zero where mask is 0.
+
+    logp, old_logp, mask: (B, T). No advantage and no clip: every kept token is pushed up alike
+    (RFT, Yuan et al. 2023). Metrics as policy_loss' (nothing is clipped; the ratio to the
+    sampling policy is reported for drift)."""
+    loss = -logp * mask  # (B, T)
+    with torch.no_grad():
+        ratio = torch.exp(logp - old_logp)  # (B, T)
+        metrics = {"clip_low_tokens": 0.0, "clip_high_tokens": 0.0, "ratio_sum": float((ratio * mask).sum())}
     return loss, metrics
 
 

@@ -1,8 +1,10 @@
 """Read-only SQL over a run, and the per-stage status table.
 
 `connect_run(dir)` returns a DuckDB connection with one view per table in rlvr.schema.TABLES
-(problems, rollouts, scores, updates) over exactly the files that commit records list, so a
-half-written or uncommitted shard is never visible. Tables with no committed file yet are empty
+(problems, rollouts, scores, updates, evals, scorings) over exactly the files that commit records
+list, so a half-written or uncommitted shard is never visible. `scores` is the run's own scoring;
+`scorings` adds every `rlvr rescore` name's rows (column `scoring`), and `reward_components` shows
+the reward plug-ins' components of every scoring one row each. Tables with no committed file yet are empty
 views with the right columns. Only SELECT-like statements are accepted, external access is
 limited to the run folder, and the configuration is locked.
 
@@ -18,7 +20,7 @@ import pyarrow as pa
 
 from rlvr.errors import RlvrError
 from rlvr.run import open_run
-from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, STAGE_TABLE, TABLES, RunPaths
+from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, RESCORE_PREFIX, STAGE_TABLE, TABLES, RunPaths
 from rlvr.store import read_record
 
 READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
@@ -39,7 +41,17 @@ def committed_files(paths: RunPaths) -> dict[str, list[Path]]:
         for stage in (*ITERATION_STAGES, EVALUATE):
             if rec := read_record(paths.record(stage, i)):
                 files[STAGE_TABLE[stage]] += rec.parquet_files(paths.root)
+    rescored = sorted(paths.stages.glob(f"iteration=*/{RESCORE_PREFIX}*.json"), key=lambda p: (p.name, p.parent.name))
+    files["scorings"] = files["scores"] + [f for p in rescored if (rec := read_record(p)) for f in rec.parquet_files(paths.root)]
     return files
+
+
+# reward plug-in components one row each: (iteration, prompt_id, sample_idx, scoring, name, weight, score, reward, reason)
+COMPONENTS_VIEW = """
+CREATE VIEW reward_components AS
+SELECT iteration, prompt_id, sample_idx, scoring, c.name, c.weight, c.score, c.reward, c.reason
+FROM (SELECT iteration, prompt_id, sample_idx, scoring, unnest(components) AS c FROM scorings)
+"""
 
 
 def connect_run(run_dir: str | Path) -> duckdb.DuckDBPyConnection:
@@ -48,10 +60,14 @@ def connect_run(run_dir: str | Path) -> duckdb.DuckDBPyConnection:
     for table, paths in committed_files(run.paths).items():
         if paths:
             listing = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listing}], hive_partitioning = false)")
+            # scorings: runs from before the scoring column was added mix old and new shards
+            union = ", union_by_name = true" if table == "scorings" else ""
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listing}], hive_partitioning = false{union})")
         else:
             con.register(f"_{table}_empty", pa.table({f.name: pa.array([], f.type) for f in TABLES[table]}))
             con.execute(f"CREATE VIEW {table} AS SELECT * FROM _{table}_empty")
+    if "components" in {c for (c, *_) in con.execute("DESCRIBE scorings").fetchall()}:  # not in runs older than plug-ins
+        con.execute(COMPONENTS_VIEW)
     root = str(run.paths.root).replace("'", "''")
     con.execute(f"SET allowed_directories = ['{root}']")
     con.execute("SET enable_external_access = false")
@@ -75,7 +91,7 @@ def run_sql(run_dir: str | Path, query: str) -> pa.Table:
     try:
         return con.sql(query).to_arrow_table()
     except duckdb.Error as err:
-        raise QueryError(f"{err}\n(views: {', '.join(TABLES)}; `rlvr sql DIR \"DESCRIBE scores\"` lists columns)") from None
+        raise QueryError(f"{err}\n(views: {', '.join(TABLES)}, reward_components; `rlvr sql DIR \"DESCRIBE scores\"` lists columns)") from None
 
 
 def status_rows(run_dir: str | Path) -> list[dict]:

@@ -28,8 +28,8 @@ from transformers.utils import logging as hf_logging
 
 from rlvr.errors import RlvrError
 import rlvr.data as data
-from rlvr import engines
-from rlvr.verify import scoring
+from rlvr import engines, imports
+from rlvr.verify import plugins, scoring
 from rlvr.sampler import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
 from rlvr.schema import EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
@@ -151,6 +151,8 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
     problems, inputs = _generation_inputs(run, ROLLOUT, i)
     if rec := committed(paths, ROLLOUT, i, inputs):
         return _result(rec, skipped=True)
+    if rec := _imported(run, i, inputs):  # `rlvr import` made this iteration's rollouts: keep them
+        return _result(rec, skipped=True)
 
     with begin_stage(paths, ROLLOUT, i, inputs) as tx:
         text = _split_prompts(run, problems, "train")
@@ -196,6 +198,15 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
     log.info("rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs", i, n_rows, len(used),
              cfg.rollout.group_size, len(rounds), tokens, secs)  # fmt: skip
     return _result(rec, skipped=False)
+
+
+def _imported(run: Run, i: int, inputs: dict) -> CommitRecord | None:
+    """Iteration i's rollouts if `rlvr import` committed them for these problems and policy
+    (rlvr.imports: its fingerprint adds the file's digest to the rollout stage's inputs)."""
+    rec = read_record(run.paths.record(ROLLOUT, i))
+    if rec is None or rec.extra.get("engine") != imports.ENGINE:
+        return None
+    return committed(run.paths, ROLLOUT, i, {**inputs, "import": rec.inputs.get("import")})
 
 
 def _max_model_len(policy_dir: Path) -> int:
@@ -261,6 +272,8 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
     problems = _upstream(run, PREPARE, None, f"verify({i})")
     rollouts = _upstream(run, ROLLOUT, i, f"verify({i})")
     inputs = {"config": run.config_hash, "problems": problems.digest(), "rollouts": rollouts.digest()}
+    if run.config.verify.rewards:  # a plug-in's source is an input too: editing it rescores
+        inputs["rewards"] = [plugins.source_digest(p) for p in run.config.verify.rewards]
     if rec := committed(paths, VERIFY, i, inputs):
         return _result(rec, skipped=True)
     with begin_stage(paths, VERIFY, i, inputs) as tx:

@@ -68,12 +68,14 @@ class TrainRow:
 # ---- data ---------------------------------------------------------------------------------
 
 
-def load_rows(rollout_files: list[Path], score_files: list[Path]) -> tuple[list[TrainRow], float, dict]:
-    """Training rows (signal-carrying groups only), the sampling temperature, and group stats."""
+def load_rows(rollout_files: list[Path], score_files: list[Path], objective: str = "grpo") -> tuple[list[TrainRow], float, dict]:
+    """Training rows, the sampling temperature, and group stats. grpo: the signal-carrying groups'
+    rows; rft: the correct rows (advantage 1). A row whose response_logprobs are missing (an
+    imported response without them, `rlvr import`) has old_logprobs = [] (see fill_missing_logprobs)."""
     con = duckdb.connect()
-    p = {"rollouts": [str(f) for f in rollout_files], "scores": [str(f) for f in score_files]}
+    p = {"rollouts": [str(f) for f in rollout_files], "scores": [str(f) for f in score_files], "objective": objective}
     rows = con.execute(sql.load("update_batch"), p).fetchall()
-    used, dropped, reward_mean = con.execute(sql.load("update_stats"), {"scores": p["scores"]}).fetchone()
+    used, dropped, reward_mean = con.execute(sql.load("update_stats"), {"scores": p["scores"], "objective": objective}).fetchone()
     temps = {r[5] for r in rows}
     if len(temps) > 1:
         raise ValueError(f"rollout rows of one iteration have several temperatures {sorted(temps)}; expected one")
@@ -394,9 +396,12 @@ def _micro_batch_loss(model: PreTrainedModel | ResponseLogprobs, batch: dict[str
     logp, entropy = response_logprobs(model, batch, temperature, cfg.bf16)  # (b, T-1), (b, T-1)
     mask = batch["mask"]  # (b, T-1)
     old = batch["trainer_old"] if "trainer_old" in batch else batch["old"]  # (b, T-1)
-    per_tok, m = grpo.policy_loss(logp, old, batch["adv"], mask, clip)  # (b, T-1)
+    if cfg.objective == "rft":  # cross-entropy on the (correct) rows load_rows kept
+        per_tok, m = grpo.rft_loss(logp, old, mask)  # (b, T-1)
+    else:
+        per_tok, m = grpo.policy_loss(logp, old, batch["adv"], mask, clip)  # (b, T-1)
     sums = {"clip_low": m["clip_low_tokens"], "clip_high": m["clip_high_tokens"], "ratio": m["ratio_sum"], "kl": 0.0, "tis": 0.0}
-    if cfg.tis_cap > 0:
+    if cfg.tis_cap > 0 and cfg.objective == "grpo":
         w = grpo.truncated_is_weights(old, batch["old"], cfg.tis_cap)  # (b, T-1)
         per_tok = per_tok * w  # (b, T-1)
         sums["tis"] = float((w * mask).sum())
@@ -435,7 +440,7 @@ def grpo_steps(
     n_truncated = sum(r.truncated for r in rows) if cfg.mask_truncated else 0
     if cfg.mask_truncated:
         rows = [r for r in rows if not r.truncated]
-    if cfg.tis_cap > 0:
+    if cfg.tis_cap > 0 and cfg.objective == "grpo":
         rows = _with_trainer_old_logprobs(model, rows, temperature, pad_id, cfg, device)
     metrics: list[dict] = []
     for epoch in range(cfg.epochs):
@@ -484,6 +489,28 @@ def grpo_steps(
     return metrics
 
 
+def fill_missing_logprobs(model: PreTrainedModel | ResponseLogprobs, rows: list[TrainRow], temperature: float,
+                          pad_id: int, cfg: UpdateSection, device: torch.device) -> tuple[list[TrainRow], int]:  # fmt: skip
+    """Rows without sampling logprobs (imported responses) get them from the current policy v_i, in
+    one no-grad pass before any step: their ratio starts at 1, as on-policy samples' does.
+    Returns the rows and how many were filled."""
+    missing = [k for k, r in enumerate(rows) if len(r.old_logprobs) != len(r.response_ids)]
+    if not missing:
+        return rows, 0
+    out = list(rows)
+    model.eval()
+    with torch.no_grad():
+        by_length = sorted(missing, key=lambda k: rows[k].length)
+        for start in range(0, len(by_length), 64):  # 64 rows a pass, padded: bounded memory, few passes
+            idx = by_length[start : start + 64]
+            batch = collate([replace(rows[k], old_logprobs=[0.0] * len(rows[k].response_ids)) for k in idx], pad_id, device)
+            lp, _ = response_logprobs(model, batch, temperature, cfg.bf16)  # (b, T-1)
+            for b, k in enumerate(idx):
+                P, R = len(rows[k].prompt_ids), len(rows[k].response_ids)
+                out[k] = replace(rows[k], old_logprobs=lp[b, P - 1 : P + R - 1].tolist())
+    return out, len(missing)
+
+
 def _with_trainer_old_logprobs(model: PreTrainedModel | ResponseLogprobs, rows: list[TrainRow], temperature: float,
                                pad_id: int, cfg: UpdateSection, device: torch.device) -> list[TrainRow]:  # fmt: skip
     """TIS needs pi_old as the *trainer* computes it; one no-grad pass before any step (every rank
@@ -528,7 +555,7 @@ def run_update(spec: UpdateSpec) -> dict:
     if device.type == "cuda" and dist.world > 1:
         device = torch.device("cuda", dist.rank % torch.cuda.device_count())
         torch.cuda.set_device(device)  # FSDP2's default device mesh takes the current device
-    rows, temperature, stats = load_rows([Path(f) for f in spec.rollout_files], [Path(f) for f in spec.score_files])
+    rows, temperature, stats = load_rows([Path(f) for f in spec.rollout_files], [Path(f) for f in spec.score_files], u.objective)
     model, tok = load_policy(Path(spec.policy_in), device)
     if u.gradient_checkpointing:
         enable_gradient_checkpointing(model)
@@ -542,6 +569,8 @@ def run_update(spec: UpdateSpec) -> dict:
     opt, sched, global_step = make_optimizer(model, u, Path(spec.policy_in))
     torch.manual_seed(spec.seed)
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    # imported responses without logprobs: the current policy's, before any step (every rank alike)
+    rows, stats["logprobs_filled"] = fill_missing_logprobs(net, rows, temperature, pad, u, device)
     steps = grpo_steps(net, opt, sched, rows, cfg=u, temperature=temperature, pad_id=pad,
                        norm_constant=float(cfg.rollout.max_new_tokens), ref_model=ref, dist=dist) if rows else []  # fmt: skip
     if not steps:  # every group had equal rewards: nothing to learn; v_{i+1} = v_i, recorded as such

@@ -203,3 +203,16 @@ def test_entropy_and_tis_weights() -> None:
     assert token_entropy(uniform).item() == pytest.approx(math.log(4))
     w = truncated_is_weights(torch.tensor([[0.0, -1.0]]), torch.tensor([[-1.0, 0.0]]), cap=2.0)
     assert w[0].tolist() == pytest.approx([2.0, math.exp(-1)])  # e^1 capped at 2
+
+
+def test_rft_loss_is_masked_negative_log_likelihood() -> None:
+    """RFT: -log p of every kept token, nothing else; its gradient raises every kept token's logprob."""
+    from rlvr.grpo import rft_loss
+
+    logp = torch.tensor([[-0.5, -2.0, -1.0], [-3.0, -0.1, -0.2]], requires_grad=True)  # (2, 3)
+    mask = torch.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
+    loss, m = rft_loss(logp, logp.detach(), mask)
+    assert torch.allclose(loss, torch.tensor([[0.5, 2.0, 0.0], [0.0, 0.1, 0.2]]))
+    assert m == {"clip_low_tokens": 0.0, "clip_high_tokens": 0.0, "ratio_sum": 4.0}  # ratio 1 on each of 4 kept tokens
+    loss.sum().backward()
+    assert torch.equal(logp.grad, -mask)  # descent raises exactly the kept tokens

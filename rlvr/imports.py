@@ -1,0 +1,210 @@
+"""Offline RLVR: responses made elsewhere (a bigger model, an earlier run, people) as an iteration's rollouts.
+
+    rlvr import runs/demo responses.jsonl [--iteration N]
+
+The file (JSONL, or Parquet: one file or a folder of them) has one response per row:
+  prompt_id or prompt    which problem: its id, or its exact prompt text (a train-split problem of the run)
+  response               the response text (aliases: response_text, completion)
+  logprobs               optional: log p of each response token under the model that wrote it
+                         (alias response_logprobs); missing ones are computed by the trainer under
+                         the current policy, so the update's ratio starts at 1
+  response_token_ids     optional: the tokens the logprobs belong to; otherwise the text is tokenized
+                         with the policy's tokenizer (plus its end-of-sequence token when finish_reason
+                         is 'stop')
+  finish_reason          optional: 'stop' (default) or 'length'
+  model                  optional: who wrote it (kept in rollouts.model)
+The rows become rollouts/iteration=N/ with engine = 'import', committed like any rollout stage
+(rlvr.store): the rollout stage then skips iteration N, and verify and update run as usual.
+Responses to one prompt form its group, numbered in file order.
+
+A bad file (a missing column, an unknown prompt, a held-out prompt, logprobs that do not match the
+tokens) is an ImportFileError naming the file, row and column; nothing is written.
+
+Test: tests/test_offline.py.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from transformers import AutoTokenizer
+
+from rlvr.errors import RlvrError
+from rlvr.run import Run, create_or_open, open_run
+from rlvr.sampler import render_prompt_ids
+from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, UPDATE, shard_name
+from rlvr.store import CommitRecord, begin_stage, committed, file_sha256, read_record, write_table
+
+log = logging.getLogger("rlvr")
+
+ENGINE = "import"
+ALIASES = {
+    "response": ("response", "response_text", "completion"),
+    "logprobs": ("logprobs", "response_logprobs"),
+}
+SHARD_ROWS = 4096
+
+
+class ImportFileError(RlvrError, ValueError):
+    """A responses file that cannot be imported; the message names the file, row and column."""
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The file's rows as dicts: JSONL (.jsonl/.json, one object a line) or Parquet (file or folder)."""
+    if not path.exists():
+        raise ImportFileError(f"{path}: no such file")
+    if path.is_dir() or path.suffix == ".parquet":
+        try:
+            return pq.read_table(path).to_pylist()
+        except (pa.ArrowInvalid, OSError) as err:
+            raise ImportFileError(f"{path}: not a readable Parquet file or folder: {err}") from None
+    rows = []
+    with path.open("rb") as f:
+        for n, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as err:
+                raise ImportFileError(f"{path} line {n}: not a UTF-8 JSON object ({err}); give JSONL, one object a line") from None
+            if not isinstance(row, dict):
+                raise ImportFileError(f"{path} line {n}: expected a JSON object, got {type(row).__name__}")
+            rows.append(row)
+    return rows
+
+
+def _column(path: Path, rows: list[dict], names: tuple[str, ...], *, required: bool) -> str | None:
+    """Which of `names` the file uses (the first row that has one decides)."""
+    have = set().union(*(r.keys() for r in rows)) if rows else set()
+    found = [n for n in names if n in have]
+    if not found and required:
+        raise ImportFileError(f"{path}: no column {' / '.join(names)}; the file's columns are {', '.join(sorted(have)) or 'none'}")
+    return found[0] if found else None
+
+
+def _problem_index(run: Run, problems: CommitRecord) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """prompt_id -> (prompt, split), and prompt text -> prompt_id."""
+    t = pq.read_table(problems.parquet_files(run.paths.root), columns=["prompt_id", "prompt", "split"]).to_pylist()
+    return {r["prompt_id"]: (r["prompt"], r["split"]) for r in t}, {r["prompt"]: r["prompt_id"] for r in t}
+
+
+def to_rollout_rows(path: Path, rows: list[dict], *, run: Run, problems: CommitRecord, iteration: int, tok) -> list[dict]:
+    """Validate every row and turn it into a ROLLOUTS row; raises ImportFileError at the first bad one."""
+    if not rows:
+        raise ImportFileError(f"{path}: no rows")
+    by_id, by_text = _problem_index(run, problems)
+    id_col = _column(path, rows, ("prompt_id", "prompt"), required=True)
+    resp_col = _column(path, rows, ALIASES["response"], required=True)
+    lp_col = _column(path, rows, ALIASES["logprobs"], required=False)
+    eos = tok.eos_token_id
+    seen: dict[str, int] = {}
+    out, prompt_ids = [], {}
+    for k, r in enumerate(rows):
+        where = f"{path} row {k}"
+        key = r.get(id_col)
+        if id_col == "prompt_id":
+            pid = key if isinstance(key, str) and key in by_id else None
+            if pid is None:
+                raise ImportFileError(f"{where}: column prompt_id = {key!r} is not a problem of this run (see `rlvr sql "
+                                      f"{run.paths.root} \"SELECT prompt_id, prompt FROM problems\"`)")  # fmt: skip
+        else:
+            pid = by_text.get(key) if isinstance(key, str) else None
+            if pid is None:
+                shown = key if not isinstance(key, str) or len(key) < 60 else key[:57] + "..."
+                raise ImportFileError(f"{where}: column prompt = {shown!r} matches no problem's prompt text exactly; give prompt_id instead")
+        if by_id[pid][1] != "train":
+            raise ImportFileError(f"{where}: prompt_id {pid!r} is a held-out problem (split = {by_id[pid][1]!r}); training on it would leak the evaluation")
+        text = r.get(resp_col)
+        if not isinstance(text, str):
+            raise ImportFileError(f"{where}: column {resp_col} = {text!r} is not a string")
+        finish = r.get("finish_reason") or "stop"
+        if finish not in ("stop", "length"):
+            raise ImportFileError(f"{where}: column finish_reason = {finish!r}; use 'stop' or 'length'")
+        ids = r.get("response_token_ids")
+        if ids is None:
+            ids = tok(text, add_special_tokens=False)["input_ids"] + ([eos] if finish == "stop" and eos is not None else [])
+        lps = r.get(lp_col) if lp_col else None
+        if lps is None:
+            lps = []  # filled by the trainer (rlvr.update.fill_missing_logprobs)
+        elif not isinstance(lps, list) or len(lps) != len(ids) or not all(isinstance(x, int | float) and math.isfinite(x) and x <= 0 for x in lps):
+            n = len(lps) if isinstance(lps, list) else type(lps).__name__
+            raise ImportFileError(f"{where}: column {lp_col} has {n} values; expected {len(ids)} finite log-probabilities <= 0, one per "
+                                  "response token (text tokens + end-of-sequence when finish_reason is 'stop'), or leave it out")  # fmt: skip
+        if pid not in prompt_ids:
+            prompt_ids[pid] = render_prompt_ids(tok, by_id[pid][0])
+        s = seen[pid] = seen.get(pid, -1) + 1
+        out.append({"iteration": iteration, "prompt_id": pid, "sample_idx": s, "prompt_token_ids": prompt_ids[pid],
+                    "response_token_ids": ids, "response_logprobs": lps, "response_text": text,
+                    "num_response_tokens": len(ids), "finish_reason": finish, "policy_version": iteration, "engine": ENGINE,
+                    "temperature": 1.0, "seed": 0, "model": r.get("model")})  # fmt: skip
+    return out
+
+
+def next_iteration(run: Run) -> int:
+    """The first iteration without committed rollouts."""
+    i = 0
+    while read_record(run.paths.record(ROLLOUT, i)) is not None:
+        i += 1
+    return i
+
+
+def import_inputs(run: Run, iteration: int, file_digest: str) -> tuple[CommitRecord, dict]:
+    """prepare's record and the rollout-stage fingerprint of an import (stages.rollout honours it)."""
+    from rlvr.stages import StageOrderError  # stages imports this module's ENGINE
+
+    problems = read_record(run.paths.record(PREPARE, None))
+    policy = problems if iteration == 0 else read_record(run.paths.record(UPDATE, iteration - 1))
+    if problems is None or policy is None:
+        raise StageOrderError(f"importing into iteration {iteration} needs policy v{iteration}: run iterations 0..{iteration - 1} "
+                              f"first (`rlvr train --run {run.paths.root} --iterations {iteration}`), or import into the next one")  # fmt: skip
+    return problems, {"config": run.config_hash, "problems": problems.digest(), "policy": policy.digest(), "import": file_digest}
+
+
+def import_responses(run_dir: str | Path, file: str | Path, iteration: int | None = None) -> dict:
+    """Import `file` as iteration `iteration`'s rollouts (default: the next iteration without any).
+    Raises the run's target (run.iterations) to include it. Returns the commit's summary."""
+    from rlvr.stages import prepare
+
+    path = Path(file)
+    rows = read_rows(path)  # a bad file fails before anything is touched
+    prepare(run_dir)
+    run = open_run(run_dir)
+    i = next_iteration(run) if iteration is None else iteration
+    if i < 0:
+        raise ImportFileError(f"--iteration {i}: iterations start at 0")
+    digest = file_sha256(path) if path.is_file() else _folder_digest(path)
+    problems, inputs = import_inputs(run, i, digest)
+    if rec := committed(run.paths, ROLLOUT, i, inputs):
+        return {"iteration": i, "rows": rec.rows, "skipped": True}
+    if (old := read_record(run.paths.record(ROLLOUT, i))) is not None:
+        raise ImportFileError(f"iteration {i} of {run_dir} has rollouts already (engine {old.extra.get('engine')!r}); "
+                              f"import into the next one (--iteration {next_iteration(run)}) or into a new run")  # fmt: skip
+    tok = AutoTokenizer.from_pretrained(run.paths.policy_dir(i))
+    out_rows = to_rollout_rows(path, rows, run=run, problems=problems, iteration=i, tok=tok)
+    with begin_stage(run.paths, ROLLOUT, i, inputs) as tx:
+        out = tx.output(run.paths.table_dir("rollouts", i))
+        for k in range(0, len(out_rows), SHARD_ROWS):
+            write_table(out_rows[k : k + SHARD_ROWS], ROLLOUTS, out / shard_name(k // SHARD_ROWS))
+        missing = sum(not r["response_logprobs"] for r in out_rows)
+        models = sorted({r["model"] for r in out_rows if r["model"]})
+        tx.commit(rows=len(out_rows), extra={"engine": ENGINE, "source": str(path.resolve()), "sha256": digest,
+                                             "prompts": len({r["prompt_id"] for r in out_rows}), "models": models,
+                                             "logprobs_missing": missing,
+                                             "tokens": sum(r["num_response_tokens"] for r in out_rows)})  # fmt: skip
+    if run.config.run.iterations < i + 1:
+        create_or_open(run_dir, None, i + 1)
+    log.info("import %d: %d responses to %d prompts from %s (%d without logprobs)", i, len(out_rows),
+             len({r["prompt_id"] for r in out_rows}), path, missing)  # fmt: skip
+    return {"iteration": i, "rows": len(out_rows), "skipped": False, "logprobs_missing": missing}
+
+
+def _folder_digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256("".join(file_sha256(f) for f in sorted(path.rglob("*.parquet"))).encode()).hexdigest()

@@ -9,6 +9,7 @@ and differs exactly where a changed setting says; bad files and settings write n
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -205,7 +206,7 @@ def test_bad_import_files_write_nothing(imported: Path, tmp_path: Path, source: 
         "latin1.jsonl": (b'{"prompt_id": "a", "response": "caf\xe9"}\n', "line 1: not a UTF-8 JSON object"),
     }
     for name, (rows, message) in cases.items():
-        with pytest.raises(ImportFileError, match=message) as err:
+        with pytest.raises(ImportFileError, match=re.escape(message)) as err:
             import_responses(imported, _bad(tmp_path, name, rows), 1)
         assert "\n" not in str(err.value) and name in str(err.value)
     assert read_record(run.paths.record(ROLLOUT, 1)) is None and not (run.paths.root / "rollouts" / "iteration=000001").exists()

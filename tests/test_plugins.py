@@ -23,31 +23,7 @@ PROBLEMS = [{"prompt_id": "a", "answer": "12"}, {"prompt_id": "b", "answer": "7"
 RESPONSES = [("a", "<answer>12</answer>", 3), ("a", "<answer>12</answer>", 9), ("a", "<answer>13</answer>", 3),
              ("b", '{"x": 1}', 4), ("b", "not json", 4), ("b", "", 1)]  # fmt: skip
 
-LENGTH_EXACT_SQL = """
--- length-aware exact match: a correct answer in <= 4 tokens earns 1, a longer correct one 0.5
-SELECT prompt_id, sample_idx,
-       CASE WHEN NOT correct THEN 0.0 WHEN num_response_tokens <= 4 THEN 1.0 ELSE 0.5 END AS score,
-       CASE WHEN NOT correct THEN 'wrong' ELSE num_response_tokens || ' tokens' END AS reason
-FROM responses
-"""
-
-JSON_PY = '''
-import json
-
-def json_valid(completions, **kwargs):
-    """1.0 for a completion that parses as JSON, 0.0 otherwise; None for an empty one (unscorable)."""
-    out = []
-    for c in completions:
-        if c == "":
-            out.append(None)
-            continue
-        try:
-            json.loads(c)
-            out.append(1.0)
-        except ValueError:
-            out.append(0.0)
-    return out
-'''
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "rewards"  # the README's plug-ins
 
 
 def _write(tmp_path: Path, name: str, text: str) -> str:
@@ -65,13 +41,13 @@ def _score(tmp_path: Path, rewards: list[dict], responses=RESPONSES, **verify) -
 
 def test_sql_reward_adds_a_weighted_component(tmp_path: Path) -> None:
     base, _ = _score(tmp_path, [])
-    sql = _write(tmp_path, "short.sql", LENGTH_EXACT_SQL)
-    rows, stats = _score(tmp_path, [{"name": "short", "weight": 2.0, "sql": sql}])
+    rows, stats = _score(tmp_path, [{"name": "short", "weight": 2.0, "sql": str(EXAMPLES / "short_exact.sql")}])
     assert stats["plugin_errors"] == 0
     a = [r for r in rows if r["prompt_id"] == "a"]
-    assert [r["reward"] for r in a] == [1.0 + 2.0, 1.0 + 1.0, 0.0]  # correct + 2 * (1 | 0.5 | 0)
-    assert [r["components"] for r in a][1] == [{"name": "short", "weight": 2.0, "score": 0.5, "reward": 1.0,
-                                                 "reason": "reward_short = 2 * 0.5 (9 tokens)"}]  # fmt: skip
+    assert [r["reward"] for r in a] == [1.0 + 2.0, 1.0 + 2.0 * 8 / 9, 0.0]  # correct + 2 * (1 | 8/9 tokens | 0)
+    assert [r["components"] for r in a][1] == [{"name": "short", "weight": 2.0, "score": 8 / 9, "reward": 2.0 * 8 / 9,
+                                                 "reason": "reward_short = 2 * 0.888889 (exact match in 9 tokens)"}]  # fmt: skip
+    assert a[2]["reason"] == "wrong: got 13, expected 12; reward_short = 2 * 0 (wrong: 13 vs 12)"
     for old, new in zip(base, rows, strict=True):  # the built-in reason is kept, the component's appended
         comp = new["components"][0]
         assert new["reason"] == old["reason"] + "; " + comp["reason"]
@@ -81,7 +57,7 @@ def test_sql_reward_adds_a_weighted_component(tmp_path: Path) -> None:
 
 
 def test_python_reward_none_is_verifier_error(tmp_path: Path) -> None:
-    py = _write(tmp_path, "rewards.py", JSON_PY)
+    py = EXAMPLES / "json_valid.py"
     rows, stats = _score(tmp_path, [{"name": "json", "weight": 0.5, "python": f"{py}:json_valid", "batch_size": 4}],
                          weights={"default": {"correct": 0.0}})  # fmt: skip
     b = [r for r in rows if r["prompt_id"] == "b"]

@@ -21,7 +21,7 @@ ROW = {
     "iteration": 3, "prompt_id": "p1", "sample_idx": 0, "prompt_token_ids": [1, 2, 3],
     "response_token_ids": [4, 5], "response_logprobs": [-0.5, -1.25], "response_text": "<answer>4</answer>",
     "num_response_tokens": 2, "finish_reason": "stop", "policy_version": 3, "engine": "transformers",
-    "temperature": 1.0, "seed": 2**62 + 1,
+    "temperature": 1.0, "seed": 2**62 + 1, "model": None,
 }  # fmt: skip
 
 

@@ -172,3 +172,12 @@ def test_plugin_kwargs_standard_format() -> None:
     kw = plugin_kwargs(rows, "standard")
     assert kw == {"completions": ["x"], "prompts": ["p"], "completion_ids": [[1]], "answer": ["3"], "meta": [None],
                   "solution": ["3"]}  # fmt: skip
+
+
+def test_python_reward_as_module_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """'module:function' resolves from the working directory, in the parent and in the workers."""
+    (tmp_path / "my_rewards_mod.py").write_text("def length(completions, **kwargs):\n    return [float(len(c)) for c in completions]\n")
+    monkeypatch.chdir(tmp_path)
+    rows, _ = _score(tmp_path, [{"name": "len", "python": "my_rewards_mod:length", "weight": 0.1}],
+                     weights={"default": {"correct": 0.0}})  # fmt: skip
+    assert [r["reward"] for r in rows] == pytest.approx([0.1 * len(t) for _, t, _ in RESPONSES])

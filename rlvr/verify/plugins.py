@@ -98,13 +98,27 @@ def load_function(spec: str, name: str = "") -> Callable[..., Any]:
             module = importlib.util.module_from_spec(mod_spec)
             mod_spec.loader.exec_module(module)
         else:
-            module = importlib.import_module(target)
+            module = _import_from_cwd(target)
         func = getattr(module, fn)
     except Exception as err:  # noqa: BLE001 - whatever the user's module raises, it is one line to them
         raise RewardPluginError(f"reward plug-in {name!r}: python = {spec!r} cannot be imported: {type(err).__name__}: {err}") from None
     if not callable(func):
         raise RewardPluginError(f"reward plug-in {name!r}: {spec!r} is not a function")
     return func
+
+
+def _import_from_cwd(name: str):
+    """import_module with the working directory on sys.path, as `python -c` has it (the `rlvr`
+    script's own sys.path[0] is its bin folder), so 'my_rewards:f' finds ./my_rewards.py."""
+    cwd = str(Path.cwd())
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(name)
+    finally:
+        if added:
+            sys.path.remove(cwd)
 
 
 def source_digest(p: RewardPlugin) -> str:
@@ -118,8 +132,8 @@ def source_digest(p: RewardPlugin) -> str:
             path = Path(target)
         else:
             try:
-                found = importlib.util.find_spec(target)
-            except (ImportError, ValueError):
+                found = _import_from_cwd(target).__spec__
+            except Exception:  # noqa: BLE001 - reported as an import error when the plug-in runs
                 found = None
             if found is None or not found.origin or not Path(found.origin).is_file():
                 return "unknown"  # reported as an import error when the plug-in runs
@@ -197,11 +211,10 @@ def plugin_kwargs(rows: list[dict[str, Any]], completions: str) -> dict[str, lis
     return out
 
 
-def _worker(conn: Connection, spec: str, name: str, cwd: str) -> None:
+def _worker(conn: Connection, spec: str, name: str) -> None:
     """Worker loop: import the function, say "ready", then answer (batch, kwargs) with
     ("ok", batch, scores) or ("raised", batch, message); None stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    sys.path.insert(0, cwd)  # 'module:function' resolves as it does in the parent
     try:
         func = load_function(spec, name)
     except RewardPluginError as err:
@@ -223,7 +236,7 @@ class _Slot:
     def __init__(self, p: RewardPlugin) -> None:
         ctx = mp.get_context("spawn")  # no fork: the parent holds DuckDB and torch threads
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child, p.python, p.name, str(Path.cwd())), daemon=True)
+        self.proc = ctx.Process(target=_worker, args=(child, p.python, p.name), daemon=True)
         self.proc.start()
         child.close()
         self.batch: int | None = None

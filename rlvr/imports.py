@@ -39,7 +39,7 @@ from rlvr.errors import RlvrError
 from rlvr.run import Run, create_or_open, open_run
 from rlvr.sampler import render_prompt_ids
 from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, UPDATE, shard_name
-from rlvr.store import CommitRecord, begin_stage, committed, file_sha256, read_record, write_table
+from rlvr.store import CommitRecord, Outcome, StageTx, committed, file_sha256, read_record, run_stage, write_table
 
 log = logging.getLogger("rlvr")
 
@@ -187,16 +187,18 @@ def import_responses(run_dir: str | Path, file: str | Path, iteration: int | Non
                               f"import into the next one (--iteration {next_iteration(run)}) or into a new run")  # fmt: skip
     tok = AutoTokenizer.from_pretrained(run.paths.policy_dir(i))
     out_rows = to_rollout_rows(path, rows, run=run, problems=problems, iteration=i, tok=tok)
-    with begin_stage(run.paths, ROLLOUT, i, inputs) as tx:
+    def body(tx: StageTx) -> Outcome:
         out = tx.output(run.paths.table_dir("rollouts", i))
         for k in range(0, len(out_rows), SHARD_ROWS):
             write_table(out_rows[k : k + SHARD_ROWS], ROLLOUTS, out / shard_name(k // SHARD_ROWS))
-        missing = sum(not r["response_logprobs"] for r in out_rows)
         models = sorted({r["model"] for r in out_rows if r["model"]})
-        tx.commit(rows=len(out_rows), extra={"engine": ENGINE, "source": str(path.resolve()), "sha256": digest,
-                                             "prompts": len({r["prompt_id"] for r in out_rows}), "models": models,
-                                             "logprobs_missing": missing,
-                                             "tokens": sum(r["num_response_tokens"] for r in out_rows)})  # fmt: skip
+        return Outcome(len(out_rows), {"engine": ENGINE, "source": str(path.resolve()), "sha256": digest,
+                                       "prompts": len({r["prompt_id"] for r in out_rows}), "models": models,
+                                       "logprobs_missing": missing,
+                                       "tokens": sum(r["num_response_tokens"] for r in out_rows)})  # fmt: skip
+
+    missing = sum(not r["response_logprobs"] for r in out_rows)
+    run_stage(run.paths, ROLLOUT, i, inputs, body)
     if run.config.run.iterations < i + 1:
         create_or_open(run_dir, None, i + 1)
     log.info("import %d: %d responses to %d prompts from %s (%d without logprobs)", i, len(out_rows),

@@ -27,7 +27,7 @@ from rlvr.config import ConfigError, apply_overrides, hash_data, parse_config
 from rlvr.errors import RlvrError
 from rlvr.run import open_run, writer_lock
 from rlvr.schema import DEFAULT_SCORING, PREPARE, RESCORE_PREFIX, ROLLOUT, SCORES, shard_name
-from rlvr.store import begin_stage, committed, read_record, write_table
+from rlvr.store import Outcome, StageTx, committed, read_record, run_stage, write_table
 from rlvr.verify import plugins, scoring
 
 log = logging.getLogger("rlvr")
@@ -78,17 +78,25 @@ def rescore(run_dir: str | Path, overrides: list[str], name: str | None = None) 
             if old is not None and old.inputs.get("verify") != settings:
                 raise RescoreError(f"scoring {name!r} exists with other verify settings; choose another --name "
                                    f"(its settings: `cat {run.paths.record(stage, i)}`)")  # fmt: skip
-            with begin_stage(run.paths, stage, i, inputs) as tx:
-                table, stats = scoring.score_with_stats(
-                    rollouts.parquet_files(run.paths.root), problems.parquet_files(run.paths.root), cfg.verify,
-                    max_new_tokens=run.config.rollout.max_new_tokens, hide=[run.paths.root], scoring=name)  # fmt: skip
-                n = write_table(table, SCORES, tx.output(run.paths.scoring_dir(name, i)) / shard_name(0))
-                extra = {"overrides": overrides, "correct": sum(table["correct"].to_pylist()),
-                         "reward_mean": pc.mean(table["reward"]).as_py(), "verifier_errors": stats["verifier_errors"]}  # fmt: skip
-                tx.commit(rows=n, extra=extra)
+            rec, _ = run_stage(run.paths, stage, i, inputs, _body(run, cfg, problems, rollouts, name, i, overrides))
+            n, extra = rec.rows, rec.extra
             log.info("rescore %s %d: %d rows, reward mean %.3f", name, i, n, extra["reward_mean"])
             out.append({"iteration": i, "scoring": name, "rows": n, "skipped": False, **extra})
     return out
+
+
+def _body(run, cfg, problems, rollouts, name: str, i: int, overrides: list[str]):  # noqa: ANN001
+    """The rescore stage's body for iteration i: the verify pass under `cfg.verify` into scorings/<name>/."""
+
+    def body(tx: StageTx) -> Outcome:
+        table, stats = scoring.score_with_stats(
+            rollouts.parquet_files(run.paths.root), problems.parquet_files(run.paths.root), cfg.verify,
+            max_new_tokens=run.config.rollout.max_new_tokens, hide=[run.paths.root], scoring=name)  # fmt: skip
+        n = write_table(table, SCORES, tx.output(run.paths.scoring_dir(name, i)) / shard_name(0))
+        return Outcome(n, {"overrides": overrides, "correct": sum(table["correct"].to_pylist()),
+                           "reward_mean": pc.mean(table["reward"]).as_py(), "verifier_errors": stats["verifier_errors"]})  # fmt: skip
+
+    return body
 
 
 __all__ = ["ConfigError", "RescoreError", "rescore"]

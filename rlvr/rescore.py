@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.compute as pc
 
-from rlvr.config import ConfigError, apply_overrides, hash_data, parse_config
+from rlvr.config import Config, ConfigError, apply_overrides, hash_data, parse_config
 from rlvr.errors import RlvrError
-from rlvr.run import open_run, writer_lock
+from rlvr.run import Run, open_run, writer_lock
 from rlvr.schema import DEFAULT_SCORING, PREPARE, RESCORE_PREFIX, ROLLOUT, SCORES, shard_name
-from rlvr.store import Outcome, StageTx, committed, read_record, run_stage, write_table
+from rlvr.store import CommitRecord, Outcome, StageTx, committed, read_record, run_stage, write_table
 from rlvr.verify import plugins, scoring
 
 log = logging.getLogger("rlvr")
@@ -85,7 +86,8 @@ def rescore(run_dir: str | Path, overrides: list[str], name: str | None = None) 
     return out
 
 
-def _body(run, cfg, problems, rollouts, name: str, i: int, overrides: list[str]):  # noqa: ANN001
+def _body(run: Run, cfg: Config, problems: CommitRecord, rollouts: CommitRecord, name: str, i: int,
+          overrides: list[str]) -> Callable[[StageTx], Outcome]:  # fmt: skip
     """The rescore stage's body for iteration i: the verify pass under `cfg.verify` into scorings/<name>/."""
 
     def body(tx: StageTx) -> Outcome:

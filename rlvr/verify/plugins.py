@@ -63,9 +63,8 @@ ORDER BY r.iteration, r.prompt_id, r.sample_idx
 RESULT_COLUMNS = ("prompt_id", "sample_idx", "score", "reason")
 # per-row plug-in totals, joined into sql/verify_groups.sql (empty when there are no plug-ins)
 PLUGIN_ROWS = pa.schema(
-    [("iteration", pa.int32()), ("prompt_id", pa.string()), ("sample_idx", pa.int32()),
-     ("components", pa.list_(COMPONENT)), ("plugin_reward", pa.float64()), ("plugin_error", pa.bool_()),
-     ("plugin_reason", pa.string())]  # fmt: skip
+    [("iteration", pa.int32()), ("prompt_id", pa.string()), ("sample_idx", pa.int32()), ("components", pa.list_(COMPONENT)),
+     ("plugin_reward", pa.float64()), ("plugin_error", pa.bool_()), ("plugin_reason", pa.string())]
 )
 
 

@@ -240,8 +240,10 @@ class _Slot:
         child.close()
         self.batch: int | None = None
         self.deadline = 0.0
-        ok = self.conn.poll(STARTUP_S)
-        kind, detail = self.conn.recv() if ok else ("import_error", None)
+        try:
+            kind, detail = self.conn.recv() if self.conn.poll(STARTUP_S) else ("import_error", None)
+        except (EOFError, OSError):  # it died while starting: reported below with its exit code
+            kind, detail = "import_error", None
         if kind != "ready":
             self.stop(kill=True)
             raise RewardPluginError(detail or f"{_where(p)}: its worker process did not start (exit code {self.proc.exitcode})")

@@ -138,6 +138,7 @@ class StepMetrics:
     groups_dropped: I32 = 0  # zero-variance groups: no signal
     truncated_masked: I32 = 0  # responses left out by mask_truncated
     reward_mean: F64 = 0.0  # over all scored rows
+    logprobs_filled: I32 = 0  # imported responses without sampling logprobs: computed under v_i before the first step
     # engine/trainer mismatch: |rollout logprob - trainer logprob| of the same tokens, before any step
     logprob_diff_mean: F64 | None = None
     logprob_diff_max: F64 | None = None

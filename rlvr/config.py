@@ -235,6 +235,16 @@ class EvalSection(_Section):
     temperature: float = Field(0.0, ge=0.0, description="Sampling temperature of the evaluation; 0 = greedy.")
 
 
+class CheckpointSection(_Section):
+    keep_last: int = Field(
+        2, ge=0, description="Policy versions (policy/vN weights) kept: the newest keep_last, plus every keep_every-th "
+        "and v0 (the base model and KL reference); older ones are deleted once their successor's update is committed. "
+        "0 = keep every version. Pruned versions' rollouts, scores and updates stay queryable. Only the newest "
+        "version keeps trainer_state.pt (optimiser state, about twice the weights): all that exact resume needs."
+    )
+    keep_every: int = Field(0, ge=0, description="Also keep every version whose number is a multiple of this (e.g. 10); 0 = none.")
+
+
 class Config(_Section):
     run: RunSection = RunSection()
     model: ModelSection = ModelSection()
@@ -243,6 +253,7 @@ class Config(_Section):
     verify: VerifySection = VerifySection()
     update: UpdateSection = UpdateSection()
     eval: EvalSection = EvalSection()
+    checkpoint: CheckpointSection = CheckpointSection()
 
     def eval_points(self) -> list[int]:
         """Policy versions that get evaluated: multiples of eval.every up to run.iterations, and the last."""
@@ -261,11 +272,17 @@ class Config(_Section):
 
 def hash_data(data: dict[str, Any]) -> str:
     """Hash of config data as a TOML file holds it; run.iterations is left out so a run can be
-    extended. A run is identified by its own file's data: a field added to rlvr later (with its
+    extended, and [checkpoint] because retention changes no output (it may change on a live run).
+    A run is identified by its own file's data: a field added to rlvr later (with its
     default) changes neither the hash nor the stage fingerprints of runs written before it."""
     data = json.loads(json.dumps(data))
     data.get("run", {}).pop("iterations", None)
+    for section in MUTABLE_SECTIONS:
+        data.pop(section, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+MUTABLE_SECTIONS = ("checkpoint",)  # sections an existing run may change: they change no output
 
 
 class ConfigError(ValueError):
@@ -342,10 +359,11 @@ def load_config(path: str | Path | None) -> Config:
 
 
 def diff_configs(old: Config, new: Config) -> list[str]:
-    """Fields whose values differ, as 'section.field: old -> new' (run.iterations ignored)."""
+    """Fields whose values differ, as 'section.field: old -> new' (run.iterations and [checkpoint],
+    which a run may change, ignored)."""
     a, b = old.model_dump(mode="json"), new.model_dump(mode="json")
     out = []
-    for section in a:
+    for section in (s for s in a if s not in MUTABLE_SECTIONS):
         for key in a[section]:
             if (section, key) != ("run", "iterations") and a[section][key] != b[section][key]:
                 out.append(f"{section}.{key}: {a[section][key]!r} -> {b[section][key]!r}")

@@ -8,6 +8,7 @@ A run is a folder (see DESIGN.md):
     runs/<run>/policy/v000003/                            HF folder (+ optimizer.pt)
     runs/<run>/_stages/iteration=000003/<stage>.json      commit records
     runs/<run>/_stages/prepare.json
+    runs/<run>/_stages/pruned/v000003.json                files [checkpoint] retention deleted
 
 Python code and SQL both take names from here; `rlvr sql` builds its views from TABLES.
 Shards carry their own `iteration` column, so a single file is self-describing; SQL reads them
@@ -204,6 +205,14 @@ class RunPaths:
 
     def policy_dir(self, version: int) -> Path:
         return self.root / "policy" / policy_name(version)
+
+    @property
+    def pruned_dir(self) -> Path:
+        return self.stages / "pruned"
+
+    def pruned_record(self, version: int) -> Path:
+        """Which files of policy v_version retention deleted (written before they are deleted)."""
+        return self.pruned_dir / f"{policy_name(version)}.json"
 
     def record(self, stage: str, iteration: int | None) -> Path:
         if iteration is None:

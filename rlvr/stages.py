@@ -27,7 +27,7 @@ from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 import rlvr.data as data
-from rlvr import engines
+from rlvr import engines, retention
 from rlvr import verify as verifier
 from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
@@ -80,6 +80,17 @@ def _policy_record(run: Run, version: int, needed_by: str) -> CommitRecord:
     if version == 0:
         return _upstream(run, PREPARE, None, needed_by)
     return _upstream(run, UPDATE, version - 1, needed_by)
+
+
+def _require_weights(run: Run, version: int, needed_by: str, *, trainer_state: bool = False) -> None:
+    """Policy v_version must still be on disk: checkpoint retention may have pruned it."""
+    pruned = retention.read_pruned(run.paths).get(version)
+    if pruned is not None and (pruned.weights or trainer_state):
+        what = "weights" if pruned.weights else "trainer state"
+        raise StageOrderError(
+            f"{needed_by} needs policy v{version}, whose {what} [checkpoint] retention deleted on {pruned.created_at}; "
+            "it cannot be recomputed in this run (keep more versions with checkpoint.keep_last / keep_every in new runs)"
+        )
 
 
 def iteration_prompts(prompt_ids: list[str], k: int, *, seed: int, iteration: int, round: int = 0,
@@ -150,6 +161,7 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
     problems, inputs = _generation_inputs(run, ROLLOUT, i)
     if rec := committed(paths, ROLLOUT, i, inputs):
         return _result(rec, skipped=True)
+    _require_weights(run, i, f"rollout({i})")
 
     with begin_stage(paths, ROLLOUT, i, inputs) as tx:
         text = _split_prompts(run, problems, "train")
@@ -286,6 +298,7 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
     problems, inputs = _generation_inputs(run, EVALUATE, i)
     if rec := committed(paths, EVALUATE, i, inputs):
         return _result(rec, skipped=True)
+    _require_weights(run, i, f"evaluate({i})")
     with begin_stage(paths, EVALUATE, i, inputs) as tx:
         problem_files = problems.parquet_files(paths.root)
         text = _split_prompts(run, problems, "test")
@@ -347,7 +360,12 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
     policy = _policy_record(run, i, name)
     inputs = {"config": run.config_hash, "rollouts": rollouts.digest(), "scores": scores.digest(), "policy": policy.digest()}
     if rec := committed(paths, UPDATE, i, inputs):
+        retention.prune(run)  # finishes a prune that a kill after the commit cut short
         return _result(rec, skipped=True)
+    _require_weights(run, i, name, trainer_state=True)
+    if cfg.update.kl_beta > 0:
+        _require_weights(run, 0, f"{name} (KL reference)")
+    retention.check_free_space(run, i)
 
     with begin_stage(paths, UPDATE, i, inputs) as tx:
         t0 = time.perf_counter()
@@ -363,6 +381,10 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
         if stats["sequences"] == 0:
             log.warning("update %d: no group with reward variance; policy unchanged", i)
         rec = tx.commit(rows=stats["steps"], extra={"policy_version": i + 1, **stats})
+    # v_{i+1} is committed: older versions retention does not keep can go (never before this point)
+    pruned = retention.prune(run)
     log.info("update %d: %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d", i,
              stats["sequences"], stats["steps"], stats["world_size"], stats["loss"], time.perf_counter() - t0, i + 1)  # fmt: skip
+    if pruned:
+        log.info("update %d: checkpoint retention deleted %d file(s) of older policy versions", i, len(pruned))
     return _result(rec, skipped=False)

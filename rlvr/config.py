@@ -262,6 +262,18 @@ class Config(_Section):
         n = self.run.iterations
         return sorted({i for i in range(0, n + 1, self.eval.every)} | {n})
 
+    def stage_plan(self) -> list[tuple[str, int | None]]:
+        """(stage, iteration) in the order the training flow runs them: prepare, then per iteration i
+        evaluate(i) when i is an eval point, rollout(i), verify(i), update(i); evaluate(n) last."""
+        evals = set(self.eval_points())
+        plan: list[tuple[str, int | None]] = [("prepare", None)]
+        for i in range(self.run.iterations):
+            plan += [("evaluate", i)] if i in evals else []
+            plan += [("rollout", i), ("verify", i), ("update", i)]
+        if self.run.iterations in evals:
+            plan.append(("evaluate", self.run.iterations))
+        return plan
+
     def hash(self) -> str:
         """Identity of a run's config: hash_data of what run.toml stores (unset fields left out)."""
         return hash_data(self.model_dump(mode="json", exclude_none=True))

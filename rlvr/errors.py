@@ -13,7 +13,6 @@ import errno
 import duckdb
 
 
-
 class RlvrError(Exception):
     """A user error: the message (one or two lines) says what is wrong and how to fix it. The CLI
     prints it without a traceback; anything else is a bug and gets one."""

@@ -76,7 +76,7 @@ def _check_tokenizer(path: Path, where: str) -> list[str]:
 
 def check_task(cfg: Config) -> None:
     """The configured task(s) can build their problems (shipped data files present, counts possible)."""
-    import rlvr.data as data
+    from rlvr import data
 
     try:
         rows = data.problems(cfg.task)

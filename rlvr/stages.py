@@ -29,19 +29,16 @@ from transformers.utils import logging as hf_logging
 import rlvr.data as data
 from rlvr import engines, retention
 from rlvr import verify as verifier
+from rlvr.lineage import StageOrderError, stage_inputs, upstream
 from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
 from rlvr.schema import EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
-from rlvr.store import CommitRecord, begin_stage, committed, read_record, write_table
+from rlvr.store import CommitRecord, begin_stage, committed, write_table
 from rlvr.tiny import ensure_tiny_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
 
 log = logging.getLogger("rlvr")
 hf_logging.disable_progress_bar()  # per-file "Loading weights" bars drown the stage logs
-
-
-class StageOrderError(RuntimeError):
-    pass
 
 
 class ContextLengthError(ValueError):
@@ -65,21 +62,6 @@ def _result(rec: CommitRecord, skipped: bool) -> StageResult:
     if skipped:
         log.info("%s %s: committed already, skipped", rec.stage, "" if rec.iteration is None else rec.iteration)
     return StageResult(rec.stage, rec.iteration, skipped, rec.rows, rec.seconds, rec.created_at)
-
-
-def _upstream(run: Run, stage: str, iteration: int | None, needed_by: str) -> CommitRecord:
-    rec = read_record(run.paths.record(stage, iteration))
-    if rec is None:
-        where = "" if iteration is None else f" of iteration {iteration}"
-        raise StageOrderError(f"{needed_by} needs stage {stage}{where} committed first; run `rlvr resume {run.paths.root}`")
-    return rec
-
-
-def _policy_record(run: Run, version: int, needed_by: str) -> CommitRecord:
-    """The record that committed policy v_version: prepare for v0, update(v-1) after."""
-    if version == 0:
-        return _upstream(run, PREPARE, None, needed_by)
-    return _upstream(run, UPDATE, version - 1, needed_by)
 
 
 def _require_weights(run: Run, version: int, needed_by: str, *, trainer_state: bool = False) -> None:
@@ -110,7 +92,7 @@ def prepare(run_dir: str | Path) -> StageResult:
     """problems/*.parquet from the task generator, and policy v0 from the configured model."""
     run = open_run(run_dir)
     cfg, paths = run.config, run.paths
-    inputs = {"config": run.config_hash}
+    inputs = stage_inputs(run, PREPARE, None)
     if rec := committed(paths, PREPARE, None, inputs):
         return _result(rec, skipped=True)
     with begin_stage(paths, PREPARE, None, inputs) as tx:
@@ -133,10 +115,7 @@ def prepare(run_dir: str | Path) -> StageResult:
 
 def _generation_inputs(run: Run, stage: str, i: int) -> tuple[CommitRecord, dict]:
     """prepare's record and the fingerprint of a stage that generates with policy v_i from the problems."""
-    name = f"{stage}({i})"
-    problems = _upstream(run, PREPARE, None, name)
-    policy = _policy_record(run, i, name)
-    return problems, {"config": run.config_hash, "problems": problems.digest(), "policy": policy.digest()}
+    return upstream(run, PREPARE, None, f"{stage}({i})"), stage_inputs(run, stage, i)
 
 
 def _split_prompts(run: Run, problems: CommitRecord, split: str) -> dict[str, str]:
@@ -269,9 +248,8 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
     """Score rollouts/iteration=i against problems -> scores/iteration=i/ (one DuckDB query)."""
     run = open_run(run_dir)
     paths, i = run.paths, iteration
-    problems = _upstream(run, PREPARE, None, f"verify({i})")
-    rollouts = _upstream(run, ROLLOUT, i, f"verify({i})")
-    inputs = {"config": run.config_hash, "problems": problems.digest(), "rollouts": rollouts.digest()}
+    inputs = stage_inputs(run, VERIFY, i)
+    problems, rollouts = upstream(run, PREPARE, None, f"verify({i})"), upstream(run, ROLLOUT, i, f"verify({i})")
     if rec := committed(paths, VERIFY, i, inputs):
         return _result(rec, skipped=True)
     with begin_stage(paths, VERIFY, i, inputs) as tx:
@@ -355,10 +333,8 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
     run = open_run(run_dir)
     cfg, paths, i = run.config, run.paths, iteration
     name = f"update({i})"
-    rollouts = _upstream(run, ROLLOUT, i, name)
-    scores = _upstream(run, VERIFY, i, name)
-    policy = _policy_record(run, i, name)
-    inputs = {"config": run.config_hash, "rollouts": rollouts.digest(), "scores": scores.digest(), "policy": policy.digest()}
+    inputs = stage_inputs(run, UPDATE, i)
+    rollouts, scores = upstream(run, ROLLOUT, i, name), upstream(run, VERIFY, i, name)
     if rec := committed(paths, UPDATE, i, inputs):
         retention.prune(run)  # finishes a prune that a kill after the commit cut short
         return _result(rec, skipped=True)

@@ -238,7 +238,7 @@ def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
         out.print_json(json.dumps(rows))
         return
     table = Table(title=f"rlvr status {run_dir}")
-    for col in ("iteration", "stage", "committed", "rows", "seconds", "note"):
+    for col in ("iteration", "stage", "committed", "rows", "seconds", "weights", "note"):
         table.add_column(col, justify="right" if col in ("rows", "seconds", "iteration") else "left")
     for r in rows:
         table.add_row(
@@ -247,6 +247,7 @@ def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
             "[green]yes[/]" if r["committed"] else "[yellow]no[/]",
             "" if r["rows"] is None else str(r["rows"]),
             "" if r["seconds"] is None else f"{r['seconds']:.2f}",
+            r["weights"].replace(" pruned", " [dim]pruned[/]"),
             r["note"],
         )
     out.print(table)

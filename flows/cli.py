@@ -84,7 +84,7 @@ def _nothing_to_do(run_dir: str) -> bool:
     todo = pending(run)
     if not todo:
         out.print(f"run {run_dir}: all {len(run.config.stage_plan())} stages are committed, nothing to do "
-                  f"(more iterations: `rlvr train --run {run_dir} --iterations N`)")  # fmt: skip
+                  f"(more iterations: `rlvr train --run {run_dir} --iterations N`)", soft_wrap=True)  # fmt: skip
         return True
     if not os.access(run.paths.root, os.W_OK | os.X_OK):
         stage, i = todo[0]

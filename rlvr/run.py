@@ -8,6 +8,7 @@ never changes after creation (every stage's fingerprint depends on it), except
 from __future__ import annotations
 
 import copy
+import errno
 import fcntl
 import logging
 import os
@@ -115,12 +116,18 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
             raise ConfigError(f"--iterations {iterations}: {err}") from None
         data.setdefault("run", {})["iterations"] = iterations
     if fresh or data != run.data:  # an unchanged run is not rewritten (it may be on a read-only disk)
-        paths.root.mkdir(parents=True, exist_ok=True)
-        if fresh and paths.config.is_file():  # replacing a failed first start's config: never under a live writer
-            with writer_lock(paths.root):
+        try:
+            paths.root.mkdir(parents=True, exist_ok=True)
+            if fresh and paths.config.is_file():  # replacing a failed first start's config: never under a live writer
+                with writer_lock(paths.root):
+                    _write_config(paths, data)
+            else:
                 _write_config(paths, data)
-        else:
-            _write_config(paths, data)
+        except OSError as err:
+            if err.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            raise RunError(f"cannot write {paths.config} ({err.strerror}): the run folder is on a read-only disk or not "
+                           "writable by you; copy the run to a writable disk") from None  # fmt: skip
     return open_run(paths.root)
 
 

@@ -40,10 +40,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from rlvr.data import TaskDataError
     from rlvr.errors import RlvrError
     from rlvr.query import QueryError
-    from rlvr.stages import ContextLengthError
     from rlvr.verify import VerifyError
 
-    return (RlvrError, ConfigError, QueryError, VerifyError, FileNotFoundError, TaskDataError, ContextLengthError)
+    # RlvrError covers the rest (the stages' ContextLengthError, StageOrderError, ...) without importing torch
+    return (RlvrError, ConfigError, QueryError, VerifyError, FileNotFoundError, TaskDataError)
 
 
 def _fail(exc: BaseException) -> None:

@@ -29,11 +29,12 @@ from transformers.utils import logging as hf_logging
 import rlvr.data as data
 from rlvr import engines, retention
 from rlvr import verify as verifier
+from rlvr.errors import RlvrError
 from rlvr.lineage import StageOrderError, stage_inputs, upstream
 from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
 from rlvr.schema import EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
-from rlvr.store import CommitRecord, begin_stage, committed, write_table
+from rlvr.store import CommitRecord, begin_stage, committed, maybe_fault, write_table
 from rlvr.tiny import ensure_tiny_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
 
@@ -41,7 +42,7 @@ log = logging.getLogger("rlvr")
 hf_logging.disable_progress_bar()  # per-file "Loading weights" bars drown the stage logs
 
 
-class ContextLengthError(ValueError):
+class ContextLengthError(RlvrError, ValueError):
     """A prompt that does not fit the model's context with rollout.max_new_tokens."""
 
 
@@ -358,6 +359,7 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
             log.warning("update %d: no group with reward variance; policy unchanged", i)
         rec = tx.commit(rows=stats["steps"], extra={"policy_version": i + 1, **stats})
     # v_{i+1} is committed: older versions retention does not keep can go (never before this point)
+    maybe_fault(UPDATE, i, "before_prune")
     pruned = retention.prune(run)
     log.info("update %d: %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d", i,
              stats["sequences"], stats["steps"], stats["world_size"], stats["loss"], time.perf_counter() - t0, i + 1)  # fmt: skip

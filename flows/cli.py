@@ -36,8 +36,9 @@ err = Console(stderr=True)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from rlvr.config import ConfigError
     from rlvr.data import TaskDataError
+
+    from rlvr.config import ConfigError
     from rlvr.errors import RlvrError
     from rlvr.query import QueryError
     from rlvr.verify import VerifyError
@@ -47,8 +48,29 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def _fail(exc: BaseException) -> None:
-    err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(2)
+
+
+class _NoUserTracebacks:
+    """logging filter: Prefect logs a failed flow's exception with its traceback; a user error's
+    message is the whole story (the CLI repeats it at the end), so its traceback is dropped."""
+
+    def filter(self, record) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], _user_errors()):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def _quiet_user_tracebacks() -> None:
+    import logging
+
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _NoUserTracebacks) for f in logger.filters):
+            logger.addFilter(_NoUserTracebacks())
 
 
 def _bug(exc: BaseException, run_dir: str) -> None:
@@ -112,7 +134,10 @@ def _run_flow(run_dir: str) -> None:
         _fail(exc)
     _prefect_env()
     from rlvr.flows.train import train as train_flow
+
     from rlvr.store import disk_full
+
+    _quiet_user_tracebacks()
 
     t0 = time.perf_counter()
     try:

@@ -220,3 +220,58 @@ def test_a_full_disk_during_a_stage_says_so_and_leaves_nothing_half_written(tmp_
         # more space, and the same run resumes: nothing was left that blocks it
         assert _mount("-o", "remount,size=8m", str(disk))
         assert not stages.prepare(run.paths.root).skipped
+
+
+def test_full_disk_is_recognised_through_the_exception_chain() -> None:
+    import errno
+
+    from rlvr.store import FULL_DISK_BYTES, disk_full
+
+    plenty = 10 * FULL_DISK_BYTES
+    assert disk_full(OSError(errno.ENOSPC, "No space left on device"), plenty)
+    try:
+        try:
+            raise OSError(errno.EDQUOT, "Disk quota exceeded")
+        except OSError as inner:
+            raise RuntimeError("writing the shard failed") from inner
+    except RuntimeError as outer:
+        assert disk_full(outer, plenty)
+    # torch.save says only this when the disk fills; with the disk all but full, that is the cause
+    torch_says = RuntimeError("[enforce fail at inline_container.cc:664] . unexpected pos 883392 vs 883280")
+    assert disk_full(torch_says, FULL_DISK_BYTES - 1) and not disk_full(torch_says, plenty)
+    assert not disk_full(ValueError("a bug"), plenty)
+
+
+def test_a_bug_is_one_line_with_the_log_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import typer
+    from rlvr.flows import cli
+
+    monkeypatch.setenv("RLVR_CACHE", str(tmp_path))
+    try:
+        raise KeyError("policy_version")
+    except KeyError as exc:
+        with pytest.raises(typer.Exit) as e:
+            cli._bug(exc, "runs/x")
+    assert e.value.exit_code == 1
+    out = _flat(capsys.readouterr().err)
+    logs = list((tmp_path / "logs").glob("rlvr-*.log"))
+    assert len(logs) == 1 and "Traceback" in logs[0].read_text() and "KeyError: 'policy_version'" in logs[0].read_text()
+    assert out.startswith("internal error (KeyError: 'policy_version'); full traceback in") and str(logs[0]) in out
+    assert "rlvr resume runs/x" in out and "Traceback" not in out
+
+
+def test_prefect_logs_a_user_error_without_its_traceback() -> None:
+    import logging
+    import sys
+
+    from rlvr.flows.cli import _NoUserTracebacks
+
+    def record(exc: BaseException) -> logging.LogRecord:
+        try:
+            raise exc
+        except BaseException:  # noqa: BLE001
+            return logging.LogRecord("prefect.flow_runs", logging.ERROR, __file__, 1, "failed", None, sys.exc_info())
+
+    user, bug = record(DiskSpaceError("disk full")), record(KeyError("x"))
+    assert _NoUserTracebacks().filter(user) and user.exc_info is None
+    assert _NoUserTracebacks().filter(bug) and bug.exc_info is not None

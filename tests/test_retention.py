@@ -123,3 +123,17 @@ def test_update_checks_free_disk_before_it_starts(tmp_path: Path, monkeypatch: p
     # from v1 on, the estimate is the current version's own size (its trainer state included)
     commit_stage(run, UPDATE, 0)
     assert retention.checkpoint_bytes(run.paths.policy_dir(1)) == retention.folder_bytes(run.paths.policy_dir(1))
+
+
+def test_retention_of_an_existing_run_changes_with_set(tmp_path: Path) -> None:
+    """The disk-space message's advice works: `--set checkpoint.keep_last=1` on an existing run
+    changes its retention (and nothing else may change that way)."""
+    from rlvr.flows.cli import app
+    from typer.testing import CliRunner
+
+    run = build_run(tmp_path / "r", {"run": {"iterations": 2}, "rollout": {"group_size": 4}})
+    res = CliRunner().invoke(app, ["train", "--run", str(run.paths.root), "--set", "checkpoint.keep_last=1"])
+    assert res.exit_code == 0 and "nothing to do" in " ".join(res.output.split()), res.output
+    assert open_run(run.paths.root).config.checkpoint.keep_last == 1 and open_run(run.paths.root).config.rollout.group_size == 4
+    res = CliRunner().invoke(app, ["train", "--run", str(run.paths.root), "--set", "rollout.group_size=6"])
+    assert res.exit_code == 2 and "rollout.group_size: 4 -> 6" in res.output

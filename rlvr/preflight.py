@@ -113,7 +113,8 @@ def check_disk(cfg: Config, run_dir: Path) -> None:
         return
     weights = model_bytes(Path(cfg.model.path))
     # bf16/fp16 files are saved as fp32 by prepare: count 4 bytes a parameter either way
-    dtype = json.loads((Path(cfg.model.path) / "config.json").read_text()).get("torch_dtype") or "float32"
+    conf = json.loads((Path(cfg.model.path) / "config.json").read_text())
+    dtype = conf.get("dtype") or conf.get("torch_dtype") or "float32"  # transformers 5 | 4
     fp32 = weights * (2 if str(dtype) in ("bfloat16", "float16") else 1)
     needed = fp32 + 3 * fp32
     base = existing_ancestor(run_dir)

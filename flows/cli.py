@@ -100,7 +100,7 @@ def _nothing_to_do(run_dir: str) -> bool:
     write, so a finished run on a read-only disk resumes to exit 0. A run with work left that
     cannot be written fails here, in one line, instead of inside the flow."""
     from rlvr.lineage import pending
-    from rlvr.run import RunError, open_run
+    from rlvr.run import RunError, open_run, writer_lock
 
     run = open_run(run_dir)
     todo = pending(run)
@@ -112,6 +112,8 @@ def _nothing_to_do(run_dir: str) -> bool:
         stage, i = todo[0]
         raise RunError(f"{run_dir} is not writable (read-only disk or permissions) and {len(todo)} stage(s) are still to "
                        f"compute, from {stage}{'' if i is None else f' {i}'}: copy the run to a writable disk and resume it there")  # fmt: skip
+    with writer_lock(run.paths.root):  # a second writer is refused now, not after Prefect's start (the flow locks again)
+        pass
     return False
 
 

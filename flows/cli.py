@@ -36,15 +36,11 @@ err = Console(stderr=True)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from rlvr.data import TaskDataError
-
-    from rlvr.config import ConfigError
+    """What the CLI shows as a one-line error: rlvr's user-facing errors (RlvrError) and a missing
+    file. Everything else is a bug: one line, its traceback in a log file (_bug)."""
     from rlvr.errors import RlvrError
-    from rlvr.query import QueryError
-    from rlvr.verify import VerifyError
 
-    # RlvrError covers the rest (the stages' ContextLengthError, StageOrderError, ...) without importing torch
-    return (RlvrError, ConfigError, QueryError, VerifyError, FileNotFoundError, TaskDataError)
+    return (RlvrError, FileNotFoundError)
 
 
 def _fail(exc: BaseException) -> None:

@@ -19,6 +19,8 @@ from typing import Any, Literal
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from rlvr.errors import RlvrError
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -297,7 +299,7 @@ def hash_data(data: dict[str, Any]) -> str:
 MUTABLE_SECTIONS = ("checkpoint",)  # sections an existing run may change: they change no output
 
 
-class ConfigError(ValueError):
+class ConfigError(RlvrError, ValueError):
     """A config that cannot be used; the message names the field and the fix."""
 
 

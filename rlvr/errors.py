@@ -1,5 +1,10 @@
-"""rlvr's error base class, and which failures are worth retrying (tasks/ use is_transient as
-Prefect's retry_condition_fn).
+"""The error base, and which failures are worth retrying.
+
+RlvrError is the base of every error a user can fix (a config field, a run folder, a query, a
+dataset row): its message says what is wrong and how to fix it, and the CLI prints it as one line.
+Anything else reaching the CLI is a bug: one line, and a log file with its traceback.
+
+Which failures are worth retrying: used by tasks/ for Prefect's retry_condition_fn.
 
 Transient: timeouts, dropped connections, interrupted or busy I/O (a shared filesystem or an
 object store blinking). Everything else (bad config, bad data, a bug) fails at once: retrying
@@ -14,8 +19,7 @@ import duckdb
 
 
 class RlvrError(Exception):
-    """A user error: the message (one or two lines) says what is wrong and how to fix it. The CLI
-    prints it without a traceback; anything else is a bug and gets one."""
+    """A failure the user can fix; the message names the field, file, row or flag and the fix."""
 
 
 class DiskSpaceError(RlvrError, OSError):

@@ -39,10 +39,11 @@ def size(name: str) -> int:
 def problems(task: Any) -> list[dict]:
     """Rows of rlvr.schema.PROBLEMS for a config `[task]` section (rlvr.config.TaskSection): one
     task's, or a mixture's (every task's rows, in the order named; prompt ids never collide)."""
-    return [row for name in task.names for row in _one(task, name)]
+    return [row for name in task.names for row in one(task, name)]
 
 
-def _one(task: Any, name: str) -> list[dict]:
+def one(task: Any, name: str) -> list[dict]:
+    """Rows of one shipped task under the `[task]` settings (its prompts without the instruction: see TEMPLATE)."""
     if name == "arithmetic":
         from rlvr.data import arithmetic
 

@@ -81,7 +81,7 @@ class DatasetSection(_Section):
     verifier: str = Field("math", description="How answers are checked: math (numbers, then symbolic via math-verify), exact (normalised strings), code (tests column, sandbox), logic, retrieval (sources column).")
     template: str = Field("", description="This dataset's user-turn template (Python format fields: {prompt}, {answer}, {id}, and any other column); \"\" = prompt.template, else the shipped task's default, else '{prompt}'.")
     test_fraction: float = Field(0.1, ge=0.0, lt=1.0, description="With no split column: the share of rows held out (split = 'test'), chosen by a hash of (task.seed, id), so stable across runs and row order.")
-    weight: float | None = Field(None, gt=0.0, description="Sampling proportion in a mixture: each iteration's prompts are split between datasets in proportion to their weights; unset everywhere = one pool, sampled uniformly.")
+    weight: float | None = Field(None, gt=0.0, description="Sampling proportion in a mixture: each iteration's prompts are split between datasets in proportion to their weights (unset = 1 once any is set); unset everywhere = one pool, sampled uniformly.")
 
     @field_validator("verifier")
     @classmethod

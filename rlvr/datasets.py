@@ -351,10 +351,12 @@ def mark_few_shot(rows: list[dict], n: int, *, seed: int, name: str) -> list[dic
 
 
 def template_fields(row: dict) -> dict[str, Any]:
-    """What a template may name: the row's meta keys, its prompt, answer and id (prompt_id)."""
+    """What a template may name: the row's meta keys (an own file's other columns), its prompt, answer,
+    id (= prompt_id) and solution (the gold's full text; the answer when nothing was cut)."""
     meta = json.loads(row["meta"]) if row.get("meta") else {}
-    return (meta if isinstance(meta, dict) else {}) | {"prompt": row["prompt"], "answer": row["answer"],
-                                                       "id": row["prompt_id"], "prompt_id": row["prompt_id"]}  # fmt: skip
+    meta = meta if isinstance(meta, dict) else {}
+    return {"solution": row["answer"]} | meta | {"prompt": row["prompt"], "answer": row["answer"],
+                                                  "id": row["prompt_id"], "prompt_id": row["prompt_id"]}  # fmt: skip
 
 
 def fill(template: str, row: dict, *, setting: str) -> str:

@@ -13,6 +13,9 @@ Test: pytest tests/test_datasets.py -k prompt
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from rlvr.config import PromptSection
 from rlvr.datasets import FEW_SHOT, fill
@@ -43,3 +46,42 @@ def conversations(rows: list[dict], prompt: PromptSection, split: str) -> dict[s
     run's problems (the few-shot rows among them)."""
     shots = example_turns(rows, prompt)
     return {r["prompt_id"]: messages(r, prompt, shots) for r in rows if r["split"] == split}
+
+
+def preview(target: str | Path, n: int = 3, split: str = "train") -> list[dict]:
+    """The first n prompts of a config file or a run folder exactly as the model gets them: text
+    (after the chat template) and token count. A run uses its own problems and policy v0's tokenizer
+    once prepared; a config loads its datasets and the model's tokenizer (the embedded tiny model
+    is built if needed)."""
+    from transformers import AutoTokenizer
+
+    from rlvr.config import load_config
+    from rlvr.datasets import load_problems
+    from rlvr.run import open_run
+    from rlvr.sampler import render_prompt_ids, render_prompt_text
+    from rlvr.schema import PREPARE
+    from rlvr.store import read_record
+    from rlvr.tiny import ensure_tiny_model
+
+    target = Path(target)
+    rows, tok_dir = None, None
+    if target.is_dir():
+        run = open_run(target)
+        cfg = run.config
+        if (rec := read_record(run.paths.record(PREPARE, None))) is not None:
+            rows = pq.read_table(rec.parquet_files(run.paths.root)).to_pylist()
+            tok_dir = run.paths.policy_dir(0)
+    else:
+        cfg = load_config(target)
+    if rows is None:
+        rows = load_problems(cfg.task, cfg.prompt)
+        tok_dir = Path(cfg.model.path) if cfg.model.path else ensure_tiny_model(cfg)
+    tok = AutoTokenizer.from_pretrained(tok_dir)
+    chats = conversations(rows, cfg.prompt, split)
+    of = {r["prompt_id"]: r for r in rows}
+    out = []
+    for pid in sorted(chats)[:n]:
+        text = render_prompt_text(tok, chats[pid])
+        out.append({"prompt_id": pid, "dataset": of[pid].get("dataset"), "split": split, "text": text,
+                    "tokens": len(render_prompt_ids(tok, chats[pid]))})  # fmt: skip
+    return out

@@ -117,9 +117,9 @@ class DatasetSection(_Section):
 
 
 class TaskSection(_Section):
-    name: TaskName | list[TaskName] = Field(
-        "arithmetic",
-        description="Shipped task (data/): arithmetic (generated), humaneval (164 code problems, assert tests), "
+    name: TaskName | list[TaskName] | None = Field(
+        None,
+        description="Shipped task (data/); unset = arithmetic, unless task.path or task.datasets names the data: arithmetic (generated), humaneval (164 code problems, assert tests), "
         "stdio (code, stdin/stdout tests), logic (true/false/unknown, syllogisms, propositional conclusions), "
         "retrieval (answer + <cite> spans checked against the sources); or a list of them, a mixture: every "
         "task's problems in one pool, each scored by its own verifier and weights.",
@@ -137,6 +137,8 @@ class TaskSection(_Section):
     @field_validator("name", mode="before")
     @classmethod
     def _known_tasks(cls, value: Any) -> Any:
+        if value is None:
+            return value
         names = [value] if isinstance(value, str) else value
         if not isinstance(names, list) or not names:
             raise ValueError(f"got {value!r}: give a task or a list of tasks, from {', '.join(TASK_NAMES)}")
@@ -150,6 +152,8 @@ class TaskSection(_Section):
         """The shipped tasks in use: task.name's (one, or a mixture's), or the shipped entries of task.datasets."""
         if self.path or self.datasets:
             return [d.shipped for d in self.datasets if d.shipped]
+        if self.name is None:
+            return ["arithmetic"]
         return [self.name] if isinstance(self.name, str) else list(self.name)
 
     def sources(self) -> list[DatasetSection]:
@@ -167,7 +171,7 @@ class TaskSection(_Section):
             raise ValueError(f"task.ops may only contain '+', '-', '*'; remove {''.join(bad)!r}")
         if not (self.path or self.datasets) and (not self.names or len(set(self.names)) != len(self.names)):
             raise ValueError(f"task.name = {self.name!r}: give one task or a list of distinct tasks")
-        if (self.path or self.datasets) and "name" in self.model_fields_set:
+        if (self.path or self.datasets) and self.name is not None:
             raise ValueError("task.name and task.path / task.datasets are exclusive: list a shipped task as a "
                              "[[task.datasets]] entry with shipped = 'NAME' to mix it with your own data")
         if self.path and self.datasets:

@@ -52,7 +52,7 @@ def _spec(cfg: Config) -> dict:
     t = cfg.task
     spec = {"version": VERSION, "arch": ARCH, "warmup_steps": cfg.model.tiny_warmup_steps,
             "max_new_tokens": cfg.rollout.max_new_tokens,
-            "task": [t.name, t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
+            "task": [t.name or "arithmetic", t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
     if t.path or t.datasets or cfg.prompt != type(cfg.prompt)():  # own data or prompts: a model of its own
         spec["data"] = [t.model_dump(mode="json"), cfg.prompt.model_dump(mode="json"), datasets.source_digests(t)]
     return spec

@@ -197,3 +197,18 @@ def test_a_template_field_the_rows_lack_is_named(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "t.jsonl", ROWS[:3])
     with pytest.raises(DatasetError, match=r"prompt.template = .*no field \{hint\}"):
         _load({"path": str(path)}, template="{prompt} {hint}")
+
+
+def test_the_readme_example_is_a_valid_config_that_loads_a_gsm8k_file(tmp_path: Path) -> None:
+    import tomllib
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("### Your own data and prompts")[1]
+    data = tomllib.loads(section.split("```toml\n")[1].split("```")[0])
+    data["task"]["datasets"][0]["path"] = str(_write_jsonl(tmp_path / "gsm8k_train.jsonl", ROWS))
+    cfg = parse_config(data, "README.md")
+    rows = datasets.load_problems(cfg.task, cfg.prompt)
+    chat = prompts.conversations(rows, cfg.prompt, "train")
+    turns = next(iter(chat.values()))
+    assert [t["role"] for t in turns] == ["system", "user", "assistant", "user"]
+    assert "\n#### " in turns[2]["content"] and turns[2]["content"].endswith("</answer>")  # {solution}, then the answer

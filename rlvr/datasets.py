@@ -30,7 +30,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-import rlvr.data as data
+from rlvr import data
 from rlvr.config import VERIFIERS, DatasetSection, PromptSection, TaskSection
 from rlvr.errors import RlvrError
 
@@ -263,6 +263,14 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _cell(rec: Record, cols: dict[str, str | None], field: str) -> Any:
+    """The row's value of a mapped field; a column other rows have but this one lacks is an error."""
+    col = cols[field]
+    if col is not None and col not in rec.values:
+        raise DatasetError(f"{rec.where}: no column {col!r} (task.datasets.columns.{field}) in this row")
+    return None if col is None else rec.values[col]
+
+
 def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dict]:
     """PROBLEMS rows of one own dataset (prompt not yet templated; split None where the file has none)."""
     cols = resolve_columns(ds, records)
@@ -270,17 +278,10 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
     rows, seen = [], {}
     for n, rec in enumerate(records):
         v = rec.values
-
-        def cell(field: str) -> Any:
-            col = cols[field]
-            if col is not None and col not in v:
-                raise DatasetError(f"{rec.where}: no column {col!r} (task.datasets.columns.{field}) in this row")
-            return None if col is None else v[col]
-
-        prompt = _text(cell("prompt"))
+        prompt = _text(_cell(rec, cols, "prompt"))
         if prompt is None or not prompt.strip():
             raise DatasetError(f"{rec.where}, column {cols['prompt']!r}: empty prompt; fill it in or remove the row")
-        gold = _text(cell("answer"))
+        gold = _text(_cell(rec, cols, "answer"))
         if gold is None or not gold.strip():
             if ds.verifier != "code":
                 raise DatasetError(f"{rec.where}, column {cols['answer']!r}: empty answer; every problem needs a gold answer")
@@ -289,21 +290,21 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
         if answer is None:
             raise DatasetError(f"{rec.where}, column {cols['answer']!r}: answer_extract = {ds.answer_extract!r} found no "
                                f"{EXTRACT_HINT[ds.answer_extract]} in {gold[-60:]!r}; fix the row or change answer_extract")  # fmt: skip
-        raw_id = cell("id")
+        raw_id = _cell(rec, cols, "id")
         ident = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else f"{n:06d}"
         if ident in seen:
             raise DatasetError(f"{rec.where}, column {cols['id']!r}: id {ident!r} repeats {seen[ident]}; ids must be unique")
         seen[ident] = rec.where
         split = None
-        if cols["split"] is not None and (raw := cell("split")) is not None:
+        if cols["split"] is not None and (raw := _cell(rec, cols, "split")) is not None:
             split = SPLITS.get(str(raw).strip().lower())
             if split is None:
                 raise DatasetError(f"{rec.where}, column {cols['split']!r}: split {raw!r} is not one of {', '.join(SPLITS)}")
-        tests = _text(cell("tests"))
+        tests = _text(_cell(rec, cols, "tests"))
         if ds.verifier == "code" and not tests:
             raise DatasetError(f"{rec.where}, column {cols['tests'] or 'tests'!r}: a code problem needs tests "
                                "(map them with task.datasets.columns.tests)")  # fmt: skip
-        sources = cell("sources")
+        sources = _cell(rec, cols, "sources")
         if isinstance(sources, str):
             sources = [sources]
         if ds.verifier == "retrieval" and not sources:

@@ -91,7 +91,7 @@ def test_save_to_disk_without_datasets_says_how_to_install(tmp_path: Path, monke
 
 
 def test_answer_presets_and_regex() -> None:
-    ds = lambda **kw: Config.model_validate({"task": {"datasets": [{"path": "x.jsonl", **kw}]}}).task.datasets[0]  # noqa: E731
+    ds = lambda **kw: Config.model_validate({"task": {"datasets": [{"path": "x.jsonl", **kw}]}}).task.datasets[0]
     assert datasets.extract_answer("so 1,000 in all\n#### 1,000", ds(answer_extract="gsm8k")) == "1000"
     assert datasets.extract_answer(r"first \boxed{2}, then \boxed{\frac{1}{2}}.", ds(answer_extract="boxed")) == r"\frac{1}{2}"
     assert datasets.extract_answer("Answer: 4. Final answer: 5", ds(answer_extract="regex", answer_regex=r"answer: (\d+)")) == "5"
@@ -104,7 +104,7 @@ def test_held_out_split_is_stable_under_row_order(tmp_path: Path) -> None:
     random.Random(0).shuffle(shuffled)
     a = _load({"path": str(_write_jsonl(tmp_path / "a.jsonl", many)), "name": "x", "test_fraction": 0.2})
     b = _load({"path": str(_write_jsonl(tmp_path / "b.jsonl", shuffled)), "name": "x", "test_fraction": 0.2})
-    test = lambda rows: {r["prompt_id"] for r in rows if r["split"] == "test"}  # noqa: E731
+    test = lambda rows: {r["prompt_id"] for r in rows if r["split"] == "test"}
     assert test(a) == test(b) and len(test(a)) == 10
 
 

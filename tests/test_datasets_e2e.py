@@ -14,13 +14,13 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from rlvr.flows.cli import app
 from transformers import AutoTokenizer
 from typer.testing import CliRunner
 
 from rlvr import stages
 from rlvr.config import Config
 from rlvr.datasets import DatasetError
-from rlvr.flows.cli import app
 from rlvr.query import run_sql
 from rlvr.run import create_or_open
 from rlvr.schema import PREPARE, RunPaths

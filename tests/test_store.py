@@ -39,11 +39,6 @@ def test_schema_rejects_missing_columns(tmp_path: Path) -> None:
         write_table([{k: v for k, v in ROW.items() if k != "prompt_id"}], ROLLOUTS, tmp_path / "x.parquet")
 
 
-def test_every_table_has_an_iteration_column_except_problems() -> None:
-    for name, schema in TABLES.items():
-        assert ("iteration" in schema.names) == (name != "problems")
-
-
 @pytest.fixture()
 def run(tmp_path: Path) -> RunPaths:
     return create_or_open(tmp_path / "run", Config(), None).paths

@@ -212,3 +212,18 @@ def test_the_readme_example_is_a_valid_config_that_loads_a_gsm8k_file(tmp_path: 
     turns = next(iter(chat.values()))
     assert [t["role"] for t in turns] == ["system", "user", "assistant", "user"]
     assert "\n#### " in turns[2]["content"] and turns[2]["content"].endswith("</answer>")  # {solution}, then the answer
+
+
+def test_exact_verifier_compares_strings_where_math_reads_numbers(tmp_path: Path) -> None:
+    """verifier = 'exact' (task 'exact'): '7.0' is not '7'; the same response under 'math' is right."""
+    from rlvr.config import VerifySection
+    from rlvr.verify import scoring
+    from tests.verify_inputs import write_inputs
+
+    problems = [{"prompt_id": "e", "task": "exact", "answer": "7"}, {"prompt_id": "m", "task": "math", "answer": "7"}]
+    responses = [(pid, text) for pid in ("e", "m") for text in ("<answer>7.0</answer>", "<answer> 7 </answer>")]
+    rollouts, probs = write_inputs(tmp_path, problems, responses)
+    rows = scoring.score(rollouts, probs, VerifySection(), max_new_tokens=16).to_pylist()
+    got = {(r["prompt_id"], r["sample_idx"]): (r["correct"], r["verifier"]) for r in rows}
+    assert got == {("e", 0): (False, "sql_exact"), ("e", 1): (True, "sql_exact"),
+                   ("m", 0): (True, "sql_numeric"), ("m", 1): (True, "sql_numeric")}  # fmt: skip

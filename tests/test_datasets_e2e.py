@@ -172,3 +172,23 @@ def test_a_source_changed_after_prepare_is_reported_and_not_used(tmp_path: Path,
     (warning,) = [r.getMessage() for r in caplog.records if "changed" in r.getMessage()]
     assert str(path.resolve()) in warning and "sha256" in warning and "keeps its own copy" in warning
     assert run_sql(d, "SELECT * FROM problems ORDER BY prompt_id") == before  # the run's copy, unchanged
+
+
+def test_weighted_mixture_of_a_shipped_task_and_own_data(tmp_path: Path) -> None:
+    """arithmetic (weight 1) + an own JSONL (weight 3, verifier exact): 8 prompts per iteration are 2 + 6,
+    each scored by its own verifier."""
+    path = tmp_path / "words.jsonl"
+    path.write_text("".join(json.dumps({"prompt": f"Spell {k} in digits.", "answer": str(k)}) + "\n" for k in range(20)))
+    cfg = Config.model_validate(SMALL | {
+        "task": {"n_train": 10, "n_test": 2, "datasets": [{"shipped": "arithmetic", "weight": 1},
+                                                          {"path": str(path), "verifier": "exact", "weight": 3}]},
+        "rollout": SMALL["rollout"] | {"prompts_per_iteration": 8}})  # fmt: skip
+    d = tmp_path / "run"
+    create_or_open(d, cfg, 1)
+    stages.prepare(d)
+    stages.rollout(d, 0)
+    stages.verify(d, 0)
+    got = run_sql(d, "SELECT p.dataset, p.task, count(DISTINCT prompt_id) AS prompts, list(DISTINCT s.verifier) AS v "
+                     "FROM scores s JOIN problems p USING (prompt_id) GROUP BY ALL ORDER BY 1").to_pylist()  # fmt: skip
+    assert [(g["dataset"], g["task"], g["prompts"]) for g in got] == [("arithmetic", "arithmetic", 2), ("words", "exact", 6)]
+    assert got[1]["v"] == ["sql_exact"] and set(got[0]["v"]) <= {"sql_numeric"}

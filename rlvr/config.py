@@ -144,7 +144,8 @@ class TaskSection(_Section):
             raise ValueError(f"got {value!r}: give a task or a list of tasks, from {', '.join(TASK_NAMES)}")
         unknown = [n for n in names if n not in TASK_NAMES]
         if unknown:
-            raise ValueError(f"unknown task {unknown[0]!r}; the shipped tasks are {', '.join(TASK_NAMES)}")
+            hint = "; for a file of your own, set task.path instead" if any(c in unknown[0] for c in "/.*") else ""
+            raise ValueError(f"unknown task {unknown[0]!r}; the shipped tasks are {', '.join(TASK_NAMES)}{hint}")
         return value
 
     @property

@@ -227,3 +227,12 @@ def test_exact_verifier_compares_strings_where_math_reads_numbers(tmp_path: Path
     got = {(r["prompt_id"], r["sample_idx"]): (r["correct"], r["verifier"]) for r in rows}
     assert got == {("e", 0): (False, "sql_exact"), ("e", 1): (True, "sql_exact"),
                    ("m", 0): (True, "sql_numeric"), ("m", 1): (True, "sql_numeric")}  # fmt: skip
+
+
+def test_set_task_path_from_the_command_line_and_a_path_in_task_name_is_pointed_there() -> None:
+    from rlvr.config import apply_overrides
+
+    cfg = parse_config(apply_overrides(Config().model_dump(mode="json", exclude_none=True), ["task.path=/data/gsm8k.jsonl"]))
+    assert [d.label for d in cfg.task.sources()] == ["gsm8k"] and cfg.task.names == []
+    with pytest.raises(ConfigError, match="for a file of your own, set task.path instead"):
+        parse_config({"task": {"name": "/data/gsm8k.jsonl"}})

@@ -93,6 +93,10 @@ def train(
         if set_:
             base = (cfg or Config()).model_dump(mode="json", exclude_none=True)
             cfg = parse_config(apply_overrides(base, set_), "--set")
+        if cfg is not None and not (run / "run.toml").exists() and (cfg.task.path or cfg.task.datasets):
+            from rlvr.datasets import load_problems
+
+            load_problems(cfg.task, cfg.prompt)  # a bad file fails here, before the run folder exists
         r = create_or_open(run, cfg, iterations)
     except _user_errors() as exc:
         _fail(exc)

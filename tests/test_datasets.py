@@ -236,3 +236,16 @@ def test_set_task_path_from_the_command_line_and_a_path_in_task_name_is_pointed_
     assert [d.label for d in cfg.task.sources()] == ["gsm8k"] and cfg.task.names == []
     with pytest.raises(ConfigError, match="for a file of your own, set task.path instead"):
         parse_config({"task": {"name": "/data/gsm8k.jsonl"}})
+
+
+def test_rlvr_train_on_a_bad_file_fails_in_one_line_before_creating_the_run(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rlvr.flows.cli import app
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"question": "a?", "answer": "1"}\n{"question": "", "answer": "2"}\n')
+    res = CliRunner().invoke(app, ["train", "--run", str(tmp_path / "run"), "--set", f"task.path={path}"])
+    assert res.exit_code == 2 and "line 2, column 'question': empty prompt" in res.output
+    assert len(res.output.strip().splitlines()) == 1 and str(path) in res.output
+    assert not (tmp_path / "run").exists()

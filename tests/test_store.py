@@ -81,6 +81,33 @@ def test_redo_removes_stale_record_before_touching_outputs(run: RunPaths) -> Non
     assert run_sql(run.root, "SELECT count(*) AS n FROM rollouts").to_pylist() == [{"n": 0}]
 
 
+def test_run_stage_skips_a_committed_stage_and_reruns_on_new_inputs(run: RunPaths) -> None:
+    from rlvr.store import Outcome, run_stage
+
+    calls: list[int] = []
+
+    def body(tx) -> Outcome:  # noqa: ANN001
+        calls.append(1)
+        write_table([ROW], ROLLOUTS, tx.output(run.table_dir("rollouts", 3)) / shard_name(0))
+        return Outcome(1, {"note": len(calls)})
+
+    rec, skipped = run_stage(run, ROLLOUT, 3, {"a": 1}, body)
+    assert (skipped, rec.rows, rec.extra, len(calls)) == (False, 1, {"note": 1}, 1)
+    again, skipped = run_stage(run, ROLLOUT, 3, {"a": 1}, body)
+    assert skipped and again == rec and len(calls) == 1  # committed for these inputs: the body never runs
+    redo, skipped = run_stage(run, ROLLOUT, 3, {"a": 2}, body)
+    assert not skipped and redo.extra == {"note": 2} and redo.fingerprint != rec.fingerprint
+
+    def failing(tx) -> Outcome:  # noqa: ANN001
+        write_table([ROW], ROLLOUTS, tx.output(run.table_dir("rollouts", 3)) / shard_name(0))
+        raise ValueError("bad row 7")
+
+    with pytest.raises(ValueError, match="bad row 7"):
+        run_stage(run, ROLLOUT, 3, {"a": 3}, failing)
+    assert not run.record(ROLLOUT, 3).exists()  # nothing half-committed is left visible
+    assert run_sql(run.root, "SELECT count(*) AS n FROM rollouts").to_pylist() == [{"n": 0}]
+
+
 KILLER = textwrap.dedent(
     """
     import sys

@@ -7,6 +7,7 @@
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
+    rlvr prompts CONFIG_OR_RUN [--n 3]                    the exact rendered prompts and their token counts
 
 It lives in flows/ because train and resume start Prefect flows; status, sql and config only
 call rlvr/ and never import Prefect (so they answer in about a second).
@@ -321,6 +322,27 @@ def sql_cmd(
         out.print(table)
         if result.num_rows > max_rows:
             out.print(f"({result.num_rows} rows, {max_rows} shown; --max-rows or --format csv for all)")
+
+
+@app.command()
+def prompts(
+    target: Annotated[Path, typer.Argument(help="A TOML config or a run folder.")],
+    n: Annotated[int, typer.Option("--n", help="How many prompts to show.")] = 3,
+    split: Annotated[str, typer.Option("--split", help="train or test.")] = "train",
+) -> None:
+    """Print the first N prompts exactly as the model gets them (chat template applied) and their token counts."""
+    from rlvr.prompts import preview
+
+    if split not in ("train", "test"):
+        _fail(ValueError(f"--split must be train or test, got {split!r}"))
+    try:
+        shown = preview(target, n, split)
+    except _user_errors() as exc:
+        _fail(exc)
+    for p in shown:
+        sys.stdout.write(f"==== {p['prompt_id']} (dataset {p['dataset']}, {p['split']}): {p['tokens']} tokens ====\n{p['text']}\n")
+    if not shown:
+        sys.stdout.write(f"no {split} prompts\n")
 
 
 @app.command()

@@ -75,15 +75,17 @@ def _check_tokenizer(path: Path, where: str) -> list[str]:
 
 
 def check_task(cfg: Config) -> None:
-    """The configured task(s) can build their problems (shipped data files present, counts possible)."""
-    from rlvr import data
+    """The configured task(s) and datasets build their problems (shipped data files present, counts
+    possible, every own row valid: rlvr.datasets names the file, row and column of a bad one)."""
+    from rlvr.datasets import load_problems
 
+    what = f"task.name = {cfg.task.name!r}" if cfg.task.name else "the task's datasets"
     try:
-        rows = data.problems(cfg.task)
+        rows = load_problems(cfg.task, cfg.prompt)
     except (FileNotFoundError, ImportError) as err:
-        raise PreflightError(f"task.name = {cfg.task.name!r}: its data cannot be read ({err})") from None
+        raise PreflightError(f"{what}: its data cannot be read ({err})") from None
     if not any(r["split"] == "train" for r in rows):
-        raise PreflightError(f"task.name = {cfg.task.name!r} yields no training problems; raise task.n_train")
+        raise PreflightError(f"{what} yields no training problems; raise task.n_train")
 
 
 def existing_ancestor(path: Path) -> Path:

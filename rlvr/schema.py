@@ -30,12 +30,13 @@ PROBLEMS = pa.schema(
     [
         pa.field("prompt_id", pa.string(), nullable=False),
         pa.field("task", pa.string(), nullable=False),
-        pa.field("split", pa.string(), nullable=False),  # "train" | "test"
-        pa.field("prompt", pa.string(), nullable=False),  # user message, before any chat template
+        pa.field("split", pa.string(), nullable=False),  # "train" | "test" | "few_shot" (prompt.few_shot = N examples)
+        pa.field("prompt", pa.string(), nullable=False),  # user message (template applied), before any chat template
         pa.field("answer", pa.string(), nullable=False),  # ground truth, as text
         pa.field("tests", pa.string()),  # code tasks: test program; null otherwise
         pa.field("sources", pa.list_(pa.string())),  # retrieval tasks: source passages
-        pa.field("meta", pa.string()),  # JSON object, task-specific
+        pa.field("meta", pa.string()),  # JSON object, task-specific; own datasets: their other columns
+        pa.field("dataset", pa.string()),  # the dataset (task.datasets name, or the shipped task) the row came from
     ]
 )
 

@@ -10,6 +10,7 @@ No Prefect here: tasks/ wraps these functions; tests call them directly.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import subprocess
@@ -26,12 +27,11 @@ import torch
 from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-import rlvr.data as data
-from rlvr import engines, retention
+from rlvr import datasets, engines, prompts, retention
 from rlvr.errors import RlvrError
 from rlvr.lineage import StageOrderError, stage_inputs, upstream
 from rlvr.run import Run, open_run
-from rlvr.sampler import Request, Sampling, derive_seed, render_prompt_ids
+from rlvr.sampler import Messages, Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.schema import (
     EVAL_SCORE_COLUMNS,
     EVALS,
@@ -106,29 +106,74 @@ def iteration_prompts(prompt_ids: list[str], k: int, *, seed: int, iteration: in
     return [pool[j] for j in sorted(picks)]
 
 
+def mixture_prompts(pools: dict[str, list[str]], weights: dict[str, float], k: int, *, seed: int, iteration: int) -> list[str]:
+    """k prompt ids split between datasets in proportion to their weights (largest remainder; a
+    dataset never gives more than it has), each dataset's share drawn like iteration_prompts."""
+    names = [n for n in pools if pools[n]]
+    total = sum(weights[n] for n in names)
+    quota = {n: k * weights[n] / total for n in names}
+    counts = {n: int(quota[n]) for n in names}
+    for n in sorted(names, key=lambda n: counts[n] - quota[n])[: k - sum(counts.values())]:
+        counts[n] += 1
+    out = []
+    for d, n in enumerate(names):  # each dataset its own stream: adding one leaves the others' picks alone
+        pool = sorted(pools[n])
+        picks = np.random.default_rng([seed, iteration, 0, d + 1]).choice(len(pool), size=min(counts[n], len(pool)), replace=False)
+        out += [pool[j] for j in sorted(picks)]
+    return out
+
+
 # ---- prepare ------------------------------------------------------------------------------
 
 
 def prepare(run_dir: str | Path) -> StageResult:
-    """problems/*.parquet from the task generator, and policy v0 from the configured model."""
+    """problems/*.parquet from the configured datasets (each source file's sha256 recorded), and policy
+    v0 from the configured model. Once committed, the run uses its own copy of the problems: a
+    source file changed since is reported (a warning naming it), never read again."""
     run = open_run(run_dir)
     cfg, paths = run.config, run.paths
     inputs = stage_inputs(run, PREPARE, None)
 
     def body(tx: StageTx) -> Outcome:
+        digests = datasets.source_digests(cfg.task)
+        rows = datasets.load_problems(cfg.task, cfg.prompt)  # every bad row fails here, before anything is written
+        if datasets.source_digests(cfg.task) != digests:
+            raise datasets.DatasetError("a dataset file changed while prepare read it; run prepare again")
         base = Path(cfg.model.path) if cfg.model.path else ensure_tiny_model(cfg)
         if not (base / "config.json").is_file():
             raise FileNotFoundError(f"model.path = {str(base)!r} has no config.json; point it at a HF-format model folder")
-        rows = data.problems(cfg.task)
         n = write_table(rows, PROBLEMS, tx.output(paths.table_dir("problems", None)) / shard_name(0))
         model, tok = load_policy(base, torch.device("cpu"))
         pol = tx.output(paths.policy_dir(0))
         model.save_pretrained(pol)
         tok.save_pretrained(pol)
         log.info("prepare: %d problems, policy v0 from %s", n, base)
-        return Outcome(n, {"base_model": str(base)})
+        return Outcome(n, {"base_model": str(base), "sources": digests})
 
-    return _stage(run, PREPARE, None, inputs, body)
+    result = _stage(run, PREPARE, None, inputs, body)
+    if result.skipped:  # the run keeps its copy; say so when a source has changed since
+        report_changed_sources(read_record(paths.record(PREPARE, None)).extra.get("sources", {}))
+    return result
+
+
+def changed_sources(recorded: dict[str, str]) -> list[str]:
+    """The recorded source files whose sha256 differs now (or that are gone)."""
+    out = []
+    for path, digest in recorded.items():
+        p = Path(path)
+        now = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
+        if now != digest:
+            out.append(f"{path} ({'deleted' if now is None else f'sha256 {digest[:12]} -> {now[:12]}'})")
+    return out
+
+
+def report_changed_sources(recorded: dict[str, str]) -> list[str]:
+    """Warn about dataset files changed since prepare copied them; the run keeps its copy."""
+    changed = changed_sources(recorded)
+    if changed:
+        log.warning("dataset source changed after this run's prepare, so this run keeps its own copy in problems/ and "
+                    "ignores the change; start a new run to train on it: %s", "; ".join(changed))  # fmt: skip
+    return changed
 
 
 # ---- generation: rollout and evaluate ----------------------------------------------------------
@@ -139,11 +184,25 @@ def _generation_inputs(run: Run, stage: str, i: int) -> tuple[CommitRecord, dict
     return upstream(run, PREPARE, None, f"{stage}({i})"), stage_inputs(run, stage, i)
 
 
-def _split_prompts(run: Run, problems: CommitRecord, split: str) -> dict[str, str]:
-    """prompt_id -> prompt of one split ('train' | 'test') of the problems."""
-    table = pq.read_table(problems.parquet_files(run.paths.root), columns=["prompt_id", "split", "prompt"])
-    rows = table.filter(pc.equal(table["split"], split))
-    return dict(zip(rows["prompt_id"].to_pylist(), rows["prompt"].to_pylist(), strict=True))
+def _problem_rows(run: Run, problems: CommitRecord) -> list[dict]:
+    return pq.read_table(problems.parquet_files(run.paths.root)).to_pylist()
+
+
+def _split_prompts(run: Run, problems: CommitRecord, split: str) -> dict[str, Messages]:
+    """prompt_id -> chat turns ([prompt] system, few-shot, the user turn) of one split ('train' | 'test')."""
+    return prompts.conversations(_problem_rows(run, problems), run.config.prompt, split)
+
+
+def _first_prompts(run: Run, problems: CommitRecord, ids: list[str], i: int) -> list[str]:
+    """The iteration's prompts: a uniform draw from the train pool, or with task.datasets weights
+    a draw split between the datasets in proportion."""
+    cfg, k = run.config, run.config.rollout.prompts_per_iteration
+    sources = cfg.task.sources()
+    if all(d.weight is None for d in sources):
+        return iteration_prompts(ids, k, seed=cfg.run.seed, iteration=i)
+    of = {r["prompt_id"]: r.get("dataset") for r in _problem_rows(run, problems)}
+    pools = {d.label: [p for p in ids if of[p] == d.label] for d in sources}
+    return mixture_prompts(pools, {d.label: d.weight or 1.0 for d in sources}, k, seed=cfg.run.seed, iteration=i)
 
 
 def _policy_engine(run: Run, i: int) -> tuple[AutoTokenizer, engines.Acquired, torch.device]:
@@ -168,7 +227,7 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
                  "warm" if got.warm else "cold", got.start_seconds, got.weight_load_seconds)  # fmt: skip
         out = tx.output(paths.table_dir("rollouts", i))
         target = cfg.rollout.min_signal_groups or cfg.rollout.prompts_per_iteration
-        chosen = iteration_prompts(list(text), cfg.rollout.prompts_per_iteration, seed=cfg.run.seed, iteration=i)
+        chosen = _first_prompts(run, problems, list(text), i)
         used: set[str] = set()
         rounds: list[dict] = []
         shards: list[Path] = []
@@ -214,7 +273,7 @@ def _max_model_len(policy_dir: Path) -> int:
     return int(min(conf.get("max_position_embeddings", 2048), 4096))
 
 
-def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[str], text: dict[str, str], out: Path, *,
+def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[str], text: dict[str, Messages], out: Path, *,
               first_shard: int, samples: int = 0, sampling: Sampling | None = None, seed_tag: str = "",
               label: str = "rollout") -> dict:  # fmt: skip
     """`samples` (default rollout.group_size) responses for each prompt id, written as shards

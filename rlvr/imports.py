@@ -36,9 +36,10 @@ import pyarrow.parquet as pq
 from transformers import AutoTokenizer
 
 from rlvr.errors import RlvrError
+from rlvr.lineage import StageOrderError, stage_inputs
 from rlvr.run import Run, create_or_open, open_run
 from rlvr.sampler import render_prompt_ids
-from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, UPDATE, shard_name
+from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, shard_name
 from rlvr.store import CommitRecord, Outcome, StageTx, committed, file_sha256, read_record, run_stage, write_table
 
 log = logging.getLogger("rlvr")
@@ -155,16 +156,16 @@ def next_iteration(run: Run) -> int:
 
 
 def import_inputs(run: Run, iteration: int, file_digest: str) -> tuple[CommitRecord, dict]:
-    """prepare's record and the rollout-stage fingerprint of an import (stages.rollout honours it)."""
-    from rlvr.stages import StageOrderError  # stages imports this module's ENGINE
-
-    problems = read_record(run.paths.record(PREPARE, None))
-    policy = problems if iteration == 0 else read_record(run.paths.record(UPDATE, iteration - 1))
-    if problems is None or policy is None:
+    """prepare's record and the rollout-stage fingerprint of an import: rollout(i)'s own inputs plus
+    the file's digest (rlvr.lineage.stage_inputs adds it back for a committed import, so rollout(i)
+    keeps it). Needs policy v_i committed."""
+    try:
+        inputs = {k: v for k, v in stage_inputs(run, ROLLOUT, iteration).items() if k != "import"}
+    except StageOrderError:
         raise StageOrderError(f"importing into iteration {iteration} needs policy v{iteration}: run iterations 0..{iteration - 1} "
-                              f"first (`rlvr train --run {run.paths.root} --iterations {iteration}`), or import into the next one")  # fmt: skip
-    return problems, {"config": run.config_hash, "problems": problems.digest(), "policy": policy.digest(), "import": file_digest}
-
+                              f"first (`rlvr train --run {run.paths.root} --iterations {iteration}`), or import into the "
+                              "next one") from None  # fmt: skip
+    return read_record(run.paths.record(PREPARE, None)), inputs | {"import": file_digest}
 
 def import_responses(run_dir: str | Path, file: str | Path, iteration: int | None = None) -> dict:
     """Import `file` as iteration `iteration`'s rollouts (default: the next iteration without any).

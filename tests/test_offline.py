@@ -89,6 +89,9 @@ def imported(tmp_path_factory: pytest.TempPathFactory, small_config: Config, fil
 
 def test_import_is_verified_and_trained_on(imported: Path, source: list[dict]) -> None:
     assert stages.rollout(imported, 0).skipped  # the rollout stage keeps the import
+    from rlvr.lineage import pending
+
+    assert pending(open_run(imported)) == []  # and so does `rlvr resume`'s plan: nothing left to do
     got = run_sql(imported, "SELECT engine, model, count(*) AS n, count(DISTINCT prompt_id) AS p, sum(len(response_logprobs) = 0) "
                             "AS missing FROM rollouts GROUP BY ALL").to_pylist()  # fmt: skip
     assert got == [{"engine": "import", "model": "tiny-seed99", "n": 1000, "p": 125, "missing": 500}]

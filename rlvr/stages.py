@@ -29,6 +29,8 @@ from transformers.utils import logging as hf_logging
 import rlvr.data as data
 from rlvr import engines
 from rlvr import verify as verifier
+from rlvr.config import Config
+from rlvr.models import resolve as resolve_model
 from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
 from rlvr.schema import EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
@@ -95,6 +97,15 @@ def iteration_prompts(prompt_ids: list[str], k: int, *, seed: int, iteration: in
 # ---- prepare ------------------------------------------------------------------------------
 
 
+def base_model(cfg: Config) -> Path:
+    """Policy v0's source folder: model.path, else the prepared model.name, else the tiny model."""
+    if cfg.model.path:
+        return Path(cfg.model.path)
+    if cfg.model.name:
+        return resolve_model(cfg.model.name)
+    return ensure_tiny_model(cfg)
+
+
 def prepare(run_dir: str | Path) -> StageResult:
     """problems/*.parquet from the task generator, and policy v0 from the configured model."""
     run = open_run(run_dir)
@@ -103,7 +114,7 @@ def prepare(run_dir: str | Path) -> StageResult:
     if rec := committed(paths, PREPARE, None, inputs):
         return _result(rec, skipped=True)
     with begin_stage(paths, PREPARE, None, inputs) as tx:
-        base = Path(cfg.model.path) if cfg.model.path else ensure_tiny_model(cfg)
+        base = base_model(cfg)
         if not (base / "config.json").is_file():
             raise FileNotFoundError(f"model.path = {str(base)!r} has no config.json; point it at a HF-format model folder")
         rows = data.problems(cfg.task)

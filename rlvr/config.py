@@ -41,6 +41,10 @@ class ModelSection(_Section):
     tiny_warmup_steps: int = Field(
         600, ge=0, description="Supervised warm-up steps that teach the embedded tiny model the answer format."
     )
+    tiny_lure: float = Field(
+        0.0, ge=0.0, lt=1.0, description="Tiny model, arithmetic: the fraction of warm-up examples that answer with the "
+        "first operand instead of the result, a habit GRPO must unlearn (recipes/tiny-demo.toml: learning shows in minutes).",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ModelSection:

@@ -49,9 +49,12 @@ def cache_root() -> Path:
 
 def _spec(cfg: Config) -> dict:
     t = cfg.task
-    return {"version": VERSION, "arch": ARCH, "warmup_steps": cfg.model.tiny_warmup_steps,
+    spec = {"version": VERSION, "arch": ARCH, "warmup_steps": cfg.model.tiny_warmup_steps,
             "max_new_tokens": cfg.rollout.max_new_tokens,
             "task": [t.name, t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
+    if cfg.model.tiny_lure:  # only when set, so that the models cached before the field existed keep their key
+        spec["lure"] = cfg.model.tiny_lure
+    return spec
 
 
 def target(row: dict) -> str:
@@ -84,8 +87,18 @@ def build_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
     )
 
 
-def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[dict], steps: int, seed: int) -> None:
-    """Supervised pass on prompt -> '<answer>N</answer><|end|>', loss on the response only."""
+def lure_target(row: dict) -> str | None:
+    """The habit model.tiny_lure teaches instead of `target`: an arithmetic problem answered with its
+    first operand (consistent, so greedy decoding picks it, and wrong unless the other operand is 0)."""
+    if row["task"] != "arithmetic":
+        return None
+    return f"<answer>{json.loads(row['meta'])['a']}</answer>"
+
+
+def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[dict], steps: int, seed: int,
+            lure: float = 0.0) -> None:  # fmt: skip
+    """Supervised pass on prompt -> '<answer>N</answer><|end|>', loss on the response only. With
+    `lure` > 0, that fraction of the arithmetic examples teaches lure_target instead."""
     if steps == 0:
         return
     g = torch.Generator().manual_seed(seed)
@@ -95,12 +108,16 @@ def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[di
         p_ids = tok(p, add_special_tokens=False)["input_ids"]
         a_ids = tok(target(r), add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
         examples.append((p_ids, a_ids))
+        if lure > 0 and (bad := lure_target(r)) is not None:
+            examples.append((p_ids, tok(bad, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]))
     rows_per_step = min(64, max(4, WARMUP_BATCH_TOKENS // max(len(p) + len(a) for p, a in examples)))
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     model.train()
     log.info("tiny model: warm-up, %d steps of %d rows", steps, rows_per_step)
     for step in range(steps):
         idx = torch.randint(len(examples), (rows_per_step,), generator=g).tolist()
+        if lure > 0:  # examples alternate (right, lure) per arithmetic row: pick the lure with probability `lure`
+            idx = [i - i % 2 + int(torch.rand((), generator=g) < lure) for i in idx]
         seqs = [examples[i][0] + examples[i][1] for i in idx]
         T = max(map(len, seqs))
         ids = torch.full((len(seqs), T), tok.pad_token_id)  # (B, T), right padded
@@ -133,7 +150,8 @@ def ensure_tiny_model(cfg: Config) -> Path:
                          bos_token_id=None, tie_word_embeddings=True,
                          max_position_embeddings=context_length(longest, cfg.rollout.max_new_tokens), **ARCH)  # fmt: skip
     model = LlamaForCausalLM(config)
-    _warmup(model, tok, [r for r in rows if r["split"] == "train"], cfg.model.tiny_warmup_steps, cfg.task.seed)
+    _warmup(model, tok, [r for r in rows if r["split"] == "train"], cfg.model.tiny_warmup_steps, cfg.task.seed,
+            cfg.model.tiny_lure)  # fmt: skip
     tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)

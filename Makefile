@@ -1,5 +1,5 @@
 # Set-up is part of each target: `make train` and `make test` work on a fresh clone.
-#   make train                 venv + install, then 3 GRPO iterations of the embedded default (CPU)
+#   make train                 venv + install, then the demo: recipes/tiny-demo.toml (tiny model, CPU, reward rises)
 #   make test                  venv + install, then the test suite
 #   make train RUN=runs/x      another run folder
 #   make install TORCH=        skip the CPU torch pin (bring your own CUDA build of torch)
@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 train: $(STAMP)
-	$(BIN)/rlvr train --run $(RUN)
+	$(BIN)/rlvr train recipes/tiny-demo.toml --run $(RUN)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -211,6 +211,9 @@ def run_trl(cfg: Config, train: list[dict], problems: list[dict], test: list[dic
         """Training time without evaluation; evaluation every `every` generation batches; the time limit."""
 
         def on_train_begin(self, a, s, c, **kw):  # noqa: ANN001, ANN202
+            acc = evaluate(kw["model"], tok, test, cfg, folder)  # v0: the base, as the rlvr side evaluates it
+            state["curve"].append({"iteration": 0, "train_s": 0.0, "accuracy": acc})
+            print(f"# trl  v0: held-out {acc:.3f}", file=sys.stderr, flush=True)
             state["t"] = time.perf_counter()
 
         def on_step_end(self, a, s, c, **kw):  # noqa: ANN001, ANN202

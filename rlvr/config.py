@@ -42,8 +42,8 @@ class ModelSection(_Section):
         600, ge=0, description="Supervised warm-up steps that teach the embedded tiny model the answer format."
     )
     tiny_lure: float = Field(
-        0.0, ge=0.0, lt=1.0, description="Tiny model, arithmetic: the fraction of warm-up examples that answer with the "
-        "first operand instead of the result, a habit GRPO must unlearn (recipes/tiny-demo.toml: learning shows in minutes).",
+        0.0, ge=0.0, lt=1.0, description="Tiny model, arithmetic: the fraction of warm-up examples that give up (an empty "
+        "<answer></answer>) instead of answering, a habit GRPO must unlearn (recipes/tiny-demo.toml: learning shows in minutes).",
     )
 
     @model_validator(mode="after")

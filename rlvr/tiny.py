@@ -88,11 +88,12 @@ def build_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
 
 
 def lure_target(row: dict) -> str | None:
-    """The habit model.tiny_lure teaches instead of `target`: an arithmetic problem answered with its
-    first operand (consistent, so greedy decoding picks it, and wrong unless the other operand is 0)."""
-    if row["task"] != "arithmetic":
-        return None
-    return f"<answer>{json.loads(row['meta'])['a']}</answer>"
+    """The habit model.tiny_lure teaches instead of `target` on arithmetic: giving up, an empty answer
+    tag. It is one decision (close the tag, or write a digit) shared by every problem, so greedy
+    decoding takes it everywhere when it is the likelier one, and unlearning it carries over to
+    held-out problems. (A wrong number as the habit, e.g. the first operand, tangled with the sums the
+    model learns and left its held-out answers off by one: measured, docs/learning.md.)"""
+    return "<answer></answer>" if row["task"] == "arithmetic" else None
 
 
 def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[dict], steps: int, seed: int,

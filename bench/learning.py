@@ -56,7 +56,7 @@ from rlvr.query import run_sql
 from rlvr.run import create_or_open
 from rlvr.schema import PROBLEMS, ROLLOUTS
 from rlvr.store import write_table
-from rlvr.verify import score
+from rlvr.verify.scoring import score
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "recipes" / "smollm2-arithmetic.toml"

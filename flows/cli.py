@@ -37,15 +37,11 @@ err = Console(stderr=True)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from rlvr.data import TaskDataError
-    from rlvr.config import ConfigError
-    from rlvr.query import QueryError
-    from rlvr.run import RunError
-    from rlvr.stages import ContextLengthError, StageOrderError
-    from rlvr.verify import VerifyError
+    """What the CLI shows as a one-line error: rlvr's user-facing errors (RlvrError) and a missing
+    file. Everything else is a bug and keeps its traceback."""
+    from rlvr.errors import RlvrError
 
-    return (ConfigError, RunError, QueryError, StageOrderError, VerifyError, FileNotFoundError, TaskDataError,
-            ContextLengthError)  # fmt: skip
+    return (RlvrError, FileNotFoundError)
 
 
 def _fail(exc: BaseException) -> None:

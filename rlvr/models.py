@@ -36,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from rlvr.errors import RlvrError
+
 MARKER = "rlvr-model.json"  # written last inside the folder: its presence means "prepared"
 
 
@@ -66,7 +68,7 @@ REGISTRY: dict[str, ModelSource] = {
 }
 
 
-class ModelError(FileNotFoundError):
+class ModelError(RlvrError, FileNotFoundError):
     """A named model that is unknown, not prepared, or whose source package is missing."""
 
 

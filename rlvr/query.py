@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from rlvr.errors import RlvrError
 from rlvr.run import open_run
 from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, STAGE_TABLE, TABLES, RunPaths
 from rlvr.store import read_record
@@ -23,7 +24,7 @@ from rlvr.store import read_record
 READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 
 
-class QueryError(ValueError):
+class QueryError(RlvrError, ValueError):
     pass
 
 

@@ -14,7 +14,7 @@ TRL's "dapo"), optimiser steps per generation batch, AdamW betas, grad-norm clip
 - rlvr: a run folder driven stage by stage in this process (rlvr.stages: rollout, verify, update;
   the same functions the Prefect tasks call, without the flow's per-task overhead), rollouts
   with `rollout.engine` (auto: vLLM when `make vllm` was run, else transformers). Old policy
-  folders are deleted as the run goes (538 MB of weights + 1.08 GB of optimiser state each).
+  versions are pruned as the run goes (checkpoint.keep_last = 1; 538 MB of weights each).
 - TRL: GRPOTrainer on CPU (use_cpu, no vLLM: what TRL offers on such a machine), gradient
   checkpointing off (its fastest setting; --trl-gc for its default), rewards from rlvr's own
   verifier (the same DuckDB scoring and reward weights), prompts in the chat format it templates.
@@ -88,7 +88,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def bench_config(args: argparse.Namespace, seed: int) -> Config:
     cfg = load_config(args.recipe)
     data = cfg.model_dump(mode="json", exclude_none=True)
-    data = apply_overrides(data, [*args.sets, f"run.seed={seed}", "eval.every=0"])  # this script evaluates
+    # this script evaluates; keep_last = 1: a version is deleted once its successor is committed (it was evaluated before)
+    data = apply_overrides(data, [*args.sets, f"run.seed={seed}", "eval.every=0", "checkpoint.keep_last=1"])
     cfg = parse_config(data, f"{args.recipe} + --set")
     if cfg.update.kl_beta or cfg.update.epochs != 1 or cfg.update.aggregation != "token_mean" or cfg.verify.advantage != "grpo":
         raise SystemExit("bench/learning.py maps only kl_beta 0, epochs 1, token_mean and grpo advantages onto TRL")
@@ -164,8 +165,6 @@ def run_rlvr(cfg: Config, test: list[dict], args: argparse.Namespace, folder: Pa
         stages.verify(d, i)
         stages.update(d, i)
         train_s += time.perf_counter() - t
-        if i > 0:  # v_i is evaluated and trained from: its 1.6 GB can go (v0 stays: the base)
-            shutil.rmtree(run.paths.policy_dir(i), ignore_errors=True)
         i += 1
     reward = run_sql(d, "SELECT iteration, avg(reward) AS r FROM scores GROUP BY 1 ORDER BY 1").to_pylist()
     engines.close_all()  # the vLLM worker holds GiBs of KV cache: free them before TRL starts

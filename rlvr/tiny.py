@@ -27,8 +27,9 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-import rlvr.data as data
+from rlvr import datasets, prompts
 from rlvr.config import Config
+from rlvr.sampler import Messages, render_prompt_text
 
 log = logging.getLogger("rlvr")
 SPECIALS = ["<pad>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
@@ -51,7 +52,9 @@ def _spec(cfg: Config) -> dict:
     t = cfg.task
     spec = {"version": VERSION, "arch": ARCH, "warmup_steps": cfg.model.tiny_warmup_steps,
             "max_new_tokens": cfg.rollout.max_new_tokens,
-            "task": [t.name, t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
+            "task": [t.name or "arithmetic", t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
+    if t.path or t.datasets or cfg.prompt != type(cfg.prompt)():  # own data or prompts: a model of its own
+        spec["data"] = [t.model_dump(mode="json"), cfg.prompt.model_dump(mode="json"), datasets.source_digests(t)]
     if cfg.model.tiny_lure:  # only when set, so that the models cached before the field existed keep their key
         spec["lure"] = cfg.model.tiny_lure
     return spec
@@ -96,35 +99,33 @@ def lure_target(row: dict) -> str | None:
     return "<answer></answer>" if row["task"] == "arithmetic" else None
 
 
-def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[dict], steps: int, seed: int,
-            lure: float = 0.0) -> None:  # fmt: skip
-    """Supervised pass on prompt -> '<answer>N</answer><|end|>', loss on the response only. With
-    `lure` > 0, that fraction of the arithmetic examples teaches lure_target instead."""
+def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[dict], chats: dict[str, Messages],
+            steps: int, seed: int, lure: float = 0.0) -> None:  # fmt: skip
+    """Supervised pass on prompt (as rollout renders it) -> '<answer>N</answer><|end|>', loss on the response only.
+    With `lure` > 0, that fraction of the arithmetic examples teaches lure_target instead."""
     if steps == 0:
         return
     g = torch.Generator().manual_seed(seed)
-    examples = []
+    examples = []  # per row: (prompt ids, right answer ids, habit answer ids or None)
     for r in rows:
-        p = tok.apply_chat_template([{"role": "user", "content": r["prompt"]}], add_generation_prompt=True, tokenize=False)
-        p_ids = tok(p, add_special_tokens=False)["input_ids"]
+        p_ids = tok(render_prompt_text(tok, chats[r["prompt_id"]]), add_special_tokens=False)["input_ids"]
         a_ids = tok(target(r), add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
-        examples.append((p_ids, a_ids))
-        if lure > 0 and (bad := lure_target(r)) is not None:
-            examples.append((p_ids, tok(bad, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]))
-    rows_per_step = min(64, max(4, WARMUP_BATCH_TOKENS // max(len(p) + len(a) for p, a in examples)))
+        bad = lure_target(r) if lure > 0 else None
+        examples.append((p_ids, a_ids, None if bad is None else tok(bad, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]))
+    rows_per_step = min(64, max(4, WARMUP_BATCH_TOKENS // max(len(p) + len(a) for p, a, _ in examples)))
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     model.train()
     log.info("tiny model: warm-up, %d steps of %d rows", steps, rows_per_step)
+    slots = 2 if lure > 0 else 1  # with a habit, each row is drawn through two slots (kept: the measured demo used this draw)
     for step in range(steps):
-        idx = torch.randint(len(examples), (rows_per_step,), generator=g).tolist()
-        if lure > 0:  # examples alternate (right, lure) per arithmetic row: pick the lure with probability `lure`
-            idx = [i - i % 2 + int(torch.rand((), generator=g) < lure) for i in idx]
-        seqs = [examples[i][0] + examples[i][1] for i in idx]
-        T = max(map(len, seqs))
-        ids = torch.full((len(seqs), T), tok.pad_token_id)  # (B, T), right padded
-        labels = torch.full((len(seqs), T), -100)  # (B, T)
-        for b, i in enumerate(idx):
-            p, a = examples[i]
+        idx = [i // slots for i in torch.randint(len(examples) * slots, (rows_per_step,), generator=g).tolist()]
+        habit = [lure > 0 and bool(torch.rand((), generator=g) < lure) for _ in idx]
+        pairs = [(examples[i][0], examples[i][2] if h and examples[i][2] is not None else examples[i][1])
+                 for i, h in zip(idx, habit, strict=True)]  # fmt: skip
+        T = max(len(p) + len(a) for p, a in pairs)
+        ids = torch.full((len(pairs), T), tok.pad_token_id)  # (B, T), right padded
+        labels = torch.full((len(pairs), T), -100)  # (B, T)
+        for b, (p, a) in enumerate(pairs):
             ids[b, : len(p) + len(a)] = torch.tensor(p + a)
             labels[b, len(p) : len(p) + len(a)] = torch.tensor(a)
         loss = model(input_ids=ids, attention_mask=(labels != -100) | (ids != tok.pad_token_id), labels=labels).loss
@@ -143,15 +144,18 @@ def ensure_tiny_model(cfg: Config) -> Path:
     final = cache_root() / f"tiny-llama-{key}"
     if (final / "config.json").is_file():
         return final
-    rows = data.problems(cfg.task)
-    tok = build_tokenizer([r["prompt"] + " " + target(r) for r in rows])
-    longest = max(len(tok(r["prompt"], add_special_tokens=False)["input_ids"]) for r in rows)
+    rows = datasets.load_problems(cfg.task, cfg.prompt)
+    chats = {pid: m for split in ("train", "test") for pid, m in prompts.conversations(rows, cfg.prompt, split).items()}
+    texts = {pid: "\n\n".join(t["content"] for t in m) for pid, m in chats.items()}  # a lone user turn: its prompt
+    tok = build_tokenizer([texts[r["prompt_id"]] + " " + target(r) for r in rows if r["prompt_id"] in texts])
+    # + 2 per extra turn: its role and end tokens (context_length's margin covers one turn's)
+    longest = max(len(tok(texts[pid], add_special_tokens=False)["input_ids"]) + 2 * (len(m) - 1) for pid, m in chats.items())
     torch.manual_seed(cfg.task.seed)
     config = LlamaConfig(vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
                          bos_token_id=None, tie_word_embeddings=True,
                          max_position_embeddings=context_length(longest, cfg.rollout.max_new_tokens), **ARCH)  # fmt: skip
     model = LlamaForCausalLM(config)
-    _warmup(model, tok, [r for r in rows if r["split"] == "train"], cfg.model.tiny_warmup_steps, cfg.task.seed,
+    _warmup(model, tok, [r for r in rows if r["split"] == "train"], chats, cfg.model.tiny_warmup_steps, cfg.task.seed,
             cfg.model.tiny_lure)  # fmt: skip
     tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
     model.save_pretrained(tmp)

@@ -350,28 +350,9 @@ def prompts(
 @app.command()
 def config() -> None:
     """Print the default config as commented TOML: save it, edit it, pass it to `rlvr train`."""
-    import tomli_w
+    from rlvr.config import commented_toml
 
-    from rlvr.config import Config
-
-    cfg = Config()
-    lines = ["# rlvr config: every field with its default. `rlvr train THIS.toml --run DIR`"]
-    for section in Config.model_fields:
-        sub = getattr(cfg, section)
-        values = sub.model_dump(mode="json")
-        lines += ["", f"[{section}]"]
-        tables = []  # dict-valued fields (verify.weights) go after the section's keys, as [section.field.key]
-        for name, f in type(sub).model_fields.items():
-            if isinstance(values[name], dict):
-                tables.append((name, f.description, values[name]))
-                continue
-            lines.append(f"# {f.description}")
-            lines.append(f"# {name} =   (unset)" if values[name] is None else tomli_w.dumps({name: values[name]}).strip())
-        for name, description, table in tables:
-            lines.append(f"# {description}")
-            for key, value in table.items():
-                lines += [f"[{section}.{name}.{key}]", tomli_w.dumps(value).strip()]
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write(commented_toml())
 
 
 @app.command()

@@ -532,3 +532,26 @@ def diff_configs(old: Config, new: Config) -> list[str]:
             if (section, key) != ("run", "iterations") and a[section][key] != b[section][key]:
                 out.append(f"{section}.{key}: {a[section][key]!r} -> {b[section][key]!r}")
     return out
+
+
+def commented_toml() -> str:
+    """The default config as TOML with every field's description above it (`rlvr config`): what a
+    user saves, edits and passes to `rlvr train`. Unset fields appear commented out."""
+    cfg = Config()
+    lines = ["# rlvr config: every field with its default. `rlvr train THIS.toml --run DIR`"]
+    for section in Config.model_fields:
+        sub = getattr(cfg, section)
+        values = sub.model_dump(mode="json")
+        lines += ["", f"[{section}]"]
+        tables = []  # dict-valued fields (verify.weights) go after the section's keys, as [section.field.key]
+        for name, f in type(sub).model_fields.items():
+            if isinstance(values[name], dict):
+                tables.append((name, f.description, values[name]))
+                continue
+            lines.append(f"# {f.description}")
+            lines.append(f"# {name} =   (unset)" if values[name] is None else tomli_w.dumps({name: values[name]}).strip())
+        for name, description, table in tables:
+            lines.append(f"# {description}")
+            for key, value in table.items():
+                lines += [f"[{section}.{name}.{key}]", tomli_w.dumps(value).strip()]
+    return "\n".join(lines) + "\n"

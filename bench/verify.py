@@ -175,7 +175,7 @@ def run_mathverify(sample: list[tuple[str, str]]) -> float:
 def run_code() -> tuple[float, int, int]:
     """HumanEval's canonical solutions (prompt + solution) against their tests: seconds, passed, total."""
     from rlvr.data import humaneval
-    from rlvr import sandbox
+    from rlvr.verify.code import sandbox
 
     rows = humaneval.generate()
     checks = [sandbox.make_check(r["answer"], r["tests"]) for r in rows]

@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from rlvr.verify.code.sandbox import (
+from rlvr.verify.code import (
     UID_BASE,
     UID_SPAN,
     AssertSite,

@@ -76,7 +76,7 @@ def test_fraction_passed_is_the_code_score_when_asked(tmp_path: Path) -> None:
 
 
 def test_stdin_stdout_problems(tmp_path: Path) -> None:
-    from rlvr.verify.code.sandbox import io_tests_json
+    from rlvr.verify.code import io_tests_json
 
     tests = io_tests_json([("1 2\n", "3\n"), ("5 5\n", "10\n"), ("0 0\n", "0\n")])
     right = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"

@@ -6,7 +6,7 @@
      strings and logic verdicts (sql_exact); the rest is left to a Python tier in the temp table
      verify_rows, by verifier: `undecided` (symbolic), `code`, `logic` (a formula answer);
   2. the Python tiers, each on its own rows only: rlvr.verify.math (math-verify in worker processes
-     with a per-row timeout), rlvr.verify.code.sandbox (code, bubblewrap), rlvr.verify.logic (truth tables). A crash or
+     with a per-row timeout), rlvr.verify.code (code, bubblewrap), rlvr.verify.logic (truth tables). A crash or
      timeout is a `verifier_error: ...` reason, never a 0;
   3. sql/verify_citations.sql (retrieval rows only): each <cite> span looked up in the sources;
   4. sql/verify_groups.sql: reward composition per task (verify.weights), length shaping and group
@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from rlvr.errors import RlvrError
 from rlvr.verify import logic, sql
-from rlvr.verify.code import sandbox
+from rlvr.verify import code as sandbox
 from rlvr.config import VerifySection
 from rlvr.verify.math import Check, check_pairs, math_verify_check
 from rlvr.schema import SCORES
@@ -98,7 +98,7 @@ def _fills(undecided: pa.Table, cfg: VerifySection, check: Check) -> tuple[pa.Ta
 
 def _code_fills(rows: pa.Table, cfg: VerifySection, hide: Sequence[Path]) -> pa.Table:
     """Sandbox tier: the response's fenced code + the problem's tests (assert program or stdin/stdout
-    cases, rlvr.verify.code.sandbox.make_check), run under bubblewrap. score = 1/0 (all_pass) or the fraction of
+    cases, rlvr.verify.code.make_check), run under bubblewrap. score = 1/0 (all_pass) or the fraction of
     tests passed (verify.code_reward). A missing code block is a 0 with its reason; the sandbox
     breaking raises."""
     items, out = [], []

@@ -79,8 +79,8 @@ def tree_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(name, program, accepted reason prefixes). Each program exits 0 only if its attack worked."""
+def corpus(store: Path, port: int) -> list[tuple]:
+    """(name, program, accepted reason prefixes[, tests]). Each program exits 0 only if its attack worked."""
     data = store / "problems" / "part-000000.parquet"
     return [
         # mapped, never touched: hits RLIMIT_AS without needing CPU time (this machine may be loaded)
@@ -138,27 +138,27 @@ def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
         (
             "resolve a name",
             "import socket\nsocket.getaddrinfo('pypi.org', 443)",
-            ("failed: socket.gaierror",),
+            ("failed: socket.gaierror", "failed: gaierror"),
         ),
         (
             "write into the run store",
             f"open({str(store / 'evil.txt')!r}, 'w').write('x')",
-            ("failed: OSError: [Errno 30] Read-only file system",),
+            ("failed: FileNotFoundError",),  # the run store is not in the sandbox at all
         ),
         (
             "overwrite a run-store file",
             f"open({str(data)!r}, 'w').write('tampered')",
-            ("failed: OSError: [Errno 30] Read-only file system",),
+            ("failed: FileNotFoundError",),
         ),
         (
             "delete a run-store file",
             f"import os\nos.remove({str(data)!r})",
-            ("failed: OSError: [Errno 30]",),
+            ("failed: FileNotFoundError",),
         ),
         (
             "rename the run store",
             f"import os\nos.rename({str(store)!r}, {str(store) + '-moved'!r})",
-            ("failed: OSError: [Errno 30]", "failed: PermissionError"),
+            ("failed: FileNotFoundError",),
         ),
         (
             "write into /root",
@@ -173,7 +173,7 @@ def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
         (
             "poison the venv",
             f"open({sys.prefix + '/evil.pth'!r}, 'w').write('import os')",
-            ("failed: PermissionError", "failed: OSError"),
+            ("failed: FileNotFoundError",),  # the venv is not in the sandbox
         ),
         (
             "read /etc/shadow",
@@ -203,8 +203,10 @@ def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
         ),
         (
             "kill everything",
-            "import os\nos.kill(-1, 9)\nimport time\ntime.sleep(1)",
-            ("failed: ProcessLookupError", "killed: SIGKILL"),
+            # kills what the solution's uid may signal (not the harness); then the tests run as ever
+            "import os\nos.kill(-1, 9)\nimport time\ntime.sleep(1)\ndef add(a, b):\n    return a - b",
+            ("failed: AssertionError",),
+            "assert add(1, 1) == 2",
         ),
         ("become root", "import os\nos.setuid(0)", ("failed: PermissionError",)),
         (
@@ -251,12 +253,12 @@ def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
         (
             "exit 0 before the tests",
             "import sys\nsys.exit(0)",
-            ("failed: the program exited with 0 before",),
+            ("failed: the solution ended",),
         ),
         (
             "os._exit(0) before the tests",
             "import os\nos._exit(0)",
-            ("failed: the program exited with 0 before",),
+            ("failed: the solution ended",),
         ),
     ]
 
@@ -294,19 +296,14 @@ def test_adversarial_corpus_is_contained(run_store):
     # (no cgroup per run), which can stretch the 0.5 s memory bomb past 3 s and change its reason.
     alone = [c for c in cases if c[0] == "fork bomb"]
     cases = [c for c in cases if c[0] != "fork bomb"] + alone
-    verdicts = check_many(
-        [AssertTests(code, tests="") for _, code, _ in cases[: -len(alone)]],
-        limits=LIMITS,
-    )
-    verdicts += check_many(
-        [AssertTests(code, tests="") for _, code, _ in alone], limits=LIMITS
-    )
+    verdicts = check_many([AssertTests(c[1], tests=c[3] if len(c) > 3 else "") for c in cases[: -len(alone)]], limits=LIMITS)
+    verdicts += check_many([AssertTests(c[1], tests="") for c in alone], limits=LIMITS)
     hidden = check_assert_tests(reader, "", limits=LIMITS, hide=[run_store])
     elapsed = time.monotonic() - start
 
     wrong = [
         f"{name}: {v.passed=} {v.reason!r}"
-        for (name, _, prefixes), v in zip(cases, verdicts, strict=True)
+        for (name, _, prefixes, *_), v in zip(cases, verdicts, strict=True)
         if v.passed or v.fraction != 0.0 or not v.reason.startswith(prefixes)
     ]
     assert wrong == [], (
@@ -463,9 +460,7 @@ def test_asserts_that_never_ran_count_as_failed():
     assert crashed.fraction == 1 / 3 and crashed.reason.startswith(
         "failed: TypeError: unsupported operand"
     )
-    assert crashed.reason.endswith(
-        "at solution.py line 2: return a + b; 1 of 3 asserts passed"
-    )
+    assert crashed.reason.endswith("at tests.py line 3: add(None, 1); 1 of 3 asserts passed"), crashed.reason
     # two asserts taking turns in a long loop: the report stays small; after ENTER_RECORDS changes of
     # site, every site entered since counts as maybe cut short
     turns = "for i in range(5000):\n    assert f(i) >= 0\n    assert f(i) < 10**9\nassert f(0) == 0"
@@ -482,10 +477,7 @@ def test_asserts_that_never_ran_count_as_failed():
     )
     early = check_assert_tests("import os\nos._exit(0)", "assert True")
     assert (early.passed, early.fraction) == (False, 0.0)
-    assert (
-        early.reason
-        == "failed: the program exited with 0 before the tests finished; 0 of 1 asserts passed"
-    )
+    assert early.reason == "failed: the solution ended (exit 0) before the tests ran; 0 of 1 asserts passed"
 
 
 def test_a_solution_cannot_forge_the_assert_counts():
@@ -508,7 +500,8 @@ def test_a_solution_cannot_forge_the_assert_counts():
     verdict = check_assert_tests(
         forger, "assert add(0, 0) == 0\nassert add(2, 3) == 5\nassert add(1, 1) == 2"
     )
-    assert (verdict.passed, verdict.fraction) == (False, 1 / 3), verdict.reason
+    # its fake records reach nothing; writing on its own answer pipe only garbles its answers
+    assert not verdict.passed and verdict.fraction <= 1 / 3, verdict.reason
     # patching os.write does not show it the records (the harness bound os.write before)
     spy = (
         "import os\nseen = []\nreal = os.write\nos.write = lambda fd, b: (seen.append(b), real(fd, b))[1]\n"
@@ -524,10 +517,11 @@ def test_a_solution_cannot_forge_the_assert_counts():
     assert not closed.passed and closed.fraction == 0.0, closed.reason
 
 
-def test_known_limit_an_always_equal_answer_makes_asserts_vacuous():
-    # Documented in rlvr/verify/code/sandbox.py: == against the solution's own object is decided by that object.
+def test_an_always_equal_answer_is_not_plain_data():
+    # the solution's objects never reach a comparison: only plain data crosses to the harness
     cheat = "class Anything:\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Anything()\n"
-    assert check_assert_tests(cheat, "assert add(2, 3) == 5").passed
+    verdict = check_assert_tests(cheat, "assert add(2, 3) == 5")
+    assert not verdict.passed and "a value of type Anything is not plain data" in verdict.reason, verdict.reason
     typed = check_assert_tests(
         cheat, "assert type(add(2, 3)) is int and add(2, 3) == 5"
     )

@@ -160,17 +160,21 @@ class _Report:
     finished: bool  # the tests ran to the end
     # sites that may have been running last (cut short if the run stopped)
     running: frozenset[int]
+    # the solution did not start: (solution.py line or 0, its error or "exit N" / "signal NAME")
+    startup: tuple[int, str] | None = None
 
 
 def _parse_report(data: bytes, key: bytes, n_sites: int) -> _Report:
     """Records carrying `key`; anything else on the pipe (a program writing to it) is ignored."""
-    passed, failed, finished, last_entered, late = set(), {}, False, None, set()
+    passed, failed, finished, last_entered, late, startup = set(), {}, False, None, set(), None
     for raw in data.split(b"\n"):
         parts = raw.split(b" ", 4)
         if parts[0] != key or len(parts) < 2:
             continue
         if parts[1] == b"END" and len(parts) == 2:
             finished = True
+        elif parts[1] == b"S" and len(parts) >= 4 and parts[2].isdigit() and startup is None:
+            startup = (int(parts[2]), b" ".join(parts[3:]).decode(errors="replace"))
         elif len(parts) >= 3 and parts[2].isdigit() and int(parts[2]) < n_sites:
             if parts[1] == b"B":
                 last_entered = int(parts[2])
@@ -182,7 +186,7 @@ def _parse_report(data: bytes, key: bytes, n_sites: int) -> _Report:
                 text = parts[4].decode(errors="replace") if len(parts) == 5 else ""
                 failed.setdefault(int(parts[2]), (int(parts[3]), text))
     running = frozenset({last_entered} - {None} | late)
-    return _Report(frozenset(passed), failed, finished, running)
+    return _Report(frozenset(passed), failed, finished, running, startup)
 
 
 def _assert_verdict(sites: Sequence[AssertSite], report: _Report, stop: str | None, solution: str) -> tuple[bool, float, str]:
@@ -198,6 +202,8 @@ def _assert_verdict(sites: Sequence[AssertSite], report: _Report, stop: str | No
     if n == 0:
         return (True, 1.0, "passed: the tests ran to the end") if stop is None else (False, 0.0, stop)
     ok = report.passed - report.failed.keys() - (report.running if stop is not None else set())
+    if report.startup is not None:
+        ok = set()  # `assert True` passes without a solution; a solution that did not start earns nothing
     counts = f"{len(ok)} of {n} asserts passed"
     if stop is None and len(ok) == n:
         return True, 1.0, f"passed: {counts}"
@@ -257,7 +263,9 @@ def check_assert_tests(
     )
     key = key.encode()
     report = _parse_report(data, key, len(sites))
-    if result.status == "ok" and report.finished:
+    if report.startup is not None:
+        stop = _startup_reason(*report.startup, solution=solution, limits=limits)
+    elif result.status == "ok" and report.finished:
         stop = None
     elif result.status == "ok":
         stop = "failed: the test harness exited with 0 before the tests finished"
@@ -267,6 +275,26 @@ def check_assert_tests(
         stop = result.reason
     passed, fraction, reason = _assert_verdict(sites, report, stop, solution)
     return Verdict(passed, fraction, reason, result.seconds)
+
+
+def _startup_reason(line: int, status: str, *, solution: str, limits: Limits) -> str:
+    """Why the solution's process did not start, as a stop reason.
+
+    >>> _startup_reason(3, "ZeroDivisionError: division by zero", solution="a\\nb\\n1/0", limits=Limits())
+    'failed: ZeroDivisionError: division by zero at solution.py line 3: 1/0'
+    >>> _startup_reason(0, "signal SIGXCPU", solution="", limits=Limits())
+    'timeout: exceeded 5 CPU seconds (SIGXCPU)'
+    """
+    if status.startswith("MemoryError") or "Cannot allocate memory" in status:
+        return f"memory: exceeded {limits.memory_mb} MiB ({status})"
+    if status in ("signal SIGXCPU", "signal SIGKILL"):
+        return f"timeout: exceeded {limits.cpu_seconds} CPU seconds ({status.split()[1]})"
+    if status == "signal SIGXFSZ":
+        return f"killed: wrote a file over {limits.file_mb} MiB (SIGXFSZ)"
+    if status.startswith(("exit ", "signal ", "SystemExit")):
+        return f"failed: the solution ended ({status}) before the tests ran"
+    where = _source_line(solution, line)
+    return f"failed: {status}" + (f" at solution.py line {line}: {where}" if where else "")
 
 
 def _failure_reason(stderr: str, sources: dict[str, str]) -> str:

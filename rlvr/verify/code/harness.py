@@ -66,7 +66,7 @@ def encode(x):
     if t is complex:
         return {"complex": [x.real, x.imag]}
     raise NotPlainData(
-        f"a {t.__name__} is not plain data (only None, bool, int, float, str, bytes, complex, "
+        f"a value of type {t.__name__} is not plain data (only None, bool, int, float, str, bytes, complex, "
         "list, tuple, set, frozenset, dict can be compared)"
     )
 
@@ -216,23 +216,28 @@ class _Channel:
 
     def ask(self, request):
         if self.dead:
-            raise SolutionError(self.dead)
+            raise self._dead_error()
         try:
             self.out.write(dumps(request))
             self.out.flush()
             line = self.inp.readline(MAX_LINE + 1)
-        except (BrokenPipeError, OSError):
+        except OSError:  # a broken pipe: the process is gone
             line = b""
         if not line.endswith(b"\n"):
             if len(line) > MAX_LINE:
                 raise NotPlainData(f"the solution's answer is over {MAX_LINE >> 20} MiB")
             code = self.proc.wait()
-            self.dead = f"the solution's process ended (exit {code}) before answering"
-            raise SolutionError(self.dead)
+            self.dead = f"signal {_signal_name(-code)}" if code < 0 else f"exit {code}"
+            raise self._dead_error()
         reply = decode_reply(line)
         if reply[0] == "raise":
             raise _remote_error(reply)
         return reply[1]
+
+    def _dead_error(self):
+        err = SolutionError(f"the solution's process ended ({self.dead})")
+        err.rlvr_text, err.rlvr_line, err.rlvr_status = str(err), 0, self.dead
+        return err
 
 
 def decode_reply(line):
@@ -264,6 +269,15 @@ def _remote_error(reply):
     err = cls(text.partition(": ")[2] or text) if cls is not None else SolutionError(text)
     err.rlvr_text, err.rlvr_line = text, line
     return err
+
+
+def _signal_name(number):
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 class Remote:
@@ -373,8 +387,11 @@ def run_tests(secret_fd):
     ns = {"__name__": "__main__", "__builtins__": builtins}
     try:
         known = channel.ask(["names", head["names"]])
-    except Exception:  # noqa: BLE001 - the solution did not start: every call will say why
+    except Exception as err:  # noqa: BLE001 - the solution did not start: say why, and every call will fail
         known = {n: ["function"] for n in head["names"]}
+        status = getattr(err, "rlvr_status", None) or getattr(err, "rlvr_text", None) or _describe(err)
+        line = getattr(err, "rlvr_line", 0)
+        os.write(report, b"%s S %d %s\n" % (head["key"].encode(), line, status.encode("utf-8", "backslashreplace")))
     for name, kind in known.items() if type(known) is dict else ():
         if name not in head["names"] or type(kind) is not list or not kind:
             continue

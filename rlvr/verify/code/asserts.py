@@ -162,17 +162,20 @@ class _Report:
     running: frozenset[int]
     # the solution did not start: (solution.py line or 0, its error or "exit N" / "signal NAME")
     startup: tuple[int, str] | None = None
+    died: str | None = None  # the solution's process ended mid-run: "exit N" / "signal NAME"
 
 
 def _parse_report(data: bytes, key: bytes, n_sites: int) -> _Report:
     """Records carrying `key`; anything else on the pipe (a program writing to it) is ignored."""
-    passed, failed, finished, last_entered, late, startup = set(), {}, False, None, set(), None
+    passed, failed, finished, last_entered, late, startup, died = set(), {}, False, None, set(), None, None
     for raw in data.split(b"\n"):
         parts = raw.split(b" ", 4)
         if parts[0] != key or len(parts) < 2:
             continue
         if parts[1] == b"END" and len(parts) == 2:
             finished = True
+        elif parts[1] == b"D" and len(parts) >= 3 and died is None:
+            died = b" ".join(parts[2:]).decode(errors="replace")
         elif parts[1] == b"S" and len(parts) >= 4 and parts[2].isdigit() and startup is None:
             startup = (int(parts[2]), b" ".join(parts[3:]).decode(errors="replace"))
         elif len(parts) >= 3 and parts[2].isdigit() and int(parts[2]) < n_sites:
@@ -186,7 +189,7 @@ def _parse_report(data: bytes, key: bytes, n_sites: int) -> _Report:
                 text = parts[4].decode(errors="replace") if len(parts) == 5 else ""
                 failed.setdefault(int(parts[2]), (int(parts[3]), text))
     running = frozenset({last_entered} - {None} | late)
-    return _Report(frozenset(passed), failed, finished, running, startup)
+    return _Report(frozenset(passed), failed, finished, running, startup, died)
 
 
 def _assert_verdict(sites: Sequence[AssertSite], report: _Report, stop: str | None, solution: str) -> tuple[bool, float, str]:
@@ -274,6 +277,10 @@ def check_assert_tests(
     else:
         stop = result.reason
     passed, fraction, reason = _assert_verdict(sites, report, stop, solution)
+    if report.died is not None and not passed:
+        cause = _startup_reason(0, report.died, solution=solution, limits=limits)
+        if not cause.startswith("failed:"):  # a limit killed it: that is the reason, not the assert it broke
+            reason = f"{cause}; {reason.rsplit('; ', 1)[-1] if ' asserts passed' in reason else reason}"
     return Verdict(passed, fraction, reason, result.seconds)
 
 

@@ -213,6 +213,7 @@ class SolutionError(Exception):
 class _Channel:
     def __init__(self, proc, out, inp):
         self.proc, self.out, self.inp, self.dead = proc, out, inp, None
+        self.on_death = lambda status: None
 
     def ask(self, request):
         if self.dead:
@@ -228,6 +229,7 @@ class _Channel:
                 raise NotPlainData(f"the solution's answer is over {MAX_LINE >> 20} MiB")
             code = self.proc.wait()
             self.dead = f"signal {_signal_name(-code)}" if code < 0 else f"exit {code}"
+            self.on_death(self.dead)
             raise self._dead_error()
         reply = decode_reply(line)
         if reply[0] == "raise":
@@ -383,6 +385,7 @@ def run_tests(secret_fd):
     channel = _start_solution(head)
     _drop_self(head["uid_harness"])
     hook = _recorder(head["key"].encode(), report, os.write, head["budget"])
+    channel.on_death = lambda status: os.write(report, b"%s D %s\n" % (head["key"].encode(), status.encode()))
     tests = _swap(marshal.loads(code), head["hook"], hook)
     ns = {"__name__": "__main__", "__builtins__": builtins}
     try:

@@ -19,8 +19,11 @@ Bench: python bench/verify.py.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import sys
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -69,8 +72,34 @@ def verdict_macro() -> str:
     return f"CREATE OR REPLACE MACRO norm_verdict(n) AS CASE {' '.join(whens)} END;"
 
 
+@functools.cache
+def digits_macro() -> str:
+    """norm_digits(s) as SQL: every Unicode decimal digit (category Nd: Arabic-Indic, Devanagari,
+    fullwidth, ...) -> its ASCII digit, and fullwidth ASCII (U+FF01..FF5E) -> ASCII, as NFKC reads them.
+    translate() is slow with ~700 characters, so it runs only on texts that hold one of them (RE2 class)."""
+    src, dst = [], []
+    for cp in range(sys.maxunicode + 1):
+        ch = chr(cp)
+        if ch.isascii():
+            continue
+        if unicodedata.category(ch) == "Nd":
+            src.append(ch), dst.append(str(unicodedata.decimal(ch)))
+        elif 0xFF01 <= cp <= 0xFF5E:
+            src.append(ch), dst.append(unicodedata.normalize("NFKC", ch))
+    ranges: list[list[int]] = []
+    for ch in src:
+        if ranges and ranges[-1][1] == ord(ch) - 1:
+            ranges[-1][1] = ord(ch)
+        else:
+            ranges.append([ord(ch), ord(ch)])
+    cls = "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in ranges)
+    frm, to = ("".join(x).replace("'", "''") for x in (src, dst))
+    return f"CREATE OR REPLACE MACRO norm_digits(s) AS CASE WHEN regexp_matches(s, '[{cls}]') THEN translate(s, '{frm}', '{to}') ELSE s END;"
+
+
 def connect() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
+    con.execute(digits_macro())
     con.execute(sql.load("macros"))
     con.execute(verdict_macro())
     return con
@@ -168,7 +197,7 @@ def score_with_stats(
         raise VerifyError("verify got no rollout shards; run the rollout stage first")
     con = connect()
     files = {"rollouts": [str(p) for p in rollout_files], "problems": [str(p) for p in problem_files]}
-    con.execute(sql.load("verify"), files | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format})
+    con.execute(sql.load("verify"), files | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers})
     n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
     n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]
     if n_rows != n_in:

@@ -1,15 +1,19 @@
 -- verify(i), pass 1 of 2: extract, normalise and decide every rollout row SQL can decide, into the
 -- connection's temp table verify_rows (run by rlvr.verify.score; macros from macros.sql).
--- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance),
--- $format_mode ('answer': format_ok = an <answer> tag; 'think_answer': macros.sql think_answer_ok).
+-- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance, for
+-- golds that are not integers only), $format_mode ('answer': format_ok = an <answer> tag;
+-- 'think_answer': macros.sql think_answer_ok), $multiple ('reject': a response with several <answer>
+-- tags, or several \boxed{} and no tag, is wrong (a hedge); 'last': the last one counts).
 -- Rewards are not set here: verify_groups.sql weighs the components (score, format_ok, citations).
 --
--- Extraction order: <answer>...</answer> (format_ok; the first opening tag and the nearest closing
--- one), then the first \boxed{...} (braces nested up to two levels, e.g. \boxed{\frac{1}{2}}), then
+-- Extraction order: <answer>...</answer> (format_ok; the only opening tag and the nearest closing
+-- one, or the last under $multiple = 'last'), then the only (or last) \boxed{...} (braces nested up to two levels, e.g. \boxed{\frac{1}{2}}), then
 -- the last number in the text (thousands commas, a fraction a/b and a trailing % included).
 -- Decision (verifier):
 --   sql_numeric  gold is a plain number (macros.sql num_value): the prediction is compared by value,
---                |pred - gold| <= tol * max(1, |gold|). A % on one side only is read both ways,
+--                exactly (dec_canon text for decimals of any length, num_rat fractions otherwise;
+--                never as DOUBLE), and within |pred - gold| <= tol * max(1, |gold|) only when tol > 0
+--                and the gold is not an integer. NaN and infinities are never correct. A % on one side only is read both ways,
 --                '50%' = '50' (the unit dropped, GSM8K style) and '50%' = '0.5' (x/100), so neither
 --                convention is scored wrong; with % on both sides the numbers must match.
 --                A non-numeric, non-symbolic prediction ('nineteen', '1.2.3') is wrong here.
@@ -28,12 +32,13 @@
 -- match (group 0, its DFA) than for a capture group, so captures run only on short strings.
 CREATE OR REPLACE TEMP TABLE verify_rows AS
 WITH p AS (
-    SELECT prompt_id, task, answer, gold, gold_sym,
+    SELECT prompt_id, task, answer, gold, gold_sym, gold_body, dec_canon(gold_body) AS gold_dec,
+        COALESCE(NOT contains(dec_canon(gold_body), '.'), num_rat(gold_body).n % num_rat(gold_body).d = 0, false) AS gold_int,
         CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold, '%') AS gold_pct,
         CASE WHEN task = 'logic' THEN norm_verdict(gold) END AS gold_verdict,
         CASE WHEN task = 'logic' THEN norm_formula(answer) END AS gold_formula
     FROM (
-        SELECT prompt_id, task, answer, gold, looks_symbolic(gold) AS gold_sym, num_value(gold_body) AS gold_num
+        SELECT prompt_id, task, answer, gold, gold_body, looks_symbolic(gold) AS gold_sym, num_value(gold_body) AS gold_num
         FROM (
             SELECT *, num_body(gold) AS gold_body
             FROM (
@@ -47,24 +52,41 @@ WITH p AS (
     -- body is seg up to it: exactly what the lazy regex '(?s)<answer>(.*?)</answer>' extracts, for a
     -- third of its cost (measured: bench/README.md). Only a second '<answer>' before the first
     -- '</answer>' falls back to the regex itself.
-    SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok, response_text AS t,
-        CASE WHEN contains(response_text, '<answer>') THEN split_part(response_text, '<answer>', 2) END AS seg
-    FROM read_parquet($rollouts, hive_partitioning = false)
+    SELECT *, CASE WHEN n_tags = 0 THEN NULL
+                   WHEN n_tags = 1 OR $multiple = 'reject' THEN split_part(t, '<answer>', 2)
+                   ELSE string_split(t, '<answer>')[-1] END AS seg
+    FROM (
+        SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok, response_text AS t,
+            CASE WHEN contains(response_text, '<answer>')
+                 THEN (length(response_text) - length(replace(response_text, '<answer>', ''))) // 8 ELSE 0 END AS n_tags
+        FROM read_parquet($rollouts, hive_partitioning = false)
+    )
 ), x2 AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, t,
+    SELECT iteration, prompt_id, sample_idx, n_tok, t, n_tags,
         CASE WHEN seg IS NULL THEN NULL
              WHEN contains(seg, '</answer>') THEN split_part(seg, '</answer>', 1)
+             WHEN n_tags > 1 AND $multiple = 'last' THEN NULL  -- the last opening tag is never closed
              WHEN regexp_matches(t, '(?s)<answer>.*?</answer>')
                  THEN regexp_extract(t, '(?s)<answer>(.*?)</answer>', 1) END AS tag_body
     FROM x
 ), b AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, t, tag_body IS NOT NULL AS has_tag, tag_body,
-        CASE WHEN $format_mode = 'think_answer' THEN think_answer_ok(t) ELSE tag_body IS NOT NULL END AS format_ok,
-        CASE WHEN tag_body IS NULL AND contains(t, '\boxed{')
-             THEN regexp_extract(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}', 1) ELSE '' END AS boxed
-    FROM x2
+    SELECT *, CASE WHEN n_tags > 1 AND has_tag THEN n_tags || ' <answer> tags'
+                   WHEN n_boxed > 1 THEN n_boxed || ' \boxed{} answers' END AS hedge
+    FROM (
+        SELECT iteration, prompt_id, sample_idx, n_tok, t, tag_body IS NOT NULL AS has_tag, tag_body, n_tags,
+            CASE WHEN $format_mode = 'think_answer' THEN think_answer_ok(t)
+                 ELSE tag_body IS NOT NULL AND (n_tags = 1 OR $multiple = 'last') END AS format_ok,
+            CASE WHEN tag_body IS NULL AND contains(t, '\boxed{')
+                 THEN (length(t) - length(replace(t, '\boxed{', ''))) // 7 ELSE 0 END AS n_boxed,
+            CASE WHEN n_boxed = 1 OR n_boxed > 1 AND $multiple = 'reject'
+                 THEN regexp_extract(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}', 1)
+                 WHEN n_boxed > 1
+                 THEN regexp_extract_all(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}', 1)[-1]
+                 ELSE '' END AS boxed
+        FROM x2
+    )
 ), e AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge,
         -- the last number and the non-digits after it (group 0, see above), then the number alone
         CASE WHEN NOT has_tag AND boxed = ''
              THEN nullif(regexp_extract(
@@ -72,7 +94,7 @@ WITH p AS (
                       '^[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?', 0), '') END AS last_num
     FROM b
 ), f AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, CASE WHEN $multiple = 'reject' THEN hedge END AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
@@ -89,19 +111,23 @@ WITH p AS (
         CASE WHEN NOT plain THEN num_body(pred) END AS pred_body
     FROM g2
 ), h2 AS (
-    SELECT h.*, CASE WHEN plain THEN TRY_CAST(pred AS DOUBLE) ELSE num_value(pred_body) END AS pred_num0
+    SELECT h.*, CASE WHEN plain THEN TRY_CAST(pred AS DOUBLE) ELSE num_value(pred_body) END AS pred_num0,
+        CASE WHEN plain THEN dec_signed(starts_with(pred, '-'), dec_mag(ltrim(pred, '-'))) ELSE dec_canon(pred_body) END AS pred_dec
     FROM h
 ), d AS (
     SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.format_ok, h.extraction, h.extracted, h.pred,
-        h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num,
+        h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec, h.hedge,
+        CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
         p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
+        p.gold_body, p.gold_dec, p.gold_int,
         CASE WHEN p.gold_verdict IS NOT NULL THEN norm_verdict(h.pred) END AS pred_verdict,
         CASE WHEN p.task = 'logic' AND p.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
     FROM h2 AS h JOIN p USING (prompt_id)
 ), v AS (
     SELECT *,
         CASE
-            WHEN task = 'code' THEN 'code'  -- decided by running it: rlvr.sandbox, via verify_code.sql
+            WHEN task = 'code' THEN 'code'  -- decided by running it: rlvr.verify.code, via verify_code.sql
+            WHEN hedge IS NOT NULL THEN 'sql_exact'  -- several answers: wrong ($multiple = 'reject')
             WHEN gold_verdict IS NOT NULL THEN 'sql_exact'  -- logic verdicts
             WHEN task = 'logic' THEN CASE WHEN COALESCE(pred_formula, '') IN ('', gold_formula) THEN 'sql_exact' ELSE 'logic' END
             WHEN gold_num IS NOT NULL AND pred_num IS NOT NULL THEN 'sql_numeric'
@@ -119,12 +145,21 @@ WITH p AS (
             WHEN 'code' THEN NULL
             WHEN 'logic' THEN NULL
             WHEN 'sql_numeric' THEN COALESCE(
-                num_close(pred_num, gold_num, $tol)
-                OR (pred_pct <> gold_pct
-                    AND num_close(CASE WHEN pred_pct THEN pred_num / 100 ELSE pred_num END,
-                                  CASE WHEN gold_pct THEN gold_num / 100 ELSE gold_num END, $tol)),
+                CASE WHEN pred_dec = gold_dec THEN true  -- exact, any length (the bare numbers: '50%' = '50')
+                     WHEN pred_dec IS NOT NULL AND gold_dec IS NOT NULL AND pred_pct = gold_pct THEN false
+                     ELSE rat_eq(num_rat(pred_b), num_rat(gold_body))
+                          OR (pred_pct <> gold_pct
+                              AND rat_eq(rat_pct(num_rat(pred_b), pred_pct), rat_pct(num_rat(gold_body), gold_pct)))
+                END
+                OR ($tol > 0 AND NOT gold_int AND (
+                    num_close(pred_num, gold_num, $tol)
+                    OR (pred_pct <> gold_pct
+                        AND num_close(CASE WHEN pred_pct THEN pred_num / 100 ELSE pred_num END,
+                                      CASE WHEN gold_pct THEN gold_num / 100 ELSE gold_num END, $tol)))),
                 false)
-            ELSE CASE WHEN gold_verdict IS NOT NULL THEN COALESCE(pred_verdict = gold_verdict, false)
+            ELSE CASE WHEN hedge IS NOT NULL THEN false
+                      WHEN not_a_number(COALESCE(pred, '')) THEN false
+                      WHEN gold_verdict IS NOT NULL THEN COALESCE(pred_verdict = gold_verdict, false)
                       WHEN task = 'logic' THEN COALESCE(pred_formula <> '' AND pred_formula = gold_formula, false)
                       ELSE COALESCE(pred <> '' AND pred = gold, false) END
         END AS correct
@@ -141,6 +176,7 @@ SELECT
     CASE
         WHEN correct IS NULL THEN NULL
         WHEN extraction = 'none' THEN 'no_answer: no <answer> tag, \boxed{} or number in the response'
+        WHEN hedge IS NOT NULL THEN 'wrong: ' || hedge || ' in one response; one answer is expected (verify.multiple_answers = reject)'
         WHEN pred_formula IS NOT NULL THEN CASE WHEN correct THEN 'correct: ' || pred_formula || ' is the gold conclusion'
                                                 ELSE 'wrong: empty answer, expected a conclusion such as ' || gold_formula END
         WHEN gold_verdict IS NOT NULL AND pred_verdict IS NULL AND pred <> ''

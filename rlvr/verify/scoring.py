@@ -225,7 +225,7 @@ def score_with_stats(
     tasks = [t for (t,) in con.execute(TASKS).fetchall()]
     stats["retrieval"] = 0
     if "retrieval" in tasks:
-        con.execute(sql.load("verify_citations"), files)
+        con.execute(sql.load("verify_citations"), files | {"min_words": cfg.min_citation_words})
         stats["retrieval"] = con.execute("SELECT count(*) FROM verify_rows WHERE citations IS NOT NULL").fetchall()[0][0]
     con.register("reward_weights", reward_weights(tasks, cfg))
     params = {"eps": cfg.advantage_eps, "estimator": cfg.advantage, "l_max": max_new_tokens,

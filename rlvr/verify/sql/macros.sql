@@ -87,6 +87,11 @@ CREATE OR REPLACE MACRO num_close(a, b, tol) AS abs(a - b) <= tol * greatest(1.0
 -- spans, sources and answers (verify_citations.sql).
 CREATE OR REPLACE MACRO norm_ws(s) AS trim(regexp_replace(lower(s), '\s+', ' ', 'g'));
 
+-- cite_words(s): s as its words (runs of letters, digits and '_'; anything else separates), one space
+-- between them and one at each end, so that contains(cite_words(a), cite_words(b)) holds only at word
+-- boundaries ('29' is not in '1829'): retrieval's citation checks (verify_citations.sql).
+CREATE OR REPLACE MACRO cite_words(s) AS ' ' || trim(regexp_replace(s, '[^\p{L}\p{N}_]+', ' ', 'g')) || ' ';
+
 -- think_answer_ok(t): the response is <think>...</think> then <answer>...</answer> and nothing else
 -- (whitespace aside), each tag exactly once (verify.format = 'think_answer'; DeepSeek-R1's format
 -- reward, Guo et al. 2025, sec. 2.2.2).

@@ -247,17 +247,17 @@ def test_several_answer_tags_count_the_last_when_asked(tmp_path: Path) -> None:
 # (response, extracted_answer, extraction): the extraction rules beyond CASES above
 EXTRACTION = [
     ("so \\boxed{\\frac{1}{2}} it is", "\\frac{1}{2}", "boxed"),  # nested braces
-    ("first \\boxed{3} then \\boxed{4}", "3", "boxed"),  # the first box
+    ("first \\boxed{3} then \\boxed{4}", "3", "boxed"),  # the first box (the row is wrong: a hedge)
     ("\\boxed{} is empty, the answer is 7", "7", "last_number"),
     ("it costs $1,200.", "1,200", "last_number"),
     ("half of it, 3/4 of it.", "3/4", "last_number"),
     ("the value is \u22124 here", "\u22124", "last_number"),
     ("that is 50% off", "50%", "last_number"),
     ("<answer>\n 5\n</answer>", "\n 5\n", "answer_tag"),  # multi-line tag body
-    ("<answer>1</answer> <answer>2</answer>", "1", "answer_tag"),  # the first tag
+    ("<answer>1</answer> <answer>2</answer>", "1", "answer_tag"),  # the first tag (the row is wrong: a hedge)
     ("<answer>1 <answer>2</answer>", "1 <answer>2", "answer_tag"),  # first opening, nearest closing
     ("</answer> then <answer>3</answer>", "3", "answer_tag"),
-    ("<answer>no closing tag 5", "5", "last_number"),
+    ("<answer>no closing tag 5", None, "none"),  # an unclosed tag is no answer (not a licence to guess)
 ]
 
 

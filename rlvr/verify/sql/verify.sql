@@ -7,8 +7,9 @@
 -- Rewards are not set here: verify_groups.sql weighs the components (score, format_ok, citations).
 --
 -- Extraction order: <answer>...</answer> (format_ok; the only opening tag and the nearest closing
--- one, or the last under $multiple = 'last'), then the only (or last) \boxed{...} (braces nested up to two levels, e.g. \boxed{\frac{1}{2}}), then
--- the last number in the text (thousands commas, a fraction a/b and a trailing % included).
+-- one, or the last under $multiple = 'last'), then the only (or last) \boxed{...} (braces nested up
+-- to two levels, e.g. \boxed{\frac{1}{2}}), then the last number in the text (thousands commas, a
+-- fraction a/b and a trailing % included) unless the text opens an <answer> tag it never closes.
 -- Decision (verifier):
 --   sql_numeric  gold is a plain number (macros.sql num_value): the prediction is compared by value,
 --                exactly (dec_canon text for decimals of any length, num_rat fractions otherwise;
@@ -88,7 +89,7 @@ WITH p AS (
 ), e AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge,
         -- the last number and the non-digits after it (group 0, see above), then the number alone
-        CASE WHEN NOT has_tag AND boxed = ''
+        CASE WHEN NOT has_tag AND boxed = '' AND n_tags = 0  -- an unclosed <answer> is no answer, not a licence to guess
              THEN nullif(regexp_extract(
                       regexp_extract(t, '[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?\D*$', 0),
                       '^[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?', 0), '') END AS last_num

@@ -17,17 +17,19 @@ import json
 from pathlib import Path
 
 import pytest
+from rlvr.data import arithmetic, logic, retrieval
 from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
-from rlvr.data import arithmetic, logic, retrieval
 from rlvr.verify import score_with_stats
 from rlvr.verify.code import SandboxError, io_tests_json, sandbox_mode
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "redteam.json").read_text(encoding="utf-8"))
 FERRY = [
-    "The ferry across the Lune first ran in 1829 from Orlesby. The ferry carried 29 passengers on its first "
-    "crossing of the Lune. Its captain was Maren Colt.",
+    (
+        "The ferry across the Lune first ran in 1829 from Orlesby. The ferry carried 29 passengers on its first "
+        "crossing of the Lune. Its captain was Maren Colt."
+    ),
     "The mill at Tavenby burned down in 1871 and was rebuilt by 1880.",
 ]
 PROBLEMS = {

@@ -4,7 +4,6 @@ tests in the bubblewrap sandbox, inside the same verify pass, with readable reas
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,9 @@ from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
 from rlvr.verify import score_with_stats
+from rlvr.verify.code import sandbox_problem
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox needs root (see rlvr/verify/code/sandbox.py)")
+pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no code sandbox here: {sandbox_problem()}")
 
 TESTS = "def check(f):\n    assert f(2, 3) == 5\n    assert f(-1, 1) == 0\ncheck(add)\n"
 RESPONSES = [

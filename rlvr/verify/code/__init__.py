@@ -34,6 +34,7 @@ from rlvr.verify.code.launcher import (
     SandboxError,
     run_program,
     sandbox_mode,
+    sandbox_problem,
 )
 from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tests_json, parse_io_tests
 from rlvr.verify.code.verdict import Verdict
@@ -41,7 +42,7 @@ from rlvr.verify.code.verdict import Verdict
 __all__ = [
     "UID_BASE", "UID_SPAN", "AssertSite", "AssertTests", "IOTests", "Limits", "RunResult", "SandboxError", "Verdict",
     "check_assert_tests", "check_io_tests", "check_many", "extract_code", "instrument_asserts", "io_tests_json",
-    "make_check", "parse_io_tests", "run_program", "sandbox_mode",
+    "make_check", "parse_io_tests", "run_program", "sandbox_mode", "sandbox_problem",
 ]  # fmt: skip
 
 

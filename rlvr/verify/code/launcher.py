@@ -242,6 +242,16 @@ def sandbox_mode() -> Mode:
     return "userns"
 
 
+def sandbox_problem() -> str | None:
+    """None when the sandbox can run here, else the one-line reason (rlvr doctor, test skips)."""
+    try:
+        sandbox_mode()
+        bwrap_binary()
+    except SandboxError as err:
+        return str(err)
+    return None
+
+
 def package_dirs(packages: Sequence[str]) -> dict[str, Path]:
     """Allowlisted top-level packages -> the folders to show (the package and its vendored `<name>.libs`).
 

@@ -160,7 +160,7 @@ def corpus(store: Path, port: int) -> list[tuple]:
         (
             "write into /root",
             "open('/root/evil', 'w').write('x')",
-            ("failed: PermissionError", "failed: OSError"),
+            ("failed: PermissionError", "failed: OSError", "failed: FileNotFoundError"),
         ),
         (
             "write into /etc",
@@ -175,17 +175,17 @@ def corpus(store: Path, port: int) -> list[tuple]:
         (
             "read /etc/shadow",
             "print(open('/etc/shadow').read())",
-            ("failed: PermissionError",),
+            ("failed: PermissionError", "failed: FileNotFoundError"),  # not in the sandbox's /etc
         ),
         (
             "read secrets in /root",
             "import os\nprint(os.listdir('/root/.pyenv/..'))\nassert len(os.listdir('/root')) > 1",
-            ("failed: AssertionError",),
+            ("failed: AssertionError", "failed: FileNotFoundError"),
         ),
         (
             "write /dev/shm",
             "open('/dev/shm/x', 'w').write('x')",
-            ("failed: PermissionError",),
+            ("failed: PermissionError", "failed: OSError: [Errno 30] Read-only file system"),
         ),
         ("huge stdout", "while True:\n    print('x' * 10000)", ("output_limit",)),
         (
@@ -196,16 +196,17 @@ def corpus(store: Path, port: int) -> list[tuple]:
         (
             "kill the parent",
             "import os\nos.kill(os.getppid(), 9)",
-            ("failed: PermissionError",),
+            # as root the harness has another uid; in a user namespace (one uid) killing it only ends this run
+            ("failed: PermissionError", "timeout: exceeded 2 CPU seconds (SIGKILL)"),
         ),
         (
             "kill everything",
             # kills what the solution's uid may signal (not the harness); then the tests run as ever
             "import os\nos.kill(-1, 9)\nimport time\ntime.sleep(1)\ndef add(a, b):\n    return a - b",
-            ("failed: AssertionError",),
+            ("failed: AssertionError", "timeout: exceeded 2 CPU seconds (SIGKILL)"),
             "assert add(1, 1) == 2",
         ),
-        ("become root", "import os\nos.setuid(0)", ("failed: PermissionError",)),
+        ("become root", "import os\nos.setuid(0)", ("failed: PermissionError", "failed: OSError: [Errno 22]")),
         (
             "raise the CPU limit",
             "import resource\nresource.setrlimit(resource.RLIMIT_CPU, (-1, -1))",
@@ -221,8 +222,9 @@ def corpus(store: Path, port: int) -> list[tuple]:
         ),
         (
             "read pid 1 of the host",
-            "print(open('/proc/1/environ').read())",
-            ("failed: PermissionError",),
+            # pid 1 is bwrap (root mode: not ours to read; user namespace: ours, but started with a clean environment)
+            "assert 'RLVR_CANARY' in open('/proc/1/environ').read()",
+            ("failed: PermissionError", "failed: AssertionError"),
         ),
         (
             "fill /tmp",
@@ -274,7 +276,8 @@ def sandbox_processes() -> list[psutil.Process]:
     return found
 
 
-def test_adversarial_corpus_is_contained(run_store):
+def test_adversarial_corpus_is_contained(run_store, monkeypatch):
+    monkeypatch.setenv("RLVR_CANARY", "a secret of the verifier's environment")
     before = tree_digest(run_store)
     # other fixtures of the session (e.g. the Prefect test server) may already be our children
     children_before = {p.pid for p in psutil.Process().children(recursive=True)}
@@ -295,7 +298,7 @@ def test_adversarial_corpus_is_contained(run_store):
     cases = [c for c in cases if c[0] != "fork bomb"] + alone
     verdicts = check_many([AssertTests(c[1], tests=c[3] if len(c) > 3 else "") for c in cases[: -len(alone)]], limits=LIMITS)
     verdicts += check_many([AssertTests(c[1], tests="") for c in alone], limits=LIMITS)
-    hidden = check_assert_tests(reader, "", limits=LIMITS, hide=[run_store])
+    hidden = check_assert_tests(reader, "", limits=Limits(wall_seconds=15.0), hide=[run_store])
     elapsed = time.monotonic() - start
 
     wrong = [

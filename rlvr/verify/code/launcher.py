@@ -67,6 +67,7 @@ PACKAGES = f"{OPT}/packages"
 REPORT_BYTES = 4 << 20
 # what Python needs from /etc: the loader's cache (multiarch libraries), time zone, user names
 ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf")
+BWRAP_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}  # never the verifier's (tokens, keys)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SITE_GLOBS = ("/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages", "/usr/share/python3*")
 
@@ -324,6 +325,8 @@ def _bwrap_argv(
         "--unshare-cgroup-try",
         "--dev",
         "/dev",
+        "--remount-ro",  # the devices still work; /dev/shm is not a writable, size-unlimited tmpfs
+        "/dev",
         "--proc",
         "/proc",
         *_mount_args(hide=hide, tmp_mb=limits.tmp_mb, packages=packages),
@@ -415,6 +418,7 @@ def _launch(
             stderr=subprocess.PIPE,
             pass_fds=passed,
             start_new_session=True,
+            env=BWRAP_ENV,  # bwrap is pid 1 in the sandbox: its environ is readable there (user namespace mode)
         )
     finally:
         for fd in (*passed, *([stdin_fd] if stdin_fd is not None else [])):

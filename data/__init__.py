@@ -36,6 +36,12 @@ def size(name: str) -> int:
         return sum(1 for line in f if line.strip())
 
 
+def kinds(task: Any) -> set[str]:
+    """The verifier kinds (the problems' `task` column: arithmetic, code, logic, retrieval) of a
+    config `[task]` section's tasks, without generating them: e.g. whether a run needs the sandbox."""
+    return {importlib.import_module(f"rlvr.data.{name}").TASK for name in task.names}
+
+
 def problems(task: Any) -> list[dict]:
     """Rows of rlvr.schema.PROBLEMS for a config `[task]` section (rlvr.config.TaskSection): one
     task's, or a mixture's (every task's rows, in the order named; prompt ids never collide)."""

@@ -29,6 +29,7 @@ from transformers.utils import logging as hf_logging
 from rlvr.errors import RlvrError
 import rlvr.data as data
 from rlvr import engines
+from rlvr.verify import code as code_sandbox
 from rlvr.verify import scoring
 from rlvr.sampler import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
@@ -96,10 +97,22 @@ def iteration_prompts(prompt_ids: list[str], k: int, *, seed: int, iteration: in
 # ---- prepare ------------------------------------------------------------------------------
 
 
+class SandboxUnavailable(RlvrError, RuntimeError):
+    pass
+
+
+def _check_sandbox(cfg) -> None:
+    """A run with code problems needs the sandbox: say so at its start (prepare runs first on every
+    start, committed or not), not when the first verify stage reaches the code rows."""
+    if "code" in data.kinds(cfg.task) and (problem := code_sandbox.sandbox_problem()) is not None:
+        raise SandboxUnavailable(f"task {', '.join(cfg.task.names)} has code problems, and {problem}")
+
+
 def prepare(run_dir: str | Path) -> StageResult:
     """problems/*.parquet from the task generator, and policy v0 from the configured model."""
     run = open_run(run_dir)
     cfg, paths = run.config, run.paths
+    _check_sandbox(cfg)
     inputs = {"config": run.config_hash}
     if rec := committed(paths, PREPARE, None, inputs):
         return _result(rec, skipped=True)

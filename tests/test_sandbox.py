@@ -607,3 +607,26 @@ def test_extract_code():
 def test_limits_are_validated():
     with pytest.raises(ValueError, match="cpu_seconds"):
         Limits(cpu_seconds=0)
+
+
+def test_without_user_namespaces_an_ordinary_user_is_told_how_to_fix_it(monkeypatch, tmp_path):
+    from rlvr.verify.code import launcher
+
+    monkeypatch.setattr(launcher.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(launcher, "bwrap_binary", lambda: "/bin/false")  # a bwrap whose probe fails
+    with pytest.raises(launcher.SandboxError, match="cannot start as an ordinary user here.*unprivileged user namespaces"):
+        launcher.sandbox_mode.__wrapped__()
+
+
+def test_a_code_run_refuses_to_start_without_a_sandbox(monkeypatch, tmp_path):
+    """At the start of the run (prepare), before anything is written, never mid-run."""
+    from rlvr import stages
+    from rlvr.config import Config
+    from rlvr.run import create_or_open
+
+    cfg = Config.model_validate({"task": {"name": "stdio"}})
+    create_or_open(tmp_path / "run", cfg, 1)
+    monkeypatch.setattr(stages.code_sandbox, "sandbox_problem", lambda: "the code sandbox cannot start (test)")
+    with pytest.raises(stages.SandboxUnavailable, match="task stdio has code problems, and the code sandbox cannot start"):
+        stages.prepare(tmp_path / "run")
+    assert not (tmp_path / "run" / "problems").exists()

@@ -134,7 +134,7 @@ def _compiled_tests(tests: str) -> tuple[bytes, tuple[AssertSite, ...], tuple[st
 
 
 def free_names(tree: ast.Module) -> list[str]:
-    """Names the test program reads but neither defines at module level nor gets from builtins:
+    r"""Names the test program reads but neither defines at module level nor gets from builtins:
     what it expects the solution to provide (a name local to a test function is asked too, harmlessly).
 
     >>> free_names(ast.parse("import math\ndef check(candidate):\n    assert candidate(1) == f(2)\ncheck(g)"))

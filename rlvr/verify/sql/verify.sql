@@ -22,7 +22,7 @@
 --                symbolic and the normalised strings are identical (identical text: equivalent).
 --   undecided    gold or prediction is symbolic (looks_symbolic) and SQL cannot compare them:
 --                rlvr.mathcheck fills these rows (verifier math_verify), then verify_groups.sql runs.
---   code         task 'code': run in the sandbox (rlvr.sandbox via verify_code.sql).
+--   code         task 'code': run in the sandbox (rlvr.verify.code via verify_code.sql).
 --   logic        task 'logic' with a formula answer that is not the gold one, spelled alike
 --                (norm_formula): rlvr.logic checks that it follows from the premises (verify_logic.sql).
 --                Verdict answers (gold true/false/unknown, norm_verdict) are sql_exact.

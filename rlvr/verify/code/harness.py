@@ -405,7 +405,7 @@ def run_tests(secret_fd):
                 ns[name] = decode(kind[1])
             except (NotPlainData, TypeError, RecursionError):
                 pass
-        elif kind[0] == "module" and len(kind) == 2 and type(kind[1]) is str:
+        elif kind[0] == "module" and len(kind) == 2 and kind[1] in sys.stdlib_module_names:
             try:
                 ns[name] = __import__(kind[1])
             except ImportError:

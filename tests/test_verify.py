@@ -239,7 +239,7 @@ def test_several_answer_tags_count_the_last_when_asked(tmp_path: Path) -> None:
     r, p = _files(tmp_path, [("t", "<answer>41</answer> <answer>42</answer>"), ("t", "\\boxed{41} \\boxed{42}")], [("t", "42")])
     rows = score(r, p, VerifySection()).to_pylist()
     assert [x["correct"] for x in rows] == [False, False]
-    assert rows[0]["reason"].startswith("wrong: 2 <answer> tags in one response") and not rows[0]["format_ok"]
+    assert rows[0]["reason"].startswith("wrong: several <answer> tags in one response") and not rows[0]["format_ok"]
     rows = score(r, p, VerifySection(multiple_answers="last")).to_pylist()
     assert [x["correct"] for x in rows] == [True, True] and rows[0]["format_ok"]
 

@@ -44,12 +44,15 @@ CREATE OR REPLACE MACRO num_value(b) AS
 -- dec_canon(b): a plain decimal body ('-0042.50', '.5', '7.') in one canonical text form ('-42.5',
 -- '0.5', '7'; '-0' -> '0'), NULL for anything else. Compared as text, so equality is exact at any
 -- length: a 200-digit gold and an answer one digit off differ (as DOUBLEs they would be equal).
-CREATE OR REPLACE MACRO dec_mag(u) AS
-    COALESCE(NULLIF(ltrim(split_part(u, '.', 1), '0'), ''), '0')
-    || CASE WHEN rtrim(split_part(u, '.', 2), '0') <> '' THEN '.' || rtrim(split_part(u, '.', 2), '0') ELSE '' END;
-CREATE OR REPLACE MACRO dec_signed(neg, m) AS CASE WHEN neg AND m <> '0' THEN '-' || m ELSE m END;
+-- dec_parts(neg, ip, fp): the canonical text of a decimal from its sign, integer and fraction digits
+-- (each part named once per use: macros are inlined, so callers pass columns, not expressions).
+CREATE OR REPLACE MACRO dec_parts(neg, ip, fp) AS
+    CASE WHEN neg AND (ltrim(ip, '0') <> '' OR rtrim(fp, '0') <> '') THEN '-' ELSE '' END
+    || COALESCE(NULLIF(ltrim(ip, '0'), ''), '0')
+    || CASE WHEN rtrim(fp, '0') <> '' THEN '.' || rtrim(fp, '0') ELSE '' END;
 CREATE OR REPLACE MACRO dec_canon(b) AS
-    CASE WHEN regexp_full_match(b, '-?(?:\d+\.?\d*|\.\d+)') THEN dec_signed(starts_with(b, '-'), dec_mag(ltrim(b, '-'))) END;
+    CASE WHEN regexp_full_match(b, '-?(?:\d+\.?\d*|\.\d+)')
+         THEN dec_parts(starts_with(b, '-'), split_part(ltrim(b, '-'), '.', 1), split_part(b, '.', 2)) END;
 
 -- num_rat(b): a number body as an exact fraction {n, d} (HUGEINT, d > 0) when it is a decimal of at
 -- most 17 characters, an integer fraction a/b or \frac{a}{b} of at most 17 digits each; NULL else.

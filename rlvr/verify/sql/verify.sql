@@ -34,6 +34,7 @@
 CREATE OR REPLACE TEMP TABLE verify_rows AS
 WITH p AS (
     SELECT prompt_id, task, answer, gold, gold_sym, gold_body, dec_canon(gold_body) AS gold_dec,
+        num_rat(gold_body).n AS gold_n, num_rat(gold_body).d AS gold_d,  -- scalars: cheaper through the join than a struct
         COALESCE(NOT contains(dec_canon(gold_body), '.'), num_rat(gold_body).n % num_rat(gold_body).d = 0, false) AS gold_int,
         CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold, '%') AS gold_pct,
         CASE WHEN task = 'logic' THEN norm_verdict(gold) END AS gold_verdict,
@@ -53,14 +54,15 @@ WITH p AS (
     -- body is seg up to it: exactly what the lazy regex '(?s)<answer>(.*?)</answer>' extracts, for a
     -- third of its cost (measured: bench/README.md). Only a second '<answer>' before the first
     -- '</answer>' falls back to the regex itself.
-    SELECT *, CASE WHEN n_tags = 0 THEN NULL
-                   WHEN n_tags = 1 OR $multiple = 'reject' THEN split_part(t, '<answer>', 2)
-                   ELSE string_split(t, '<answer>')[-1] END AS seg
+    -- n_tags: 0, 1 or 2 (two or more): with a second tag, seg1 ends before the end of the text
+    SELECT *, CASE WHEN n_tags > 1 AND $multiple = 'last' THEN string_split(t, '<answer>')[-1] ELSE seg1 END AS seg
     FROM (
-        SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok, response_text AS t,
-            CASE WHEN contains(response_text, '<answer>')
-                 THEN (length(response_text) - length(replace(response_text, '<answer>', ''))) // 8 ELSE 0 END AS n_tags
-        FROM read_parquet($rollouts, hive_partitioning = false)
+        SELECT *, CASE WHEN seg1 IS NULL THEN 0 WHEN strpos(t, '<answer>') + 7 + length(seg1) < length(t) THEN 2 ELSE 1 END AS n_tags
+        FROM (
+            SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok, response_text AS t,
+                CASE WHEN contains(response_text, '<answer>') THEN split_part(response_text, '<answer>', 2) END AS seg1
+            FROM read_parquet($rollouts, hive_partitioning = false)
+        )
     )
 ), x2 AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, t, n_tags,
@@ -71,8 +73,8 @@ WITH p AS (
                  THEN regexp_extract(t, '(?s)<answer>(.*?)</answer>', 1) END AS tag_body
     FROM x
 ), b AS (
-    SELECT *, CASE WHEN n_tags > 1 AND has_tag THEN n_tags || ' <answer> tags'
-                   WHEN n_boxed > 1 THEN n_boxed || ' \boxed{} answers' END AS hedge
+    SELECT *, CASE WHEN n_tags > 1 AND has_tag THEN 'several <answer> tags'
+                   WHEN n_boxed > 1 THEN 'several \boxed{} answers' END AS hedge
     FROM (
         SELECT iteration, prompt_id, sample_idx, n_tok, t, tag_body IS NOT NULL AS has_tag, tag_body, n_tags,
             CASE WHEN $format_mode = 'think_answer' THEN think_answer_ok(t)
@@ -112,15 +114,29 @@ WITH p AS (
         CASE WHEN NOT plain THEN num_body(pred) END AS pred_body
     FROM g2
 ), h2 AS (
-    SELECT h.*, CASE WHEN plain THEN TRY_CAST(pred AS DOUBLE) ELSE num_value(pred_body) END AS pred_num0,
-        CASE WHEN plain THEN dec_signed(starts_with(pred, '-'), dec_mag(ltrim(pred, '-'))) ELSE dec_canon(pred_body) END AS pred_dec
-    FROM h
+    -- pred_dec (dec_canon, in steps so that no part is computed twice): most answers are integers
+    -- already in canonical form; other decimals are split once into integer and fraction digits
+    SELECT * EXCLUDE (dec_s, dec_ip, dec_fp),
+        CASE WHEN dec_ip IS NULL THEN dec_s ELSE dec_parts(starts_with(dec_s, '-'), dec_ip, dec_fp) END AS pred_dec
+    FROM (
+        SELECT *, CASE WHEN need THEN split_part(ltrim(dec_s, '-'), '.', 1) END AS dec_ip,
+            CASE WHEN need THEN split_part(dec_s, '.', 2) END AS dec_fp
+        FROM (
+            SELECT *, dec_s IS NOT NULL AND (contains(dec_s, '.') OR starts_with(dec_s, '0') OR starts_with(dec_s, '-0')) AS need
+            FROM (
+                SELECT h.*, CASE WHEN plain THEN TRY_CAST(pred AS DOUBLE) ELSE num_value(pred_body) END AS pred_num0,
+                    CASE WHEN plain THEN pred
+                         WHEN regexp_full_match(pred_body, '-?(?:\d+\.?\d*|\.\d+)') THEN pred_body END AS dec_s
+                FROM h
+            )
+        )
+    )
 ), d AS (
     SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.format_ok, h.extraction, h.extracted, h.pred,
         h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec, h.hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
         p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
-        p.gold_body, p.gold_dec, p.gold_int,
+        p.gold_n, p.gold_d, p.gold_dec, p.gold_int,
         CASE WHEN p.gold_verdict IS NOT NULL THEN norm_verdict(h.pred) END AS pred_verdict,
         CASE WHEN p.task = 'logic' AND p.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
     FROM h2 AS h JOIN p USING (prompt_id)
@@ -145,19 +161,18 @@ WITH p AS (
             WHEN 'undecided' THEN NULL
             WHEN 'code' THEN NULL
             WHEN 'logic' THEN NULL
-            WHEN 'sql_numeric' THEN COALESCE(
-                CASE WHEN pred_dec = gold_dec THEN true  -- exact, any length (the bare numbers: '50%' = '50')
-                     WHEN pred_dec IS NOT NULL AND gold_dec IS NOT NULL AND pred_pct = gold_pct THEN false
-                     ELSE rat_eq(num_rat(pred_b), num_rat(gold_body))
-                          OR (pred_pct <> gold_pct
-                              AND rat_eq(rat_pct(num_rat(pred_b), pred_pct), rat_pct(num_rat(gold_body), gold_pct)))
-                END
-                OR ($tol > 0 AND NOT gold_int AND (
+            WHEN 'sql_numeric' THEN CASE  -- each branch runs on its own rows only
+                WHEN pred_dec = gold_dec THEN true  -- exact, any length (the bare numbers: '50%' = '50')
+                WHEN $tol > 0 AND NOT gold_int AND COALESCE(
                     num_close(pred_num, gold_num, $tol)
                     OR (pred_pct <> gold_pct
                         AND num_close(CASE WHEN pred_pct THEN pred_num / 100 ELSE pred_num END,
-                                      CASE WHEN gold_pct THEN gold_num / 100 ELSE gold_num END, $tol)))),
-                false)
+                                      CASE WHEN gold_pct THEN gold_num / 100 ELSE gold_num END, $tol)), false) THEN true
+                WHEN pred_dec IS NOT NULL AND gold_dec IS NOT NULL AND pred_pct = gold_pct THEN false
+                ELSE COALESCE(rat_eq(num_rat(pred_b), {'n': gold_n, 'd': gold_d})
+                              OR (pred_pct <> gold_pct
+                                  AND rat_eq(rat_pct(num_rat(pred_b), pred_pct), rat_pct({'n': gold_n, 'd': gold_d}, gold_pct))), false)
+            END
             ELSE CASE WHEN hedge IS NOT NULL THEN false
                       WHEN not_a_number(COALESCE(pred, '')) THEN false
                       WHEN gold_verdict IS NOT NULL THEN COALESCE(pred_verdict = gold_verdict, false)

@@ -13,7 +13,7 @@ with their problems as Parquet in a temp dir, then times, alternating sides each
                 one bubblewrap sandbox per program, as many at a time as cores): programs/s, all must pass
                 (--no-code skips it; the sandbox needs root)
 and prints `key: value` lines, written with the machine, versions and settings to
-bench/results/verify.json (see /work/shared/BENCH.md). Best of the repeats is reported (and the
+bench/results/verify.json (the bench conventions are in bench/README.md). Best of the repeats is reported (and the
 SQL median): other work on a shared machine only ever slows a repeat down.
 """
 

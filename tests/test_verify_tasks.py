@@ -100,7 +100,7 @@ FORMULA_CASES = [  # (response, correct, verifier, reason starts with)
     ("<answer>~P</answer>", False, "logic", "wrong:"),
     ("<answer>P | ~P</answer>", False, "logic", "trivial:"),  # follows from anything
     ("<answer>__import__('os')</answer>", False, "logic", "unparsable:"),  # parsed, never run
-    ("<answer>S</answer>", False, "logic", ""),  # a variable the premises do not have
+    ("<answer>S</answer>", False, "logic", "wrong: 'S' uses S, not among the premises' variables"),  # a new variable
 ]
 
 

@@ -24,6 +24,9 @@ What it decides: which asserts passed (records on the report pipe, see rlvr.veri
 What it does not defend: a solution that computes the right answers in a way the task did not
 intend (hard-coding the test cases); tests that call a helper the solution defines (HumanEval/32's
 `poly`) trust that helper; values other than plain data (a numpy array) cannot cross and fail.
+Started by an ordinary user (a user namespace, one uid), the solution shares the harness's uid: it
+cannot read its memory or fds (non-dumpable), but it can signal it, which only ends its own run
+with 0.
 """
 
 import builtins

@@ -33,9 +33,10 @@
 -- match (group 0, its DFA) than for a capture group, so captures run only on short strings.
 CREATE OR REPLACE TEMP TABLE verify_rows AS
 WITH p AS (
-    SELECT prompt_id, task, answer, gold, gold_sym, gold_body, dec_canon(gold_body) AS gold_dec,
-        num_rat(gold_body).n AS gold_n, num_rat(gold_body).d AS gold_d,  -- scalars: cheaper through the join than a struct
-        COALESCE(NOT contains(dec_canon(gold_body), '.'), num_rat(gold_body).n % num_rat(gold_body).d = 0, false) AS gold_int,
+    SELECT * EXCLUDE (gold_rat), gold_rat.n AS gold_n, gold_rat.d AS gold_d,  -- scalars: cheaper through the join
+        COALESCE(NOT contains(gold_dec, '.'), gold_rat.n % gold_rat.d = 0, false) AS gold_int
+    FROM (
+    SELECT prompt_id, task, answer, gold, gold_sym, gold_body, dec_canon(gold_body) AS gold_dec, num_rat(gold_body) AS gold_rat,
         CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold, '%') AS gold_pct,
         CASE WHEN task = 'logic' THEN norm_verdict(gold) END AS gold_verdict,
         CASE WHEN task = 'logic' THEN norm_formula(answer) END AS gold_formula
@@ -48,6 +49,7 @@ WITH p AS (
                 FROM read_parquet($problems, hive_partitioning = false)
             )
         )
+    )
     )
 ), x AS (
     -- seg: the text after the first '<answer>' up to the next one. When seg holds a '</answer>', the

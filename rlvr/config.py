@@ -275,7 +275,18 @@ class VerifySection(_Section):
     code_reward: Literal["all_pass", "fraction"] = Field(
         "all_pass", description="Code tasks' correctness score: 1 only when every test passes, or the fraction of tests passed."
     )
-    numeric_tolerance: float = Field(1e-6, ge=0.0, description="Relative tolerance for numeric answers: |a-b| <= tol * max(1, |b|).")
+    numeric_tolerance: float = Field(
+        0.0, ge=0.0, description="Relative tolerance for numeric answers whose gold is not an integer: |a-b| <= tol * max(1, |b|). "
+        "0 = exact (integers and decimals are always compared exactly, at any length)."
+    )
+    multiple_answers: Literal["reject", "last"] = Field(
+        "reject", description="A response with several <answer> tags (or several \\boxed{} and no tag): 'reject' = wrong "
+        "(a hedge), 'last' = the last one counts."
+    )
+    min_citation_words: int = Field(
+        8, ge=1, description="Retrieval: a <cite> span counts only when it has at least this many words (or is a whole "
+        "sentence of the source), contains the gold answer at word boundaries, and is more than the answer alone."
+    )
     advantage: Literal["grpo", "dr_grpo", "rloo"] = Field(
         "grpo", description="Advantage estimator: grpo = (r - mean) / (std + eps); dr_grpo = r - mean; rloo = r - mean of the others."
     )

@@ -86,6 +86,11 @@ def check_task(cfg: Config) -> None:
         raise PreflightError(f"{what}: its data cannot be read ({err})") from None
     if not any(r["split"] == "train" for r in rows):
         raise PreflightError(f"{what} yields no training problems; raise task.n_train")
+    if any(r["task"] == "code" for r in rows):
+        from rlvr.verify.code import sandbox_problem
+
+        if (problem := sandbox_problem()) is not None:
+            raise PreflightError(f"{what} has code problems, and {problem}")
 
 
 def existing_ancestor(path: Path) -> Path:

@@ -50,6 +50,7 @@ from rlvr.schema import (
 from rlvr.store import CommitRecord, Outcome, StageTx, maybe_fault, read_record, run_stage, write_table
 from rlvr.tiny import ensure_tiny_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
+from rlvr.verify import code as code_sandbox
 from rlvr.verify import scoring
 
 log = logging.getLogger("rlvr")
@@ -128,6 +129,17 @@ def mixture_prompts(pools: dict[str, list[str]], weights: dict[str, float], k: i
 # ---- prepare ------------------------------------------------------------------------------
 
 
+class SandboxUnavailable(RlvrError, RuntimeError):
+    pass
+
+
+def _check_sandbox(cfg) -> None:
+    """A run with code problems needs the sandbox: say so at its start (prepare runs first on every
+    start, committed or not), not when the first verify stage reaches the code rows."""
+    if "code" in datasets.verifiers(cfg.task) and (problem := code_sandbox.sandbox_problem()) is not None:
+        raise SandboxUnavailable(f"the task has code problems, and {problem}")
+
+
 def base_model(cfg: Config) -> Path:
     """Policy v0's source folder: model.path, else the prepared model.name, else the tiny model."""
     if cfg.model.path:
@@ -143,6 +155,7 @@ def prepare(run_dir: str | Path) -> StageResult:
     source file changed since is reported (a warning naming it), never read again."""
     run = open_run(run_dir)
     cfg, paths = run.config, run.paths
+    _check_sandbox(cfg)
     inputs = stage_inputs(run, PREPARE, None)
 
     def body(tx: StageTx) -> Outcome:

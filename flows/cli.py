@@ -1,15 +1,17 @@
 """The `rlvr` command line.
 
     rlvr train [CONFIG.toml] --run DIR [--iterations N]   create or continue a run (Prefect flow)
-    rlvr resume DIR                                       finish what a crashed run left
+    rlvr resume DIR [--redo STAGE:ITERATION]              finish what a crashed run left (or redo a damaged stage)
     rlvr status DIR                                       one row per iteration and stage
-    rlvr sql DIR "SELECT ..." [--format table|csv|json]   read-only SQL over the run
+    rlvr verify-store DIR                                 every committed file against its commit record
+    rlvr sql DIR "SELECT ..." [--format table|csv|json]   read-only SQL over the run (--timeout, --max-memory)
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
 
-It lives in flows/ because train and resume start Prefect flows; status, sql and config only
-call rlvr/ and never import Prefect (so they answer in about a second).
+It lives in flows/ because train and resume start Prefect flows; status, sql, verify-store and
+config only call rlvr/ and never import Prefect, torch or transformers (so they answer in about a
+second, refusals included: their error classes come from light modules, see _light_errors).
 """
 
 from __future__ import annotations
@@ -35,16 +37,23 @@ out = Console()
 err = Console(stderr=True)
 
 
-def _user_errors() -> tuple[type[BaseException], ...]:
-    from rlvr.data import TaskDataError
+def _light_errors() -> tuple[type[BaseException], ...]:
+    """User errors of the commands that must answer fast: importing rlvr.stages (torch,
+    transformers) costs ~5 s, which is why `rlvr sql` refusals used to take that long."""
     from rlvr.config import ConfigError
     from rlvr.query import QueryError
     from rlvr.run import RunError
+    from rlvr.store import StoreError
+
+    return (ConfigError, RunError, QueryError, StoreError, FileNotFoundError)
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from rlvr.data import TaskDataError
     from rlvr.stages import ContextLengthError, StageOrderError
     from rlvr.verify import VerifyError
 
-    return (ConfigError, RunError, QueryError, StageOrderError, VerifyError, FileNotFoundError, TaskDataError,
-            ContextLengthError)  # fmt: skip
+    return (*_light_errors(), StageOrderError, VerifyError, TaskDataError, ContextLengthError)
 
 
 def _fail(exc: BaseException) -> None:
@@ -97,22 +106,67 @@ def train(
             base = (cfg or Config()).model_dump(mode="json", exclude_none=True)
             cfg = parse_config(apply_overrides(base, set_), "--set")
         r = create_or_open(run, cfg, iterations)
+        _check_store(run)
     except _user_errors() as exc:
         _fail(exc)
     out.print(f"run {run}: config {r.config_hash}, target {r.config.run.iterations} iterations")
     _run_flow(str(run))
 
 
+def _check_store(run: Path) -> None:
+    """Stop before any stage runs when committed files no longer match their records."""
+    from rlvr.integrity import check_store, summary
+    from rlvr.run import open_run
+
+    problems, _ = check_store(run)
+    if problems:
+        _fail(RuntimeError(summary(problems, run, open_run(run).config)))
+
+
 @app.command()
-def resume(run: Annotated[Path, typer.Argument(help="Run folder to finish.")]) -> None:
+def resume(
+    run: Annotated[Path, typer.Argument(help="Run folder to finish.")],
+    redo: Annotated[str | None, typer.Option("--redo", metavar="STAGE:ITERATION", help="Recompute this stage "
+                    "(e.g. rollout:3, or prepare) and every stage after it, e.g. after `rlvr verify-store` "
+                    "reported a damaged file.")] = None,
+) -> None:
     """Finish a run that crashed or was killed: committed stages are skipped, the rest run."""
+    from rlvr.integrity import redo as redo_stages
     from rlvr.run import open_run
 
     try:
         open_run(run)
-    except _user_errors() as exc:
+        if redo:
+            removed = redo_stages(run, redo)
+            out.print(f"redo {redo}: {len(removed)} committed stage(s) will be recomputed")
+        _check_store(run)
+    except _light_errors() as exc:
         _fail(exc)
     _run_flow(str(run))
+
+
+@app.command("verify-store")
+def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
+    """Check every committed file (size and sha256) and record against the commit records; exit 1 on damage."""
+    from rlvr.integrity import check_store, earliest
+    from rlvr.run import open_run
+
+    try:
+        problems, checked = check_store(run)
+    except _light_errors() as exc:
+        _fail(exc)
+    if not problems:
+        out.print(f"{run}: {checked} committed files match their commit records")
+        return
+    table = Table(title=f"rlvr verify-store {run}: {len(problems)} problem(s)")
+    for col in ("stage", "iteration", "file", "problem", "fix"):
+        table.add_column(col)
+    for p in problems:
+        table.add_row(p.stage, "" if p.iteration is None else str(p.iteration), p.path, p.what, f"--redo {p.redo}")
+    out.print(table)
+    first = earliest(problems, open_run(run).config)
+    out.print(f"repair: rlvr resume {run} --redo {first.redo}   (recomputes that stage and every later one)")
+    raise typer.Exit(1)
 
 
 @app.command()
@@ -191,26 +245,34 @@ def status(
         _fail(ValueError(f"--format must be table or json, got {format!r}"))
     try:
         _print_status(run, format)
-    except _user_errors() as exc:
+    except _light_errors() as exc:
         _fail(exc)
 
 
 @app.command("sql")
 def sql_cmd(
     run: Annotated[Path, typer.Argument(help="Run folder.")],
-    query: Annotated[str, typer.Argument(help="One read-only statement over the views problems, rollouts, scores, updates.")],
+    query: Annotated[str, typer.Argument(help="One SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement over the "
+                                              "views problems, rollouts, scores, updates, evals.")],
     format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
     max_rows: Annotated[int, typer.Option(help="Rows shown by --format table.")] = 50,
+    timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
+    max_memory: Annotated[str, typer.Option(help="DuckDB memory limit, e.g. 500MB or 4GB (nothing spills to disk).")] = "4GB",
 ) -> None:
-    """Run read-only SQL (DuckDB) over every committed shard of a run."""
+    """Run read-only SQL (DuckDB) over every committed shard of a run; Ctrl-C cancels the query."""
     from rlvr.query import run_sql
 
     if format not in ("table", "csv", "json"):
         _fail(ValueError(f"--format must be table, csv or json, got {format!r}"))
+    if timeout <= 0:
+        _fail(ValueError(f"--timeout must be > 0 seconds, got {timeout}"))
     try:
-        result = run_sql(run, query)
-    except _user_errors() as exc:
+        result = run_sql(run, query, timeout_s=timeout, max_memory=max_memory)
+    except _light_errors() as exc:
         _fail(exc)
+    except KeyboardInterrupt:
+        err.print("interrupted: query cancelled")
+        raise typer.Exit(130) from None
     if format == "csv":
         import pyarrow.csv as pacsv
 

@@ -1,93 +1,232 @@
 """Read-only SQL over a run, and the per-stage status table.
 
 `connect_run(dir)` returns a DuckDB connection with one view per table in rlvr.schema.TABLES
-(problems, rollouts, scores, updates) over exactly the files that commit records list, so a
-half-written or uncommitted shard is never visible. Tables with no committed file yet are empty
-views with the right columns. Only SELECT-like statements are accepted, external access is
-limited to the run folder, and the configuration is locked.
+(problems, rollouts, scores, updates, evals) over exactly the files that commit records list, each
+checked against its recorded sha256, so a half-written, uncommitted or altered shard is never
+visible. Tables with no committed file yet are empty views with the right columns.
+
+Read-only by construction, in two layers:
+1. `check_query` accepts one plain SELECT / WITH / VALUES / DESCRIBE / SUMMARIZE / SHOW, judged by
+   DuckDB's own parser (statement type, then the statement's syntax tree from json_serialize_sql),
+   and refuses every other statement (EXPLAIN ANALYZE included), file-reading or catalogue table
+   functions (read_text, read_parquet, glob, query, duckdb_settings, ...) and FROM 'file' scans.
+2. The connection itself cannot touch a file: the views are pyarrow datasets over the committed
+   files (pyarrow, not DuckDB, opens them), DuckDB's local file system is disabled, spilling to
+   disk is off (no `.tmp/` in the working directory), and the configuration is locked. A statement
+   that got past layer 1 could still neither read nor write a file.
+
+A query runs on a worker thread with `--timeout` and `--max-memory`; Ctrl-C and the timeout call
+DuckDB's interrupt, which stops the query within a fraction of a second.
 
     rlvr sql runs/demo "SELECT iteration, avg(reward) FROM scores GROUP BY 1 ORDER BY 1"
+
+Tests: tests/test_sql_readonly.py.
 """
 
 from __future__ import annotations
 
+import json
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.dataset as ds
 
+from rlvr.integrity import stage_order
 from rlvr.run import open_run
 from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, STAGE_TABLE, TABLES, RunPaths
-from rlvr.store import read_record
+from rlvr.store import CorruptRecordError, read_record, redo_spec, verified_record
 
-READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+ACCEPTED = "one SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement"
+# Table functions that compute rows and read nothing; every other one (read_*, glob, query,
+# parquet_metadata, duckdb_settings, ...) reads files or the engine's state and is refused.
+PURE_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "json_each", "json_tree"})
+# Scalar functions that reveal the engine's configuration or environment.
+REFUSED_FUNCTIONS = frozenset({"current_setting", "getenv", "getvariable"})
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_MEMORY = "4GB"
 
 
 class QueryError(ValueError):
     pass
 
 
+# ---- layer 1: the statement classifier ----------------------------------------------------------
+
+_parser: duckdb.DuckDBPyConnection | None = None
+
+
+def _parser_connection() -> duckdb.DuckDBPyConnection:
+    """An empty connection used only to parse (json_serialize_sql executes nothing)."""
+    global _parser
+    if _parser is None:
+        _parser = duckdb.connect(config={"enable_external_access": False})
+    return _parser
+
+
+def _statement_name(sql: str) -> str:
+    """The statement's leading keywords as written ('INSTALL', 'EXPLAIN ANALYZE COPY'), from
+    DuckDB's tokenizer: DuckDB files INSTALL under LOAD, so its statement type would misname it."""
+    words = []
+    tokens = [(pos, kind) for pos, kind in duckdb.tokenize(sql) if kind != duckdb.token_type.comment]
+    for k, (pos, kind) in enumerate(tokens):
+        end = tokens[k + 1][0] if k + 1 < len(tokens) else len(sql)
+        words.append(sql[pos:end].strip().upper())
+        if kind != duckdb.token_type.keyword or words[0] != "EXPLAIN" or len(words) == 3 or words[-1] not in ("EXPLAIN", "ANALYZE"):
+            break
+    return " ".join(words) or "an empty statement"
+
+
+def _nodes(tree: object) -> Iterator[dict]:
+    """Every dict in a json_serialize_sql tree (depth first)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _looks_like_a_file(name: str) -> bool:
+    return any(c in name for c in "./\\*?:~")
+
+
+def check_query(query: str) -> None:
+    """Raise QueryError unless `query` is one plain read-only statement that reads only the views."""
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as err:
+        raise QueryError(f"SQL does not parse: {str(err).splitlines()[0]}") from None
+    if len(statements) != 1:
+        names = ", ".join(_statement_name(s.query) for s in statements)
+        raise QueryError(f"give exactly {ACCEPTED}; got {len(statements)} statements ({names})")
+    stmt = statements[0]
+    if stmt.type != duckdb.StatementType.SELECT:
+        raise QueryError(f"{_statement_name(stmt.query)} is refused: `rlvr sql` is read-only and runs {ACCEPTED}")
+    tree = json.loads(_parser_connection().execute("SELECT json_serialize_sql($q)", {"q": query}).fetchone()[0])
+    if tree.get("error"):  # a SELECT the serializer cannot express: refuse rather than guess
+        raise QueryError(f"query refused: {tree.get('error_message', 'it cannot be analysed')}")
+    for node in _nodes(tree):
+        kind = node.get("type")
+        if kind == "TABLE_FUNCTION":
+            name = node["function"]["function_name"].lower()
+            if name not in PURE_TABLE_FUNCTIONS:
+                raise QueryError(f"table function {name}() is refused: `rlvr sql` reads the run through its views "
+                                 f"({', '.join(TABLES)}), which hold exactly the committed shards")  # fmt: skip
+        elif kind in ("BASE_TABLE", "SHOW_REF") and _looks_like_a_file(node.get("table_name", "")):
+            raise QueryError(f"FROM '{node['table_name']}' reads a file and is refused: query the views ({', '.join(TABLES)})")
+        elif node.get("class") == "FUNCTION" and node.get("function_name", "").lower() in REFUSED_FUNCTIONS:
+            raise QueryError(f"{node['function_name']}() is refused: it reads the engine's configuration")
+
+
+# ---- layer 2: a connection that cannot touch a file ---------------------------------------------
+
+
 def committed_files(paths: RunPaths) -> dict[str, list[Path]]:
-    """Parquet files listed by commit records, per table, in iteration order."""
+    """Parquet files listed by commit records, per table, in iteration order; each record's files
+    are checked against their sha256 (rlvr.store.IntegrityError names any that do not match)."""
     files: dict[str, list[Path]] = {t: [] for t in TABLES}
-    rec = read_record(paths.record(PREPARE, None))
-    if rec:
+    if rec := verified_record(paths, PREPARE, None):
         files["problems"] += rec.parquet_files(paths.root)
     for it_dir in sorted(paths.stages.glob("iteration=*")):
         i = int(it_dir.name.split("=")[1])
         for stage in (*ITERATION_STAGES, EVALUATE):
-            if rec := read_record(paths.record(stage, i)):
+            if rec := verified_record(paths, stage, i):
                 files[STAGE_TABLE[stage]] += rec.parquet_files(paths.root)
     return files
 
 
-def connect_run(run_dir: str | Path) -> duckdb.DuckDBPyConnection:
+def connect_run(run_dir: str | Path, *, max_memory: str = DEFAULT_MAX_MEMORY) -> duckdb.DuckDBPyConnection:
     run = open_run(run_dir)
-    con = duckdb.connect()
+    con = duckdb.connect(":memory:")
     for table, paths in committed_files(run.paths).items():
-        if paths:
-            listing = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listing}], hive_partitioning = false)")
-        else:
-            con.register(f"_{table}_empty", pa.table({f.name: pa.array([], f.type) for f in TABLES[table]}))
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM _{table}_empty")
-    root = str(run.paths.root).replace("'", "''")
-    con.execute(f"SET allowed_directories = ['{root}']")
+        schema = TABLES[table]
+        source = ds.dataset([str(p) for p in paths], format="parquet", schema=schema) if paths else schema.empty_table()
+        con.register(table, source)
+    try:
+        con.execute("SET memory_limit = $m", {"m": max_memory})
+    except duckdb.Error as err:
+        raise QueryError(f"--max-memory {max_memory!r}: {str(err).splitlines()[0]} (e.g. 500MB, 4GB)") from None
+    con.execute("SET temp_directory = ''")  # no spilling: nothing written under ./.tmp
     con.execute("SET enable_external_access = false")
+    con.execute("SET disabled_filesystems = 'LocalFileSystem'")
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
     con.execute("SET lock_configuration = true")
     return con
 
 
-def run_sql(run_dir: str | Path, query: str) -> pa.Table:
-    """Execute one read-only query over the run's views."""
-    con = connect_run(run_dir)
+def run_sql(run_dir: str | Path, query: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+            max_memory: str = DEFAULT_MAX_MEMORY) -> pa.Table:  # fmt: skip
+    """Execute one read-only query over the run's views; stop it after timeout_s seconds."""
+    check_query(query)
+    return _execute(connect_run(run_dir, max_memory=max_memory), query, timeout_s)
+
+
+def _stop(con: duckdb.DuckDBPyConnection, worker: threading.Thread, patience_s: float = 10.0) -> None:
+    """Interrupt until the query has ended: an interrupt that lands before DuckDB has started the
+    query is lost, so one call is not enough."""
+    deadline = time.monotonic() + patience_s
+    while worker.is_alive() and time.monotonic() < deadline:
+        try:
+            con.interrupt()
+        except duckdb.Error:  # the worker finished and closed it meanwhile
+            break
+        worker.join(timeout=0.1)
+
+
+def _execute(con: duckdb.DuckDBPyConnection, query: str, timeout_s: float) -> pa.Table:
+    """Run the query on a worker thread, so the main thread stays free to interrupt it on timeout
+    or Ctrl-C (a KeyboardInterrupt only reaches Python code, never a query inside DuckDB)."""
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["table"] = con.sql(query).to_arrow_table()
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            box["error"] = exc
+        finally:
+            con.close()
+
+    worker = threading.Thread(target=work, name="rlvr-sql", daemon=True)
+    deadline = time.monotonic() + timeout_s
+    worker.start()
     try:
-        statements = con.extract_statements(query)
-    except duckdb.Error as err:
-        raise QueryError(f"SQL does not parse: {err}") from None
-    if len(statements) != 1:
-        raise QueryError(f"give exactly one statement, got {len(statements)}")
-    if statements[0].type not in READ_ONLY_STATEMENTS:
-        raise QueryError(
-            f"only read-only queries are allowed (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN); got {statements[0].type.name}"
-        )
-    try:
-        return con.sql(query).to_arrow_table()
-    except duckdb.Error as err:
+        while worker.is_alive() and time.monotonic() < deadline:
+            worker.join(timeout=min(0.05, max(deadline - time.monotonic(), 0)))
+    except KeyboardInterrupt:
+        _stop(con, worker)
+        raise
+    if worker.is_alive():
+        _stop(con, worker)
+        raise QueryError(f"query stopped after --timeout {timeout_s:g}s; raise --timeout, or narrow it (WHERE iteration = ..., LIMIT)")
+    if "error" in box:
+        err = box["error"]
+        if not isinstance(err, duckdb.Error):
+            raise err
         raise QueryError(f"{err}\n(views: {', '.join(TABLES)}; `rlvr sql DIR \"DESCRIBE scores\"` lists columns)") from None
+    return box["table"]
+
+
+# ---- status -------------------------------------------------------------------------------------
 
 
 def status_rows(run_dir: str | Path) -> list[dict]:
-    """One row per (iteration, stage) up to the run's target: committed or not, rows, seconds."""
+    """One row per (iteration, stage) up to the run's target: committed or not, rows, seconds.
+    A corrupt commit record shows as not committed, with a note saying so (no file is hashed here:
+    `rlvr verify-store` checks the files)."""
     run = open_run(run_dir)
     rows = []
-    rec = read_record(run.paths.record(PREPARE, None))
-    rows.append(_row(None, PREPARE, rec))
-    evals = set(run.config.eval_points())
-    for i in range(run.config.run.iterations + 1):
-        stages = ((EVALUATE,) if i in evals else ()) + (ITERATION_STAGES if i < run.config.run.iterations else ())
-        for stage in stages:
+    for stage, i in stage_order(run.config):
+        try:
             rows.append(_row(i, stage, read_record(run.paths.record(stage, i))))
+        except CorruptRecordError:
+            rows.append({**_row(i, stage, None), "note": f"corrupt commit record: rlvr resume DIR --redo {redo_spec(stage, i)}"})
     return rows
 
 

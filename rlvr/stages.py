@@ -32,7 +32,7 @@ from rlvr import verify as verifier
 from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
 from rlvr.schema import EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
-from rlvr.store import CommitRecord, begin_stage, committed, read_record, write_table
+from rlvr.store import CommitRecord, begin_stage, committed, verified_record, write_table
 from rlvr.tiny import ensure_tiny_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
 
@@ -68,7 +68,8 @@ def _result(rec: CommitRecord, skipped: bool) -> StageResult:
 
 
 def _upstream(run: Run, stage: str, iteration: int | None, needed_by: str) -> CommitRecord:
-    rec = read_record(run.paths.record(stage, iteration))
+    """The committed record of an input stage, its files checked against it (IntegrityError if not)."""
+    rec = verified_record(run.paths, stage, iteration)
     if rec is None:
         where = "" if iteration is None else f" of iteration {iteration}"
         raise StageOrderError(f"{needed_by} needs stage {stage}{where} committed first; run `rlvr resume {run.paths.root}`")

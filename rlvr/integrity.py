@@ -1,0 +1,120 @@
+"""Checking a whole run store against its commit records, and redoing a damaged stage.
+
+`check_store(dir)` reads every commit record and checks every file it lists (size and sha256),
+and run.toml against the config hash the records hold; it returns one Problem per damaged file or
+record instead of stopping at the first. `redo(dir, "rollout:3")` removes the commit records of
+that stage and of every stage after it in the flow's order, so that `resume` recomputes them: the
+stages are deterministic, so a redone stage whose inputs are intact writes the same bytes again.
+
+    rlvr verify-store runs/demo                  # one line per damaged file, exit 1 if any
+    rlvr resume runs/demo --redo rollout:3       # recompute rollout 3 and everything after it
+
+Tests: tests/test_integrity.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rlvr.config import Config
+from rlvr.run import RunError, open_run
+from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, RunPaths
+from rlvr.store import CorruptRecordError, output_problems, read_record, redo_spec
+
+
+@dataclass(frozen=True)
+class Problem:
+    stage: str
+    iteration: int | None
+    path: str  # relative to the run root
+    what: str
+
+    @property
+    def redo(self) -> str:
+        return redo_spec(self.stage, self.iteration)
+
+
+def stage_order(cfg: Config) -> list[tuple[str, int | None]]:
+    """(stage, iteration) in the order the training flow runs them (flows/train.py)."""
+    evals = set(cfg.eval_points())
+    order: list[tuple[str, int | None]] = [(PREPARE, None)]
+    for i in range(cfg.run.iterations + 1):
+        if i in evals:
+            order.append((EVALUATE, i))
+        if i < cfg.run.iterations:
+            order += [(stage, i) for stage in ITERATION_STAGES]
+    return order
+
+
+def _records(paths: RunPaths) -> list[tuple[str, int | None, Path]]:
+    """Every commit record on disk, (stage, iteration, path), whatever the run's target."""
+    found = [(PREPARE, None, paths.record(PREPARE, None))] if paths.record(PREPARE, None).is_file() else []
+    for path in sorted(paths.stages.glob("iteration=*/*.json")):
+        found.append((path.stem, int(path.parent.name.split("=")[1]), path))
+    return found
+
+
+def check_store(run_dir: str | Path) -> tuple[list[Problem], int]:
+    """(problems, files checked): every committed file against its record, and every record."""
+    run = open_run(run_dir)  # RunError when run.toml no longer matches the records' config hash
+    problems: list[Problem] = []
+    checked = 0
+    for stage, iteration, path in _records(run.paths):
+        try:
+            rec = read_record(path)
+        except CorruptRecordError:
+            problems.append(Problem(stage, iteration, str(path.relative_to(run.paths.root)), "corrupt commit record"))
+            continue
+        if rec.inputs.get("config") != run.config_hash:
+            problems.append(Problem(stage, iteration, str(path.relative_to(run.paths.root)),
+                                    f"committed under config {rec.inputs.get('config')}, run.toml is {run.config_hash}"))  # fmt: skip
+        checked += len(rec.outputs)
+        problems += [Problem(stage, iteration, p, what) for p, what in output_problems(rec, run.paths.root)]
+    return problems, checked
+
+
+def earliest(problems: list[Problem], cfg: Config) -> Problem:
+    """The problem whose stage comes first in the flow: redoing it redoes all the others too."""
+    rank = {key: k for k, key in enumerate(stage_order(cfg))}
+    return min(problems, key=lambda p: rank.get((p.stage, p.iteration), len(rank)))
+
+
+def summary(problems: list[Problem], run_dir: str | Path, cfg: Config) -> str:
+    """One line for `resume`: the damaged files and the --redo that repairs them."""
+    files = ", ".join(f"{p.path} ({p.what})" for p in problems[:4]) + (f" and {len(problems) - 4} more" if len(problems) > 4 else "")
+    return (f"{len(problems)} committed file(s) no longer match their commit records: {files}; "
+            f"recompute with `rlvr resume {run_dir} --redo {earliest(problems, cfg).redo}`")
+
+
+def parse_redo(spec: str, cfg: Config) -> tuple[str, int | None]:
+    """'rollout:3' -> ('rollout', 3); 'prepare' -> ('prepare', None); RunError naming the choices otherwise."""
+    stage, _, it = spec.partition(":")
+    order = stage_order(cfg)
+    try:
+        key = (stage, int(it) if it else None)
+    except ValueError:
+        key = None
+    if key not in order:
+        last = cfg.run.iterations - 1
+        raise RunError(f"--redo {spec!r} is not a stage of this run: give prepare, or STAGE:ITERATION with STAGE one of "
+                       f"{', '.join(ITERATION_STAGES)}{', evaluate' if cfg.eval.every else ''} and ITERATION 0..{last} "
+                       "(e.g. --redo rollout:0)")  # fmt: skip
+    return key
+
+
+def redo(run_dir: str | Path, spec: str) -> list[tuple[str, int | None]]:
+    """Remove the commit records of `spec`'s stage and of every later stage; returns those removed.
+
+    Only records are removed: outputs stay until the stage's next attempt replaces them (the store's
+    protocol: a stage without a record is simply not committed, whatever files it left)."""
+    run = open_run(run_dir)
+    order = stage_order(run.config)
+    start = order.index(parse_redo(spec, run.config))
+    removed = []
+    for stage, iteration in reversed(order[start:]):  # downstream first: an interrupted redo leaves a committed prefix
+        path = run.paths.record(stage, iteration)
+        if path.is_file():
+            path.unlink()
+            removed.append((stage, iteration))
+    return removed[::-1]

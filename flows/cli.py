@@ -156,7 +156,7 @@ def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> No
     except _light_errors() as exc:
         _fail(exc)
     if not problems:
-        out.print(f"{run}: {checked} committed files match their commit records")
+        out.print(f"{run}: {checked} committed files match their commit records", soft_wrap=True)
         return
     table = Table(title=f"rlvr verify-store {run}: {len(problems)} problem(s)")
     for col in ("stage", "iteration", "file", "problem", "fix"):
@@ -165,7 +165,7 @@ def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> No
         table.add_row(p.stage, "" if p.iteration is None else str(p.iteration), p.path, p.what, f"--redo {p.redo}")
     out.print(table)
     first = earliest(problems, open_run(run).config)
-    out.print(f"repair: rlvr resume {run} --redo {first.redo}   (recomputes that stage and every later one)")
+    out.print(f"repair: rlvr resume {run} --redo {first.redo}   (recomputes that stage and every later one)", soft_wrap=True)
     raise typer.Exit(1)
 
 

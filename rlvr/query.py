@@ -68,14 +68,16 @@ def _parser_connection() -> duckdb.DuckDBPyConnection:
 
 
 def _statement_name(sql: str) -> str:
-    """The statement's leading keywords as written ('INSTALL', 'EXPLAIN ANALYZE COPY'), from
+    """The statement's leading keywords ('INSTALL', 'FORCE INSTALL', 'EXPLAIN ANALYZE COPY'), from
     DuckDB's tokenizer: DuckDB files INSTALL under LOAD, so its statement type would misname it."""
     words = []
-    tokens = [(pos, kind) for pos, kind in duckdb.tokenize(sql) if kind != duckdb.token_type.comment]
-    for k, (pos, kind) in enumerate(tokens):
-        end = tokens[k + 1][0] if k + 1 < len(tokens) else len(sql)
+    tokens = duckdb.tokenize(sql)
+    ends = [pos for pos, _ in tokens[1:]] + [len(sql)] if tokens else []
+    for (pos, kind), end in zip(tokens, ends, strict=True):
+        if kind == duckdb.token_type.comment:
+            continue
         words.append(sql[pos:end].strip().upper())
-        if kind != duckdb.token_type.keyword or words[0] != "EXPLAIN" or len(words) == 3 or words[-1] not in ("EXPLAIN", "ANALYZE"):
+        if words[0] not in ("EXPLAIN", "FORCE") or words[-1] not in ("EXPLAIN", "ANALYZE", "FORCE") or len(words) == 3:
             break
     return " ".join(words) or "an empty statement"
 

@@ -81,7 +81,7 @@ def hostile(root: Path) -> list[tuple[str, str]]:
         ("DROP VIEW scores", "DROP is refused"),
         ("ALTER VIEW scores RENAME TO s2", "ALTER is refused"),
         ("INSTALL httpfs", "INSTALL is refused"),
-        ("FORCE INSTALL httpfs", "FORCE is refused"),
+        ("FORCE INSTALL httpfs", "FORCE INSTALL is refused"),
         ("LOAD httpfs", "LOAD is refused"),
         ("SET enable_external_access = true", "SET is refused"),
         ("SET temp_directory = '.'", "SET is refused"),

@@ -155,3 +155,30 @@ def test_redo_names_the_stages_it_accepts(run: RunPaths) -> None:
         res = runner.invoke(app, ["resume", str(run.root), "--redo", bad], env={"COLUMNS": "300"})
         assert res.exit_code == 2 and "is not a stage of this run" in res.output and "--redo rollout:0" in res.output
     assert read_record(run.record("rollout", 0)) is not None  # nothing was removed
+
+
+@pytest.mark.slow
+def test_cli_resume_redo_repairs_the_run_through_prefect(run: RunPaths, pristine: Path, prefect_api: str) -> None:
+    """The whole user path in subprocesses: verify-store finds the damage, resume refuses, resume --redo
+    (a real Prefect flow) recomputes, and verify-store then passes."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PREFECT_API_URL": prefect_api, "COLUMNS": "300"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "rlvr.flows.cli", *args], env=env, capture_output=True, text=True,
+                              timeout=900)  # fmt: skip
+
+    expected = _outputs(pristine.resolve())
+    flip_a_bit(run.root / "rollouts/iteration=000000/part-000000.parquet")
+    assert cli("verify-store", str(run.root)).returncode == 1
+    refused = cli("resume", str(run.root))
+    assert refused.returncode == 2 and "--redo rollout:0" in refused.stderr and "Traceback" not in refused.stderr
+    fixed = cli("resume", str(run.root), "--redo", "rollout:0")
+    assert fixed.returncode == 0, fixed.stderr[-3000:]
+    assert "redo rollout:0: 3 committed stage(s) will be recomputed" in fixed.stdout
+    clean = cli("verify-store", str(run.root))
+    assert clean.returncode == 0 and "match their commit records" in clean.stdout
+    assert _outputs(run.root) == expected

@@ -41,8 +41,8 @@ def _light_errors() -> tuple[type[BaseException], ...]:
     """User errors of the commands that must answer fast: importing rlvr.stages (torch,
     transformers) costs ~5 s, which is why `rlvr sql` refusals used to take that long."""
     from rlvr.config import ConfigError
-    from rlvr.query import QueryError
     from rlvr.run import RunError
+    from rlvr.sqlguard import QueryError
     from rlvr.store import StoreError
 
     return (ConfigError, RunError, QueryError, StoreError, FileNotFoundError)
@@ -260,12 +260,18 @@ def sql_cmd(
     max_memory: Annotated[str, typer.Option(help="DuckDB memory limit, e.g. 500MB or 4GB (nothing spills to disk).")] = "4GB",
 ) -> None:
     """Run read-only SQL (DuckDB) over every committed shard of a run; Ctrl-C cancels the query."""
-    from rlvr.query import run_sql
+    from rlvr.sqlguard import QueryError, check_query
 
     if format not in ("table", "csv", "json"):
         _fail(ValueError(f"--format must be table, csv or json, got {format!r}"))
     if timeout <= 0:
         _fail(ValueError(f"--timeout must be > 0 seconds, got {timeout}"))
+    try:
+        check_query(query)  # before pyarrow and the run are loaded: a refusal answers at once
+    except QueryError as exc:
+        _fail(exc)
+    from rlvr.query import run_sql
+
     try:
         result = run_sql(run, query, timeout_s=timeout, max_memory=max_memory)
     except _light_errors() as exc:

@@ -343,6 +343,7 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
     run = open_run(run_dir)
     cfg, paths, i = run.config, run.paths, iteration
     name = f"update({i})"
+    _upstream(run, PREPARE, None, name)  # checks policy v0, the KL reference, like every file the update reads
     rollouts = _upstream(run, ROLLOUT, i, name)
     scores = _upstream(run, VERIFY, i, name)
     policy = _policy_record(run, i, name)

@@ -206,3 +206,10 @@ def test_cli_refuses_fast_and_ctrl_c_cancels_a_query(store: RunPaths, tmp_path: 
     _, stderr = proc.communicate(timeout=30)
     assert time.perf_counter() - t0 < 3.0
     assert proc.returncode == 130 and "query cancelled" in stderr
+
+
+def test_the_classifier_names_the_views_of_the_schema() -> None:
+    from rlvr.schema import TABLES
+    from rlvr.sqlguard import VIEWS
+
+    assert VIEWS == tuple(TABLES)

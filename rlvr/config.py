@@ -19,6 +19,8 @@ from typing import Any, Literal
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from rlvr.errors import RlvrError
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -268,7 +270,7 @@ def hash_data(data: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-class ConfigError(ValueError):
+class ConfigError(RlvrError, ValueError):
     """A config that cannot be used; the message names the field and the fix."""
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import tomli_w
 
+from rlvr.errors import RlvrError
 from rlvr.config import Config, ConfigError, diff_configs, hash_data, parse_config
 from rlvr.schema import RunPaths
 from rlvr.store import write_text_atomic
@@ -28,7 +29,7 @@ from rlvr.store import write_text_atomic
 HASH_PREFIX = "# config_hash = "
 
 
-class RunError(RuntimeError):
+class RunError(RlvrError, RuntimeError):
     """A run folder that cannot be used as asked; the message says what to do."""
 
 

@@ -5,7 +5,7 @@ A run is a folder (see DESIGN.md):
     runs/<run>/run.toml                                   frozen config + hash
     runs/<run>/problems/part-000000.parquet
     runs/<run>/{rollouts,scores,updates,evals}/iteration=000003/part-*.parquet
-    runs/<run>/policy/v000003/                            HF folder (+ optimizer.pt)
+    runs/<run>/policy/v000003/                            HF folder (+ trainer_state.pt: optimiser, scheduler, RNG, cursor)
     runs/<run>/_stages/iteration=000003/<stage>.json      commit records
     runs/<run>/_stages/prepare.json
 

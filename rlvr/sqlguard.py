@@ -16,6 +16,8 @@ from collections.abc import Iterator
 
 import duckdb
 
+from rlvr.errors import RlvrError
+
 VIEWS = ("problems", "rollouts", "scores", "updates", "evals")  # rlvr.schema.TABLES (a test keeps them equal)
 ACCEPTED = "one SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement"
 # Table functions that compute rows and read nothing; every other one (read_*, glob, query,
@@ -25,7 +27,7 @@ PURE_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "json_ea
 REFUSED_FUNCTIONS = frozenset({"current_setting", "getenv", "getvariable"})
 
 
-class QueryError(ValueError):
+class QueryError(RlvrError, ValueError):
     pass
 
 

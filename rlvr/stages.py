@@ -26,13 +26,14 @@ import torch
 from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
+from rlvr.errors import RlvrError
 import rlvr.data as data
 from rlvr import engines
-from rlvr import verify as verifier
-from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
+from rlvr.verify import scoring
+from rlvr.sampler import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
 from rlvr.schema import EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
-from rlvr.store import CommitRecord, begin_stage, committed, verified_record, write_table
+from rlvr.store import CommitRecord, Outcome, StageTx, run_stage, verified_record, write_table
 from rlvr.tiny import ensure_tiny_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
 
@@ -40,11 +41,11 @@ log = logging.getLogger("rlvr")
 hf_logging.disable_progress_bar()  # per-file "Loading weights" bars drown the stage logs
 
 
-class StageOrderError(RuntimeError):
+class StageOrderError(RlvrError, RuntimeError):
     pass
 
 
-class ContextLengthError(ValueError):
+class ContextLengthError(RlvrError, ValueError):
     """A prompt that does not fit the model's context with rollout.max_new_tokens."""
 
 
@@ -59,6 +60,13 @@ class StageResult:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def _stage(run: Run, stage: str, iteration: int | None, inputs: dict, body) -> StageResult:  # noqa: ANN001
+    """Every stage goes through rlvr.store.run_stage: skip when committed for these inputs, else
+    body(tx) writes temporary outputs and returns an Outcome, and the protocol commits it."""
+    rec, skipped = run_stage(run.paths, stage, iteration, inputs, body)
+    return _result(rec, skipped)
 
 
 def _result(rec: CommitRecord, skipped: bool) -> StageResult:
@@ -101,9 +109,8 @@ def prepare(run_dir: str | Path) -> StageResult:
     run = open_run(run_dir)
     cfg, paths = run.config, run.paths
     inputs = {"config": run.config_hash}
-    if rec := committed(paths, PREPARE, None, inputs):
-        return _result(rec, skipped=True)
-    with begin_stage(paths, PREPARE, None, inputs) as tx:
+
+    def body(tx: StageTx) -> Outcome:
         base = Path(cfg.model.path) if cfg.model.path else ensure_tiny_model(cfg)
         if not (base / "config.json").is_file():
             raise FileNotFoundError(f"model.path = {str(base)!r} has no config.json; point it at a HF-format model folder")
@@ -113,9 +120,10 @@ def prepare(run_dir: str | Path) -> StageResult:
         pol = tx.output(paths.policy_dir(0))
         model.save_pretrained(pol)
         tok.save_pretrained(pol)
-        rec = tx.commit(rows=n, extra={"base_model": str(base)})
-    log.info("prepare: %d problems, policy v0 from %s", n, base)
-    return _result(rec, skipped=False)
+        log.info("prepare: %d problems, policy v0 from %s", n, base)
+        return Outcome(n, {"base_model": str(base)})
+
+    return _stage(run, PREPARE, None, inputs, body)
 
 
 # ---- generation: rollout and evaluate ----------------------------------------------------------
@@ -149,10 +157,8 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
     run = open_run(run_dir)
     cfg, paths, i = run.config, run.paths, iteration
     problems, inputs = _generation_inputs(run, ROLLOUT, i)
-    if rec := committed(paths, ROLLOUT, i, inputs):
-        return _result(rec, skipped=True)
 
-    with begin_stage(paths, ROLLOUT, i, inputs) as tx:
+    def body(tx: StageTx) -> Outcome:
         text = _split_prompts(run, problems, "train")
         tok, got, device = _policy_engine(run, i)
         log.info("rollout %d: %s engine (%s), start %.1fs, weight load %.2fs", i, got.name,
@@ -173,7 +179,7 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
                 break
             # DAPO dynamic sampling (Yu et al. 2025, sec. 3.2): groups whose rewards are all equal carry
             # no signal; top up with fresh prompts until `target` groups have some, or rounds run out
-            scored = verifier.score(new["shards"], problems.parquet_files(paths.root), cfg.verify,
+            scored = scoring.score(new["shards"], problems.parquet_files(paths.root), cfg.verify,
                                     max_new_tokens=cfg.rollout.max_new_tokens, hide=[paths.root])  # fmt: skip
             rounds[-1]["signal_groups"] = len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
             have = sum(r["signal_groups"] for r in rounds)
@@ -188,14 +194,15 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
                      rnd, len(chosen))  # fmt: skip
         secs = time.perf_counter() - t0
         n_rows, tokens = sum(r["rows"] for r in rounds), sum(r["tokens"] for r in rounds)
-        rec = tx.commit(rows=n_rows, extra={"engine": got.name, "warm": got.warm, "device": str(device),
-                                            "engine_start_seconds": round(got.start_seconds, 3),
-                                            "weight_load_seconds": round(got.weight_load_seconds, 3),
-                                            "generation_seconds": round(secs, 3), "tokens": tokens, "rounds": rounds,
-                                            "tokens_per_s": round(tokens / max(secs, 1e-9), 1)})  # fmt: skip
-    log.info("rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs", i, n_rows, len(used),
-             cfg.rollout.group_size, len(rounds), tokens, secs)  # fmt: skip
-    return _result(rec, skipped=False)
+        log.info("rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs", i, n_rows, len(used),
+                 cfg.rollout.group_size, len(rounds), tokens, secs)  # fmt: skip
+        return Outcome(n_rows, {"engine": got.name, "warm": got.warm, "device": str(device),
+                                "engine_start_seconds": round(got.start_seconds, 3),
+                                "weight_load_seconds": round(got.weight_load_seconds, 3),
+                                "generation_seconds": round(secs, 3), "tokens": tokens, "rounds": rounds,
+                                "tokens_per_s": round(tokens / max(secs, 1e-9), 1)})  # fmt: skip
+
+    return _stage(run, ROLLOUT, i, inputs, body)
 
 
 def _max_model_len(policy_dir: Path) -> int:
@@ -261,17 +268,17 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
     problems = _upstream(run, PREPARE, None, f"verify({i})")
     rollouts = _upstream(run, ROLLOUT, i, f"verify({i})")
     inputs = {"config": run.config_hash, "problems": problems.digest(), "rollouts": rollouts.digest()}
-    if rec := committed(paths, VERIFY, i, inputs):
-        return _result(rec, skipped=True)
-    with begin_stage(paths, VERIFY, i, inputs) as tx:
-        table, stats = verifier.score_with_stats(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root),
+
+    def body(tx: StageTx) -> Outcome:
+        table, stats = scoring.score_with_stats(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root),
                                                  run.config.verify, max_new_tokens=run.config.rollout.max_new_tokens,
                                                  hide=[paths.root])  # fmt: skip
         n = write_table(table, SCORES, tx.output(paths.table_dir("scores", i)) / shard_name(0))
         correct = sum(table["correct"].to_pylist())
-        rec = tx.commit(rows=n, extra={"correct": correct, "reward_mean": pc.mean(table["reward"]).as_py(), **stats})
-    log.info("verify %d: %d rows, %d correct", i, n, correct)
-    return _result(rec, skipped=False)
+        log.info("verify %d: %d rows, %d correct", i, n, correct)
+        return Outcome(n, {"correct": correct, "reward_mean": pc.mean(table["reward"]).as_py(), **stats})
+
+    return _stage(run, VERIFY, i, inputs, body)
 
 
 # ---- evaluate -----------------------------------------------------------------------------
@@ -285,9 +292,8 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
     run = open_run(run_dir)
     cfg, paths, i = run.config, run.paths, iteration
     problems, inputs = _generation_inputs(run, EVALUATE, i)
-    if rec := committed(paths, EVALUATE, i, inputs):
-        return _result(rec, skipped=True)
-    with begin_stage(paths, EVALUATE, i, inputs) as tx:
+
+    def body(tx: StageTx) -> Outcome:
         problem_files = problems.parquet_files(paths.root)
         text = _split_prompts(run, problems, "test")
         if not text:
@@ -302,7 +308,7 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
         with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:
             new = _generate(got.engine, tok, run, i, ids, text, Path(tmp), first_shard=0, samples=cfg.eval.samples,
                             sampling=sampling, seed_tag="eval/", label="evaluate")  # fmt: skip
-            scored = verifier.score(new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens,
+            scored = scoring.score(new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens,
                                     hide=[paths.root])  # fmt: skip
             gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
         key = ["prompt_id", "sample_idx"]
@@ -316,10 +322,11 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
                  "accuracy": sum(correct) / max(n, 1), f"pass_at_{cfg.eval.samples}": len(solved) / len(ids),
                  "reward_mean": pc.mean(rows["reward"]).as_py(), "engine": got.name,
                  "generation_seconds": round(time.perf_counter() - t0, 3)}  # fmt: skip
-        rec = tx.commit(rows=n, extra=stats)
-    log.info("evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f", i, i, len(ids),
-             cfg.eval.samples, stats["accuracy"], cfg.eval.samples, stats[f"pass_at_{cfg.eval.samples}"])  # fmt: skip
-    return _result(rec, skipped=False)
+        log.info("evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f", i, i, len(ids),
+                 cfg.eval.samples, stats["accuracy"], cfg.eval.samples, stats[f"pass_at_{cfg.eval.samples}"])  # fmt: skip
+        return Outcome(n, stats)
+
+    return _stage(run, EVALUATE, i, inputs, body)
 
 
 # ---- update -------------------------------------------------------------------------------
@@ -348,10 +355,8 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
     scores = _upstream(run, VERIFY, i, name)
     policy = _policy_record(run, i, name)
     inputs = {"config": run.config_hash, "rollouts": rollouts.digest(), "scores": scores.digest(), "policy": policy.digest()}
-    if rec := committed(paths, UPDATE, i, inputs):
-        return _result(rec, skipped=True)
 
-    with begin_stage(paths, UPDATE, i, inputs) as tx:
+    def body(tx: StageTx) -> Outcome:
         t0 = time.perf_counter()
         spec = UpdateSpec(
             config=cfg.model_dump(mode="json"), iteration=i, seed=derive_seed(cfg.run.seed, i, "update", 0),
@@ -364,7 +369,8 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
         stats = run_update(spec) if cfg.update.nproc == 1 else launch_update(spec, cfg.update.nproc)
         if stats["sequences"] == 0:
             log.warning("update %d: no group with reward variance; policy unchanged", i)
-        rec = tx.commit(rows=stats["steps"], extra={"policy_version": i + 1, **stats})
-    log.info("update %d: %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d", i,
-             stats["sequences"], stats["steps"], stats["world_size"], stats["loss"], time.perf_counter() - t0, i + 1)  # fmt: skip
-    return _result(rec, skipped=False)
+        log.info("update %d: %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d", i,
+                 stats["sequences"], stats["steps"], stats["world_size"], stats["loss"], time.perf_counter() - t0, i + 1)  # fmt: skip
+        return Outcome(stats["steps"], {"policy_version": i + 1, **stats})
+
+    return _stage(run, UPDATE, i, inputs, body)

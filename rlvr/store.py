@@ -28,8 +28,9 @@ import shutil
 import signal
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,12 +39,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ValidationError
 
+from rlvr.errors import RlvrError
 from rlvr.schema import PARQUET_COMPRESSION, TMP_PREFIX, RunPaths
 
 FAULT_ENV = "RLVR_FAULT_AT"
 
 
-class StoreError(RuntimeError):
+class StoreError(RlvrError, RuntimeError):
     """The run store does not hold what its commit records say; the message says what to redo."""
 
 
@@ -277,3 +279,24 @@ def begin_stage(paths: RunPaths, stage: str, iteration: int | None, inputs: dict
     except BaseException:
         tx.abort()
         raise
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a stage body hands the protocol to commit: its row count and the record's extra fields."""
+
+    rows: int
+    extra: dict[str, Any]
+
+
+def run_stage(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any],
+              body: Callable[[StageTx], Outcome]) -> tuple[CommitRecord, bool]:  # fmt: skip
+    """The stage protocol, in one place: fingerprint the inputs -> skip if a matching record is
+    committed -> `body(tx)` writes into temporary outputs (tx.output) -> rename -> commit record
+    last. Returns (record, skipped). A body that raises leaves nothing behind (begin_stage)."""
+    if rec := committed(paths, stage, iteration, inputs):
+        return rec, True
+    with begin_stage(paths, stage, iteration, inputs) as tx:
+        done = body(tx)
+        rec = tx.commit(rows=done.rows, extra=done.extra)
+    return rec, False

@@ -1,4 +1,4 @@
-"""The stdin/stdout code task (data/stdio.py) and the tests column parser (rlvr.sandbox.make_check).
+"""The stdin/stdout code task (data/stdio.py) and the tests column parser (rlvr.verify.code.sandbox.make_check).
 
 Every reference program passes every hand-written case in the sandbox; a wrong program gets the
 fraction of cases it passes; make_check picks the kind and rejects malformed tests by name.
@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from rlvr.data import stdio
-from rlvr.sandbox import (
+from rlvr.verify.code.sandbox import (
     AssertTests,
     IOTests,
     check_many,

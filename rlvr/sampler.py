@@ -1,4 +1,6 @@
-"""Rollout: G sampled responses per prompt, with the sampling policy's per-token logprobs.
+"""The transformers sampler and the prompt side of rollout: seeds, chat-template rendering, and G
+sampled responses per prompt with the sampling policy's per-token logprobs (the rollout stage
+itself is rlvr.stages.rollout; engines.py chooses between this sampler and vLLM).
 
 The transformers engine is a plain KV-cache decode loop rather than `model.generate`, because
 RL needs three things `generate` does not give cleanly: one RNG per sample (so a response

@@ -32,7 +32,7 @@ from rlvr import engines
 from rlvr.verify import scoring
 from rlvr.sampler import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import Run, open_run
-from rlvr.schema import EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
+from rlvr.schema import EVAL_SCORE_COLUMNS, EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
 from rlvr.store import CommitRecord, Outcome, StageTx, run_stage, verified_record, write_table
 from rlvr.tiny import ensure_tiny_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
@@ -283,9 +283,6 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
 
 # ---- evaluate -----------------------------------------------------------------------------
 
-EVAL_COLUMNS = ["task", "extracted_answer", "format_ok", "correct", "reward", "verifier", "verifier_error", "reason"]
-
-
 def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
     """Policy v_i on the held-out split -> evals/iteration=i/: eval.samples responses per problem at
     eval.temperature (greedy by default), scored by the same verifiers and weights as training."""
@@ -313,7 +310,7 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
             gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
         key = ["prompt_id", "sample_idx"]
         rows = gen.select(["iteration", *key, "policy_version", "engine", "temperature", "response_text",
-                           "num_response_tokens", "finish_reason"]).join(scored.select([*key, *EVAL_COLUMNS]), key)  # fmt: skip
+                           "num_response_tokens", "finish_reason"]).join(scored.select([*key, *EVAL_SCORE_COLUMNS]), key)  # fmt: skip
         rows = rows.sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
         n = write_table(rows.select(EVALS.names), EVALS, tx.output(paths.table_dir("evals", i)) / shard_name(0))
         correct = rows["correct"].to_pylist()

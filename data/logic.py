@@ -44,6 +44,8 @@ INSTRUCTIONS = {
     "propositional": f"{THINK}: a formula using the given variables and the operators ∧ ∨ ¬ → ↔.",
     "syllogism": f"{THINK}: one word, yes or no.",
 }
+# default user turn: the rows hold the premises and question; each kind's instruction is meta.instruction
+TEMPLATE = "{prompt}\n\n{instruction}"
 
 # ---- tfu: our own generator ------------------------------------------------------------------
 
@@ -319,8 +321,13 @@ def load_records(path: Path = DATA_PATH) -> list[dict]:
 
 
 def to_row(record: dict, *, split: str) -> dict:
-    meta = json.dumps(record["meta"], ensure_ascii=False, sort_keys=True)
-    fields = {k: record[k] for k in ("prompt_id", "task", "prompt", "answer")}
+    """A problems row; its prompt without the instruction, which moves to meta.instruction (TEMPLATE)."""
+    instruction = INSTRUCTIONS[record["meta"]["kind"]]
+    suffix = "\n\n" + instruction
+    if not record["prompt"].endswith(suffix):
+        raise ValueError(f"{record['prompt_id']}: prompt does not end with its instruction; rebuild {DATA_PATH.name}")
+    meta = json.dumps(record["meta"] | {"instruction": instruction}, ensure_ascii=False, sort_keys=True)
+    fields = {k: record[k] for k in ("prompt_id", "task", "answer")} | {"prompt": record["prompt"].removesuffix(suffix)}
     return fields | {"split": split, "tests": None, "sources": None, "meta": meta}
 
 

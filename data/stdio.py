@@ -26,6 +26,7 @@ INSTRUCTION = (
     "Write a complete Python 3 program that reads its input from standard input and prints the "
     "answer to standard output. Reply with the whole program in one ```python code block."
 )
+TEMPLATE = INSTRUCTION + "\n\n{prompt}"  # default user turn; the rows hold statement + example
 
 # (name, statement, reference program, [(stdin, expected stdout), ...])
 SPECS: list[tuple[str, str, str, list[tuple[str, str]]]] = [
@@ -292,7 +293,7 @@ N_PROBLEMS = len(SPECS)
 
 def render_prompt(statement: str, example: tuple[str, str]) -> str:
     given, expected = (text if text.endswith("\n") else text + "\n" for text in example)
-    return f"{INSTRUCTION}\n\n{statement}\n\nExample input:\n```\n{given}```\nExample output:\n```\n{expected}```"
+    return f"{statement}\n\nExample input:\n```\n{given}```\nExample output:\n```\n{expected}```"
 
 
 def to_row(number: int, *, split: str) -> dict:

@@ -21,20 +21,14 @@ from prefect import flow
 from rlvr.run import create_or_open, open_run, writer_lock
 from rlvr.tasks.stages import evaluate_task, prepare_task, rollout_task, update_task, verify_task
 
+TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, "evaluate": evaluate_task}
+
 
 def _stages(run_dir: str) -> list[dict]:
-    cfg = open_run(run_dir).config
-    evals = set(cfg.eval_points())  # policy versions to evaluate on the held-out split (eval.every)
-    results = [prepare_task(run_dir)]
-    for i in range(cfg.run.iterations):
-        if i in evals:
-            results.append(evaluate_task(run_dir, i))
-        results.append(rollout_task(run_dir, i))
-        results.append(verify_task(run_dir, i))
-        results.append(update_task(run_dir, i))
-    if cfg.run.iterations in evals:
-        results.append(evaluate_task(run_dir, cfg.run.iterations))
-    return results
+    # the plan's order is what checkpoint retention relies on: evaluate(i) runs before update(i)
+    # commits v_{i+1}, and retention never prunes an eval point whose evaluate is not committed
+    plan = open_run(run_dir).config.stage_plan()
+    return [prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i) for stage, i in plan]
 
 
 @flow(name="rlvr-train", flow_run_name="train-{run_dir}", log_prints=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rlvr.config import Config
 from rlvr.run import RunError, open_run
-from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, RunPaths
+from rlvr.schema import ITERATION_STAGES, PREPARE, RunPaths
 from rlvr.store import CorruptRecordError, output_problems, read_record, redo_spec
 
 
@@ -33,18 +33,6 @@ class Problem:
     @property
     def redo(self) -> str:
         return redo_spec(self.stage, self.iteration)
-
-
-def stage_order(cfg: Config) -> list[tuple[str, int | None]]:
-    """(stage, iteration) in the order the training flow runs them (flows/train.py)."""
-    evals = set(cfg.eval_points())
-    order: list[tuple[str, int | None]] = [(PREPARE, None)]
-    for i in range(cfg.run.iterations + 1):
-        if i in evals:
-            order.append((EVALUATE, i))
-        if i < cfg.run.iterations:
-            order += [(stage, i) for stage in ITERATION_STAGES]
-    return order
 
 
 def _records(paths: RunPaths) -> list[tuple[str, int | None, Path]]:
@@ -70,13 +58,13 @@ def check_store(run_dir: str | Path) -> tuple[list[Problem], int]:
             problems.append(Problem(stage, iteration, str(path.relative_to(run.paths.root)),
                                     f"committed under config {rec.inputs.get('config')}, run.toml is {run.config_hash}"))  # fmt: skip
         checked += len(rec.outputs)
-        problems += [Problem(stage, iteration, p, what) for p, what in output_problems(rec, run.paths.root)]
+        problems += [Problem(stage, iteration, p, what) for p, what in output_problems(rec, run.paths)]
     return problems, checked
 
 
 def earliest(problems: list[Problem], cfg: Config) -> Problem:
     """The problem whose stage comes first in the flow: redoing it redoes all the others too."""
-    rank = {key: k for k, key in enumerate(stage_order(cfg))}
+    rank = {key: k for k, key in enumerate(cfg.stage_plan())}
     return min(problems, key=lambda p: rank.get((p.stage, p.iteration), len(rank)))
 
 
@@ -90,7 +78,7 @@ def summary(problems: list[Problem], run_dir: str | Path, cfg: Config) -> str:
 def parse_redo(spec: str, cfg: Config) -> tuple[str, int | None]:
     """'rollout:3' -> ('rollout', 3); 'prepare' -> ('prepare', None); RunError naming the choices otherwise."""
     stage, _, it = spec.partition(":")
-    order = stage_order(cfg)
+    order = cfg.stage_plan()
     try:
         key = (stage, int(it) if it else None)
     except ValueError:
@@ -109,7 +97,7 @@ def redo(run_dir: str | Path, spec: str) -> list[tuple[str, int | None]]:
     Only records are removed: outputs stay until the stage's next attempt replaces them (the store's
     protocol: a stage without a record is simply not committed, whatever files it left)."""
     run = open_run(run_dir)
-    order = stage_order(run.config)
+    order = run.config.stage_plan()
     start = order.index(parse_redo(spec, run.config))
     removed = []
     for stage, iteration in reversed(order[start:]):  # downstream first: an interrupted redo leaves a committed prefix

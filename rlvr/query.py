@@ -32,9 +32,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from rlvr.integrity import stage_order
 from rlvr.run import open_run
-from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, STAGE_TABLE, TABLES, RunPaths
+from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, STAGE_TABLE, TABLES, UPDATE, RunPaths
 from rlvr.sqlguard import QueryError, check_query
 from rlvr.store import CorruptRecordError, read_record, redo_spec, verified_record
 
@@ -135,16 +134,24 @@ def _execute(con: duckdb.DuckDBPyConnection, query: str, timeout_s: float) -> pa
 
 
 def status_rows(run_dir: str | Path) -> list[dict]:
-    """One row per (iteration, stage) up to the run's target: committed or not, rows, seconds.
-    A corrupt commit record shows as not committed, with a note saying so (no file is hashed here:
-    `rlvr verify-store` checks the files)."""
+    """One row per (iteration, stage) up to the run's target: committed or not, rows, seconds;
+    `weights` of the rows that commit a policy (prepare: v0, update(i): v_{i+1}): whether its
+    weights are still on disk or checkpoint retention pruned them. A corrupt commit record shows as
+    not committed, with a note saying so (no file is hashed here: `rlvr verify-store` does that)."""
+    from rlvr.retention import has_weights
+
     run = open_run(run_dir)
     rows = []
-    for stage, i in stage_order(run.config):
+    for stage, i in run.config.stage_plan():
         try:
-            rows.append(_row(i, stage, read_record(run.paths.record(stage, i))))
+            rec = read_record(run.paths.record(stage, i))
         except CorruptRecordError:
             rows.append({**_row(i, stage, None), "note": f"corrupt commit record: rlvr resume {run_dir} --redo {redo_spec(stage, i)}"})
+            continue
+        rows.append(row := _row(i, stage, rec))
+        if stage in (PREPARE, UPDATE) and rec is not None:
+            v = 0 if i is None else i + 1
+            row["weights"] = f"v{v}" if has_weights(run.paths, v) else f"v{v} pruned"
     return rows
 
 
@@ -157,6 +164,7 @@ def _row(iteration: int | None, stage: str, rec) -> dict:
         "seconds": rec.seconds if rec else None,
         "created_at": rec.created_at if rec else None,
         "note": _note(stage, rec) if rec else "",
+        "weights": "",
     }
 
 

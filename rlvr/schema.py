@@ -8,6 +8,7 @@ A run is a folder (see DESIGN.md):
     runs/<run>/policy/v000003/                            HF folder (+ trainer_state.pt: optimiser, scheduler, RNG, cursor)
     runs/<run>/_stages/iteration=000003/<stage>.json      commit records
     runs/<run>/_stages/prepare.json
+    runs/<run>/_stages/pruned/v000003.json                files [checkpoint] retention deleted
 
 Python code and SQL both take names from here; `rlvr sql` builds its views from TABLES.
 Shards carry their own `iteration` column, so a single file is self-describing; SQL reads them
@@ -29,12 +30,13 @@ PROBLEMS = pa.schema(
     [
         pa.field("prompt_id", pa.string(), nullable=False),
         pa.field("task", pa.string(), nullable=False),
-        pa.field("split", pa.string(), nullable=False),  # "train" | "test"
-        pa.field("prompt", pa.string(), nullable=False),  # user message, before any chat template
+        pa.field("split", pa.string(), nullable=False),  # "train" | "test" | "few_shot" (prompt.few_shot = N examples)
+        pa.field("prompt", pa.string(), nullable=False),  # user message (template applied), before any chat template
         pa.field("answer", pa.string(), nullable=False),  # ground truth, as text
         pa.field("tests", pa.string()),  # code tasks: test program; null otherwise
         pa.field("sources", pa.list_(pa.string())),  # retrieval tasks: source passages
-        pa.field("meta", pa.string()),  # JSON object, task-specific
+        pa.field("meta", pa.string()),  # JSON object, task-specific; own datasets: their other columns
+        pa.field("dataset", pa.string()),  # the dataset (task.datasets name, or the shipped task) the row came from
     ]
 )
 
@@ -223,6 +225,14 @@ class RunPaths:
 
     def policy_dir(self, version: int) -> Path:
         return self.root / "policy" / policy_name(version)
+
+    @property
+    def pruned_dir(self) -> Path:
+        return self.stages / "pruned"
+
+    def pruned_record(self, version: int) -> Path:
+        """Which files of policy v_version retention deleted (written before they are deleted)."""
+        return self.pruned_dir / f"{policy_name(version)}.json"
 
     def record(self, stage: str, iteration: int | None) -> Path:
         if iteration is None:

@@ -21,6 +21,7 @@ Tests: tests/test_store.py, tests/test_integrity.py.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -39,7 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ValidationError
 
-from rlvr.errors import RlvrError
+from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.schema import PARQUET_COMPRESSION, TMP_PREFIX, RunPaths
 
 FAULT_ENV = "RLVR_FAULT_AT"
@@ -81,6 +82,25 @@ class CommitRecord(BaseModel):
 
     def parquet_files(self, root: Path) -> list[Path]:
         return [root / o.path for o in self.outputs if o.path.endswith(".parquet")]
+
+
+class PruneRecord(BaseModel):
+    """Files of one policy version that checkpoint retention deleted on purpose (rlvr.retention).
+    Written before the files are removed, so a missing file is always either listed here or lost."""
+
+    version: int
+    weights: bool  # True: the whole version folder; False: only its trainer state
+    files: list[str]  # relative to the run root
+    created_at: str
+
+
+def read_pruned(paths: RunPaths) -> dict[int, PruneRecord]:
+    """version -> what retention deleted of it."""
+    out = {}
+    for f in sorted(paths.pruned_dir.glob("v*.json")) if paths.pruned_dir.is_dir() else []:
+        rec = PruneRecord.model_validate_json(f.read_text())
+        out[rec.version] = rec
+    return out
 
 
 def fingerprint(inputs: dict[str, Any]) -> str:
@@ -142,13 +162,22 @@ def cached_sha256(path: Path) -> str:
     return _HASHES[key]
 
 
-def output_problems(rec: CommitRecord, root: Path) -> list[tuple[str, str]]:
-    """(path, what is wrong) for each of the record's files that is missing or differs from it."""
+def pruned_files(paths: RunPaths) -> frozenset[str]:
+    """Files that checkpoint retention deleted on purpose (listed by prune records before deletion)."""
+    return frozenset(f for p in read_pruned(paths).values() for f in p.files)
+
+
+def output_problems(rec: CommitRecord, paths: RunPaths) -> list[tuple[str, str]]:
+    """(path, what is wrong) for each of the record's files that is missing (and not pruned by
+    retention) or differs from the size and sha256 the record lists."""
     problems = []
+    pruned = None
     for o in rec.outputs:
-        f = root / o.path
+        f = paths.root / o.path
         if not f.is_file():
-            problems.append((o.path, "missing"))
+            pruned = pruned_files(paths) if pruned is None else pruned
+            if o.path not in pruned:
+                problems.append((o.path, "missing"))
         elif (size := f.stat().st_size) != o.bytes:
             problems.append((o.path, f"{size} bytes, its record says {o.bytes}"))
         elif cached_sha256(f) != o.sha256:
@@ -166,7 +195,7 @@ def integrity_error(rec: CommitRecord, root: Path, problems: list[tuple[str, str
 def verified_record(paths: RunPaths, stage: str, iteration: int | None) -> CommitRecord | None:
     """The stage's record, after checking its files (IntegrityError if any differs); None if uncommitted."""
     rec = read_record(paths.record(stage, iteration))
-    if rec is not None and (problems := output_problems(rec, paths.root)):
+    if rec is not None and (problems := output_problems(rec, paths)):
         raise integrity_error(rec, paths.root, problems)
     return rec
 
@@ -257,11 +286,12 @@ class StageTx:
 
 def committed(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any]) -> CommitRecord | None:
     """The stage's record if it is committed for exactly these inputs; IntegrityError if its files
-    no longer match the record (resume must not skip, nor silently redo, a damaged stage)."""
+    no longer match the record (resume must not skip, nor silently redo, a damaged stage). Files
+    that checkpoint retention pruned on purpose are listed in prune records and do not count."""
     rec = read_record(paths.record(stage, iteration))
     if rec is None or rec.fingerprint != fingerprint(inputs):
         return None
-    if problems := output_problems(rec, paths.root):
+    if problems := output_problems(rec, paths):
         raise integrity_error(rec, paths.root, problems)
     return rec
 
@@ -276,9 +306,33 @@ def begin_stage(paths: RunPaths, stage: str, iteration: int | None, inputs: dict
         yield tx
         if tx.record is None:
             raise RuntimeError(f"stage {stage} (iteration {iteration}) finished without commit()")
-    except BaseException:
+    except BaseException as exc:
+        free = shutil.disk_usage(paths.root).free  # before abort() frees the half-written outputs
         tx.abort()
+        if isinstance(exc, Exception) and not isinstance(exc, DiskSpaceError) and disk_full(exc, free):
+            where = stage if iteration is None else f"{stage} {iteration}"
+            raise DiskSpaceError(
+                f"{where} failed because the disk holding {paths.root} is full ({free:,} bytes free; "
+                f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:160] if str(exc).strip() else ''}).\n"
+                f"Free some space, or keep fewer checkpoints ([checkpoint] keep_last, keep_every), then `rlvr resume {paths.root}`"
+            ) from exc
         raise
+
+
+FULL_DISK_BYTES = 16 << 20  # a stage that fails with less than this free most likely failed for want of space
+
+
+def disk_full(exc: BaseException, free: int) -> bool:
+    """Did `exc` come from a full disk? ENOSPC/EDQUOT anywhere in its chain; or, as torch.save
+    reports a full disk only as "unexpected pos N vs M", any failure with the disk all but full."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(e):
+            return True
+        e = e.__cause__ or e.__context__
+    return free < FULL_DISK_BYTES
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from rlvr import stages
 from rlvr.config import Config
 from rlvr.flows.cli import app
-from rlvr.integrity import check_store, parse_redo, redo, stage_order
+from rlvr.integrity import check_store, parse_redo, redo
 from rlvr.query import run_sql, status_rows
 from rlvr.run import RunError, create_or_open, open_run
 from rlvr.schema import SCORES, RunPaths
@@ -30,7 +30,7 @@ STAGE_FUNCTIONS = {"prepare": stages.prepare, "rollout": stages.rollout, "verify
 def _complete(run_dir: Path) -> list[str]:
     """What `resume` does, without Prefect: every stage in the flow's order; the computed ones."""
     done = []
-    for stage, i in stage_order(open_run(run_dir).config):
+    for stage, i in open_run(run_dir).config.stage_plan():
         res = STAGE_FUNCTIONS[stage](run_dir) if i is None else STAGE_FUNCTIONS[stage](run_dir, i)
         if not res.skipped:
             done.append(stage if i is None else f"{stage}:{i}")

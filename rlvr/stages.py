@@ -45,7 +45,7 @@ from rlvr.schema import (
     VERIFY,
     shard_name,
 )
-from rlvr.store import CommitRecord, Outcome, StageTx, maybe_fault, run_stage, write_table
+from rlvr.store import CommitRecord, Outcome, StageTx, maybe_fault, read_record, run_stage, write_table
 from rlvr.tiny import ensure_tiny_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
 from rlvr.verify import scoring

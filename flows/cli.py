@@ -204,8 +204,8 @@ def _check_store(run: Path) -> None:
 def resume(
     run: Annotated[Path, typer.Argument(help="Run folder to finish.")],
     redo: Annotated[str | None, typer.Option("--redo", metavar="STAGE:ITERATION", help="Recompute this stage "
-                    "(e.g. rollout:3, or prepare) and every stage after it, e.g. after `rlvr verify-store` "
-                    "reported a damaged file.")] = None,
+                    "(e.g. rollout:3, or prepare), and every later stage whose inputs that changes, e.g. after "
+                    "`rlvr verify-store` reported a damaged file.")] = None,
 ) -> None:
     """Finish a run that crashed or was killed: committed stages are skipped, the rest run."""
     from rlvr.integrity import redo as redo_stages
@@ -213,8 +213,9 @@ def resume(
     try:
         _check_unstarted(run)
         if redo:
-            removed = redo_stages(run, redo)
-            out.print(f"redo {redo}: {len(removed)} committed stage(s) will be recomputed")
+            was = redo_stages(run, redo)
+            out.print(f"redo {redo}: {'its commit record is removed' if was else 'not committed'}; it is recomputed now, and "
+                      "every later stage whose inputs it changes", soft_wrap=True)  # fmt: skip
         _check_store(run)
     except _user_errors() as exc:
         _fail(exc)
@@ -241,7 +242,7 @@ def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> No
         table.add_row(p.stage, "" if p.iteration is None else str(p.iteration), p.path, p.what, f"--redo {p.redo}")
     out.print(table)
     first = earliest(problems, open_run(run).config)
-    out.print(f"repair: rlvr resume {run} --redo {first.redo}   (recomputes that stage and every later one)", soft_wrap=True)
+    out.print(f"repair: rlvr resume {run} --redo {first.redo}   (then verify-store again: it lists what is left)", soft_wrap=True)
     raise typer.Exit(1)
 
 

@@ -2,12 +2,13 @@
 
 `check_store(dir)` reads every commit record and checks every file it lists (size and sha256),
 and run.toml against the config hash the records hold; it returns one Problem per damaged file or
-record instead of stopping at the first. `redo(dir, "rollout:3")` removes the commit records of
-that stage and of every stage after it in the flow's order, so that `resume` recomputes them: the
-stages are deterministic, so a redone stage whose inputs are intact writes the same bytes again.
+record instead of stopping at the first. `redo(dir, "rollout:3")` removes that stage's commit record,
+so that `resume` recomputes it; the stages are deterministic, so a redone stage whose inputs are
+intact writes the same bytes again, and every later stage whose inputs did change (fingerprints
+chain the stages) is recomputed after it.
 
     rlvr verify-store runs/demo                  # one line per damaged file, exit 1 if any
-    rlvr resume runs/demo --redo rollout:3       # recompute rollout 3 and everything after it
+    rlvr resume runs/demo --redo rollout:3       # recompute rollout 3 (and whatever its new bytes change)
 
 Tests: tests/test_integrity.py.
 """
@@ -91,18 +92,19 @@ def parse_redo(spec: str, cfg: Config) -> tuple[str, int | None]:
     return key
 
 
-def redo(run_dir: str | Path, spec: str) -> list[tuple[str, int | None]]:
-    """Remove the commit records of `spec`'s stage and of every later stage; returns those removed.
+def redo(run_dir: str | Path, spec: str) -> bool:
+    """Remove the commit record of `spec`'s stage, so that `resume` recomputes it; True if one was removed.
 
-    Only records are removed: outputs stay until the stage's next attempt replaces them (the store's
-    protocol: a stage without a record is simply not committed, whatever files it left)."""
+    Only that record goes: every later stage is recomputed by the fingerprint chain exactly when
+    the redone stage's bytes differ from what it read before. Deterministic stages whose inputs are
+    intact write the same bytes again, so the later stages stay committed, which matters because
+    checkpoint retention keeps the trainer state of the newest policy only: an old update could
+    not be recomputed at all. Outputs stay until the stage's next attempt replaces them (a stage
+    without a record is simply not committed, whatever files it left)."""
     run = open_run(run_dir)
-    order = run.config.stage_plan()
-    start = order.index(parse_redo(spec, run.config))
-    removed = []
-    for stage, iteration in reversed(order[start:]):  # downstream first: an interrupted redo leaves a committed prefix
-        path = run.paths.record(stage, iteration)
-        if path.is_file():
-            path.unlink()
-            removed.append((stage, iteration))
-    return removed[::-1]
+    stage, iteration = parse_redo(spec, run.config)
+    path = run.paths.record(stage, iteration)
+    if not path.is_file():
+        return False
+    path.unlink()
+    return True

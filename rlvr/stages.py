@@ -88,7 +88,7 @@ def _require_weights(run: Run, version: int, needed_by: str, *, trainer_state: b
     """Policy v_version must still be on disk: checkpoint retention may have pruned it. Called in
     a stage's body, so only when the stage must really run (a committed one skips without it)."""
     pruned = retention.read_pruned(run.paths).get(version)
-    if pruned is not None and (pruned.weights or trainer_state):
+    if pruned is not None and (pruned.weights or (trainer_state and pruned.files)):  # v0 never had a trainer state
         what = "weights" if pruned.weights else "trainer state"
         raise StageOrderError(
             f"{needed_by} needs policy v{version}, whose {what} [checkpoint] retention deleted on {pruned.created_at}; "

@@ -64,7 +64,8 @@ def check_store(run_dir: str | Path) -> tuple[list[Problem], int]:
 
 
 def earliest(problems: list[Problem], cfg: Config) -> Problem:
-    """The problem whose stage comes first in the flow: redoing it redoes all the others too."""
+    """The problem whose stage comes first in the flow: the one to redo first (a redone stage whose
+    bytes change also recomputes the later stages that read it; `verify-store` lists what is left)."""
     rank = {key: k for k, key in enumerate(cfg.stage_plan())}
     return min(problems, key=lambda p: rank.get((p.stage, p.iteration), len(rank)))
 

@@ -9,7 +9,7 @@ with their problems as Parquet in a temp dir, then times, alternating sides each
   - sql:        Parquet in -> rlvr.verify.scoring (SQL tier + the group-stats pass) -> scores Parquet out
   - scan floor: the same Parquet columns read + a same-sized scores file written, no verification
   - math-verify: `verify(parse(gold), parse(pred))` in a plain loop on a sample of the same rows
-  - code:       HumanEval's 164 canonical solutions through the sandbox tier (rlvr.verify.code.sandbox.check_many,
+  - code:       HumanEval's 164 canonical solutions through the sandbox tier (rlvr.verify.code.check_many,
                 one bubblewrap sandbox per program, as many at a time as cores): programs/s, all must pass
                 (--no-code skips it; the sandbox needs root)
 and prints `key: value` lines, written with the machine, versions and settings to
@@ -175,7 +175,7 @@ def run_mathverify(sample: list[tuple[str, str]]) -> float:
 def run_code() -> tuple[float, int, int]:
     """HumanEval's canonical solutions (prompt + solution) against their tests: seconds, passed, total."""
     from rlvr.data import humaneval
-    from rlvr import sandbox
+    from rlvr.verify import code as sandbox
 
     rows = humaneval.generate()
     checks = [sandbox.make_check(r["answer"], r["tests"]) for r in rows]

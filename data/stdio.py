@@ -4,8 +4,8 @@ Hand-written, each with a reference program and 3-5 cases, as rows of rlvr.schem
 - prompt: the statement and its first case as an example, asking for a complete Python program
   (reads standard input, prints the answer) in one ```python block;
 - answer: the reference program, the same shape as the code a response should contain;
-- tests: `{"stdin_stdout": [{"stdin": ..., "stdout": ...}, ...]}` (rlvr.verify.code.sandbox.io_tests_json),
-  which `rlvr.verify.code.sandbox.make_check` turns into IOTests: output compared line by line after
+- tests: `{"stdin_stdout": [{"stdin": ..., "stdout": ...}, ...]}` (rlvr.verify.code.io_tests_json),
+  which `rlvr.verify.code.make_check` turns into IOTests: output compared line by line after
   stripping whitespace, fraction = cases passed;
 - meta: {"kind": "stdin_stdout"}.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import random
 
-from rlvr.verify.code.sandbox import io_tests_json
+from rlvr.verify.code import io_tests_json
 
 TASK = "code"
 INSTRUCTION = (

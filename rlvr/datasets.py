@@ -402,6 +402,14 @@ def dataset_rows(task: TaskSection, ds: DatasetSection) -> list[dict]:
     return rows
 
 
+def verifiers(task: TaskSection) -> set[str]:
+    """The verifiers of a task's datasets (a shipped one's own kind: humaneval -> code), without reading
+    them: e.g. whether a run needs the code sandbox."""
+    import importlib
+
+    return {importlib.import_module(f"rlvr.data.{ds.shipped}").TASK if ds.shipped else ds.verifier for ds in task.sources()}
+
+
 def load_problems(task: TaskSection, prompt: PromptSection) -> list[dict]:
     """Rows of rlvr.schema.PROBLEMS for the config: every dataset's, in order, templated and split."""
     out: list[dict] = []

@@ -84,3 +84,13 @@ def test_sql_errors_and_formats(tmp_path: Path) -> None:
     assert res.exit_code == 0 and res.output.splitlines() == ['"a","b"', '1,"x"']
     res = runner.invoke(app, ["sql", str(tmp_path / "run"), "SELECT 1", "--format", "xml"])
     assert res.exit_code == 2 and "--format must be" in res.output
+
+
+def test_doctor_names_the_code_sandbox_mode() -> None:
+    from rlvr.verify.code import sandbox_problem
+
+    res = runner.invoke(app, ["doctor"], terminal_width=300)
+    assert res.exit_code == 0, res.output
+    line = next(ln for ln in res.output.splitlines() if "code sandbox (bwrap)" in ln)
+    problem = sandbox_problem()
+    assert ("mode root" in line or "mode userns" in line) if problem is None else "cannot start" in line, line

@@ -4,14 +4,14 @@ Every hostile program exits 0 (and so would pass) only if its attack worked; the
 asserts that each one scores 0 with the expected reason, that a temporary "run store" is
 byte-for-byte unchanged, that nothing listened to on 127.0.0.1 was reached, that no process of
 the corpus outlives it, and that the sandbox still runs a correct program afterwards.
-Run: .venv/bin/python -m pytest -q tests/test_sandbox.py   (needs root, ~15 s on 2 cores)
+Run: .venv/bin/python -m pytest -q tests/test_sandbox.py   (root, or an ordinary user with user namespaces:
+bash scripts/test-as-user.sh; ~30 s on 2 cores)
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
-import os
 import shutil
 import socket
 import sys
@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from rlvr.verify.code.sandbox import (
+from rlvr.verify.code import (
     UID_BASE,
     UID_SPAN,
     AssertSite,
@@ -36,12 +36,10 @@ from rlvr.verify.code.sandbox import (
     extract_code,
     instrument_asserts,
     run_program,
+    sandbox_problem,
 )
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0,
-    reason="the sandbox drops to per-run uids, so it must start as root",
-)
+pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no code sandbox here: {sandbox_problem()}")
 
 LIMITS = Limits(
     wall_seconds=3.0,
@@ -79,8 +77,8 @@ def tree_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(name, program, accepted reason prefixes). Each program exits 0 only if its attack worked."""
+def corpus(store: Path, port: int) -> list[tuple]:
+    """(name, program, accepted reason prefixes[, tests]). Each program exits 0 only if its attack worked."""
     data = store / "problems" / "part-000000.parquet"
     return [
         # mapped, never touched: hits RLIMIT_AS without needing CPU time (this machine may be loaded)
@@ -138,32 +136,32 @@ def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
         (
             "resolve a name",
             "import socket\nsocket.getaddrinfo('pypi.org', 443)",
-            ("failed: socket.gaierror",),
+            ("failed: socket.gaierror", "failed: gaierror"),
         ),
         (
             "write into the run store",
             f"open({str(store / 'evil.txt')!r}, 'w').write('x')",
-            ("failed: OSError: [Errno 30] Read-only file system",),
+            ("failed: FileNotFoundError",),  # the run store is not in the sandbox at all
         ),
         (
             "overwrite a run-store file",
             f"open({str(data)!r}, 'w').write('tampered')",
-            ("failed: OSError: [Errno 30] Read-only file system",),
+            ("failed: FileNotFoundError",),
         ),
         (
             "delete a run-store file",
             f"import os\nos.remove({str(data)!r})",
-            ("failed: OSError: [Errno 30]",),
+            ("failed: FileNotFoundError",),
         ),
         (
             "rename the run store",
             f"import os\nos.rename({str(store)!r}, {str(store) + '-moved'!r})",
-            ("failed: OSError: [Errno 30]", "failed: PermissionError"),
+            ("failed: FileNotFoundError",),
         ),
         (
             "write into /root",
             "open('/root/evil', 'w').write('x')",
-            ("failed: PermissionError", "failed: OSError"),
+            ("failed: PermissionError", "failed: OSError", "failed: FileNotFoundError"),
         ),
         (
             "write into /etc",
@@ -173,22 +171,22 @@ def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
         (
             "poison the venv",
             f"open({sys.prefix + '/evil.pth'!r}, 'w').write('import os')",
-            ("failed: PermissionError", "failed: OSError"),
+            ("failed: FileNotFoundError",),  # the venv is not in the sandbox
         ),
         (
             "read /etc/shadow",
             "print(open('/etc/shadow').read())",
-            ("failed: PermissionError",),
+            ("failed: PermissionError", "failed: FileNotFoundError"),  # not in the sandbox's /etc
         ),
         (
             "read secrets in /root",
             "import os\nprint(os.listdir('/root/.pyenv/..'))\nassert len(os.listdir('/root')) > 1",
-            ("failed: AssertionError",),
+            ("failed: AssertionError", "failed: FileNotFoundError"),
         ),
         (
             "write /dev/shm",
             "open('/dev/shm/x', 'w').write('x')",
-            ("failed: PermissionError",),
+            ("failed: PermissionError", "failed: OSError: [Errno 30] Read-only file system"),
         ),
         ("huge stdout", "while True:\n    print('x' * 10000)", ("output_limit",)),
         (
@@ -199,14 +197,17 @@ def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
         (
             "kill the parent",
             "import os\nos.kill(os.getppid(), 9)",
-            ("failed: PermissionError",),
+            # as root the harness has another uid; in a user namespace (one uid) killing it only ends this run
+            ("failed: PermissionError", "timeout: exceeded 2 CPU seconds (SIGKILL)"),
         ),
         (
             "kill everything",
-            "import os\nos.kill(-1, 9)\nimport time\ntime.sleep(1)",
-            ("failed: ProcessLookupError", "killed: SIGKILL"),
+            # kills what the solution's uid may signal (not the harness); then the tests run as ever
+            "import os\nos.kill(-1, 9)\nimport time\ntime.sleep(1)\ndef add(a, b):\n    return a - b",
+            ("failed: AssertionError", "timeout: exceeded 2 CPU seconds (SIGKILL)"),
+            "assert add(1, 1) == 2",
         ),
-        ("become root", "import os\nos.setuid(0)", ("failed: PermissionError",)),
+        ("become root", "import os\nos.setuid(0)", ("failed: PermissionError", "failed: OSError: [Errno 22]")),
         (
             "raise the CPU limit",
             "import resource\nresource.setrlimit(resource.RLIMIT_CPU, (-1, -1))",
@@ -222,8 +223,9 @@ def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
         ),
         (
             "read pid 1 of the host",
-            "print(open('/proc/1/environ').read())",
-            ("failed: PermissionError",),
+            # pid 1 is bwrap (root mode: not ours to read; user namespace: ours, but started with a clean environment)
+            "assert 'RLVR_CANARY' in open('/proc/1/environ').read()",
+            ("failed: PermissionError", "failed: AssertionError"),
         ),
         (
             "fill /tmp",
@@ -251,31 +253,39 @@ def corpus(store: Path, port: int) -> list[tuple[str, str, tuple[str, ...]]]:
         (
             "exit 0 before the tests",
             "import sys\nsys.exit(0)",
-            ("failed: the program exited with 0 before",),
+            ("failed: the solution ended",),
         ),
         (
             "os._exit(0) before the tests",
             "import os\nos._exit(0)",
-            ("failed: the program exited with 0 before",),
+            ("failed: the solution ended",),
         ),
     ]
 
 
 def sandbox_processes() -> list[psutil.Process]:
+    """Sandbox processes alive now, leaving out those under another checkout's bwrap (the machine
+    may be shared with other test runs; a survivor of ours is orphaned, so it has no such parent)."""
+    from rlvr.verify.code.launcher import bwrap_binary
+
+    ours = bwrap_binary()
     found = []
     for proc in psutil.process_iter(["uids", "cmdline"]):
         uid = proc.info["uids"].real if proc.info["uids"] else -1
         cmd = " ".join(proc.info["cmdline"] or [])
-        if (
-            UID_BASE <= uid < UID_BASE + UID_SPAN
-            or "bwrap" in cmd
-            or "/tmp/harness.py" in cmd
-        ):
+        if UID_BASE <= uid < UID_BASE + UID_SPAN or "bwrap" in cmd or "harness.py" in cmd:
+            try:
+                chain = [" ".join(p.cmdline()) for p in (proc, *proc.parents())]
+            except psutil.Error:
+                continue  # gone meanwhile
+            if any("bwrap" in c and not c.startswith(ours) for c in chain):
+                continue  # another checkout's sandbox, alive under its own bwrap
             found.append(proc)
     return found
 
 
-def test_adversarial_corpus_is_contained(run_store):
+def test_adversarial_corpus_is_contained(run_store, monkeypatch):
+    monkeypatch.setenv("RLVR_CANARY", "a secret of the verifier's environment")
     before = tree_digest(run_store)
     # other fixtures of the session (e.g. the Prefect test server) may already be our children
     children_before = {p.pid for p in psutil.Process().children(recursive=True)}
@@ -294,19 +304,14 @@ def test_adversarial_corpus_is_contained(run_store):
     # (no cgroup per run), which can stretch the 0.5 s memory bomb past 3 s and change its reason.
     alone = [c for c in cases if c[0] == "fork bomb"]
     cases = [c for c in cases if c[0] != "fork bomb"] + alone
-    verdicts = check_many(
-        [AssertTests(code, tests="") for _, code, _ in cases[: -len(alone)]],
-        limits=LIMITS,
-    )
-    verdicts += check_many(
-        [AssertTests(code, tests="") for _, code, _ in alone], limits=LIMITS
-    )
-    hidden = check_assert_tests(reader, "", limits=LIMITS, hide=[run_store])
+    verdicts = check_many([AssertTests(c[1], tests=c[3] if len(c) > 3 else "") for c in cases[: -len(alone)]], limits=LIMITS)
+    verdicts += check_many([AssertTests(c[1], tests="") for c in alone], limits=LIMITS)
+    hidden = check_assert_tests(reader, "", limits=Limits(wall_seconds=15.0), hide=[run_store])
     elapsed = time.monotonic() - start
 
     wrong = [
         f"{name}: {v.passed=} {v.reason!r}"
-        for (name, _, prefixes), v in zip(cases, verdicts, strict=True)
+        for (name, _, prefixes, *_), v in zip(cases, verdicts, strict=True)
         if v.passed or v.fraction != 0.0 or not v.reason.startswith(prefixes)
     ]
     assert wrong == [], (
@@ -463,9 +468,7 @@ def test_asserts_that_never_ran_count_as_failed():
     assert crashed.fraction == 1 / 3 and crashed.reason.startswith(
         "failed: TypeError: unsupported operand"
     )
-    assert crashed.reason.endswith(
-        "at solution.py line 2: return a + b; 1 of 3 asserts passed"
-    )
+    assert crashed.reason.endswith("at tests.py line 3: add(None, 1); 1 of 3 asserts passed"), crashed.reason
     # two asserts taking turns in a long loop: the report stays small; after ENTER_RECORDS changes of
     # site, every site entered since counts as maybe cut short
     turns = "for i in range(5000):\n    assert f(i) >= 0\n    assert f(i) < 10**9\nassert f(0) == 0"
@@ -482,10 +485,7 @@ def test_asserts_that_never_ran_count_as_failed():
     )
     early = check_assert_tests("import os\nos._exit(0)", "assert True")
     assert (early.passed, early.fraction) == (False, 0.0)
-    assert (
-        early.reason
-        == "failed: the program exited with 0 before the tests finished; 0 of 1 asserts passed"
-    )
+    assert early.reason == "failed: the solution ended (exit 0) before the tests ran; 0 of 1 asserts passed"
 
 
 def test_a_solution_cannot_forge_the_assert_counts():
@@ -508,7 +508,8 @@ def test_a_solution_cannot_forge_the_assert_counts():
     verdict = check_assert_tests(
         forger, "assert add(0, 0) == 0\nassert add(2, 3) == 5\nassert add(1, 1) == 2"
     )
-    assert (verdict.passed, verdict.fraction) == (False, 1 / 3), verdict.reason
+    # its fake records reach nothing; writing on its own answer pipe only garbles its answers
+    assert not verdict.passed and verdict.fraction <= 1 / 3, verdict.reason
     # patching os.write does not show it the records (the harness bound os.write before)
     spy = (
         "import os\nseen = []\nreal = os.write\nos.write = lambda fd, b: (seen.append(b), real(fd, b))[1]\n"
@@ -524,10 +525,11 @@ def test_a_solution_cannot_forge_the_assert_counts():
     assert not closed.passed and closed.fraction == 0.0, closed.reason
 
 
-def test_known_limit_an_always_equal_answer_makes_asserts_vacuous():
-    # Documented in rlvr/verify/code/sandbox.py: == against the solution's own object is decided by that object.
+def test_an_always_equal_answer_is_not_plain_data():
+    # the solution's objects never reach a comparison: only plain data crosses to the harness
     cheat = "class Anything:\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Anything()\n"
-    assert check_assert_tests(cheat, "assert add(2, 3) == 5").passed
+    verdict = check_assert_tests(cheat, "assert add(2, 3) == 5")
+    assert not verdict.passed and "a value of type Anything is not plain data" in verdict.reason, verdict.reason
     typed = check_assert_tests(
         cheat, "assert type(add(2, 3)) is int and add(2, 3) == 5"
     )
@@ -613,3 +615,31 @@ def test_extract_code():
 def test_limits_are_validated():
     with pytest.raises(ValueError, match="cpu_seconds"):
         Limits(cpu_seconds=0)
+
+
+def test_without_user_namespaces_an_ordinary_user_is_told_how_to_fix_it(monkeypatch, tmp_path):
+    from rlvr.verify.code import launcher
+
+    monkeypatch.setattr(launcher.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(launcher, "bwrap_binary", lambda: "/bin/false")  # a bwrap whose probe fails
+    with pytest.raises(launcher.SandboxError, match="cannot start as an ordinary user here.*unprivileged user namespaces"):
+        launcher.sandbox_mode.__wrapped__()
+
+
+def test_a_code_run_refuses_to_start_without_a_sandbox(monkeypatch, tmp_path):
+    """Before the run folder exists (preflight), and on every later start (prepare), never mid-run."""
+    import rlvr.verify.code as code
+    from rlvr import stages
+    from rlvr.config import Config
+    from rlvr.preflight import PreflightError
+    from rlvr.run import create_or_open
+
+    cfg = Config.model_validate({"task": {"name": "stdio"}})
+    create_or_open(tmp_path / "run", cfg, 1)  # the sandbox works here: the run is created
+    monkeypatch.setattr(code, "sandbox_problem", lambda: "the code sandbox cannot start (test)")
+    with pytest.raises(PreflightError, match="has code problems, and the code sandbox cannot start"):
+        create_or_open(tmp_path / "new", cfg, 1)
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(stages.SandboxUnavailable, match="the task has code problems, and the code sandbox cannot start"):
+        stages.prepare(tmp_path / "run")
+    assert not (tmp_path / "run" / "problems").exists()

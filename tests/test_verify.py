@@ -172,16 +172,24 @@ RULES = [
     ("fractions", "3/4", "<answer>6/8</answer>", True, "sql_numeric"),
     ("fractions", "3/4", "<answer>\\frac{3}{4}</answer>", True, "sql_numeric"),
     ("fractions", "-0.5", "<answer>-\\dfrac{1}{2}</answer>", True, "sql_numeric"),
-    ("fractions", "1/3", "<answer>0.3333333</answer>", True, "sql_numeric"),  # within 1e-6
+    ("fractions", "1/3", "<answer>0.3333333</answer>", False, "sql_numeric"),  # exact by default (tolerance: below)
     ("fractions", "0.75", "<answer>4/3</answer>", False, "sql_numeric"),
     ("fractions", "-1/2", "<answer>1/2</answer>", False, "sql_numeric"),
     ("fractions", "1/3", "<answer>0.333</answer>", False, "sql_numeric"),  # off by 3.3e-4
-    ("tolerance", "1000000", "<answer>1000000.5</answer>", True, "sql_numeric"),  # relative: 1e-6 * 1e6 = 1
-    ("tolerance", "1000000", "<answer>1000002</answer>", False, "sql_numeric"),
-    ("tolerance", "0.001", "<answer>0.0010000005</answer>", True, "sql_numeric"),  # absolute below |gold| = 1
-    ("tolerance", "0.001", "<answer>0.0015</answer>", False, "sql_numeric"),
+    ("exact", "42", "<answer>42.000001</answer>", False, "sql_numeric"),  # no tolerance by default
+    ("exact", "1" + "0" * 199 + "7", "<answer>1" + "0" * 199 + "8</answer>", False, "sql_numeric"),  # 201 digits, one off
+    ("exact", "1" + "0" * 199 + "7", "<answer>1" + "0" * 199 + "7.00</answer>", True, "sql_numeric"),
+    ("exact", "-0", "<answer>0</answer>", True, "sql_numeric"),
+    ("unicode digits", "42", "<answer>٤٢</answer>", True, "sql_numeric"),  # Arabic-Indic
+    ("unicode digits", "42", "<answer>４２</answer>", True, "sql_numeric"),  # fullwidth
+    ("unicode digits", "-3.5", "<answer>－３．５</answer>", True, "sql_numeric"),
+    ("unicode digits", "42", "<answer>४३</answer>", False, "sql_numeric"),  # Devanagari 43
+    ("several answers", "42", "<answer>41</answer> or <answer>42</answer>", False, "sql_exact"),  # a hedge
+    ("several answers", "42", "\\boxed{41} \\boxed{42}", False, "sql_exact"),
+    ("not numbers", "nan", "<answer>nan</answer>", False, "sql_exact"),  # NaN is not NaN
+    ("not numbers", "inf", "<answer>inf</answer>", False, "sql_exact"),
     ("not numbers", "5", "<answer>nan</answer>", False, "sql_numeric"),  # TRY_CAST reads 'nan'; refused
-    ("not numbers", "1000", "<answer>1e3</answer>", True, "sql_numeric"),  # an exponent is a number
+    ("not numbers", "1000", "<answer>1e3</answer>", False, "sql_numeric"),  # an exponent is not read exactly
     ("not numbers", "1000", "<answer>1_000</answer>", False, "math_verify"),  # TRY_CAST reads '1_000'; refused
     ("exact strings", "Paris", "<answer>  PARIS </answer>", True, "sql_exact"),
     ("exact strings", "New York", "<answer>new\tyork</answer>", True, "sql_exact"),
@@ -213,26 +221,43 @@ def test_normalisation_rule(rule_rows: list[dict], k: int) -> None:
     assert (row["correct"], row["verifier"]) == (correct, verifier), row["reason"]
 
 
-def test_numeric_tolerance_comes_from_config(tmp_path: Path) -> None:
-    r, p = _files(tmp_path, [("t", "<answer>100.9</answer>"), ("t", "<answer>101.5</answer>")], [("t", "100")])
-    assert [x["correct"] for x in score(r, p, VerifySection(numeric_tolerance=0.01)).to_pylist()] == [True, False]
-    assert [x["correct"] for x in score(r, p, VerifySection()).to_pylist()] == [False, False]
+def test_numeric_tolerance_comes_from_config_and_spares_integers(tmp_path: Path) -> None:
+    cases = [("t", "<answer>100.9</answer>"), ("t", "<answer>101.5</answer>"), ("i", "<answer>100.9</answer>"),
+             ("third", "<answer>0.3333333</answer>"), ("third", "<answer>0.333</answer>"),
+             ("small", "<answer>0.0010000005</answer>"), ("small", "<answer>0.0015</answer>")]  # fmt: skip
+    r, p = _files(tmp_path, cases, [("t", "100.0001"), ("i", "100"), ("third", "1/3"), ("small", "0.001")])
+    def correct(cfg: VerifySection) -> list[bool]:
+        rows = sorted(score(r, p, cfg).to_pylist(), key=lambda x: (x["prompt_id"], x["sample_idx"]))
+        return [x["correct"] for x in rows]
+    # order: i, small x2, t x2, third x2; the integer gold 100 never gets a tolerance
+    assert correct(VerifySection(numeric_tolerance=0.01)) == [False, True, True, True, False, True, True]
+    assert correct(VerifySection(numeric_tolerance=1e-6)) == [False, True, False, False, False, True, False]
+    assert correct(VerifySection()) == [False] * 7
+
+
+def test_several_answer_tags_count_the_last_when_asked(tmp_path: Path) -> None:
+    r, p = _files(tmp_path, [("t", "<answer>41</answer> <answer>42</answer>"), ("t", "\\boxed{41} \\boxed{42}")], [("t", "42")])
+    rows = score(r, p, VerifySection()).to_pylist()
+    assert [x["correct"] for x in rows] == [False, False]
+    assert rows[0]["reason"].startswith("wrong: several <answer> tags in one response") and not rows[0]["format_ok"]
+    rows = score(r, p, VerifySection(multiple_answers="last")).to_pylist()
+    assert [x["correct"] for x in rows] == [True, True] and rows[0]["format_ok"]
 
 
 # (response, extracted_answer, extraction): the extraction rules beyond CASES above
 EXTRACTION = [
     ("so \\boxed{\\frac{1}{2}} it is", "\\frac{1}{2}", "boxed"),  # nested braces
-    ("first \\boxed{3} then \\boxed{4}", "3", "boxed"),  # the first box
+    ("first \\boxed{3} then \\boxed{4}", "3", "boxed"),  # the first box (the row is wrong: a hedge)
     ("\\boxed{} is empty, the answer is 7", "7", "last_number"),
     ("it costs $1,200.", "1,200", "last_number"),
     ("half of it, 3/4 of it.", "3/4", "last_number"),
     ("the value is \u22124 here", "\u22124", "last_number"),
     ("that is 50% off", "50%", "last_number"),
     ("<answer>\n 5\n</answer>", "\n 5\n", "answer_tag"),  # multi-line tag body
-    ("<answer>1</answer> <answer>2</answer>", "1", "answer_tag"),  # the first tag
+    ("<answer>1</answer> <answer>2</answer>", "1", "answer_tag"),  # the first tag (the row is wrong: a hedge)
     ("<answer>1 <answer>2</answer>", "1 <answer>2", "answer_tag"),  # first opening, nearest closing
     ("</answer> then <answer>3</answer>", "3", "answer_tag"),
-    ("<answer>no closing tag 5", "5", "last_number"),
+    ("<answer>no closing tag 5", None, "none"),  # an unclosed tag is no answer (not a licence to guess)
 ]
 
 

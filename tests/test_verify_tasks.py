@@ -142,12 +142,18 @@ CITE_CASES = [  # (response, correct, citations, supported, reason contains)
     ("<cite>Thalby lies 237 kilometres north of Caervale.</cite><answer>Caervale</answer>", True, 1, 1, "all 1 found"),
     ("<cite>thalby  lies 237\nkilometres NORTH of caervale</cite> <answer> caervale </answer>", True, 1, 1, "all 1 found"),
     ("<cite>north of Caervale</cite><cite>Thalby lies 300 km north of Caervale</cite><answer>Caervale</answer>",
-     True, 2, 1, "1 of 2 supported; not found in the sources: 'Thalby lies 300 km north of Caervale'"),
-    ("<cite>Thalby</cite><answer>Caervale</answer>", True, 1, 0, "no found span contains the answer"),
+     True, 2, 0, "'north of Caervale' (shorter than 8 words and not a whole sentence), "
+     "'Thalby lies 300 km north of Caervale' (not in the sources)"),
+    ("<cite>Thalby</cite><answer>Caervale</answer>", True, 1, 0, "'Thalby' (does not contain the answer)"),
     ("<answer>Caervale</answer>", True, 0, 0, "citations: none"),
     ("<cite>Quenmora lies 88 kilometres north of Pellmora.</cite><answer>Pellmora</answer>", False, 1, 0,
-     "no found span contains the answer"),  # a real quote, of the wrong passage
-    ("<cite></cite><answer>Caervale</answer>", True, 1, 0, "not found in the sources: ''"),
+     "(does not contain the answer)"),  # a real quote, of the wrong passage
+    ("<cite></cite><answer>Caervale</answer>", True, 1, 0, "'' (not in the sources)"),
+    ("<cite>Caervale</cite><answer>Caervale</answer>", True, 1, 0, "'Caervale' (the answer alone)"),
+    ("<cite>halby lies 237 kilometres north of Caervale</cite><answer>Caervale</answer>", True, 1, 0,
+     "(not in the sources)"),  # starts inside a word
+    ("<cite>Thalby was founded in 1881 by Bettan Almington</cite><answer>81</answer>", False, 1, 0,
+     "(does not contain the answer)"),  # '81' only inside '1881'
 ]
 
 
@@ -162,7 +168,7 @@ def test_retrieval_citations_are_joined_against_the_sources(tmp_path: Path) -> N
         assert why in row["reason"], row["reason"]
         assert row["reward_citation"] == pytest.approx(0.5 * ok / n if n else 0.0)
         assert row["reward"] == pytest.approx(row["reward_correct"] + row["reward_citation"])
-    assert rows[0]["reward"] == 1.5 and rows[2]["reward"] == 1.25
+    assert rows[0]["reward"] == 1.5 and rows[2]["reward"] == 1.0
 
 
 def test_citations_are_left_null_for_other_tasks(tmp_path: Path) -> None:

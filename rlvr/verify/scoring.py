@@ -6,7 +6,7 @@
      strings and logic verdicts (sql_exact); the rest is left to a Python tier in the temp table
      verify_rows, by verifier: `undecided` (symbolic), `code`, `logic` (a formula answer);
   2. the Python tiers, each on its own rows only: rlvr.verify.math (math-verify in worker processes
-     with a per-row timeout), rlvr.verify.code.sandbox (code, bubblewrap), rlvr.verify.logic (truth tables). A crash or
+     with a per-row timeout), rlvr.verify.code (code, bubblewrap), rlvr.verify.logic (truth tables). A crash or
      timeout is a `verifier_error: ...` reason, never a 0;
   3. sql/verify_citations.sql (retrieval rows only): each <cite> span looked up in the sources;
   4. sql/verify_groups.sql: reward composition per task (verify.weights), length shaping and group
@@ -19,8 +19,11 @@ Bench: python bench/verify.py.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import sys
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,7 +32,7 @@ import pyarrow as pa
 
 from rlvr.errors import RlvrError
 from rlvr.verify import logic, sql
-from rlvr.verify.code import sandbox
+from rlvr.verify import code as sandbox
 from rlvr.config import VerifySection
 from rlvr.verify.math import Check, check_pairs, math_verify_check
 from rlvr.schema import SCORES
@@ -69,8 +72,36 @@ def verdict_macro() -> str:
     return f"CREATE OR REPLACE MACRO norm_verdict(n) AS CASE {' '.join(whens)} END;"
 
 
+@functools.cache
+def digits_macro() -> str:
+    """norm_digits(s) as SQL: every Unicode decimal digit (category Nd: Arabic-Indic, Devanagari,
+    fullwidth, ...) -> its ASCII digit, and fullwidth ASCII (U+FF01..FF5E) -> ASCII, as NFKC reads them.
+    translate() is slow with ~700 characters, so it runs only on texts that hold one of them."""
+    src, dst = [], []
+    for cp in range(sys.maxunicode + 1):
+        ch = chr(cp)
+        if ch.isascii():
+            continue
+        if unicodedata.category(ch) == "Nd":
+            src.append(ch), dst.append(str(unicodedata.decimal(ch)))
+        elif 0xFF01 <= cp <= 0xFF5E:
+            src.append(ch), dst.append(unicodedata.normalize("NFKC", ch))
+    ranges: list[list[int]] = []
+    for ch in src:
+        if ranges and ranges[-1][1] == ord(ch) - 1:
+            ranges[-1][1] = ord(ch)
+        else:
+            ranges.append([ord(ch), ord(ch)])
+    cls = "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in ranges)
+    frm, to = ("".join(x).replace("'", "''") for x in (src, dst))
+    # strlen (bytes) = length (characters): ASCII, the common case, decided without a regex
+    return (f"CREATE OR REPLACE MACRO norm_digits(s) AS CASE WHEN strlen(s) = length(s) THEN s "
+            f"WHEN regexp_matches(s, '[{cls}]') THEN translate(s, '{frm}', '{to}') ELSE s END;")
+
+
 def connect() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
+    con.execute(digits_macro())
     con.execute(sql.load("macros"))
     con.execute(verdict_macro())
     return con
@@ -98,7 +129,7 @@ def _fills(undecided: pa.Table, cfg: VerifySection, check: Check) -> tuple[pa.Ta
 
 def _code_fills(rows: pa.Table, cfg: VerifySection, hide: Sequence[Path]) -> pa.Table:
     """Sandbox tier: the response's fenced code + the problem's tests (assert program or stdin/stdout
-    cases, rlvr.verify.code.sandbox.make_check), run under bubblewrap. score = 1/0 (all_pass) or the fraction of
+    cases, rlvr.verify.code.make_check), run under bubblewrap. score = 1/0 (all_pass) or the fraction of
     tests passed (verify.code_reward). A missing code block is a 0 with its reason; the sandbox
     breaking raises."""
     items, out = [], []
@@ -168,7 +199,7 @@ def score_with_stats(
         raise VerifyError("verify got no rollout shards; run the rollout stage first")
     con = connect()
     files = {"rollouts": [str(p) for p in rollout_files], "problems": [str(p) for p in problem_files]}
-    con.execute(sql.load("verify"), files | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format})
+    con.execute(sql.load("verify"), files | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers})
     n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
     n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]
     if n_rows != n_in:
@@ -196,7 +227,7 @@ def score_with_stats(
     tasks = [t for (t,) in con.execute(TASKS).fetchall()]
     stats["retrieval"] = 0
     if "retrieval" in tasks:
-        con.execute(sql.load("verify_citations"), files)
+        con.execute(sql.load("verify_citations"), files | {"min_words": cfg.min_citation_words})
         stats["retrieval"] = con.execute("SELECT count(*) FROM verify_rows WHERE citations IS NOT NULL").fetchall()[0][0]
     con.register("reward_weights", reward_weights(tasks, cfg))
     params = {"eps": cfg.advantage_eps, "estimator": cfg.advantage, "l_max": max_new_tokens,

@@ -1,2 +1,91 @@
-"""The code tier: a response's ```python block run against the problem's tests in a bubblewrap
-sandbox. rlvr/verify/code/sandbox.py's docstring says what it defends and what it does not."""
+"""The code tier: a response's ```python block run against the problem's tests in a bubblewrap sandbox.
+
+    verdicts = check_many([make_check(extract_code(response), problem_tests) for ...])
+
+    extract.py   which part of a response is the program (extract_code)
+    launcher.py  bwrap + rlimits + uid drop: one sandboxed run, and what it may see (sandbox_mode)
+    harness.py   the program inside the sandbox: the launcher's exec, the assert harness, and the
+                 solution's own process that answers calls as plain data (a real file, copied in)
+    asserts.py   assert-style tests (HumanEval): per-assert fraction, across a process boundary
+    stdio.py     stdin/stdout tests: one run per case, output compared on the host
+    verdict.py   Verdict, what every kind returns
+
+Each module's docstring says what it decides and what it does not defend. A SandboxError (the
+sandbox itself broke) is never a 0 score: it propagates. Test: tests/test_sandbox.py,
+tests/test_redteam.py, tests/test_humaneval.py, tests/test_stdio.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from rlvr.verify.code.asserts import AssertSite, AssertTests, _compiled_tests, check_assert_tests, instrument_asserts
+from rlvr.verify.code.extract import extract_code
+from rlvr.verify.code.launcher import (
+    DEFAULT_LIMITS,
+    UID_BASE,
+    UID_SPAN,
+    Limits,
+    RunResult,
+    SandboxError,
+    run_program,
+    sandbox_mode,
+    sandbox_problem,
+)
+from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tests_json, parse_io_tests
+from rlvr.verify.code.verdict import Verdict
+
+__all__ = [
+    "UID_BASE", "UID_SPAN", "AssertSite", "AssertTests", "IOTests", "Limits", "RunResult", "SandboxError", "Verdict",
+    "check_assert_tests", "check_io_tests", "check_many", "extract_code", "instrument_asserts", "io_tests_json",
+    "make_check", "parse_io_tests", "run_program", "sandbox_mode", "sandbox_problem",
+]  # fmt: skip
+
+
+def make_check(solution: str, tests: str) -> AssertTests | IOTests:
+    """The check a problem's tests text asks for: IOTests for a JSON object with the key
+    "stdin_stdout", else AssertTests (an assert-style Python test program).
+
+    Raises ValueError with the reason when the tests are malformed: stdin/stdout JSON of the wrong
+    shape (see parse_io_tests), another JSON object, or a test program that is not valid Python.
+    """
+    if tests is None:
+        raise ValueError("the problem has no tests (tests is null); code problems need a test program or stdin/stdout JSON")
+    if tests.lstrip().startswith("{"):
+        try:
+            data = json.loads(tests)
+        except json.JSONDecodeError:
+            data = None  # perhaps Python that starts with a brace; the checks below decide
+        if isinstance(data, dict) or f'"{STDIN_STDOUT}"' in tests:
+            return IOTests(solution, parse_io_tests(tests))
+    _compiled_tests(tests)  # ValueError if not valid Python; cached for the run itself
+    return AssertTests(solution, tests)
+
+
+def check_many(
+    items: Sequence[AssertTests | IOTests],
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    hide: Sequence[str | Path] = (),
+    packages: Sequence[str] = (),
+    workers: int | None = None,
+) -> list[Verdict]:
+    """Run many checks in parallel (one sandbox per run, `workers` at a time); input order kept.
+
+    `packages`: the allowlist of importable packages (e.g. ("numpy",)); nothing else is installed
+    in the sandbox. A SandboxError (the sandbox itself broke) propagates: it is never turned into a
+    0 score; so does the ValueError of a test program that is not valid Python (use make_check first).
+    """
+    sandbox_mode()  # fails here, before any run, when the sandbox cannot start at all
+
+    def one(item: AssertTests | IOTests) -> Verdict:
+        if isinstance(item, AssertTests):
+            return check_assert_tests(item.solution, item.tests, limits=limits, hide=hide, packages=packages)
+        return check_io_tests(item.solution, item.cases, limits=limits, hide=hide, packages=packages)
+
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        return list(pool.map(one, items))

@@ -2,7 +2,8 @@
 -- Every rule has true and false rows in tests/test_verify.py.
 --
 -- norm_answer(s): the comparable text form of an answer.
---   lower-case; every whitespace character removed ("case/whitespace-insensitive": ' Paris ' = 'paris',
+--   any Unicode decimal digit read as its ASCII digit and fullwidth ASCII as ASCII (norm_digits, made
+--   by rlvr.verify.scoring.digits_macro from Python's unicodedata: '٤٢' = '４２' = '42'); lower-case; every whitespace character removed ("case/whitespace-insensitive": ' Paris ' = 'paris',
 --   'New York' = 'newyork'); \text{..}, \textbf{..}, \mathrm{..}, \mbox{..} unwrapped; unicode minus
 --   U+2212 -> '-'; currency signs $ € £ and LaTeX \$ dropped; LaTeX \% -> %; then a leading '+' and
 --   a trailing '.' dropped: '19.' -> '19', '$1,200' -> '1,200', ' −3 ' -> '-3', '+4' -> '4'.
@@ -11,7 +12,7 @@ CREATE OR REPLACE MACRO norm_answer(s) AS
     regexp_replace(
         replace(
             replace(
-                regexp_replace(lower(s), '\s+|\\?[$€£]|\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}', '\1', 'g'),
+                regexp_replace(lower(norm_digits(s)), '\s+|\\?[$€£]|\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}', '\1', 'g'),
                 '−', '-'),
             '\%', '%'),
         '^\+|\.$', '', 'g');
@@ -40,6 +41,40 @@ CREATE OR REPLACE MACRO num_value(b) AS
                      / TRY_CAST(regexp_extract(b, '\}\{(\d+)\}', 1) AS DOUBLE)
         END);
 
+-- dec_canon(b): a plain decimal body ('-0042.50', '.5', '7.') in one canonical text form ('-42.5',
+-- '0.5', '7'; '-0' -> '0'), NULL for anything else. Compared as text, so equality is exact at any
+-- length: a 200-digit gold and an answer one digit off differ (as DOUBLEs they would be equal).
+-- dec_parts(neg, ip, fp): the canonical text of a decimal from its sign, integer and fraction digits
+-- (each part named once per use: macros are inlined, so callers pass columns, not expressions).
+CREATE OR REPLACE MACRO dec_parts(neg, ip, fp) AS
+    CASE WHEN neg AND (ltrim(ip, '0') <> '' OR rtrim(fp, '0') <> '') THEN '-' ELSE '' END
+    || COALESCE(NULLIF(ltrim(ip, '0'), ''), '0')
+    || CASE WHEN rtrim(fp, '0') <> '' THEN '.' || rtrim(fp, '0') ELSE '' END;
+CREATE OR REPLACE MACRO dec_canon(b) AS
+    CASE WHEN regexp_full_match(b, '-?(?:\d+\.?\d*|\.\d+)')
+         THEN dec_parts(starts_with(b, '-'), split_part(ltrim(b, '-'), '.', 1), split_part(b, '.', 2)) END;
+
+-- num_rat(b): a number body as an exact fraction {n, d} (HUGEINT, d > 0) when it is a decimal of at
+-- most 17 characters, an integer fraction a/b or \frac{a}{b} of at most 17 digits each; NULL else.
+-- rat_eq(a, b): a = b by cross-multiplication, exact: every product stays below 10^36 < 2^127.
+-- A percent reading divides by 100 (d * 100), still below 10^38.
+CREATE OR REPLACE MACRO num_rat(b) AS
+    CASE
+        WHEN length(b) <= 17 AND regexp_full_match(b, '-?(?:\d+\.?\d*|\.\d+)')
+            THEN {'n': CAST(replace(b, '.', '') AS HUGEINT),
+                  'd': CAST(rpad('1', CAST(1 + length(split_part(b, '.', 2)) AS INTEGER), '0') AS HUGEINT)}
+        WHEN contains(b, '/') AND regexp_full_match(b, '-?\d{1,17}/0*[1-9]\d{0,16}')
+            THEN {'n': CAST(split_part(b, '/', 1) AS HUGEINT), 'd': CAST(split_part(b, '/', 2) AS HUGEINT)}
+        WHEN contains(b, 'frac') AND regexp_full_match(b, '-?\\[dt]?frac\{\d{1,17}\}\{0*[1-9]\d{0,16}\}')
+            THEN {'n': CAST(regexp_extract(b, '(-?)\\', 1) || regexp_extract(b, '\{(\d+)\}\{', 1) AS HUGEINT),
+                  'd': CAST(regexp_extract(b, '\}\{(\d+)\}', 1) AS HUGEINT)}
+    END;
+CREATE OR REPLACE MACRO rat_pct(r, pct) AS CASE WHEN pct THEN {'n': r.n, 'd': r.d * 100} ELSE r END;
+CREATE OR REPLACE MACRO rat_eq(a, b) AS a.n * b.d = b.n * a.d;
+
+-- not_a_number(n): NaN and infinities, which are never a correct answer (NaN = NaN as text).
+CREATE OR REPLACE MACRO not_a_number(n) AS regexp_full_match(n, '[-+]?(?:nan|inf|infinity|∞)');
+
 -- looks_symbolic(n): n (normalised) needs a symbolic checker: LaTeX commands or braces, powers,
 -- sub-scripts, brackets (intervals, tuples), relations, operators after a digit, sqrt/pi/infinity,
 -- a digit beside a letter ('2x'), or a list of numbers ('1,2'). Plain words ('paris') are not.
@@ -47,12 +82,18 @@ CREATE OR REPLACE MACRO looks_symbolic(n) AS
     regexp_matches(n, '[\\^{}_()\[\]=<>*/|!]|sqrt|pi|inf|[0-9][a-z]|[a-z][0-9]|[0-9.][+-]|[0-9],[0-9]');
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:
--- |a - b| <= tol * max(1, |b|) (config verify.numeric_tolerance).
+-- |a - b| <= tol * max(1, |b|) (config verify.numeric_tolerance; default 0, and verify.sql applies
+-- it only to golds that are not integers: exactness is decided by dec_canon / num_rat).
 CREATE OR REPLACE MACRO num_close(a, b, tol) AS abs(a - b) <= tol * greatest(1.0, abs(b));
 
 -- norm_ws(s): lower case, runs of whitespace -> one space, trimmed: how retrieval compares cited
 -- spans, sources and answers (verify_citations.sql).
 CREATE OR REPLACE MACRO norm_ws(s) AS trim(regexp_replace(lower(s), '\s+', ' ', 'g'));
+
+-- cite_words(s): s as its words (runs of letters, digits and '_'; anything else separates), one space
+-- between them and one at each end, so that contains(cite_words(a), cite_words(b)) holds only at word
+-- boundaries ('29' is not in '1829'): retrieval's citation checks (verify_citations.sql).
+CREATE OR REPLACE MACRO cite_words(s) AS ' ' || trim(regexp_replace(s, '[^\p{L}\p{N}_]+', ' ', 'g')) || ' ';
 
 -- think_answer_ok(t): the response is <think>...</think> then <answer>...</answer> and nothing else
 -- (whitespace aside), each tag exactly once (verify.format = 'think_answer'; DeepSeek-R1's format

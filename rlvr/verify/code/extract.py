@@ -1,0 +1,28 @@
+"""Response parsing for the code tier: which part of a model's response is the program.
+
+What it decides: the code block to run (the last ```python block, else the last fenced block).
+What it does not defend: nothing here runs code; a response with no block is scored 0 by the
+caller with the reason `no_code`.
+"""
+
+from __future__ import annotations
+
+import re
+
+# an opening fence starts a line (prose may mention ```python inline); the body ends at the next ```
+_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL | re.MULTILINE)
+
+
+def extract_code(response: str) -> str | None:
+    """The last ```python block of a model response, else the last fenced block, else None.
+
+    >>> extract_code("Here:\\n```python\\nprint(1)\\n```")
+    'print(1)\\n'
+    >>> extract_code("no code") is None
+    True
+    """
+    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(response)]
+    python = [body for lang, body in blocks if lang in ("python", "py", "python3")]
+    if python:
+        return python[-1]
+    return blocks[-1][1] if blocks else None

@@ -1,0 +1,433 @@
+"""The program that runs INSIDE the sandbox (copied in read-only as /opt/rlvr/harness.py; never
+imported by the host, which only reads this file's text). Standard library only: the sandbox has
+nothing else. Three roles, chosen by the first argument:
+
+    harness.py exec CPU MEM FSIZE NPROC UID -- PROGRAM...   limits, drop to UID, exec PROGRAM
+    harness.py tests SECRET_FD                              run the tests against a solution process
+    harness.py serve FD_IN FD_OUT                           the solution process: run solution.py,
+                                                            answer calls read on FD_IN on FD_OUT
+
+`tests` (the trusted side) reads its orders from the memfd SECRET_FD and closes it: a JSON header
+line (report fd, key, hook placeholder, budget of "entered" records, limits, uids, the names the
+tests need from the solution) then the marshal'd, instrumented test program (rlvr.verify.code.asserts).
+It starts `serve` as a separate process (own uid when the sandbox starts as root; rlimits), then
+drops to its own uid and makes itself non-dumpable, so the solution can neither ptrace it, read
+its memory or fds through /proc, nor signal it. The tests run HERE, on proxies: calling
+`candidate(args)` sends the arguments as plain data (JSON with tags for tuple/set/frozenset/dict/
+bytes/complex) to the solution process, which calls its function and sends the result back the
+same way; the harness decodes it into fresh builtins. So every comparison is between objects the
+harness built: an `__eq__` that always returns True never reaches an assert, and nothing the
+solution does (frames, gc, trace functions, patched builtins or AssertionError, sys.exit, forged
+output) touches the interpreter that counts the asserts.
+
+What it decides: which asserts passed (records on the report pipe, see rlvr.verify.code.asserts).
+What it does not defend: a solution that computes the right answers in a way the task did not
+intend (hard-coding the test cases); tests that call a helper the solution defines (HumanEval/32's
+`poly`) trust that helper; values other than plain data (a numpy array) cannot cross and fail.
+Started by an ordinary user (a user namespace, one uid), the solution shares the harness's uid: it
+cannot read its memory or fds (non-dumpable), but it can signal it, which only ends its own run
+with 0.
+"""
+
+import builtins
+import json
+import marshal
+import os
+import resource
+import sys
+
+# tags of the non-JSON builtins; every JSON object on the wire is exactly one of these
+_TAGS = ("tuple", "set", "frozenset", "dict", "bytes", "complex")
+MAX_LINE = 64 << 20  # one message; a solution returning more fails that call
+# exceptions a solution's call may raise in the harness as themselves (a test may expect one)
+SAFE_ERRORS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, Exception))
+
+
+class NotPlainData(TypeError):
+    """A value that cannot cross the process boundary (not one of the JSON-like builtins)."""
+
+
+def encode(x):
+    """x as JSON-ready data; only exact builtin types (a subclass of int could lie in __eq__).
+
+    >>> encode((1, [2.5, None], {"a": {3}}))
+    {'tuple': [1, [2.5, None], {'dict': [['a', {'set': [3]}]]}]}
+    >>> encode(True), encode(10**30)
+    (True, 1000000000000000000000000000000)
+    """
+    t = type(x)
+    if x is None or t is bool or t is int or t is float or t is str:
+        return x
+    if t is list:
+        return [encode(v) for v in x]
+    if t is tuple or t is set or t is frozenset:
+        return {t.__name__: [encode(v) for v in x]}
+    if t is dict:
+        return {"dict": [[encode(k), encode(v)] for k, v in x.items()]}
+    if t is bytes:
+        return {"bytes": x.hex()}
+    if t is complex:
+        return {"complex": [x.real, x.imag]}
+    raise NotPlainData(
+        f"a value of type {t.__name__} is not plain data (only None, bool, int, float, str, bytes, complex, "
+        "list, tuple, set, frozenset, dict can be compared)"
+    )
+
+
+def decode(x):
+    """The inverse of encode, building fresh builtins; anything else raises NotPlainData.
+
+    >>> decode(encode((1, [2.5, None], {"a": frozenset({3})})))
+    (1, [2.5, None], {'a': frozenset({3})})
+    >>> decode({"evil": 1})
+    Traceback (most recent call last):
+    ...
+    harness.NotPlainData: unknown tag ['evil']
+    """
+    t = type(x)
+    if x is None or t is bool or t is int or t is float or t is str:
+        return x
+    if t is list:
+        return [decode(v) for v in x]
+    if t is not dict or len(x) != 1 or next(iter(x)) not in _TAGS:
+        raise NotPlainData(f"unknown tag {sorted(x) if t is dict else t.__name__}")
+    tag, body = next(iter(x.items()))
+    if tag == "bytes":
+        return bytes.fromhex(body)
+    if type(body) is not list:
+        raise NotPlainData(f"{tag} body is not a list")
+    if tag == "complex":
+        return complex(float(body[0]), float(body[1]))
+    items = [decode(v) for v in body]
+    if tag == "dict":
+        return {k: v for k, v in (_pair(p) for p in items)}
+    return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+
+
+def _pair(p):
+    if type(p) is not list or len(p) != 2:
+        raise NotPlainData("a dict item is not a [key, value] pair")
+    return p[0], p[1]
+
+
+def dumps(x):
+    return json.dumps(x, separators=(",", ":")).encode() + b"\n"
+
+
+# ---- role: exec (launcher of a plain program) -----------------------------------------------
+
+
+def limit_and_drop(cpu, mem, fsize, nproc, uid):
+    """rlimits, then (when started as root inside the sandbox) every id to the unprivileged `uid`."""
+    r = resource
+    for lim, val in (
+        (r.RLIMIT_CPU, (cpu, cpu + 1)),
+        (r.RLIMIT_AS, (mem, mem)),
+        (r.RLIMIT_FSIZE, (fsize, fsize)),
+        (r.RLIMIT_NPROC, (nproc, nproc)),
+        (r.RLIMIT_CORE, (0, 0)),
+    ):
+        r.setrlimit(lim, val)
+    if os.geteuid() == 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+
+
+def run_exec(argv):
+    cpu, mem, fsize, nproc, uid = map(int, argv[:5])
+    limit_and_drop(cpu, mem, fsize, nproc, uid)
+    os.execv(argv[6], argv[6:])
+
+
+# ---- role: serve (the solution's process) ----------------------------------------------------
+
+
+def _solution_line(err):
+    line, tb = 0, err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "solution.py":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _describe(err):
+    try:
+        text = f"{type(err).__name__}: {err}".removesuffix(": ")
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        text = type(err).__name__
+    return " ".join(text.split())[:300]
+
+
+def run_serve(fd_in, fd_out):
+    """Run solution.py, then answer requests until EOF. Everything here is the solution's to break:
+    the harness trusts none of it and reads only data from it."""
+    inp, out = os.fdopen(fd_in, "rb"), os.fdopen(fd_out, "wb")
+    write, flush = out.write, out.flush
+    ns = {"__name__": "__main__", "__builtins__": builtins}
+    try:
+        with open("/tmp/solution.py") as f:
+            source = f.read()
+        exec(compile(source, "solution.py", "exec"), ns)  # noqa: S102 - running the solution is this process's job
+        startup = None
+    except BaseException as err:  # noqa: BLE001 - reported to the harness as the reason
+        startup = ["raise", type(err).__name__, _describe(err), _solution_line(err)]
+    sys.stdout.flush()
+    for line in inp:
+        req = json.loads(line)
+        if req[0] == "names":
+            reply = startup or ["names", {n: _kind(ns[n]) for n in req[1] if n in ns}]
+        elif startup:
+            reply = startup
+        else:
+            try:
+                value = ns[req[1]](*decode(req[2]), **decode(req[3]))
+                reply = ["ok", encode(value)]
+            except BaseException as err:  # noqa: BLE001 - the call's outcome, sent as data
+                reply = ["raise", type(err).__name__, _describe(err), _solution_line(err)]
+            sys.stdout.flush()
+        try:
+            data = dumps(reply)
+        except (ValueError, RecursionError) as err:
+            data = dumps(["raise", "NotPlainData", _describe(err), 0])
+        write(data)
+        flush()
+
+
+def _kind(value):
+    if type(value).__name__ == "module":
+        return ["module", value.__name__]
+    if callable(value):
+        return ["function"]
+    try:
+        return ["value", encode(value)]
+    except (NotPlainData, RecursionError) as err:
+        return ["bad", _describe(err)]
+
+
+# ---- role: tests (the trusted side) ---------------------------------------------------------
+
+
+class SolutionError(Exception):
+    """The solution's call raised an exception that is not a builtin one, or its process broke."""
+
+
+class _Channel:
+    def __init__(self, proc, out, inp):
+        self.proc, self.out, self.inp, self.dead = proc, out, inp, None
+        self.on_death = lambda status: None
+
+    def ask(self, request):
+        if self.dead:
+            raise self._dead_error()
+        try:
+            self.out.write(dumps(request))
+            self.out.flush()
+            line = self.inp.readline(MAX_LINE + 1)
+        except OSError:  # a broken pipe: the process is gone
+            line = b""
+        if not line.endswith(b"\n"):
+            if len(line) > MAX_LINE:
+                raise NotPlainData(f"the solution's answer is over {MAX_LINE >> 20} MiB")
+            code = self.proc.wait()
+            self.dead = f"signal {_signal_name(-code)}" if code < 0 else f"exit {code}"
+            self.on_death(self.dead)
+            raise self._dead_error()
+        reply = decode_reply(line)
+        if reply[0] == "raise":
+            raise _remote_error(reply)
+        return reply[1]
+
+    def _dead_error(self):
+        err = SolutionError(f"the solution's process ended ({self.dead})")
+        err.rlvr_text, err.rlvr_line, err.rlvr_status = str(err), 0, self.dead
+        return err
+
+
+def decode_reply(line):
+    try:
+        reply = json.loads(line)
+    except (ValueError, RecursionError) as err:
+        raise NotPlainData(f"the solution's answer is not plain data ({type(err).__name__})") from None
+    if type(reply) is not list or not reply or reply[0] not in ("ok", "raise", "names"):
+        raise NotPlainData("the solution's answer is not a reply")
+    if reply[0] == "raise":
+        if len(reply) != 4 or not all(type(v) is str for v in reply[1:3]) or type(reply[3]) is not int:
+            raise NotPlainData("the solution's error report is malformed")
+        return reply
+    if len(reply) != 2:
+        raise NotPlainData("the solution's answer is malformed")
+    if reply[0] == "ok":
+        try:
+            return ["ok", decode(reply[1])]
+        except RecursionError:
+            raise NotPlainData("the solution's answer is nested too deep") from None
+        except TypeError as err:  # an unhashable set item or dict key
+            raise NotPlainData(f"the solution's answer is not plain data ({err})") from None
+    return reply
+
+
+def _remote_error(reply):
+    _, name, text, line = reply
+    cls = getattr(builtins, name) if name in SAFE_ERRORS else None
+    err = cls(text.partition(": ")[2] or text) if cls is not None else SolutionError(text)
+    err.rlvr_text, err.rlvr_line = text, line
+    return err
+
+
+def _signal_name(number):
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+class Remote:
+    """A function of the solution, seen from the harness: arguments and result cross as data."""
+
+    __slots__ = ("_channel", "_name")
+
+    def __init__(self, name, channel):
+        self._name, self._channel = name, channel
+
+    def __call__(self, *args, **kwargs):
+        return self._channel.ask(["call", self._name, encode(list(args)), encode(kwargs)])
+
+    def __repr__(self):
+        return f"<solution's {self._name}>"
+
+
+def _recorder(key, fd, write, budget):
+    """The hook the instrumented asserts call (see rlvr.verify.code.asserts for the records)."""
+    seen, late = set(), set()
+    current = None
+
+    def record(site, outcome=None):
+        nonlocal current, budget
+        if site < 0:
+            write(fd, key + b" END\n")
+            return
+        if outcome is None:
+            if site == current:
+                return
+            current = site
+            if budget > 0:
+                budget -= 1
+                write(fd, b"%s B %d\n" % (key, site))
+            elif site not in late:
+                late.add(site)
+                write(fd, b"%s L %d\n" % (key, site))
+            return
+        tag = (site, outcome is True)
+        if tag in seen:
+            return
+        if outcome is True:
+            seen.add(tag)
+            write(fd, b"%s P %d\n" % (key, site))
+            return
+        first = not any(not ok for _, ok in seen)
+        seen.add(tag)
+        text = getattr(outcome, "rlvr_text", None) or _describe(outcome)
+        line = getattr(outcome, "rlvr_line", 0)
+        text = text.encode("utf-8", "backslashreplace") if first else b""
+        write(fd, b"%s F %d %d %s\n" % (key, site, line, text))
+
+    return record
+
+
+def _swap(code, placeholder, hook):
+    consts = tuple(
+        hook if type(c) is str and c == placeholder else _swap(c, placeholder, hook) if type(c) is type(code) else c
+        for c in code.co_consts
+    )
+    return code.replace(co_consts=consts)
+
+
+def _start_solution(head):
+    """The solution's process: its own rlimits and uid; fds 3/4 are its only link to us."""
+    import subprocess
+
+    to_sol_r, to_sol_w = os.pipe()
+    from_sol_r, from_sol_w = os.pipe()
+
+    def child():
+        limit_and_drop(*head["limits"], head["uid_solution"])
+
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", __file__, "serve", str(to_sol_r), str(from_sol_w)],
+        stdin=subprocess.DEVNULL,
+        pass_fds=(to_sol_r, from_sol_w),
+        preexec_fn=child,  # noqa: PLW1509 - no threads here
+        close_fds=True,
+    )
+    os.close(to_sol_r)
+    os.close(from_sol_w)
+    return _Channel(proc, os.fdopen(to_sol_w, "wb"), os.fdopen(from_sol_r, "rb"))
+
+
+def _drop_self(uid):
+    """Our own uid (another than the solution's) and non-dumpable: no ptrace, no /proc/<pid>/mem or fd."""
+    import ctypes
+
+    if os.geteuid() == 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+
+
+def run_tests(secret_fd):
+    with os.fdopen(secret_fd, "rb") as f:
+        header, code = f.read().split(b"\n", 1)
+    head = json.loads(header)
+    report = head["report_fd"]
+    os.set_inheritable(report, False)
+    channel = _start_solution(head)
+    _drop_self(head["uid_harness"])
+    hook = _recorder(head["key"].encode(), report, os.write, head["budget"])
+    channel.on_death = lambda status: os.write(report, b"%s D %s\n" % (head["key"].encode(), status.encode()))
+    tests = _swap(marshal.loads(code), head["hook"], hook)
+    ns = {"__name__": "__main__", "__builtins__": builtins}
+    try:
+        known = channel.ask(["names", head["names"]])
+    except Exception as err:  # noqa: BLE001 - the solution did not start: say why, and every call will fail
+        known = {n: ["function"] for n in head["names"]}
+        status = getattr(err, "rlvr_status", None) or getattr(err, "rlvr_text", None) or _describe(err)
+        line = getattr(err, "rlvr_line", 0)
+        os.write(report, b"%s S %d %s\n" % (head["key"].encode(), line, status.encode("utf-8", "backslashreplace")))
+    for name, kind in known.items() if type(known) is dict else ():
+        if name not in head["names"] or type(kind) is not list or not kind:
+            continue
+        if kind[0] == "function":
+            ns[name] = Remote(name, channel)
+        elif kind[0] == "value" and len(kind) == 2:
+            try:
+                ns[name] = decode(kind[1])
+            except (NotPlainData, TypeError, RecursionError):
+                pass
+        elif kind[0] == "module" and len(kind) == 2 and kind[1] in sys.stdlib_module_names:
+            try:
+                ns[name] = __import__(kind[1])
+            except ImportError:
+                pass
+    exec(tests, ns)  # noqa: S102 - the tests (ground truth), in the harness's own process
+    hook(-1)
+
+
+def main(argv):
+    if argv[0] == "exec":
+        run_exec(argv[1:])
+    elif argv[0] == "serve":
+        run_serve(int(argv[1]), int(argv[2]))
+    elif argv[0] == "tests":
+        run_tests(int(argv[1]))
+    else:
+        raise SystemExit(f"harness.py: unknown role {argv[0]!r}")
+
+
+if __name__ == "__main__":
+    sys.set_int_max_str_digits(0)  # huge integers are data too (the answer of a factorial task)
+    main(sys.argv[1:])

@@ -1,0 +1,15 @@
+"""The outcome of running a solution against its tests, whatever their kind (asserts, stdin/stdout)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    # asserts passed / assert statements, or cases passed / cases (no asserts: 1 or 0)
+    fraction: float
+    # names the first failing assert or case, or the timeout or limit that stopped it; counts
+    reason: str
+    seconds: float

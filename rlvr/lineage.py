@@ -16,7 +16,7 @@ from typing import Any
 from rlvr.errors import RlvrError
 from rlvr.run import Run
 from rlvr.schema import EVALUATE, PREPARE, ROLLOUT, UPDATE, VERIFY
-from rlvr.store import CommitRecord, committed, read_record
+from rlvr.store import CommitRecord, StoreError, committed, read_record, verified_record
 
 
 class StageOrderError(RlvrError, RuntimeError):
@@ -24,7 +24,9 @@ class StageOrderError(RlvrError, RuntimeError):
 
 
 def upstream(run: Run, stage: str, iteration: int | None, needed_by: str) -> CommitRecord:
-    rec = read_record(run.paths.record(stage, iteration))
+    """The committed record of an input stage, its files checked against it first (once per
+    process; rlvr.store.IntegrityError names the damaged files and the --redo that repairs them)."""
+    rec = verified_record(run.paths, stage, iteration)
     if rec is None:
         where = "" if iteration is None else f" of iteration {iteration}"
         raise StageOrderError(f"{needed_by} needs stage {stage}{where} committed first; run `rlvr resume {run.paths.root}`")
@@ -75,7 +77,7 @@ def pending(run: Run) -> list[tuple[str, int | None]]:
     for stage, i in run.config.stage_plan():
         try:
             done = committed(run.paths, stage, i, stage_inputs(run, stage, i)) is not None
-        except StageOrderError:
+        except (StageOrderError, StoreError):  # damaged or lost files: not done (resume's check names them)
             done = False
         if not done:
             out.append((stage, i))

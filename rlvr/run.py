@@ -2,7 +2,9 @@
 
 `run.toml` is the validated config of the run, with its hash on the first line. A run's config
 never changes after creation (every stage's fingerprint depends on it), except
-`run.iterations`, the target that `rlvr train --iterations N` may raise.
+`run.iterations`, the target that `rlvr train --iterations N` may raise. The hash is checked
+against the config hash that the commit records hold too, so deleting the hash line and editing
+the config is refused as well.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import copy
 import errno
 import fcntl
+import json
 import logging
 import os
 import tomllib
@@ -67,7 +70,28 @@ def open_run(run_dir: str | Path) -> Run:
             f"{paths.config} was edited after the run started (its config hash no longer matches); "
             "a run's config is frozen: undo the edit, or start a new run with the new config"
         )
+    if (recorded := recorded_config_hash(paths)) and recorded[0] != hash_data(data):
+        raise RunError(
+            f"{paths.config} does not match the config hash {recorded[0]} recorded in {recorded[1]}: it was edited "
+            "after the run started; a run's config is frozen: undo the edit, or start a new run with the new config"
+        )
     return Run(paths, cfg, data)
+
+
+def recorded_config_hash(paths: RunPaths) -> tuple[str, Path] | None:
+    """(config hash, record) from the first readable commit record (prepare's, else an iteration's).
+
+    Every record's inputs carry the run's config hash. Unreadable records are skipped here:
+    `rlvr verify-store` reports them."""
+    candidates = [paths.record("prepare", None), *sorted(paths.stages.glob("iteration=*/*.json"))]
+    for path in candidates:
+        try:
+            recorded = json.loads(path.read_bytes())["inputs"]["config"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(recorded, str):
+            return recorded, path
+    return None
 
 
 def started(paths: RunPaths) -> bool:

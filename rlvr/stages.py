@@ -91,7 +91,7 @@ def _require_weights(run: Run, version: int, needed_by: str, *, trainer_state: b
     """Policy v_version must still be on disk: checkpoint retention may have pruned it. Called in
     a stage's body, so only when the stage must really run (a committed one skips without it)."""
     pruned = retention.read_pruned(run.paths).get(version)
-    if pruned is not None and (pruned.weights or trainer_state):
+    if pruned is not None and (pruned.weights or (trainer_state and pruned.files)):  # v0 never had a trainer state
         what = "weights" if pruned.weights else "trainer state"
         raise StageOrderError(
             f"{needed_by} needs policy v{version}, whose {what} [checkpoint] retention deleted on {pruned.created_at}; "
@@ -440,6 +440,7 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
         _require_weights(run, i, name, trainer_state=True)
         if cfg.update.kl_beta > 0:
             _require_weights(run, 0, f"{name} (KL reference)")
+            upstream(run, PREPARE, None, name)  # checks v0's files against prepare's record, like every file read
         retention.check_free_space(run, i)  # before anything is written, not after an hour of training
         t0 = time.perf_counter()
         spec = UpdateSpec(

@@ -11,7 +11,12 @@ rerun drops the stale temporaries and any uncommitted output before it starts.
         write_table(rows, ROLLOUTS, out / shard_name(0))
         tx.commit(rows=len(rows))
 
-Tests: tests/test_store.py.
+Integrity: every reader goes through `verified_record` (or `committed`), which checks the
+record's files against the sizes and sha256 it lists, hashing each file once per process (a
+(path, size, mtime_ns) -> sha256 cache), and raises IntegrityError naming the files and the stage
+to redo. A record that does not parse raises CorruptRecordError, never a pydantic traceback.
+
+Tests: tests/test_store.py, tests/test_integrity.py.
 """
 
 from __future__ import annotations
@@ -33,12 +38,24 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from rlvr.errors import DiskSpaceError
+from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.schema import PARQUET_COMPRESSION, TMP_PREFIX, RunPaths
 
 FAULT_ENV = "RLVR_FAULT_AT"
+
+
+class StoreError(RlvrError, RuntimeError):
+    """The run store does not hold what its commit records say; the message says what to redo."""
+
+
+class CorruptRecordError(StoreError):
+    """A commit record that is not valid JSON of the record schema (truncated, edited)."""
+
+
+class IntegrityError(StoreError):
+    """Committed files that are missing or differ from the sizes and sha256 of their record."""
 
 
 class OutputFile(BaseModel):
@@ -107,10 +124,80 @@ def write_table(table: pa.Table | list[dict[str, Any]], schema: pa.Schema, path:
     return table.num_rows
 
 
+def redo_spec(stage: str, iteration: int | None) -> str:
+    """The argument of `rlvr resume DIR --redo ...` that recomputes this stage: 'rollout:3', 'prepare'."""
+    return stage if iteration is None else f"{stage}:{iteration}"
+
+
+def _record_key(path: Path) -> tuple[Path, str, int | None]:
+    """(run root, stage, iteration) of a commit record's path (see RunPaths.record)."""
+    if path.parent.name.startswith("iteration="):
+        return path.parents[2], path.stem, int(path.parent.name.split("=")[1])
+    return path.parents[1], path.stem, None
+
+
 def read_record(path: Path) -> CommitRecord | None:
+    """The commit record at `path`, None if there is none; CorruptRecordError if it does not parse."""
     if not path.is_file():
         return None
-    return CommitRecord.model_validate_json(path.read_text())
+    try:
+        return CommitRecord.model_validate_json(path.read_bytes())
+    except (ValidationError, ValueError) as err:
+        root, stage, iteration = _record_key(path)
+        why = err.errors()[0]["msg"] if isinstance(err, ValidationError) else str(err).splitlines()[0]
+        raise CorruptRecordError(
+            f"commit record {path} is corrupt (truncated or edited: {why}); recompute its stage with "
+            f"`rlvr resume {root} --redo {redo_spec(stage, iteration)}`"
+        ) from None
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256: each file hashed once per process
+
+
+def cached_sha256(path: Path) -> str:
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        _HASHES[key] = file_sha256(path)
+    return _HASHES[key]
+
+
+def pruned_files(paths: RunPaths) -> frozenset[str]:
+    """Files that checkpoint retention deleted on purpose (listed by prune records before deletion)."""
+    return frozenset(f for p in read_pruned(paths).values() for f in p.files)
+
+
+def output_problems(rec: CommitRecord, paths: RunPaths) -> list[tuple[str, str]]:
+    """(path, what is wrong) for each of the record's files that is missing (and not pruned by
+    retention) or differs from the size and sha256 the record lists."""
+    problems = []
+    pruned = None
+    for o in rec.outputs:
+        f = paths.root / o.path
+        if not f.is_file():
+            pruned = pruned_files(paths) if pruned is None else pruned
+            if o.path not in pruned:
+                problems.append((o.path, "missing"))
+        elif (size := f.stat().st_size) != o.bytes:
+            problems.append((o.path, f"{size} bytes, its record says {o.bytes}"))
+        elif cached_sha256(f) != o.sha256:
+            problems.append((o.path, "sha256 differs from its record"))
+    return problems
+
+
+def integrity_error(rec: CommitRecord, root: Path, problems: list[tuple[str, str]]) -> IntegrityError:
+    where = "" if rec.iteration is None else f" of iteration {rec.iteration}"
+    files = "; ".join(f"{p} ({what})" for p, what in problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+    return IntegrityError(f"committed {rec.stage}{where} no longer matches its commit record: {files}; "
+                          f"recompute it with `rlvr resume {root} --redo {redo_spec(rec.stage, rec.iteration)}`")  # fmt: skip
+
+
+def verified_record(paths: RunPaths, stage: str, iteration: int | None) -> CommitRecord | None:
+    """The stage's record, after checking its files (IntegrityError if any differs); None if uncommitted."""
+    rec = read_record(paths.record(stage, iteration))
+    if rec is not None and (problems := output_problems(rec, paths)):
+        raise integrity_error(rec, paths.root, problems)
+    return rec
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -172,6 +259,9 @@ class StageTx:
                 outputs.append(OutputFile(path=str(rel), bytes=f.stat().st_size, sha256=file_sha256(f), rows=n))
             _remove(final)  # an uncommitted leftover of an earlier, killed attempt
             os.replace(tmp, final)
+        for o in outputs:  # the hashes just taken stand for the renamed files (rename keeps mtime)
+            st = (self.paths.root / o.path).stat()
+            _HASHES[(str(self.paths.root / o.path), st.st_size, st.st_mtime_ns)] = o.sha256
         self._pending.clear()
         maybe_fault(self.stage, self.iteration, "before_record")
         self.record = CommitRecord(
@@ -195,14 +285,14 @@ class StageTx:
 
 
 def committed(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any]) -> CommitRecord | None:
-    """The stage's record if it is committed for exactly these inputs and its outputs exist
-    (or were deleted on purpose by checkpoint retention)."""
+    """The stage's record if it is committed for exactly these inputs; IntegrityError if its files
+    no longer match the record (resume must not skip, nor silently redo, a damaged stage). Files
+    that checkpoint retention pruned on purpose are listed in prune records and do not count."""
     rec = read_record(paths.record(stage, iteration))
     if rec is None or rec.fingerprint != fingerprint(inputs):
         return None
-    missing = {o.path for o in rec.outputs if not (paths.root / o.path).is_file()}
-    if missing and missing - {f for p in read_pruned(paths).values() for f in p.files}:
-        return None
+    if problems := output_problems(rec, paths):
+        raise integrity_error(rec, paths.root, problems)
     return rec
 
 

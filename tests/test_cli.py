@@ -77,7 +77,7 @@ def test_sql_errors_and_formats(tmp_path: Path) -> None:
 
     create_or_open(tmp_path / "run", None, None)
     res = runner.invoke(app, ["sql", str(tmp_path / "run"), "DROP VIEW scores"])
-    assert res.exit_code == 2 and "only read-only queries" in res.output
+    assert res.exit_code == 2 and "DROP is refused" in res.output and "read-only" in res.output
     res = runner.invoke(app, ["sql", str(tmp_path / "run"), "SELECT nope FROM scores"])
     assert res.exit_code == 2 and "DESCRIBE scores" in res.output
     res = runner.invoke(app, ["sql", str(tmp_path / "run"), "SELECT 1 AS a, 'x' AS b", "--format", "csv"])

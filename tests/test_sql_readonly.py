@@ -1,0 +1,226 @@
+"""`rlvr sql` is read-only by construction: hostile statements are refused fast, with a message
+that names them, and neither the run folder nor the working directory changes by a byte; the
+connection itself cannot open a file even when the classifier is bypassed; a runaway query stops
+at --timeout, and Ctrl-C cancels it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from rlvr.query import QueryError, check_query, connect_run, run_sql
+from rlvr.run import create_or_open
+from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, RunPaths, shard_name
+from rlvr.store import begin_stage, write_table
+from tests.test_store import ROW
+
+PROBLEM = {"prompt_id": "p1", "task": "arithmetic", "split": "train", "prompt": "1+1?", "answer": "2",
+           "tests": None, "sources": None, "meta": "{}"}  # fmt: skip
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> RunPaths:
+    """A run with committed problems and 3000 rollouts, an uncommitted shard and a stray text file."""
+    paths = create_or_open(tmp_path / "run", None, None).paths
+    with begin_stage(paths, PREPARE, None, {"a": 1}) as tx:
+        write_table([PROBLEM], PROBLEMS, tx.output(paths.table_dir("problems", None)) / shard_name(0))
+        tx.commit(rows=1)
+    with begin_stage(paths, ROLLOUT, 0, {"a": 1}) as tx:
+        rows = [{**ROW, "iteration": 0, "sample_idx": k, "seed": k} for k in range(3000)]
+        write_table(rows, ROLLOUTS, tx.output(paths.table_dir("rollouts", 0)) / shard_name(0))
+        tx.commit(rows=3000)
+    stray = paths.table_dir("rollouts", 1)  # written, never committed: no reader may see it
+    stray.mkdir(parents=True)
+    write_table([{**ROW, "iteration": 1}], ROLLOUTS, stray / shard_name(0))
+    (paths.root / "notes.txt").write_text("uncommitted text\n")
+    return paths
+
+
+def _tree_hashes(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}  # fmt: skip
+
+
+def hostile(root: Path) -> list[tuple[str, str]]:
+    """(statement, a phrase its refusal must contain): 48 attempts to write, read or reconfigure."""
+    r = str(root)
+    shard = f"{r}/rollouts/iteration=000000/part-000000.parquet"
+    return [
+        (f"COPY (SELECT 1 AS x) TO '{shard}' (FORMAT parquet)", "COPY is refused"),
+        (f"COPY (SELECT 1 AS x) TO '{shard}' (FORMAT parquet, USE_TMP_FILE false)", "COPY is refused"),
+        (f"COPY (SELECT * FROM scores) TO '{r}/run.toml' (FORMAT csv)", "COPY is refused"),
+        (f"COPY (SELECT 1) TO '{r}/_stages/prepare.json'", "COPY is refused"),
+        ("COPY (SELECT 1) TO 'leak.csv'", "COPY is refused"),
+        (f"COPY rollouts FROM '{shard}'", "COPY is refused"),
+        (f"EXPLAIN ANALYZE COPY (SELECT 1) TO '{shard}'", "EXPLAIN ANALYZE COPY is refused"),
+        (f"EXPLAIN ANALYZE COPY (SELECT 42) TO '{r}/run.toml' (FORMAT csv)", "EXPLAIN ANALYZE COPY is refused"),
+        ("EXPLAIN DROP VIEW scores", "EXPLAIN DROP is refused"),
+        ("EXPLAIN ANALYZE CREATE TABLE t AS SELECT 1", "EXPLAIN ANALYZE CREATE is refused"),
+        ("EXPLAIN SELECT 1", "EXPLAIN SELECT is refused"),
+        (f"EXPORT DATABASE '{r}/export'", "EXPORT is refused"),
+        (f"IMPORT DATABASE '{r}'", "IMPORT is refused"),
+        (f"ATTACH '{r}/x.duckdb' AS x", "ATTACH is refused"),
+        (f"ATTACH '{shard}' AS y (READ_ONLY)", "ATTACH is refused"),
+        ("DETACH memory", "DETACH is refused"),
+        ("USE memory", "USE is refused"),
+        ("CREATE TABLE t AS SELECT * FROM rollouts", "CREATE is refused"),
+        ("CREATE OR REPLACE VIEW scores AS SELECT 1 AS reward", "CREATE is refused"),
+        ("CREATE MACRO m(x) AS x + 1", "CREATE is refused"),
+        ("CREATE SECRET s (TYPE s3, KEY_ID 'a', SECRET 'b')", "CREATE is refused"),
+        ("INSERT INTO rollouts SELECT * FROM rollouts", "INSERT is refused"),
+        ("UPDATE scores SET reward = 1", "UPDATE is refused"),
+        ("DELETE FROM scores", "DELETE is refused"),
+        ("DROP VIEW scores", "DROP is refused"),
+        ("ALTER VIEW scores RENAME TO s2", "ALTER is refused"),
+        ("INSTALL httpfs", "INSTALL is refused"),
+        ("FORCE INSTALL httpfs", "FORCE INSTALL is refused"),
+        ("LOAD httpfs", "LOAD is refused"),
+        ("SET enable_external_access = true", "SET is refused"),
+        ("SET temp_directory = '.'", "SET is refused"),
+        ("RESET lock_configuration", "RESET is refused"),
+        ("PRAGMA enable_profiling = 'json'", "PRAGMA is refused"),
+        ("PRAGMA database_list", "PRAGMA is refused"),
+        ("CALL pragma_version()", "CALL is refused"),
+        ("CHECKPOINT", "CHECKPOINT is refused"),
+        ("VACUUM", "VACUUM is refused"),
+        ("BEGIN TRANSACTION", "BEGIN is refused"),
+        ("PREPARE q AS SELECT 1", "PREPARE is refused"),
+        ("SELECT 1; SELECT 2", "got 2 statements"),
+        (f"SELECT 1; COPY (SELECT 1) TO '{shard}'", "got 2 statements (SELECT, COPY)"),
+        (f"SELECT * FROM read_text('{r}/run.toml')", "read_text() is refused"),
+        (f"SELECT * FROM read_blob('{r}/_stages/prepare.json')", "read_blob() is refused"),
+        (f"SELECT * FROM read_parquet('{r}/rollouts/*/*.parquet')", "read_parquet() is refused"),
+        (f"SELECT * FROM parquet_scan('{r}/rollouts/iteration=000001/part-000000.parquet')", "parquet_scan() is refused"),
+        (f"SELECT count(*) FROM '{r}/rollouts/*/*.parquet'", "reads a file and is refused"),
+        (f"SELECT * FROM read_csv('{r}/notes.txt')", "read_csv() is refused"),
+        ("SELECT * FROM read_csv_auto('/etc/passwd')", "read_csv_auto() is refused"),
+        (f"SELECT * FROM glob('{r}/**')", "glob() is refused"),
+        (f"SELECT * FROM parquet_metadata('{shard}')", "parquet_metadata() is refused"),
+        ("SELECT * FROM duckdb_settings()", "duckdb_settings() is refused"),
+        ("SELECT * FROM duckdb_extensions()", "duckdb_extensions() is refused"),
+        (f"SELECT * FROM query('SELECT * FROM read_text(''{r}/run.toml'')')", "query() is refused"),
+        (f"SELECT * FROM query_table('{shard}')", "query_table() is refused"),
+        (f"WITH t AS (SELECT * FROM read_text('{r}/notes.txt')) SELECT * FROM t", "read_text() is refused"),
+        (f"SELECT * FROM scores WHERE prompt_id IN (SELECT content FROM read_text('{r}/notes.txt'))", "read_text() is refused"),
+        (f"SUMMARIZE SELECT * FROM read_text('{r}/run.toml')", "read_text() is refused"),
+        (f"DESCRIBE '{r}/notes.txt'", "reads a file and is refused"),
+        ("SELECT current_setting('temp_directory')", "current_setting() is refused"),
+        ("PIVOT scores ON task USING count(*)", "PIVOT is refused"),
+        ("SELEC 1", "SQL does not parse"),
+    ]
+
+
+def test_hostile_statements_are_refused_and_change_nothing(store: RunPaths, tmp_path: Path, monkeypatch) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    before = _tree_hashes(store.root)
+    cases = hostile(store.root)
+    assert len(cases) >= 40
+    slowest = 0.0
+    for sql, phrase in cases:
+        t0 = time.perf_counter()
+        with pytest.raises(QueryError) as exc:
+            run_sql(store.root, sql)
+        slowest = max(slowest, time.perf_counter() - t0)
+        assert phrase in str(exc.value), (sql, str(exc.value))
+    assert slowest < 0.5, f"a refusal took {slowest:.2f}s"
+    assert _tree_hashes(store.root) == before
+    assert list(cwd.iterdir()) == []  # no ./.tmp, no leak.csv
+    # the legitimate queries still run, over the committed shards only
+    assert run_sql(store.root, "SELECT count(*) AS n, max(iteration) AS i FROM rollouts").to_pylist() == [{"n": 3000, "i": 0}]
+    for ok in ["WITH t AS (SELECT iteration FROM rollouts) SELECT count(*) FROM t", "DESCRIBE scores", "SUMMARIZE problems",
+               "SHOW TABLES", "VALUES (1), (2)", "FROM problems", "SELECT sum(x) FROM range(10) t(x)",
+               "SELECT r.prompt_id, p.answer FROM rollouts r JOIN problems p USING (prompt_id) LIMIT 1"]:  # fmt: skip
+        run_sql(store.root, ok)
+    assert _tree_hashes(store.root) == before and list(cwd.iterdir()) == []
+
+
+def test_the_connection_cannot_touch_files_even_without_the_classifier(store: RunPaths, tmp_path: Path, monkeypatch) -> None:
+    """Layer 2 alone: statements that check_query refuses, sent straight to the connection."""
+    monkeypatch.chdir(tmp_path)
+    before = _tree_hashes(store.root)
+    con = connect_run(store.root)
+    r, shard = store.root, store.root / "rollouts/iteration=000000/part-000000.parquet"
+    for sql in [f"COPY (SELECT 42 AS x) TO '{shard}' (FORMAT parquet, USE_TMP_FILE false)",
+                f"EXPLAIN ANALYZE COPY (SELECT 1) TO '{r}/run.toml' (FORMAT csv)", "COPY (SELECT 1) TO 'leak.csv'",
+                f"SELECT * FROM read_text('{r}/run.toml')", f"SELECT * FROM glob('{r}/*')",
+                f"SELECT * FROM read_parquet('{r}/rollouts/iteration=000001/part-000000.parquet')",
+                f"ATTACH '{r}/x.duckdb'", "INSTALL httpfs", "LOAD httpfs", "SET enable_external_access = true",
+                "SET temp_directory = '.'", "SET disabled_filesystems = ''"]:  # fmt: skip
+        with pytest.raises(duckdb.Error):
+            con.execute(sql)
+    assert con.execute("SELECT count(*) FROM rollouts").fetchone() == (3000,)  # the views still read
+    con.close()
+    assert _tree_hashes(store.root) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+def test_classifier_accepts_the_readme_queries() -> None:
+    for sql in ["SELECT iteration, avg(reward) AS mean_reward, count(*) AS responses FROM scores GROUP BY 1 ORDER BY 1",
+                "SELECT r.prompt_id, r.response_text, s.extracted_answer, s.reward, s.advantage, s.reason FROM rollouts r "
+                "JOIN scores s USING (iteration, prompt_id, sample_idx) WHERE iteration = 2 LIMIT 10",
+                "SELECT iteration AS policy, avg(correct::INT) AS accuracy, count(*) AS responses FROM evals GROUP BY 1 ORDER BY 1",
+                "SELECT p.prompt, avg(s.correct::INT) AS acc FROM scores s JOIN problems p USING (prompt_id) GROUP BY 1 ORDER BY 2 DESC",
+                "DESCRIBE scores"]:  # fmt: skip
+        check_query(sql)
+
+
+RUNAWAY = "SELECT max(a.seed + b.seed + c.seed + d.seed) FROM rollouts a, rollouts b, rollouts c, rollouts d"  # 8e13 rows
+
+
+def test_runaway_query_stops_at_the_timeout(store: RunPaths) -> None:
+    t0 = time.perf_counter()
+    with pytest.raises(QueryError, match="stopped after --timeout 1s"):
+        run_sql(store.root, RUNAWAY, timeout_s=1.0)
+    assert time.perf_counter() - t0 < 4.0
+
+
+def test_cli_refuses_fast_and_ctrl_c_cancels_a_query(store: RunPaths, tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "200"}
+    cli = [sys.executable, "-m", "rlvr.flows.cli", "sql", str(store.root)]
+    t0 = time.perf_counter()
+    ok = subprocess.run([*cli, "SELECT count(*) AS n FROM rollouts"], env=env, capture_output=True, text=True, cwd=tmp_path)
+    accepted = time.perf_counter() - t0
+    assert ok.returncode == 0 and "3000" in ok.stdout
+    t0 = time.perf_counter()
+    bad = subprocess.run([*cli, "INSTALL httpfs"], env=env, capture_output=True, text=True, cwd=tmp_path)
+    refused = time.perf_counter() - t0
+    assert bad.returncode == 2 and "INSTALL is refused" in bad.stderr
+    assert refused < accepted + 0.5, (refused, accepted)  # no torch import on the refusal path
+
+    proc = subprocess.Popen([*cli, RUNAWAY, "--timeout", "600"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=tmp_path)  # fmt: skip
+    time.sleep(max(3.0, 2 * accepted))  # well inside the query
+    assert proc.poll() is None
+    t0 = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert time.perf_counter() - t0 < 3.0
+    assert proc.returncode == 130 and "query cancelled" in stderr
+
+
+def test_the_classifier_names_the_views_of_the_schema() -> None:
+    from rlvr.query import COMPONENTS_VIEW
+    from rlvr.schema import TABLES
+    from rlvr.sqlguard import VIEWS
+
+    assert VIEWS == (*TABLES, "reward_components") and "CREATE VIEW reward_components" in COMPONENTS_VIEW
+
+
+def test_max_memory_bounds_a_query_without_spilling_to_disk(store: RunPaths, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    big = "SELECT count(DISTINCT x::VARCHAR || 'padding') FROM range(20000000) t(x)"  # hundreds of MB of hash table
+    with pytest.raises(QueryError, match="(?i)out of memory|memory limit"):
+        run_sql(store.root, big, max_memory="32MB")
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no ./.tmp spill folder
+    with pytest.raises(QueryError, match="--max-memory 'lots'"):
+        run_sql(store.root, "SELECT 1", max_memory="lots")

@@ -5,6 +5,7 @@
     rlvr status DIR                                       one row per iteration and stage
     rlvr sql DIR "SELECT ..." [--format table|csv|json]   read-only SQL over the run
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
+    rlvr report DIR [--out report.html]                   plots and sampled responses as one HTML page
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
 
@@ -226,6 +227,26 @@ def sql_cmd(
         out.print(table)
         if result.num_rows > max_rows:
             out.print(f"({result.num_rows} rows, {max_rows} shown; --max-rows or --format csv for all)")
+
+
+@app.command()
+def report(
+    run: Annotated[Path, typer.Argument(help="Run folder.")],
+    out_path: Annotated[Path, typer.Option("--out", help="HTML file to write (self-contained: opens offline).")] = Path(
+        "report.html"),
+    responses: Annotated[int, typer.Option(help="Sampled responses of the last iteration shown in the table.")] = 64,
+) -> None:
+    """One HTML page: reward, held-out accuracy, length, entropy, KL, clipping, signal, mismatch, per-task pass
+    rate and seconds per stage by iteration, and the last iteration's responses with their verdicts."""
+    from rlvr.report import write_report
+
+    if responses < 0:
+        _fail(ValueError(f"--responses must be >= 0, got {responses}"))
+    try:
+        path = write_report(run, out_path, responses=responses)
+    except _user_errors() as exc:
+        _fail(exc)
+    out.print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB); open it in a browser")
 
 
 @app.command()

@@ -65,13 +65,21 @@ def _prefect_env() -> None:
 
 def _run_flow(run_dir: str) -> None:
     _prefect_env()
-    from rlvr.flows.train import train as train_flow
+    from rlvr.flows.lifecycle import Stopped, ensure_server, exit_now, stop_on_signals
 
     t0 = time.perf_counter()
     try:
-        results = train_flow(run_dir)
+        with stop_on_signals():
+            ensure_server()  # before prefect is imported: its settings read PREFECT_API_URL from the environment
+            from rlvr.flows.train import train as train_flow
+
+            results = train_flow(run_dir)
     except _user_errors() as exc:
         _fail(exc)
+    except Stopped as stop:
+        err.print(f"[bold yellow]stopped[/] by {stop}: the running stage was abandoned, committed stages are kept; "
+                  f"`rlvr resume {run_dir}` continues", highlight=False, soft_wrap=True)  # fmt: skip
+        exit_now(stop.exit_code)
     done = sum(not r["skipped"] for r in results)
     out.print(f"\n[bold green]run {run_dir}[/]: {done} stages computed, {len(results) - done} skipped (already committed), "
               f"{time.perf_counter() - t0:.1f}s")  # fmt: skip

@@ -18,6 +18,7 @@ import sys
 
 from prefect import flow
 
+from rlvr.flows.lifecycle import reclaim_sigterm
 from rlvr.run import create_or_open, open_run, writer_lock
 from rlvr.tasks.stages import evaluate_task, prepare_task, rollout_task, update_task, verify_task
 
@@ -40,6 +41,7 @@ def _stages(run_dir: str) -> list[dict]:
 @flow(name="rlvr-train", flow_run_name="train-{run_dir}", log_prints=True)
 def train(run_dir: str) -> list[dict]:
     """Bring the run at run_dir to its target iteration count (run.toml: run.iterations)."""
+    reclaim_sigterm()
     with writer_lock(run_dir):
         return _stages(run_dir)
 
@@ -47,6 +49,7 @@ def train(run_dir: str) -> list[dict]:
 @flow(name="rlvr-extend", flow_run_name="extend-{run_dir}", log_prints=True)
 def extend(run_dir: str, add_iterations: int = 1) -> list[dict]:
     """Scheduled training: finish what is pending, then `add_iterations` more iterations."""
+    reclaim_sigterm()
     with writer_lock(run_dir):
         current = open_run(run_dir).config.run.iterations
         create_or_open(run_dir, None, current + add_iterations)

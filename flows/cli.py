@@ -71,9 +71,11 @@ def _run_flow(run_dir: str) -> None:
     try:
         with stop_on_signals():
             ensure_server()  # before prefect is imported: its settings read PREFECT_API_URL from the environment
+            from rlvr.flows.progress import progress_bars
             from rlvr.flows.train import train as train_flow
 
-            results = train_flow(run_dir)
+            with progress_bars(err):
+                results = train_flow(run_dir)
     except _user_errors() as exc:
         _fail(exc)
     except Stopped as stop:

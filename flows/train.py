@@ -17,24 +17,34 @@ from __future__ import annotations
 import sys
 
 from prefect import flow
+from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
 from rlvr.flows.lifecycle import reclaim_sigterm
 from rlvr.run import create_or_open, open_run, writer_lock
-from rlvr.tasks.stages import evaluate_task, prepare_task, rollout_task, update_task, verify_task
+from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, update_task, verify_task
+
+
+def _plan(run_dir: str) -> list[tuple]:
+    """(task, iteration) in run order: evaluate(i) before iteration i when eval.every says so."""
+    cfg = open_run(run_dir).config
+    evals = set(cfg.eval_points())  # policy versions to evaluate on the held-out split (eval.every)
+    plan: list[tuple] = []
+    for i in range(cfg.run.iterations):
+        plan += [(evaluate_task, i)] if i in evals else []
+        plan += [(rollout_task, i), (verify_task, i), (update_task, i)]
+    if cfg.run.iterations in evals:
+        plan.append((evaluate_task, cfg.run.iterations))
+    return plan
 
 
 def _stages(run_dir: str) -> list[dict]:
-    cfg = open_run(run_dir).config
-    evals = set(cfg.eval_points())  # policy versions to evaluate on the held-out split (eval.every)
+    plan = _plan(run_dir)
+    bar = create_progress_artifact(progress=0.0, key=artifact_key(run_dir, "progress"),
+                                   description=f"stages of {run_dir} done, this flow run")  # fmt: skip
     results = [prepare_task(run_dir)]
-    for i in range(cfg.run.iterations):
-        if i in evals:
-            results.append(evaluate_task(run_dir, i))
-        results.append(rollout_task(run_dir, i))
-        results.append(verify_task(run_dir, i))
-        results.append(update_task(run_dir, i))
-    if cfg.run.iterations in evals:
-        results.append(evaluate_task(run_dir, cfg.run.iterations))
+    for k, (stage_task, i) in enumerate(plan):
+        results.append(stage_task(run_dir, i))
+        update_progress_artifact(bar, progress=100.0 * (k + 1) / len(plan))
     return results
 
 

@@ -285,3 +285,44 @@ def write_report(run_dir: str | Path, out: str | Path, *, responses: int = 64) -
     out = Path(out)
     write_text_atomic(out, render(collect(run_dir, responses=responses)))
     return out
+
+
+# ---- per-iteration summaries (what the Prefect artifacts show) --------------------------------
+
+SUMMARY_COLUMNS = ["iteration", "reward_mean", "train_accuracy", "heldout_accuracy", "signal_groups", "groups", "mean_tokens",
+                   "truncated", "entropy", "kl", "clip_frac_low", "clip_frac_high", "logprob_diff_mean", "seconds"]  # fmt: skip
+
+
+def iteration_rows(d: ReportData) -> list[dict]:
+    """One row of headline metrics per iteration with scores (SUMMARY_COLUMNS); held-out accuracy
+    is that of policy v_i, the policy the iteration sampled with."""
+    by_iter: dict[int, dict] = {}
+    for name in ("reward", "signal", "length", "updates"):
+        for r in d.tables[name]:
+            by_iter.setdefault(r["iteration"], {}).update(r)
+    held = {r["iteration"]: r["accuracy"] for r in d.tables["heldout"]}
+    secs: dict[int, float] = {}
+    for r in d.stages:
+        if r["committed"] and r["iteration"] != "":
+            secs[r["iteration"]] = secs.get(r["iteration"], 0.0) + r["seconds"]
+    rows = []
+    for i in sorted(k for k, r in by_iter.items() if "reward_mean" in r):
+        r = by_iter[i] | {"heldout_accuracy": held.get(i), "seconds": secs.get(i)}
+        rows.append({c: (round(v, 4) if isinstance(v := r.get(c), float) else v) for c in SUMMARY_COLUMNS})
+    return rows
+
+
+def iteration_markdown(d: ReportData, iteration: int) -> str:
+    """A short markdown summary of one iteration (a Prefect artifact, or anywhere markdown shows)."""
+    row = next((r for r in iteration_rows(d) if r["iteration"] == iteration), None)
+    if row is None:
+        return f"# {d.summary['run']}: iteration {iteration}\n\nnothing scored yet"
+
+    def fmt(v: object) -> str:
+        return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    lines = [f"# {d.summary['run']}: iteration {iteration}", "",
+             f"task {d.summary['task']}, {d.summary['batch']}, {d.summary['iterations']}", "",
+             "| metric | value |", "|---|---|"]  # fmt: skip
+    lines += [f"| {k} | {fmt(v)} |" for k, v in row.items() if k != "iteration"]
+    return "\n".join(lines) + "\n"

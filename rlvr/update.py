@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -45,6 +46,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from rlvr import grpo, sql
 from rlvr.config import Config, UpdateSection
+from rlvr.progress import progress
 from rlvr.schema import UPDATES
 from rlvr.store import write_table
 
@@ -427,9 +429,11 @@ def grpo_steps(
     norm_constant: float,
     ref_model: PreTrainedModel | None = None,
     dist: Dist = Dist(),
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> list[dict]:
     """All optimiser steps of one iteration; one metrics dict per step. `model` is the policy, or
-    its FSDP2-sharded ResponseLogprobs (then `dist.sharded`)."""
+    its FSDP2-sharded ResponseLogprobs (then `dist.sharded`). `on_progress(done, total)` counts this
+    process's sequences through forward and backward, over all epochs."""
     device = next(model.parameters()).device
     clip = grpo.ClipConfig(cfg.eps_low, cfg.eps_high, cfg.dual_clip or None)
     n_truncated = sum(r.truncated for r in rows) if cfg.mask_truncated else 0
@@ -438,6 +442,9 @@ def grpo_steps(
     if cfg.tis_cap > 0:
         rows = _with_trainer_old_logprobs(model, rows, temperature, pad_id, cfg, device)
     metrics: list[dict] = []
+    done, total = 0, len(rows) * cfg.epochs
+    if on_progress is not None:
+        on_progress(done, total)
     for epoch in range(cfg.epochs):
         parts = [rows[k :: cfg.minibatches] for k in range(cfg.minibatches)]
         for part in (p for p in parts if p):
@@ -458,6 +465,9 @@ def grpo_steps(
                     acc = {k: acc[k] + sums[k] for k in SUMS}
                     diff_max = max(diff_max, sums["diff_max"])
                 loss.backward()
+                if on_progress is not None and mb is not None:
+                    done += len(mb)
+                    on_progress(done, total)
             dist.sum_grads(model)
             acc = dict(zip(SUMS, dist.sum([acc[k] for k in SUMS]), strict=True))
             diff_max = dist.max(diff_max)
@@ -543,7 +553,9 @@ def run_update(spec: UpdateSpec) -> dict:
     torch.manual_seed(spec.seed)
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     steps = grpo_steps(net, opt, sched, rows, cfg=u, temperature=temperature, pad_id=pad,
-                       norm_constant=float(cfg.rollout.max_new_tokens), ref_model=ref, dist=dist) if rows else []  # fmt: skip
+                       norm_constant=float(cfg.rollout.max_new_tokens), ref_model=ref, dist=dist,
+                       on_progress=lambda done, total: progress("update", spec.iteration, done=done, total=total,
+                                                                unit="sequences")) if rows else []  # fmt: skip
     if not steps:  # every group had equal rewards: nothing to learn; v_{i+1} = v_i, recorded as such
         steps = [{"epoch": 0, "step": 0, "loss": 0.0, "policy_loss": 0.0, "kl": None, "clip_frac_low": 0.0,
                   "clip_frac_high": 0.0, "ratio_mean": 1.0, "approx_kl": 0.0, "entropy": 0.0, "grad_norm": 0.0,

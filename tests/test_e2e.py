@@ -32,7 +32,8 @@ def test_flow_runs_two_iterations_and_learns_from_the_gradient(tmp_path: Path, p
 
     run = create_or_open(tmp_path / "run", small_config, 2)
     d = str(run.paths.root)
-    results = train(d)
+    state = train(d, return_state=True)
+    results = state.result()
     assert [r["stage"] for r in results] == ["prepare"] + list(ITERATION_STAGES) * 2
     assert not any(r["skipped"] for r in results)
 
@@ -54,11 +55,33 @@ def test_flow_runs_two_iterations_and_learns_from_the_gradient(tmp_path: Path, p
     assert any(not (v0[k] == v2[k]).all() for k in v0)
     assert (run.paths.policy_dir(2) / "trainer_state.pt").is_file()
 
+    # Prefect artifacts of this flow run: a summary per iteration, the metrics table, progress at 100%
+    arts = {a.key: a for a in _artifacts(state.state_details.flow_run_id)}
+    assert {"rlvr-run-iteration-0", "rlvr-run-iteration-1", "rlvr-run-metrics", "rlvr-run-progress"} <= set(arts)
+    assert "| reward_mean |" in arts["rlvr-run-iteration-1"].data and arts["rlvr-run-progress"].data == 100.0
+    table = json.loads(arts["rlvr-run-metrics"].data) if isinstance(arts["rlvr-run-metrics"].data, str) else arts["rlvr-run-metrics"].data
+    assert [r["iteration"] for r in table] == [0, 1] and all(r["groups"] == 16 for r in table)
+
     # a second run of the flow is a resume with nothing to do: every stage skips itself
     before = _records(run.paths, 2)
     again = train(d)
     assert all(r["skipped"] for r in again)
     assert _records(run.paths, 2) == before
+
+
+def _artifacts(flow_run_id) -> list:  # noqa: ANN001
+    """The latest version of each artifact that one flow run created, read back from the server."""
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    async def read() -> list:
+        async with get_client() as client:
+            return await client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id])))
+
+    arts = sorted(asyncio.run(read()), key=lambda a: a.created)
+    return list({a.key: a for a in arts}.values())
 
 
 def _cli(*args: str, env: dict) -> subprocess.CompletedProcess:

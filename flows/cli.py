@@ -32,7 +32,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
+# not on a terminal (a pipe, a log file, CI) rich would wrap at 80 columns; tables stay one line per row
+out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 250)
 err = Console(stderr=True)
 
 
@@ -212,7 +213,8 @@ def _check_cron(cron: str) -> None:
     try:
         CronSchedule(cron=cron)
     except ValueError as exc:
-        _fail(ValueError(f"--cron {cron!r} is not a valid cron expression: {str(exc).splitlines()[-1].strip()}"))
+        why = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
+        _fail(ValueError(f"--cron {cron!r} is not a valid cron expression ({why}); e.g. '0 * * * *' is hourly"))
 
 
 def deployment_args(run: Path, *, cron: str | None, every: int | None, add_iterations: int, name: str | None) -> dict:

@@ -29,7 +29,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rlvr import engines  # noqa: E402
 from rlvr.config import Config, RolloutSection  # noqa: E402
-from rlvr.rollout import Request, Sampling, derive_seed  # noqa: E402
+from rlvr.sampler import Request, Sampling, derive_seed  # noqa: E402
 from rlvr.tiny import build_tokenizer  # noqa: E402
 
 

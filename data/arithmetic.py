@@ -10,11 +10,14 @@ import random
 
 TASK = "arithmetic"
 INSTRUCTION = "Put the final answer inside <answer></answer>."
+# the default user turn (config prompt.template overrides it); the data holds the question only
+TEMPLATE = "{prompt} " + INSTRUCTION
 OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
 
 
 def render_prompt(a: int, op: str, b: int) -> str:
-    return f"What is {a} {op} {b}? {INSTRUCTION}"
+    """The question; the instruction is added by TEMPLATE when the prompt is rendered."""
+    return f"What is {a} {op} {b}?"
 
 
 def generate(*, seed: int, n_train: int, n_test: int, max_operand: int, ops: str) -> list[dict]:

@@ -29,6 +29,8 @@ INSTRUCTION = (
     "signature and any imports it needs, in one ```python code block."
 )
 
+TEMPLATE = INSTRUCTION + "\n\n{prompt}"  # default user turn; the rows hold the signature block
+
 
 def dataset_path() -> Path:
     try:
@@ -54,7 +56,7 @@ def to_row(problem: dict, *, split: str) -> dict:
         "prompt_id": f"humaneval-{number:03d}",
         "task": TASK,
         "split": split,
-        "prompt": f"{INSTRUCTION}\n\n```python\n{problem['prompt']}```",
+        "prompt": f"```python\n{problem['prompt']}```",
         "answer": problem["prompt"] + problem["canonical_solution"],
         "tests": f"{problem['test']}\n\ncheck({entry})\n",
         "sources": None,

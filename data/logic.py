@@ -2,10 +2,10 @@
 
 - "tfu" (120, 40 per answer): premises in plain English about named propositions ("If it
   rains, then the ground is wet."); the question "Is it true, false, or unknown that ...?";
-  answer true/false/unknown, computed by rlvr.logic.decide. Our own generator, seed TFU_SEED.
+  answer true/false/unknown, computed by rlvr.verify.logic.decide. Our own generator, seed TFU_SEED.
 - "propositional" (90): reasoning-gym's propositional_logic (default config, seed RG_SEED):
   premises are formulas over P, Q, R, ...; answer is the generator's gold conclusion. Kept only
-  when rlvr.logic.check_conclusion accepts that gold (the generator falls back to a bare "P"
+  when rlvr.verify.logic.check_conclusion accepts that gold (the generator falls back to a bare "P"
   that may not follow, and its premises may be inconsistent, which makes anything follow).
 - "syllogism" (90, 45 yes / 45 no): reasoning-gym's syllogism (invalid_ratio 0.5, seed RG_SEED);
   answer "true" (it follows) or "false". Kept only when our own check (`syllogism_follows`, every
@@ -29,7 +29,7 @@ import re
 import sys
 from pathlib import Path
 
-from rlvr import logic
+from rlvr.verify import logic
 
 TASK = "logic"
 DATA_PATH = Path(__file__).parent / "logic.jsonl"
@@ -44,6 +44,8 @@ INSTRUCTIONS = {
     "propositional": f"{THINK}: a formula using the given variables and the operators ∧ ∨ ¬ → ↔.",
     "syllogism": f"{THINK}: one word, yes or no.",
 }
+# default user turn: the rows hold the premises and question; each kind's instruction is meta.instruction
+TEMPLATE = "{prompt}\n\n{instruction}"
 
 # ---- tfu: our own generator ------------------------------------------------------------------
 
@@ -140,7 +142,7 @@ def build_tfu(n: int) -> list[dict]:
 
 def propositional_record(item: dict) -> dict | None:
     """A reasoning-gym propositional_logic item as a record, or None if its gold is not a
-    correct answer by rlvr.logic.check_conclusion."""
+    correct answer by rlvr.verify.logic.check_conclusion."""
     md = item["metadata"]
     premises, gold = md["premises"], md["example_answer"]
     if (
@@ -270,7 +272,7 @@ SCAN = 2000  # reasoning-gym items scanned for each kind
 
 
 def build_propositional(n: int) -> list[dict]:
-    """The first n items (in index order) whose gold conclusion rlvr.logic accepts."""
+    """The first n items (in index order) whose gold conclusion rlvr.verify.logic accepts."""
     ds = _reasoning_gym("propositional_logic")
     kept = [r for r in map(propositional_record, ds) if r is not None][:n]
     if len(kept) < n:
@@ -319,8 +321,13 @@ def load_records(path: Path = DATA_PATH) -> list[dict]:
 
 
 def to_row(record: dict, *, split: str) -> dict:
-    meta = json.dumps(record["meta"], ensure_ascii=False, sort_keys=True)
-    fields = {k: record[k] for k in ("prompt_id", "task", "prompt", "answer")}
+    """A problems row; its prompt without the instruction, which moves to meta.instruction (TEMPLATE)."""
+    instruction = INSTRUCTIONS[record["meta"]["kind"]]
+    suffix = "\n\n" + instruction
+    if not record["prompt"].endswith(suffix):
+        raise ValueError(f"{record['prompt_id']}: prompt does not end with its instruction; rebuild {DATA_PATH.name}")
+    meta = json.dumps(record["meta"] | {"instruction": instruction}, ensure_ascii=False, sort_keys=True)
+    fields = {k: record[k] for k in ("prompt_id", "task", "answer")} | {"prompt": record["prompt"].removesuffix(suffix)}
     return fields | {"split": split, "tests": None, "sources": None, "meta": meta}
 
 

@@ -35,6 +35,16 @@ INSTRUCTION = (
     "<answer></answer>."
 )
 
+TEMPLATE = "{prompt}\n" + INSTRUCTION  # default user turn; generate()'s rows hold passages + question
+
+
+def question_only(prompt: str) -> str:
+    """A shipped prompt without its instruction (which TEMPLATE adds back when rendering)."""
+    suffix = "\n" + INSTRUCTION
+    if not prompt.endswith(suffix):
+        raise ValueError(f"shipped retrieval prompt does not end with the instruction: {prompt[-80:]!r}")
+    return prompt.removesuffix(suffix)
+
 
 @dataclass(frozen=True)
 class Fact:
@@ -330,7 +340,8 @@ def generate(*, seed: int = 0, n_train: int = 160, n_test: int = 40) -> list[dic
         i: "train" for i in order[n_test : n_test + n_train]
     }
     return [
-        {**problems[i], "split": split_of[i], "tests": None} for i in sorted(split_of)
+        {**problems[i], "prompt": question_only(problems[i]["prompt"]), "split": split_of[i], "tests": None}
+        for i in sorted(split_of)
     ]
 
 

@@ -4,8 +4,8 @@ Hand-written, each with a reference program and 3-5 cases, as rows of rlvr.schem
 - prompt: the statement and its first case as an example, asking for a complete Python program
   (reads standard input, prints the answer) in one ```python block;
 - answer: the reference program, the same shape as the code a response should contain;
-- tests: `{"stdin_stdout": [{"stdin": ..., "stdout": ...}, ...]}` (rlvr.sandbox.io_tests_json),
-  which `rlvr.sandbox.make_check` turns into IOTests: output compared line by line after
+- tests: `{"stdin_stdout": [{"stdin": ..., "stdout": ...}, ...]}` (rlvr.verify.code.sandbox.io_tests_json),
+  which `rlvr.verify.code.sandbox.make_check` turns into IOTests: output compared line by line after
   stripping whitespace, fraction = cases passed;
 - meta: {"kind": "stdin_stdout"}.
 
@@ -19,13 +19,14 @@ from __future__ import annotations
 import json
 import random
 
-from rlvr.sandbox import io_tests_json
+from rlvr.verify.code.sandbox import io_tests_json
 
 TASK = "code"
 INSTRUCTION = (
     "Write a complete Python 3 program that reads its input from standard input and prints the "
     "answer to standard output. Reply with the whole program in one ```python code block."
 )
+TEMPLATE = INSTRUCTION + "\n\n{prompt}"  # default user turn; the rows hold statement + example
 
 # (name, statement, reference program, [(stdin, expected stdout), ...])
 SPECS: list[tuple[str, str, str, list[tuple[str, str]]]] = [
@@ -292,7 +293,7 @@ N_PROBLEMS = len(SPECS)
 
 def render_prompt(statement: str, example: tuple[str, str]) -> str:
     given, expected = (text if text.endswith("\n") else text + "\n" for text in example)
-    return f"{INSTRUCTION}\n\n{statement}\n\nExample input:\n```\n{given}```\nExample output:\n```\n{expected}```"
+    return f"{statement}\n\nExample input:\n```\n{given}```\nExample output:\n```\n{expected}```"
 
 
 def to_row(number: int, *, split: str) -> dict:

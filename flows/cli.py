@@ -8,6 +8,7 @@
     rlvr report DIR [--out report.html]                   plots and sampled responses as one HTML page
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
+    rlvr prompts CONFIG_OR_RUN [--n 3]                    the exact rendered prompts and their token counts
 
 It lives in flows/ because train and resume start Prefect flows; status, sql and config only
 call rlvr/ and never import Prefect (so they answer in about a second).
@@ -38,20 +39,81 @@ err = Console(stderr=True)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from rlvr.data import TaskDataError
-    from rlvr.config import ConfigError
-    from rlvr.query import QueryError
-    from rlvr.run import RunError
-    from rlvr.stages import ContextLengthError, StageOrderError
-    from rlvr.verify import VerifyError
+    """What the CLI shows as a one-line error: rlvr's user-facing errors (RlvrError) and a missing
+    file. Everything else is a bug: one line, its traceback in a log file (_bug)."""
+    from rlvr.errors import RlvrError
 
-    return (ConfigError, RunError, QueryError, StageOrderError, VerifyError, FileNotFoundError, TaskDataError,
-            ContextLengthError)  # fmt: skip
+    return (RlvrError, FileNotFoundError)
 
 
 def _fail(exc: BaseException) -> None:
-    err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(2)
+
+
+class _NoUserTracebacks:
+    """logging filter: Prefect logs a failed flow's exception with its traceback; a user error's
+    message is the whole story (the CLI repeats it at the end), so its traceback is dropped."""
+
+    def filter(self, record) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], _user_errors()):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def _quiet_user_tracebacks() -> None:
+    import logging
+
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _NoUserTracebacks) for f in logger.filters):
+            logger.addFilter(_NoUserTracebacks())
+
+
+def _bug(exc: BaseException, run_dir: str) -> None:
+    """Not a user error: a bug (or an environment rlvr does not know). The traceback goes to a log
+    file; the terminal gets its last line and the file's path."""
+    import traceback
+
+    from rlvr.tiny import cache_root
+
+    text = "".join(traceback.format_exception(exc))
+    try:
+        log = cache_root() / "logs" / f"rlvr-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"rlvr {' '.join(sys.argv[1:])}\nrun: {run_dir}\n\n{text}")
+        where = f"full traceback in {log}"
+    except OSError:
+        where = "traceback above"
+        err.print(text, highlight=False, markup=False)
+    err.print(f"[bold red]internal error[/] ({type(exc).__name__}: {str(exc).strip()[:300]}); {where}. "
+              "This is a bug in rlvr: please report it with that file. Committed stages are kept: "
+              f"`rlvr resume {run_dir}` continues.", highlight=False, markup=True, soft_wrap=True)  # fmt: skip
+    raise typer.Exit(1)
+
+
+def _nothing_to_do(run_dir: str) -> bool:
+    """True (after saying so) when every stage of the run is committed: no Prefect, no lock, no
+    write, so a finished run on a read-only disk resumes to exit 0. A run with work left that
+    cannot be written fails here, in one line, instead of inside the flow."""
+    from rlvr.lineage import pending
+    from rlvr.run import RunError, open_run, writer_lock
+
+    run = open_run(run_dir)
+    todo = pending(run)
+    if not todo:
+        out.print(f"run {run_dir}: all {len(run.config.stage_plan())} stages are committed, nothing to do "
+                  f"(more iterations: `rlvr train --run {run_dir} --iterations N`)", soft_wrap=True)  # fmt: skip
+        return True
+    if not os.access(run.paths.root, os.W_OK | os.X_OK):
+        stage, i = todo[0]
+        raise RunError(f"{run_dir} is not writable (read-only disk or permissions) and {len(todo)} stage(s) are still to "
+                       f"compute, from {stage}{'' if i is None else f' {i}'}: copy the run to a writable disk and resume it there")  # fmt: skip
+    with writer_lock(run.paths.root):  # a second writer is refused now, not after Prefect's start (the flow locks again)
+        pass
+    return False
 
 
 def _prefect_env() -> None:
@@ -65,8 +127,18 @@ def _prefect_env() -> None:
 
 
 def _run_flow(run_dir: str) -> None:
+    try:
+        if _nothing_to_do(run_dir):
+            _print_status(run_dir)
+            return
+    except _user_errors() as exc:
+        _fail(exc)
     _prefect_env()
     from rlvr.flows.lifecycle import Stopped, ensure_server, exit_now, stop_on_signals
+
+    from rlvr.store import disk_full
+
+    _quiet_user_tracebacks()
 
     t0 = time.perf_counter()
     try:
@@ -83,6 +155,13 @@ def _run_flow(run_dir: str) -> None:
         err.print(f"[bold yellow]stopped[/] by {stop}: the running stage was abandoned, committed stages are kept; "
                   f"`rlvr resume {run_dir}` continues", highlight=False, soft_wrap=True)  # fmt: skip
         exit_now(stop.exit_code)
+    except OSError as exc:
+        if disk_full(exc, free=1 << 62):  # ENOSPC outside a stage (Prefect's own files, the lock)
+            _fail(OSError(f"the disk is full ({exc}); free some space, or keep fewer checkpoints ([checkpoint] "
+                          f"keep_last, keep_every), then `rlvr resume {run_dir}`"))  # fmt: skip
+        _bug(exc, run_dir)
+    except Exception as exc:  # noqa: BLE001 - a bug: said as one, with the log file
+        _bug(exc, run_dir)
     done = sum(not r["skipped"] for r in results)
     out.print(f"\n[bold green]run {run_dir}[/]: {done} stages computed, {len(results) - done} skipped (already committed), "
               f"{time.perf_counter() - t0:.1f}s")  # fmt: skip
@@ -99,17 +178,22 @@ def train(
                                                    "--set task.name=logic --set rollout.group_size=4 (repeatable).")] = None,
 ) -> None:
     """Create a run (or continue an existing one) and train until it has ITERATIONS iterations."""
-    from rlvr.run import create_or_open, refuse_if_served
+    from rlvr.run import create_or_open, open_run, refuse_if_served
 
     try:
         from rlvr.config import Config, apply_overrides, load_config, parse_config
 
         cfg = load_config(config) if config is not None else None
         if set_:
-            base = (cfg or Config()).model_dump(mode="json", exclude_none=True)
+            # on an existing run, --set starts from its config: `--set checkpoint.keep_last=1` changes retention only
+            existing = open_run(run).data if config is None and (run / "run.toml").is_file() else None
+            base = existing or (cfg or Config()).model_dump(mode="json", exclude_none=True)
             cfg = parse_config(apply_overrides(base, set_), "--set")
         refuse_if_served(run)
+        existed = (run / "run.toml").is_file()
         r = create_or_open(run, cfg, iterations)
+        if existed and cfg is None:  # create_or_open checked a new or replaced config itself
+            _check_unstarted(run)
     except _user_errors() as exc:
         _fail(exc)
     out.print(f"run {run}: config {r.config_hash}, target {r.config.run.iterations} iterations")
@@ -119,14 +203,27 @@ def train(
 @app.command()
 def resume(run: Annotated[Path, typer.Argument(help="Run folder to finish.")]) -> None:
     """Finish a run that crashed or was killed: committed stages are skipped, the rest run."""
-    from rlvr.run import open_run, refuse_if_served
+    from rlvr.run import refuse_if_served
 
     try:
-        open_run(run)
+        _check_unstarted(run)
         refuse_if_served(run)
     except _user_errors() as exc:
         _fail(exc)
     _run_flow(str(run))
+
+
+def _check_unstarted(run: Path) -> None:
+    """A run that committed nothing yet (a first start that failed) gets the checks of a new one
+    (rlvr.preflight) before Prefect starts: its model and task are read only inside the flow."""
+    from rlvr.preflight import check_model, check_task
+    from rlvr.run import open_run, started
+
+    r = open_run(run)
+    if not started(r.paths):
+        for note in check_model(Path(r.config.model.path)) if r.config.model.path else []:
+            err.print(f"note: {note}", highlight=False)
+        check_task(r.config)
 
 
 @app.command()
@@ -260,7 +357,7 @@ def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
         out.print_json(json.dumps(rows))
         return
     table = Table(title=f"rlvr status {run_dir}")
-    for col in ("iteration", "stage", "committed", "rows", "seconds", "note"):
+    for col in ("iteration", "stage", "committed", "rows", "seconds", "weights", "note"):
         table.add_column(col, justify="right" if col in ("rows", "seconds", "iteration") else "left")
     for r in rows:
         table.add_row(
@@ -269,6 +366,7 @@ def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
             "[green]yes[/]" if r["committed"] else "[yellow]no[/]",
             "" if r["rows"] is None else str(r["rows"]),
             "" if r["seconds"] is None else f"{r['seconds']:.2f}",
+            r["weights"].replace(" pruned", " [dim]pruned[/]"),
             r["note"],
         )
     out.print(table)
@@ -344,6 +442,27 @@ def report(
     except _user_errors() as exc:
         _fail(exc)
     out.print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB); open it in a browser")
+
+
+@app.command()
+def prompts(
+    target: Annotated[Path, typer.Argument(help="A TOML config or a run folder.")],
+    n: Annotated[int, typer.Option("--n", help="How many prompts to show.")] = 3,
+    split: Annotated[str, typer.Option("--split", help="train or test.")] = "train",
+) -> None:
+    """Print the first N prompts exactly as the model gets them (chat template applied) and their token counts."""
+    from rlvr.prompts import preview
+
+    if split not in ("train", "test"):
+        _fail(ValueError(f"--split must be train or test, got {split!r}"))
+    try:
+        shown = preview(target, n, split)
+    except _user_errors() as exc:
+        _fail(exc)
+    for p in shown:
+        sys.stdout.write(f"==== {p['prompt_id']} (dataset {p['dataset']}, {p['split']}): {p['tokens']} tokens ====\n{p['text']}\n")
+    if not shown:
+        sys.stdout.write(f"no {split} prompts\n")
 
 
 @app.command()

@@ -24,26 +24,18 @@ from rlvr.run import create_or_open, open_run, writer_lock
 from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, update_task, verify_task
 
 
-def _plan(run_dir: str) -> list[tuple]:
-    """(task, iteration) in run order: evaluate(i) before iteration i when eval.every says so."""
-    cfg = open_run(run_dir).config
-    evals = set(cfg.eval_points())  # policy versions to evaluate on the held-out split (eval.every)
-    plan: list[tuple] = []
-    for i in range(cfg.run.iterations):
-        plan += [(evaluate_task, i)] if i in evals else []
-        plan += [(rollout_task, i), (verify_task, i), (update_task, i)]
-    if cfg.run.iterations in evals:
-        plan.append((evaluate_task, cfg.run.iterations))
-    return plan
+TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, "evaluate": evaluate_task}
 
 
 def _stages(run_dir: str) -> list[dict]:
-    plan = _plan(run_dir)
+    # the plan's order is what checkpoint retention relies on: evaluate(i) runs before update(i)
+    # commits v_{i+1}, and retention never prunes an eval point whose evaluate is not committed
+    plan = open_run(run_dir).config.stage_plan()
     bar = create_progress_artifact(progress=0.0, key=artifact_key(run_dir, "progress"),
                                    description=f"stages of {run_dir} done, this flow run")  # fmt: skip
-    results = [prepare_task(run_dir)]
-    for k, (stage_task, i) in enumerate(plan):
-        results.append(stage_task(run_dir, i))
+    results = []
+    for k, (stage, i) in enumerate(plan):
+        results.append(prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i))
         update_progress_artifact(bar, progress=100.0 * (k + 1) / len(plan))
     return results
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from rlvr.errors import RlvrError
 
 
 class _Section(BaseModel):
@@ -43,10 +46,80 @@ TaskName = Literal["arithmetic", "humaneval", "stdio", "logic", "retrieval"]
 TASK_NAMES: tuple[str, ...] = TaskName.__args__
 
 
+VERIFIERS: dict[str, str] = {
+    # dataset verifier family -> the problems' `task` value, which selects the tier in rlvr/verify:
+    "math": "math",  # SQL numeric / exact match, math-verify for symbolic answers
+    "exact": "exact",  # normalised string equality only (no numeric or symbolic reading)
+    "code": "code",  # sandbox: the row's `tests` (an assert program, or stdin/stdout cases as JSON)
+    "logic": "logic",  # verdicts (true/false/unknown, yes/no) exact; formulas checked for entailment
+    "retrieval": "retrieval",  # answer match + <cite> spans found in the row's `sources`
+}  # custom rewards (issue 11, part 3) add their names here
+ANSWER_PRESETS = ("none", "gsm8k", "boxed", "regex")
+FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "hf")
+
+
+class ColumnMap(_Section):
+    prompt: str | None = Field(None, description="Column of the question; unset = the first of prompt, question, problem, input, query, instruction.")
+    answer: str | None = Field(None, description="Column of the gold answer; unset = the first of answer, solution, target, output, label, gold.")
+    id: str | None = Field(None, description="Column of a unique id (prompt_id = '<dataset name>-<id>'); unset = id, prompt_id, uid, task_id, else the row number.")
+    split: str | None = Field(None, description="Column of the split (train, or test/validation/val/dev/eval); unset = split, else a held-out split is drawn (test_fraction).")
+    tests: str | None = Field(None, description="Code: column of the test program or stdin/stdout cases; unset = tests, test.")
+    sources: str | None = Field(None, description="Retrieval: column of the source passages (a list, or one string); unset = sources, passages, documents, context.")
+
+
+class DatasetSection(_Section):
+    name: str = Field("", description="Prefix of the dataset's prompt ids and its name in `problems.dataset`; \"\" = the file or folder name (the task's name for a shipped task).")
+    path: str = Field("", description="A local file, folder or glob: .jsonl, .json (a list of objects), .csv, .parquet (a file or a folder of them), or a folder written by HF datasets' save_to_disk (needs `pip install 'rlvr[datasets]'`).")
+    shipped: TaskName | None = Field(None, description="Instead of path: a shipped task (arithmetic, humaneval, stdio, logic, retrieval) in a mixture; its [task] settings apply.")
+    format: Literal["auto", "jsonl", "json", "csv", "parquet", "hf"] = Field("auto", description="File format; auto = from the extension (a folder: save_to_disk when it holds dataset_info.json or state.json, else Parquet).")
+    columns: ColumnMap = Field(default_factory=ColumnMap, description="Which column holds what; common names are found by default.")
+    answer_extract: Literal["none", "gsm8k", "boxed", "regex"] = Field(
+        "none", description="Gold answers that carry working: gsm8k = the text after the last '####'; boxed = the last \\boxed{...}; "
+        "regex = answer_regex's first group (else its whole match); none = the column as is. The full text stays in meta.solution."
+    )
+    answer_regex: str = Field("", description="answer_extract = 'regex': a Python regex; the last match is used.")
+    verifier: str = Field("math", description="How answers are checked: math (numbers, then symbolic via math-verify), exact (normalised strings), code (tests column, sandbox), logic, retrieval (sources column).")
+    template: str = Field("", description="This dataset's user-turn template (Python format fields: {prompt}, {answer}, {id}, and any other column); \"\" = prompt.template, else the shipped task's default, else '{prompt}'.")
+    test_fraction: float = Field(0.1, ge=0.0, lt=1.0, description="With no split column: the share of rows held out (split = 'test'), chosen by a hash of (task.seed, id), so stable across runs and row order.")
+    weight: float | None = Field(None, gt=0.0, description="Sampling proportion in a mixture: each iteration's prompts are split between datasets in proportion to their weights (unset = 1 once any is set); unset everywhere = one pool, sampled uniformly.")
+
+    @field_validator("verifier")
+    @classmethod
+    def _known_verifier(cls, value: str) -> str:
+        if value not in VERIFIERS:
+            raise ValueError(f"unknown verifier {value!r}; use one of {', '.join(VERIFIERS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> DatasetSection:
+        if bool(self.path) == (self.shipped is not None):
+            raise ValueError("give a dataset either path = 'FILE, FOLDER or GLOB' or shipped = 'TASK', not both or neither")
+        if self.answer_extract == "regex" and not self.answer_regex:
+            raise ValueError("answer_extract = 'regex' needs answer_regex, e.g. answer_regex = 'Answer: (.+)'")
+        if self.answer_regex:
+            try:
+                re.compile(self.answer_regex)
+            except re.error as err:
+                raise ValueError(f"answer_regex {self.answer_regex!r} is not a valid regex: {err}") from None
+        return self
+
+    @property
+    def label(self) -> str:
+        """The dataset's name: `name`, else the shipped task, else the file or folder stem."""
+        if self.name:
+            return self.name
+        if self.shipped:
+            return self.shipped
+        stem = Path(self.path.rstrip("/")).name
+        for suffix in (".jsonl", ".json", ".csv", ".parquet"):
+            stem = stem.removesuffix(suffix)
+        return re.sub(r"[^A-Za-z0-9_.]+", "_", stem) or "data"
+
+
 class TaskSection(_Section):
-    name: TaskName | list[TaskName] = Field(
-        "arithmetic",
-        description="Shipped task (data/): arithmetic (generated), humaneval (164 code problems, assert tests), "
+    name: TaskName | list[TaskName] | None = Field(
+        None,
+        description="Shipped task (data/); unset = arithmetic, unless task.path or task.datasets names the data: arithmetic (generated), humaneval (164 code problems, assert tests), "
         "stdio (code, stdin/stdout tests), logic (true/false/unknown, syllogisms, propositional conclusions), "
         "retrieval (answer + <cite> spans checked against the sources); or a list of them, a mixture: every "
         "task's problems in one pool, each scored by its own verifier and weights.",
@@ -56,30 +129,57 @@ class TaskSection(_Section):
     n_test: int | None = Field(None, ge=0, description="Held-out problems (split = 'test'; of each task in a mixture), never sampled for training; unset = the task's default.")
     max_operand: int = Field(20, ge=1, le=10_000, description="arithmetic: operands are drawn from 0..max_operand.")
     ops: str = Field("+-", min_length=1, description="arithmetic: operators to use, any of '+-*'.")
+    path: str = Field("", description="Shorthand for one dataset of your own (a [[task.datasets]] entry with this path and its defaults); replaces task.name.")
+    datasets: list[DatasetSection] = Field(
+        default_factory=list, description="Your own datasets and shipped tasks, together one mixture ([[task.datasets]] tables); replaces task.name."
+    )
 
     @field_validator("name", mode="before")
     @classmethod
     def _known_tasks(cls, value: Any) -> Any:
+        if value is None:
+            return value
         names = [value] if isinstance(value, str) else value
         if not isinstance(names, list) or not names:
             raise ValueError(f"got {value!r}: give a task or a list of tasks, from {', '.join(TASK_NAMES)}")
         unknown = [n for n in names if n not in TASK_NAMES]
         if unknown:
-            raise ValueError(f"unknown task {unknown[0]!r}; the shipped tasks are {', '.join(TASK_NAMES)}")
+            hint = "; for a file of your own, set task.path instead" if any(c in unknown[0] for c in "/.*") else ""
+            raise ValueError(f"unknown task {unknown[0]!r}; the shipped tasks are {', '.join(TASK_NAMES)}{hint}")
         return value
 
     @property
     def names(self) -> list[str]:
-        """The task names: one, or the mixture's."""
+        """The shipped tasks in use: task.name's (one, or a mixture's), or the shipped entries of task.datasets."""
+        if self.path or self.datasets:
+            return [d.shipped for d in self.datasets if d.shipped]
+        if self.name is None:
+            return ["arithmetic"]
         return [self.name] if isinstance(self.name, str) else list(self.name)
+
+    def sources(self) -> list[DatasetSection]:
+        """Every dataset of the pool, in order: task.datasets, or task.path's one, or task.name's shipped tasks."""
+        if self.datasets:
+            return list(self.datasets)
+        if self.path:
+            return [DatasetSection(path=self.path)]
+        return [DatasetSection(shipped=n) for n in self.names]
 
     @model_validator(mode="after")
     def _check(self) -> TaskSection:
         bad = sorted(set(self.ops) - set("+-*"))
         if bad:
             raise ValueError(f"task.ops may only contain '+', '-', '*'; remove {''.join(bad)!r}")
-        if not self.names or len(set(self.names)) != len(self.names):
+        if not (self.path or self.datasets) and (not self.names or len(set(self.names)) != len(self.names)):
             raise ValueError(f"task.name = {self.name!r}: give one task or a list of distinct tasks")
+        if (self.path or self.datasets) and self.name is not None:
+            raise ValueError("task.name and task.path / task.datasets are exclusive: list a shipped task as a "
+                             "[[task.datasets]] entry with shipped = 'NAME' to mix it with your own data")
+        if self.path and self.datasets:
+            raise ValueError("task.path is the one-dataset shorthand: with [[task.datasets]], move it into an entry (path = ...)")
+        labels = [d.label for d in self.sources()]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"task.datasets: two datasets are named {max(labels, key=labels.count)!r}; give each a distinct name")
         if "arithmetic" in self.names:
             n_train, n_test = self.splits(0, "arithmetic")
             distinct = (self.max_operand + 1) ** 2 * len(set(self.ops))
@@ -225,6 +325,37 @@ class UpdateSection(_Section):
         return self
 
 
+class Turn(_Section):
+    role: Literal["user", "assistant"] = Field(..., description="Who speaks: user or assistant.")
+    content: str = Field(..., description="The turn's text, as is (not a template).")
+
+
+class PromptSection(_Section):
+    system: str = Field("", description="System turn before every prompt; \"\" = none.")
+    template: str = Field(
+        "", description="User turn, a Python format string over the problem's fields: {prompt}, {answer}, {id} and any other "
+        "column of your data, e.g. \"{prompt}\\nPut the final answer inside <answer></answer>.\" (write {{ }} for literal braces); "
+        "\"\" = each dataset's own (task.datasets.template, a shipped task's default instruction, or '{prompt}')."
+    )
+    few_shot: int | list[Turn] = Field(
+        0, description="Worked examples before each prompt: inline turns ([[prompt.few_shot]] role/content), or N = the first N "
+        "train rows of the prompt's own dataset (drawn by task.seed, then split = 'few_shot': never trained or evaluated on)."
+    )
+    few_shot_response: str = Field(
+        "<answer>{answer}</answer>", description="few_shot = N: the assistant turn of an example row (format fields as in template; "
+        "{solution} is a gold's full text when answer_extract cut it)."
+    )
+
+    @field_validator("few_shot")
+    @classmethod
+    def _whole_exchanges(cls, value: Any) -> Any:
+        if isinstance(value, int) and value < 0:
+            raise ValueError(f"got {value}: give a number of example rows (>= 0) or a list of turns")
+        if isinstance(value, list) and value and (value[0].role != "user" or value[-1].role != "assistant"):
+            raise ValueError("inline few-shot turns must start with a user turn and end with an assistant turn")
+        return value
+
+
 class EvalSection(_Section):
     every: int = Field(
         0, ge=0, description="Evaluate policy v_i on the held-out split (split = 'test') when i is a multiple of this, "
@@ -235,14 +366,26 @@ class EvalSection(_Section):
     temperature: float = Field(0.0, ge=0.0, description="Sampling temperature of the evaluation; 0 = greedy.")
 
 
+class CheckpointSection(_Section):
+    keep_last: int = Field(
+        2, ge=0, description="Policy versions (policy/vN weights) kept: the newest keep_last, plus every keep_every-th "
+        "and v0 (the base model and KL reference); older ones are deleted once their successor's update is committed. "
+        "0 = keep every version. Pruned versions' rollouts, scores and updates stay queryable. Only the newest "
+        "version keeps trainer_state.pt (optimiser state, about twice the weights): all that exact resume needs."
+    )
+    keep_every: int = Field(0, ge=0, description="Also keep every version whose number is a multiple of this (e.g. 10); 0 = none.")
+
+
 class Config(_Section):
     run: RunSection = RunSection()
     model: ModelSection = ModelSection()
     task: TaskSection = TaskSection()
+    prompt: PromptSection = PromptSection()
     rollout: RolloutSection = RolloutSection()
     verify: VerifySection = VerifySection()
     update: UpdateSection = UpdateSection()
     eval: EvalSection = EvalSection()
+    checkpoint: CheckpointSection = CheckpointSection()
 
     def eval_points(self) -> list[int]:
         """Policy versions that get evaluated: multiples of eval.every up to run.iterations, and the last."""
@@ -250,6 +393,18 @@ class Config(_Section):
             return []
         n = self.run.iterations
         return sorted({i for i in range(0, n + 1, self.eval.every)} | {n})
+
+    def stage_plan(self) -> list[tuple[str, int | None]]:
+        """(stage, iteration) in the order the training flow runs them: prepare, then per iteration i
+        evaluate(i) when i is an eval point, rollout(i), verify(i), update(i); evaluate(n) last."""
+        evals = set(self.eval_points())
+        plan: list[tuple[str, int | None]] = [("prepare", None)]
+        for i in range(self.run.iterations):
+            plan += [("evaluate", i)] if i in evals else []
+            plan += [("rollout", i), ("verify", i), ("update", i)]
+        if self.run.iterations in evals:
+            plan.append(("evaluate", self.run.iterations))
+        return plan
 
     def hash(self) -> str:
         """Identity of a run's config: hash_data of what run.toml stores (unset fields left out)."""
@@ -261,14 +416,20 @@ class Config(_Section):
 
 def hash_data(data: dict[str, Any]) -> str:
     """Hash of config data as a TOML file holds it; run.iterations is left out so a run can be
-    extended. A run is identified by its own file's data: a field added to rlvr later (with its
+    extended, and [checkpoint] because retention changes no output (it may change on a live run).
+    A run is identified by its own file's data: a field added to rlvr later (with its
     default) changes neither the hash nor the stage fingerprints of runs written before it."""
     data = json.loads(json.dumps(data))
     data.get("run", {}).pop("iterations", None)
+    for section in MUTABLE_SECTIONS:
+        data.pop(section, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-class ConfigError(ValueError):
+MUTABLE_SECTIONS = ("checkpoint",)  # sections an existing run may change: they change no output
+
+
+class ConfigError(RlvrError, ValueError):
     """A config that cannot be used; the message names the field and the fix."""
 
 
@@ -342,10 +503,11 @@ def load_config(path: str | Path | None) -> Config:
 
 
 def diff_configs(old: Config, new: Config) -> list[str]:
-    """Fields whose values differ, as 'section.field: old -> new' (run.iterations ignored)."""
+    """Fields whose values differ, as 'section.field: old -> new' (run.iterations and [checkpoint],
+    which a run may change, ignored)."""
     a, b = old.model_dump(mode="json"), new.model_dump(mode="json")
     out = []
-    for section in a:
+    for section in (s for s in a if s not in MUTABLE_SECTIONS):
         for key in a[section]:
             if (section, key) != ("run", "iterations") and a[section][key] != b[section][key]:
                 out.append(f"{section}.{key}: {a[section][key]!r} -> {b[section][key]!r}")

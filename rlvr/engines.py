@@ -1,6 +1,6 @@
 """Rollout engines behind one interface: prompt token ids in, (token ids, logprobs, finish reason) out.
 
-- TransformersEngine: in this process, rlvr.rollout's KV-cache sampler.
+- TransformersEngine: in this process, rlvr.sampler's KV-cache sampler.
 - VLLMEngine: a separate process running rlvr/vllm_worker.py with the interpreter named by
   `rollout.python` (vLLM pins its own torch and transformers, so it lives in its own venv; see
   scripts/setup-vllm.sh). It stays alive across iterations: a new policy's weights are loaded
@@ -29,14 +29,15 @@ from typing import Protocol
 
 import torch
 
+from rlvr.errors import RlvrError
 from rlvr.config import RolloutSection
-from rlvr.rollout import Request, Sample, Sampling, generate_transformers
+from rlvr.sampler import Request, Sample, Sampling, generate_transformers
 
 log = logging.getLogger("rlvr")
 WORKER = Path(__file__).with_name("vllm_worker.py")
 
 
-class EngineError(RuntimeError):
+class EngineError(RlvrError, RuntimeError):
     """An engine that cannot be used as configured; the message says how to fix it."""
 
 

@@ -14,6 +14,12 @@ One function per idea, each citing its source:
 - KL to a reference: k1, k2, k3 estimators (Schulman 2020, "Approximating KL Divergence").
 - truncated importance sampling for engine/trainer mismatch (Yao et al. 2025, "Your Efficient
   RL Framework Secretly Brings You Off-Policy RL Training").
+- objective: the one place these compose into a micro-batch's loss (clip, dual clip, TIS, KL,
+  aggregation); rlvr/update.py only runs the forward passes and the optimiser around it.
+
+The advantages the update trains on are computed once, by the verify SQL (verify_groups.sql);
+group_advantages is their Python form, and tests/test_grpo.py checks the two agree. The
+zero-variance group filter is the update's batch query (rlvr/sql/update_batch.sql).
 
 Tests: tests/test_grpo.py (hand-computed cases and plain-loop references).
 """
@@ -167,3 +173,52 @@ def aggregate(per_token: torch.Tensor, mask: torch.Tensor, mode: Aggregation, to
     if mode == "seq_sum_norm":
         return masked.sum() / (max(totals.sequences, 1) * totals.norm_constant)
     raise ValueError(f"unknown loss aggregation {mode!r}; use token_mean, seq_mean or seq_sum_norm")
+
+
+# ---- the objective: everything above, composed --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Objective:
+    clip: ClipConfig
+    aggregation: Aggregation = "token_mean"
+    tis_cap: float = 0.0  # 0 = no truncated importance sampling
+    kl_beta: float = 0.0  # 0 = no KL term (the reference is then never needed)
+    kl_estimator: KLKind = "k3"
+
+
+def objective(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    rollout_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    obj: Objective,
+    totals: Totals,
+    ref_logp: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, dict]:
+    """One micro-batch's share of the mini-batch loss, and its metric sums.
+
+    logp: (B, T) the policy being trained; old_logp: (B, T) pi_old, the ratio's denominator (the
+    trainer's own recomputation under TIS, else rollout_logp); rollout_logp: (B, T) the sampling
+    engine's; advantages: (B,); mask: (B, T) response tokens; ref_logp: (B, T) the reference's,
+    when kl_beta > 0. loss = aggregate(clipped surrogate * TIS weight) + kl_beta * aggregate(KL).
+    """
+    per_tok, m = policy_loss(logp, old_logp, advantages, mask, obj.clip)  # (B, T)
+    sums = {"clip_low": m["clip_low_tokens"], "clip_high": m["clip_high_tokens"], "ratio": m["ratio_sum"], "kl": 0.0,
+            "tis": 0.0}  # fmt: skip
+    if obj.tis_cap > 0:
+        w = truncated_is_weights(old_logp, rollout_logp, obj.tis_cap)  # (B, T)
+        per_tok = per_tok * w  # (B, T)
+        sums["tis"] = float((w * mask).sum())
+    pg = aggregate(per_tok, mask, obj.aggregation, totals)  # ()
+    loss = pg
+    if ref_logp is not None and obj.kl_beta > 0:
+        kl = kl_estimate(logp, ref_logp, obj.kl_estimator)  # (B, T)
+        loss = loss + obj.kl_beta * aggregate(kl, mask, obj.aggregation, totals)  # ()
+        sums["kl"] = float((kl.detach() * mask).sum())
+    with torch.no_grad():
+        diff = (logp - rollout_logp).abs() * mask  # (B, T): trainer vs engine, meaningful before the first step
+        sums |= {"loss": float(loss), "pg": float(pg), "approx_kl": float(((rollout_logp - logp) * mask).sum()),
+                 "diff_sum": float(diff.sum()), "diff_max": float(diff.max())}  # fmt: skip
+    return loss, sums

@@ -16,14 +16,15 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from rlvr.errors import RlvrError
 from rlvr.run import open_run
-from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, STAGE_TABLE, TABLES, RunPaths
+from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, STAGE_TABLE, TABLES, UPDATE, RunPaths
 from rlvr.store import read_record
 
 READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 
 
-class QueryError(ValueError):
+class QueryError(RlvrError, ValueError):
     pass
 
 
@@ -78,16 +79,18 @@ def run_sql(run_dir: str | Path, query: str) -> pa.Table:
 
 
 def status_rows(run_dir: str | Path) -> list[dict]:
-    """One row per (iteration, stage) up to the run's target: committed or not, rows, seconds."""
+    """One row per (iteration, stage) up to the run's target: committed or not, rows, seconds;
+    `weights` of the rows that commit a policy (prepare: v0, update(i): v_{i+1}): whether its
+    weights are still on disk or checkpoint retention pruned them."""
+    from rlvr.retention import has_weights
+
     run = open_run(run_dir)
     rows = []
-    rec = read_record(run.paths.record(PREPARE, None))
-    rows.append(_row(None, PREPARE, rec))
-    evals = set(run.config.eval_points())
-    for i in range(run.config.run.iterations + 1):
-        stages = ((EVALUATE,) if i in evals else ()) + (ITERATION_STAGES if i < run.config.run.iterations else ())
-        for stage in stages:
-            rows.append(_row(i, stage, read_record(run.paths.record(stage, i))))
+    for stage, i in run.config.stage_plan():
+        rows.append(row := _row(i, stage, rec := read_record(run.paths.record(stage, i))))
+        if stage in (PREPARE, UPDATE) and rec is not None:
+            v = 0 if i is None else i + 1
+            row["weights"] = f"v{v}" if has_weights(run.paths, v) else f"v{v} pruned"
     return rows
 
 
@@ -100,6 +103,7 @@ def _row(iteration: int | None, stage: str, rec) -> dict:
         "seconds": rec.seconds if rec else None,
         "created_at": rec.created_at if rec else None,
         "note": _note(stage, rec) if rec else "",
+        "weights": "",
     }
 
 

@@ -86,7 +86,7 @@ def _summary(run: Run, tables: dict[str, list[dict]], stages: list[dict]) -> dic
     return {
         "run": str(run.paths.root),
         "config hash": run.config_hash,
-        "task": ", ".join(cfg.task.name) if isinstance(cfg.task.name, list) else cfg.task.name,
+        "task": ", ".join([*cfg.task.names, *([cfg.task.path] if cfg.task.path else [])]) or "own datasets",
         "model": cfg.model.path or "embedded tiny model",
         "iterations": f"{done} of {cfg.run.iterations} updated",
         "batch": f"{cfg.rollout.prompts_per_iteration} prompts x G={cfg.rollout.group_size}, "
@@ -260,7 +260,7 @@ def render(d: ReportData) -> str:
         f"{_figure_html(build(d), pid)}</div>"
         for pid, title, caption, build in PANELS
     )
-    summary = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in d.summary.items())
+    summary = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>" for k, v in d.summary.items())
     last = max((r["iteration"] for r in d.tables["reward"]), default=None)
     n = len(d.tables["responses"])
     heading = "Sampled responses" + ("" if last is None else f" of iteration {last} (first {n}, by prompt and sample)")

@@ -8,8 +8,10 @@ never changes after creation (every stage's fingerprint depends on it), except
 from __future__ import annotations
 
 import copy
+import errno
 import fcntl
 import json
+import logging
 import os
 import tomllib
 from collections.abc import Iterator
@@ -19,14 +21,16 @@ from pathlib import Path
 
 import tomli_w
 
-from rlvr.config import Config, ConfigError, diff_configs, hash_data, parse_config
-from rlvr.schema import RunPaths
+from rlvr.config import MUTABLE_SECTIONS, Config, ConfigError, diff_configs, hash_data, parse_config
+from rlvr.errors import RlvrError
+from rlvr.schema import PREPARE, RunPaths
 from rlvr.store import write_text_atomic
 
 HASH_PREFIX = "# config_hash = "
+log = logging.getLogger("rlvr")
 
 
-class RunError(RuntimeError):
+class RunError(RlvrError, RuntimeError):
     """A run folder that cannot be used as asked; the message says what to do."""
 
 
@@ -67,14 +71,25 @@ def open_run(run_dir: str | Path) -> Run:
     return Run(paths, cfg, data)
 
 
+def started(paths: RunPaths) -> bool:
+    """Has the run committed anything (its first stage, prepare)? Before that its config may still change."""
+    return paths.record(PREPARE, None).is_file()
+
+
 def create_or_open(run_dir: str | Path, config: Config | None, iterations: int | None) -> Run:
     """A new run with `config` (defaults when None), or the existing one at run_dir.
 
     An existing run keeps its frozen config; passing a different one is an error that lists
-    the differences. `iterations` raises (or lowers) the run's target.
+    the differences, except while nothing is committed yet (a first start that failed: the
+    corrected config replaces it) and for [checkpoint] retention, which changes no output and
+    is taken from `config` when it sets it. `iterations` raises (or lowers) the run's target.
+    A new run is checked (rlvr.preflight) before its folder is created.
     """
+    from rlvr import preflight
+
     paths = RunPaths(Path(run_dir).resolve())
-    if paths.config.is_file():
+    fresh = not paths.config.is_file() or (config is not None and not started(paths))
+    if not fresh:
         run = open_run(run_dir)
         if config is not None and (diff := diff_configs(run.config, config)):
             raise RunError(
@@ -83,12 +98,17 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
                 + f"\nuse a new --run folder for the new config, or drop the config argument to continue {run_dir}"
             )
         cfg = run.config
-        data = copy.deepcopy(run.data)  # kept as written: only run.iterations may change
+        data = copy.deepcopy(run.data)  # kept as written: only run.iterations and [checkpoint] may change
+        for section in (s for s in MUTABLE_SECTIONS if config is not None and s in config.model_fields_set):
+            data[section] = getattr(config, section).model_dump(mode="json", exclude_none=True)
+            cfg = parse_config(data, str(paths.config))
     else:
-        if paths.root.exists() and any(paths.root.iterdir()):
+        if not paths.config.is_file() and paths.root.exists() and any(paths.root.iterdir()):
             raise RunError(f"{run_dir} exists, is not empty and holds no run.toml; choose an empty or new folder")
         cfg = config or Config()
         data = cfg.model_dump(mode="json", exclude_none=True)
+        for note in preflight.check_start(cfg, paths.root):
+            log.warning("%s", note)
     if iterations is not None:
         try:
             cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update={"iterations": iterations})})
@@ -96,8 +116,19 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
         except ValueError as err:
             raise ConfigError(f"--iterations {iterations}: {err}") from None
         data.setdefault("run", {})["iterations"] = iterations
-    paths.root.mkdir(parents=True, exist_ok=True)
-    _write_config(paths, data)
+    if fresh or data != run.data:  # an unchanged run is not rewritten (it may be on a read-only disk)
+        try:
+            paths.root.mkdir(parents=True, exist_ok=True)
+            if fresh and paths.config.is_file():  # replacing a failed first start's config: never under a live writer
+                with writer_lock(paths.root):
+                    _write_config(paths, data)
+            else:
+                _write_config(paths, data)
+        except OSError as err:
+            if err.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            raise RunError(f"cannot write {paths.config} ({err.strerror}): the run folder is on a read-only disk or not "
+                           "writable by you; copy the run to a writable disk") from None  # fmt: skip
     return open_run(paths.root)
 
 

@@ -5,9 +5,10 @@ A run is a folder (see DESIGN.md):
     runs/<run>/run.toml                                   frozen config + hash
     runs/<run>/problems/part-000000.parquet
     runs/<run>/{rollouts,scores,updates,evals}/iteration=000003/part-*.parquet
-    runs/<run>/policy/v000003/                            HF folder (+ optimizer.pt)
+    runs/<run>/policy/v000003/                            HF folder (+ trainer_state.pt: optimiser, scheduler, RNG, cursor)
     runs/<run>/_stages/iteration=000003/<stage>.json      commit records
     runs/<run>/_stages/prepare.json
+    runs/<run>/_stages/pruned/v000003.json                files [checkpoint] retention deleted
 
 Python code and SQL both take names from here; `rlvr sql` builds its views from TABLES.
 Shards carry their own `iteration` column, so a single file is self-describing; SQL reads them
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, get_args, get_type_hints
 
 import pyarrow as pa
 
@@ -28,12 +30,13 @@ PROBLEMS = pa.schema(
     [
         pa.field("prompt_id", pa.string(), nullable=False),
         pa.field("task", pa.string(), nullable=False),
-        pa.field("split", pa.string(), nullable=False),  # "train" | "test"
-        pa.field("prompt", pa.string(), nullable=False),  # user message, before any chat template
+        pa.field("split", pa.string(), nullable=False),  # "train" | "test" | "few_shot" (prompt.few_shot = N examples)
+        pa.field("prompt", pa.string(), nullable=False),  # user message (template applied), before any chat template
         pa.field("answer", pa.string(), nullable=False),  # ground truth, as text
         pa.field("tests", pa.string()),  # code tasks: test program; null otherwise
         pa.field("sources", pa.list_(pa.string())),  # retrieval tasks: source passages
-        pa.field("meta", pa.string()),  # JSON object, task-specific
+        pa.field("meta", pa.string()),  # JSON object, task-specific; own datasets: their other columns
+        pa.field("dataset", pa.string()),  # the dataset (task.datasets name, or the shipped task) the row came from
     ]
 )
 
@@ -85,39 +88,64 @@ SCORES = pa.schema(
     ]
 )
 
-UPDATES = pa.schema(
-    [
-        pa.field("iteration", pa.int32(), nullable=False),
-        pa.field("epoch", pa.int32(), nullable=False),
-        pa.field("step", pa.int32(), nullable=False),  # optimiser step inside the iteration
-        pa.field("global_step", pa.int64(), nullable=False),  # optimiser steps since the run began
-        pa.field("loss", pa.float64(), nullable=False),  # policy_loss + kl_beta * kl
-        pa.field("policy_loss", pa.float64(), nullable=False),
-        pa.field("kl", pa.float64()),  # mean per-token KL estimate to v0; null when kl_beta = 0
-        pa.field("clip_frac_low", pa.float64(), nullable=False),  # tokens clipped at 1 - eps_low (A < 0)
-        pa.field("clip_frac_high", pa.float64(), nullable=False),  # tokens clipped at 1 + eps_high (A > 0)
-        pa.field("ratio_mean", pa.float64(), nullable=False),
-        pa.field("approx_kl", pa.float64(), nullable=False),  # mean(old_logp - new_logp): drift from the sampler
-        pa.field("entropy", pa.float64(), nullable=False),  # mean per-token entropy of the policy
-        pa.field("grad_norm", pa.float64(), nullable=False),  # before clipping
-        pa.field("lr", pa.float64(), nullable=False),
-        pa.field("tokens", pa.int64(), nullable=False),
-        pa.field("sequences", pa.int64(), nullable=False),
-        pa.field("micro_batches", pa.int32(), nullable=False),
-        pa.field("groups_used", pa.int32(), nullable=False),
-        pa.field("groups_dropped", pa.int32(), nullable=False),  # zero-variance groups: no signal
-        pa.field("truncated_masked", pa.int32(), nullable=False),  # responses left out by mask_truncated
-        pa.field("reward_mean", pa.float64(), nullable=False),  # over all scored rows
-        # engine/trainer mismatch: |rollout logprob - trainer logprob| of the same tokens, before any step
-        pa.field("logprob_diff_mean", pa.float64()),
-        pa.field("logprob_diff_max", pa.float64()),
-        pa.field("tis_weight_mean", pa.float64()),  # null when tis_cap = 0
-        pa.field("seconds", pa.float64(), nullable=False),
-        pa.field("peak_memory_mb", pa.float64(), nullable=False),  # CUDA: max allocated; CPU: process peak RSS
-        pa.field("world_size", pa.int32(), nullable=False),
-    ]
-)
+I32 = Annotated[int, pa.int32()]
+I64 = Annotated[int, pa.int64()]
+F64 = Annotated[float, pa.float64()]
 
+
+@dataclass(frozen=True, kw_only=True)
+class StepMetrics:
+    """One optimiser step of the update: one row of `updates`. UPDATES is generated from these
+    fields (Arrow type from the annotation; `| None` = nullable), the update fills them by name,
+    and nothing else lists them. The defaults describe a step that trained nothing (every group
+    had equal rewards), which is still recorded."""
+
+    iteration: I32
+    epoch: I32 = 0
+    step: I32 = 0  # optimiser step inside the iteration
+    global_step: I64  # optimiser steps since the run began
+    loss: F64 = 0.0  # policy_loss + kl_beta * kl
+    policy_loss: F64 = 0.0
+    kl: F64 | None = None  # mean per-token KL estimate to v0; null when kl_beta = 0
+    clip_frac_low: F64 = 0.0  # tokens clipped at 1 - eps_low (A < 0)
+    clip_frac_high: F64 = 0.0  # tokens clipped at 1 + eps_high (A > 0)
+    ratio_mean: F64 = 1.0
+    approx_kl: F64 = 0.0  # mean(old_logp - new_logp): drift from the sampler
+    entropy: F64 = 0.0  # mean per-token entropy of the policy
+    grad_norm: F64 = 0.0  # before clipping
+    lr: F64 = 0.0
+    tokens: I64 = 0
+    sequences: I64 = 0
+    micro_batches: I32 = 0
+    groups_used: I32 = 0
+    groups_dropped: I32 = 0  # zero-variance groups: no signal
+    truncated_masked: I32 = 0  # responses left out by mask_truncated
+    reward_mean: F64 = 0.0  # over all scored rows
+    # engine/trainer mismatch: |rollout logprob - trainer logprob| of the same tokens, before any step
+    logprob_diff_mean: F64 | None = None
+    logprob_diff_max: F64 | None = None
+    tis_weight_mean: F64 | None = None  # null when tis_cap = 0
+    seconds: F64 = 0.0
+    peak_memory_mb: F64 = 0.0  # CUDA: max allocated; CPU: process peak RSS
+    world_size: I32 = 0
+
+
+def _arrow_schema(row: type) -> pa.Schema:
+    """An Arrow schema from a dataclass whose fields are annotated I32 / I64 / F64 (or `| None`)."""
+    fields = []
+    for name, hint in get_type_hints(row, include_extras=True).items():
+        args = get_args(hint)
+        nullable = type(None) in args
+        if nullable:
+            hint = next(a for a in args if a is not type(None))
+        fields.append(pa.field(name, get_args(hint)[1], nullable=nullable))
+    return pa.schema(fields)
+
+
+UPDATES = _arrow_schema(StepMetrics)
+
+# evaluate(i)'s verdict columns: the same as training's, taken from SCORES (the same verifiers and weights)
+EVAL_SCORE_COLUMNS = ("task", "extracted_answer", "format_ok", "correct", "reward", "verifier", "verifier_error", "reason")
 EVALS = pa.schema(
     [
         pa.field("iteration", pa.int32(), nullable=False),  # = policy_version: evaluate(i) scores policy v_i
@@ -129,14 +157,7 @@ EVALS = pa.schema(
         pa.field("response_text", pa.string(), nullable=False),
         pa.field("num_response_tokens", pa.int32(), nullable=False),
         pa.field("finish_reason", pa.string(), nullable=False),
-        pa.field("task", pa.string(), nullable=False),
-        pa.field("extracted_answer", pa.string()),
-        pa.field("format_ok", pa.bool_(), nullable=False),
-        pa.field("correct", pa.bool_(), nullable=False),
-        pa.field("reward", pa.float64(), nullable=False),  # as in scores (same verifiers and weights)
-        pa.field("verifier", pa.string(), nullable=False),
-        pa.field("verifier_error", pa.bool_(), nullable=False),
-        pa.field("reason", pa.string(), nullable=False),
+        *(SCORES.field(name) for name in EVAL_SCORE_COLUMNS),
     ]
 )
 
@@ -204,6 +225,14 @@ class RunPaths:
 
     def policy_dir(self, version: int) -> Path:
         return self.root / "policy" / policy_name(version)
+
+    @property
+    def pruned_dir(self) -> Path:
+        return self.stages / "pruned"
+
+    def pruned_record(self, version: int) -> Path:
+        """Which files of policy v_version retention deleted (written before they are deleted)."""
+        return self.pruned_dir / f"{policy_name(version)}.json"
 
     def record(self, stage: str, iteration: int | None) -> Path:
         if iteration is None:

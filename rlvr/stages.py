@@ -10,6 +10,7 @@ No Prefect here: tasks/ wraps these functions; tests call them directly.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import subprocess
@@ -26,26 +27,35 @@ import torch
 from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-import rlvr.data as data
-from rlvr import engines
-from rlvr import verify as verifier
-from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
+from rlvr import datasets, engines, prompts, retention
+from rlvr.errors import RlvrError
+from rlvr.lineage import StageOrderError, stage_inputs, upstream
 from rlvr.progress import progress
 from rlvr.run import Run, open_run
-from rlvr.schema import EVALS, EVALUATE, PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, SCORES, UPDATE, VERIFY, shard_name
-from rlvr.store import CommitRecord, begin_stage, committed, read_record, write_table
+from rlvr.sampler import Messages, Request, Sampling, derive_seed, render_prompt_ids
+from rlvr.schema import (
+    EVAL_SCORE_COLUMNS,
+    EVALS,
+    EVALUATE,
+    PREPARE,
+    PROBLEMS,
+    ROLLOUT,
+    ROLLOUTS,
+    SCORES,
+    UPDATE,
+    VERIFY,
+    shard_name,
+)
+from rlvr.store import CommitRecord, Outcome, StageTx, maybe_fault, run_stage, write_table
 from rlvr.tiny import ensure_tiny_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
+from rlvr.verify import scoring
 
 log = logging.getLogger("rlvr")
 hf_logging.disable_progress_bar()  # per-file "Loading weights" bars drown the stage logs
 
 
-class StageOrderError(RuntimeError):
-    pass
-
-
-class ContextLengthError(ValueError):
+class ContextLengthError(RlvrError, ValueError):
     """A prompt that does not fit the model's context with rollout.max_new_tokens."""
 
 
@@ -62,25 +72,29 @@ class StageResult:
         return asdict(self)
 
 
+def _stage(run: Run, stage: str, iteration: int | None, inputs: dict, body) -> StageResult:  # noqa: ANN001
+    """Every stage goes through rlvr.store.run_stage: skip when committed for these inputs, else
+    body(tx) writes temporary outputs and returns an Outcome, and the protocol commits it."""
+    rec, skipped = run_stage(run.paths, stage, iteration, inputs, body)
+    return _result(rec, skipped)
+
+
 def _result(rec: CommitRecord, skipped: bool) -> StageResult:
     if skipped:
         log.info("%s %s: committed already, skipped", rec.stage, "" if rec.iteration is None else rec.iteration)
     return StageResult(rec.stage, rec.iteration, skipped, rec.rows, rec.seconds, rec.created_at)
 
 
-def _upstream(run: Run, stage: str, iteration: int | None, needed_by: str) -> CommitRecord:
-    rec = read_record(run.paths.record(stage, iteration))
-    if rec is None:
-        where = "" if iteration is None else f" of iteration {iteration}"
-        raise StageOrderError(f"{needed_by} needs stage {stage}{where} committed first; run `rlvr resume {run.paths.root}`")
-    return rec
-
-
-def _policy_record(run: Run, version: int, needed_by: str) -> CommitRecord:
-    """The record that committed policy v_version: prepare for v0, update(v-1) after."""
-    if version == 0:
-        return _upstream(run, PREPARE, None, needed_by)
-    return _upstream(run, UPDATE, version - 1, needed_by)
+def _require_weights(run: Run, version: int, needed_by: str, *, trainer_state: bool = False) -> None:
+    """Policy v_version must still be on disk: checkpoint retention may have pruned it. Called in
+    a stage's body, so only when the stage must really run (a committed one skips without it)."""
+    pruned = retention.read_pruned(run.paths).get(version)
+    if pruned is not None and (pruned.weights or trainer_state):
+        what = "weights" if pruned.weights else "trainer state"
+        raise StageOrderError(
+            f"{needed_by} needs policy v{version}, whose {what} [checkpoint] retention deleted on {pruned.created_at}; "
+            "it cannot be recomputed in this run (keep more versions with checkpoint.keep_last / keep_every in new runs)"
+        )
 
 
 def iteration_prompts(prompt_ids: list[str], k: int, *, seed: int, iteration: int, round: int = 0,
@@ -93,29 +107,74 @@ def iteration_prompts(prompt_ids: list[str], k: int, *, seed: int, iteration: in
     return [pool[j] for j in sorted(picks)]
 
 
+def mixture_prompts(pools: dict[str, list[str]], weights: dict[str, float], k: int, *, seed: int, iteration: int) -> list[str]:
+    """k prompt ids split between datasets in proportion to their weights (largest remainder; a
+    dataset never gives more than it has), each dataset's share drawn like iteration_prompts."""
+    names = [n for n in pools if pools[n]]
+    total = sum(weights[n] for n in names)
+    quota = {n: k * weights[n] / total for n in names}
+    counts = {n: int(quota[n]) for n in names}
+    for n in sorted(names, key=lambda n: counts[n] - quota[n])[: k - sum(counts.values())]:
+        counts[n] += 1
+    out = []
+    for d, n in enumerate(names):  # each dataset its own stream: adding one leaves the others' picks alone
+        pool = sorted(pools[n])
+        picks = np.random.default_rng([seed, iteration, 0, d + 1]).choice(len(pool), size=min(counts[n], len(pool)), replace=False)
+        out += [pool[j] for j in sorted(picks)]
+    return out
+
+
 # ---- prepare ------------------------------------------------------------------------------
 
 
 def prepare(run_dir: str | Path) -> StageResult:
-    """problems/*.parquet from the task generator, and policy v0 from the configured model."""
+    """problems/*.parquet from the configured datasets (each source file's sha256 recorded), and policy
+    v0 from the configured model. Once committed, the run uses its own copy of the problems: a
+    source file changed since is reported (a warning naming it), never read again."""
     run = open_run(run_dir)
     cfg, paths = run.config, run.paths
-    inputs = {"config": run.config_hash}
-    if rec := committed(paths, PREPARE, None, inputs):
-        return _result(rec, skipped=True)
-    with begin_stage(paths, PREPARE, None, inputs) as tx:
+    inputs = stage_inputs(run, PREPARE, None)
+
+    def body(tx: StageTx) -> Outcome:
+        digests = datasets.source_digests(cfg.task)
+        rows = datasets.load_problems(cfg.task, cfg.prompt)  # every bad row fails here, before anything is written
+        if datasets.source_digests(cfg.task) != digests:
+            raise datasets.DatasetError("a dataset file changed while prepare read it; run prepare again")
         base = Path(cfg.model.path) if cfg.model.path else ensure_tiny_model(cfg)
         if not (base / "config.json").is_file():
             raise FileNotFoundError(f"model.path = {str(base)!r} has no config.json; point it at a HF-format model folder")
-        rows = data.problems(cfg.task)
         n = write_table(rows, PROBLEMS, tx.output(paths.table_dir("problems", None)) / shard_name(0))
         model, tok = load_policy(base, torch.device("cpu"))
         pol = tx.output(paths.policy_dir(0))
         model.save_pretrained(pol)
         tok.save_pretrained(pol)
-        rec = tx.commit(rows=n, extra={"base_model": str(base)})
-    log.info("prepare: %d problems, policy v0 from %s", n, base)
-    return _result(rec, skipped=False)
+        log.info("prepare: %d problems, policy v0 from %s", n, base)
+        return Outcome(n, {"base_model": str(base), "sources": digests})
+
+    result = _stage(run, PREPARE, None, inputs, body)
+    if result.skipped:  # the run keeps its copy; say so when a source has changed since
+        report_changed_sources(read_record(paths.record(PREPARE, None)).extra.get("sources", {}))
+    return result
+
+
+def changed_sources(recorded: dict[str, str]) -> list[str]:
+    """The recorded source files whose sha256 differs now (or that are gone)."""
+    out = []
+    for path, digest in recorded.items():
+        p = Path(path)
+        now = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
+        if now != digest:
+            out.append(f"{path} ({'deleted' if now is None else f'sha256 {digest[:12]} -> {now[:12]}'})")
+    return out
+
+
+def report_changed_sources(recorded: dict[str, str]) -> list[str]:
+    """Warn about dataset files changed since prepare copied them; the run keeps its copy."""
+    changed = changed_sources(recorded)
+    if changed:
+        log.warning("dataset source changed after this run's prepare, so this run keeps its own copy in problems/ and "
+                    "ignores the change; start a new run to train on it: %s", "; ".join(changed))  # fmt: skip
+    return changed
 
 
 # ---- generation: rollout and evaluate ----------------------------------------------------------
@@ -123,17 +182,28 @@ def prepare(run_dir: str | Path) -> StageResult:
 
 def _generation_inputs(run: Run, stage: str, i: int) -> tuple[CommitRecord, dict]:
     """prepare's record and the fingerprint of a stage that generates with policy v_i from the problems."""
-    name = f"{stage}({i})"
-    problems = _upstream(run, PREPARE, None, name)
-    policy = _policy_record(run, i, name)
-    return problems, {"config": run.config_hash, "problems": problems.digest(), "policy": policy.digest()}
+    return upstream(run, PREPARE, None, f"{stage}({i})"), stage_inputs(run, stage, i)
 
 
-def _split_prompts(run: Run, problems: CommitRecord, split: str) -> dict[str, str]:
-    """prompt_id -> prompt of one split ('train' | 'test') of the problems."""
-    table = pq.read_table(problems.parquet_files(run.paths.root), columns=["prompt_id", "split", "prompt"])
-    rows = table.filter(pc.equal(table["split"], split))
-    return dict(zip(rows["prompt_id"].to_pylist(), rows["prompt"].to_pylist(), strict=True))
+def _problem_rows(run: Run, problems: CommitRecord) -> list[dict]:
+    return pq.read_table(problems.parquet_files(run.paths.root)).to_pylist()
+
+
+def _split_prompts(run: Run, problems: CommitRecord, split: str) -> dict[str, Messages]:
+    """prompt_id -> chat turns ([prompt] system, few-shot, the user turn) of one split ('train' | 'test')."""
+    return prompts.conversations(_problem_rows(run, problems), run.config.prompt, split)
+
+
+def _first_prompts(run: Run, problems: CommitRecord, ids: list[str], i: int) -> list[str]:
+    """The iteration's prompts: a uniform draw from the train pool, or with task.datasets weights
+    a draw split between the datasets in proportion."""
+    cfg, k = run.config, run.config.rollout.prompts_per_iteration
+    sources = cfg.task.sources()
+    if all(d.weight is None for d in sources):
+        return iteration_prompts(ids, k, seed=cfg.run.seed, iteration=i)
+    of = {r["prompt_id"]: r.get("dataset") for r in _problem_rows(run, problems)}
+    pools = {d.label: [p for p in ids if of[p] == d.label] for d in sources}
+    return mixture_prompts(pools, {d.label: d.weight or 1.0 for d in sources}, k, seed=cfg.run.seed, iteration=i)
 
 
 def _policy_engine(run: Run, i: int) -> tuple[AutoTokenizer, engines.Acquired, torch.device]:
@@ -149,17 +219,16 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
     run = open_run(run_dir)
     cfg, paths, i = run.config, run.paths, iteration
     problems, inputs = _generation_inputs(run, ROLLOUT, i)
-    if rec := committed(paths, ROLLOUT, i, inputs):
-        return _result(rec, skipped=True)
 
-    with begin_stage(paths, ROLLOUT, i, inputs) as tx:
+    def body(tx: StageTx) -> Outcome:
+        _require_weights(run, i, f"rollout({i})")
         text = _split_prompts(run, problems, "train")
         tok, got, device = _policy_engine(run, i)
         log.info("rollout %d: %s engine (%s), start %.1fs, weight load %.2fs", i, got.name,
                  "warm" if got.warm else "cold", got.start_seconds, got.weight_load_seconds)  # fmt: skip
         out = tx.output(paths.table_dir("rollouts", i))
         target = cfg.rollout.min_signal_groups or cfg.rollout.prompts_per_iteration
-        chosen = iteration_prompts(list(text), cfg.rollout.prompts_per_iteration, seed=cfg.run.seed, iteration=i)
+        chosen = _first_prompts(run, problems, list(text), i)
         used: set[str] = set()
         rounds: list[dict] = []
         shards: list[Path] = []
@@ -173,7 +242,7 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
                 break
             # DAPO dynamic sampling (Yu et al. 2025, sec. 3.2): groups whose rewards are all equal carry
             # no signal; top up with fresh prompts until `target` groups have some, or rounds run out
-            scored = verifier.score(new["shards"], problems.parquet_files(paths.root), cfg.verify,
+            scored = scoring.score(new["shards"], problems.parquet_files(paths.root), cfg.verify,
                                     max_new_tokens=cfg.rollout.max_new_tokens, hide=[paths.root])  # fmt: skip
             rounds[-1]["signal_groups"] = len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
             have = sum(r["signal_groups"] for r in rounds)
@@ -188,14 +257,15 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
                      rnd, len(chosen))  # fmt: skip
         secs = time.perf_counter() - t0
         n_rows, tokens = sum(r["rows"] for r in rounds), sum(r["tokens"] for r in rounds)
-        rec = tx.commit(rows=n_rows, extra={"engine": got.name, "warm": got.warm, "device": str(device),
-                                            "engine_start_seconds": round(got.start_seconds, 3),
-                                            "weight_load_seconds": round(got.weight_load_seconds, 3),
-                                            "generation_seconds": round(secs, 3), "tokens": tokens, "rounds": rounds,
-                                            "tokens_per_s": round(tokens / max(secs, 1e-9), 1)})  # fmt: skip
-    log.info("rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs", i, n_rows, len(used),
-             cfg.rollout.group_size, len(rounds), tokens, secs)  # fmt: skip
-    return _result(rec, skipped=False)
+        log.info("rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs", i, n_rows, len(used),
+                 cfg.rollout.group_size, len(rounds), tokens, secs)  # fmt: skip
+        return Outcome(n_rows, {"engine": got.name, "warm": got.warm, "device": str(device),
+                                "engine_start_seconds": round(got.start_seconds, 3),
+                                "weight_load_seconds": round(got.weight_load_seconds, 3),
+                                "generation_seconds": round(secs, 3), "tokens": tokens, "rounds": rounds,
+                                "tokens_per_s": round(tokens / max(secs, 1e-9), 1)})  # fmt: skip
+
+    return _stage(run, ROLLOUT, i, inputs, body)
 
 
 def _max_model_len(policy_dir: Path) -> int:
@@ -204,7 +274,7 @@ def _max_model_len(policy_dir: Path) -> int:
     return int(min(conf.get("max_position_embeddings", 2048), 4096))
 
 
-def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[str], text: dict[str, str], out: Path, *,
+def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[str], text: dict[str, Messages], out: Path, *,
               first_shard: int, samples: int = 0, sampling: Sampling | None = None, seed_tag: str = "",
               label: str = "rollout") -> dict:  # fmt: skip
     """`samples` (default rollout.group_size) responses for each prompt id, written as shards
@@ -260,28 +330,24 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
     """Score rollouts/iteration=i against problems -> scores/iteration=i/ (one DuckDB query)."""
     run = open_run(run_dir)
     paths, i = run.paths, iteration
-    problems = _upstream(run, PREPARE, None, f"verify({i})")
-    rollouts = _upstream(run, ROLLOUT, i, f"verify({i})")
-    inputs = {"config": run.config_hash, "problems": problems.digest(), "rollouts": rollouts.digest()}
-    if rec := committed(paths, VERIFY, i, inputs):
-        return _result(rec, skipped=True)
-    with begin_stage(paths, VERIFY, i, inputs) as tx:
+    inputs = stage_inputs(run, VERIFY, i)
+    problems, rollouts = upstream(run, PREPARE, None, f"verify({i})"), upstream(run, ROLLOUT, i, f"verify({i})")
+
+    def body(tx: StageTx) -> Outcome:
         progress(VERIFY, i, done=0, total=rollouts.rows, unit="rows")
-        table, stats = verifier.score_with_stats(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root),
+        table, stats = scoring.score_with_stats(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root),
                                                  run.config.verify, max_new_tokens=run.config.rollout.max_new_tokens,
                                                  hide=[paths.root])  # fmt: skip
         n = write_table(table, SCORES, tx.output(paths.table_dir("scores", i)) / shard_name(0))
         progress(VERIFY, i, done=n, total=rollouts.rows, unit="rows")
         correct = sum(table["correct"].to_pylist())
-        rec = tx.commit(rows=n, extra={"correct": correct, "reward_mean": pc.mean(table["reward"]).as_py(), **stats})
-    log.info("verify %d: %d rows, %d correct", i, n, correct)
-    return _result(rec, skipped=False)
+        log.info("verify %d: %d rows, %d correct", i, n, correct)
+        return Outcome(n, {"correct": correct, "reward_mean": pc.mean(table["reward"]).as_py(), **stats})
+
+    return _stage(run, VERIFY, i, inputs, body)
 
 
 # ---- evaluate -----------------------------------------------------------------------------
-
-EVAL_COLUMNS = ["task", "extracted_answer", "format_ok", "correct", "reward", "verifier", "verifier_error", "reason"]
-
 
 def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
     """Policy v_i on the held-out split -> evals/iteration=i/: eval.samples responses per problem at
@@ -289,9 +355,9 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
     run = open_run(run_dir)
     cfg, paths, i = run.config, run.paths, iteration
     problems, inputs = _generation_inputs(run, EVALUATE, i)
-    if rec := committed(paths, EVALUATE, i, inputs):
-        return _result(rec, skipped=True)
-    with begin_stage(paths, EVALUATE, i, inputs) as tx:
+
+    def body(tx: StageTx) -> Outcome:
+        _require_weights(run, i, f"evaluate({i})")
         problem_files = problems.parquet_files(paths.root)
         text = _split_prompts(run, problems, "test")
         if not text:
@@ -306,12 +372,12 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
         with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:
             new = _generate(got.engine, tok, run, i, ids, text, Path(tmp), first_shard=0, samples=cfg.eval.samples,
                             sampling=sampling, seed_tag="eval/", label="evaluate")  # fmt: skip
-            scored = verifier.score(new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens,
+            scored = scoring.score(new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens,
                                     hide=[paths.root])  # fmt: skip
             gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
         key = ["prompt_id", "sample_idx"]
         rows = gen.select(["iteration", *key, "policy_version", "engine", "temperature", "response_text",
-                           "num_response_tokens", "finish_reason"]).join(scored.select([*key, *EVAL_COLUMNS]), key)  # fmt: skip
+                           "num_response_tokens", "finish_reason"]).join(scored.select([*key, *EVAL_SCORE_COLUMNS]), key)  # fmt: skip
         rows = rows.sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
         n = write_table(rows.select(EVALS.names), EVALS, tx.output(paths.table_dir("evals", i)) / shard_name(0))
         correct = rows["correct"].to_pylist()
@@ -320,10 +386,11 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
                  "accuracy": sum(correct) / max(n, 1), f"pass_at_{cfg.eval.samples}": len(solved) / len(ids),
                  "reward_mean": pc.mean(rows["reward"]).as_py(), "engine": got.name,
                  "generation_seconds": round(time.perf_counter() - t0, 3)}  # fmt: skip
-        rec = tx.commit(rows=n, extra=stats)
-    log.info("evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f", i, i, len(ids),
-             cfg.eval.samples, stats["accuracy"], cfg.eval.samples, stats[f"pass_at_{cfg.eval.samples}"])  # fmt: skip
-    return _result(rec, skipped=False)
+        log.info("evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f", i, i, len(ids),
+                 cfg.eval.samples, stats["accuracy"], cfg.eval.samples, stats[f"pass_at_{cfg.eval.samples}"])  # fmt: skip
+        return Outcome(n, stats)
+
+    return _stage(run, EVALUATE, i, inputs, body)
 
 
 # ---- update -------------------------------------------------------------------------------
@@ -347,14 +414,14 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
     run = open_run(run_dir)
     cfg, paths, i = run.config, run.paths, iteration
     name = f"update({i})"
-    rollouts = _upstream(run, ROLLOUT, i, name)
-    scores = _upstream(run, VERIFY, i, name)
-    policy = _policy_record(run, i, name)
-    inputs = {"config": run.config_hash, "rollouts": rollouts.digest(), "scores": scores.digest(), "policy": policy.digest()}
-    if rec := committed(paths, UPDATE, i, inputs):
-        return _result(rec, skipped=True)
+    inputs = stage_inputs(run, UPDATE, i)
+    rollouts, scores = upstream(run, ROLLOUT, i, name), upstream(run, VERIFY, i, name)
 
-    with begin_stage(paths, UPDATE, i, inputs) as tx:
+    def body(tx: StageTx) -> Outcome:
+        _require_weights(run, i, name, trainer_state=True)
+        if cfg.update.kl_beta > 0:
+            _require_weights(run, 0, f"{name} (KL reference)")
+        retention.check_free_space(run, i)  # before anything is written, not after an hour of training
         t0 = time.perf_counter()
         spec = UpdateSpec(
             config=cfg.model_dump(mode="json"), iteration=i, seed=derive_seed(cfg.run.seed, i, "update", 0),
@@ -367,7 +434,15 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
         stats = run_update(spec) if cfg.update.nproc == 1 else launch_update(spec, cfg.update.nproc)
         if stats["sequences"] == 0:
             log.warning("update %d: no group with reward variance; policy unchanged", i)
-        rec = tx.commit(rows=stats["steps"], extra={"policy_version": i + 1, **stats})
-    log.info("update %d: %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d", i,
-             stats["sequences"], stats["steps"], stats["world_size"], stats["loss"], time.perf_counter() - t0, i + 1)  # fmt: skip
-    return _result(rec, skipped=False)
+        log.info("update %d: %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d", i,
+                 stats["sequences"], stats["steps"], stats["world_size"], stats["loss"], time.perf_counter() - t0, i + 1)  # fmt: skip
+        return Outcome(stats["steps"], {"policy_version": i + 1, **stats})
+
+    rec, skipped = run_stage(paths, UPDATE, i, inputs, body)
+    # v_{i+1} is committed: older versions retention does not keep can go (never before this point);
+    # also when skipped, which finishes a prune that a kill after the commit cut short
+    if not skipped:
+        maybe_fault(UPDATE, i, "before_prune")
+    if pruned := retention.prune(run):
+        log.info("update %d: checkpoint retention deleted %d file(s) of older policy versions", i, len(pruned))
+    return _result(rec, skipped)

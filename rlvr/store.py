@@ -16,6 +16,7 @@ Tests: tests/test_store.py.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -23,8 +24,9 @@ import shutil
 import signal
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
+from rlvr.errors import DiskSpaceError
 from rlvr.schema import PARQUET_COMPRESSION, TMP_PREFIX, RunPaths
 
 FAULT_ENV = "RLVR_FAULT_AT"
@@ -62,6 +65,25 @@ class CommitRecord(BaseModel):
 
     def parquet_files(self, root: Path) -> list[Path]:
         return [root / o.path for o in self.outputs if o.path.endswith(".parquet")]
+
+
+class PruneRecord(BaseModel):
+    """Files of one policy version that checkpoint retention deleted on purpose (rlvr.retention).
+    Written before the files are removed, so a missing file is always either listed here or lost."""
+
+    version: int
+    weights: bool  # True: the whole version folder; False: only its trainer state
+    files: list[str]  # relative to the run root
+    created_at: str
+
+
+def read_pruned(paths: RunPaths) -> dict[int, PruneRecord]:
+    """version -> what retention deleted of it."""
+    out = {}
+    for f in sorted(paths.pruned_dir.glob("v*.json")) if paths.pruned_dir.is_dir() else []:
+        rec = PruneRecord.model_validate_json(f.read_text())
+        out[rec.version] = rec
+    return out
 
 
 def fingerprint(inputs: dict[str, Any]) -> str:
@@ -173,11 +195,13 @@ class StageTx:
 
 
 def committed(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any]) -> CommitRecord | None:
-    """The stage's record if it is committed for exactly these inputs and its outputs exist."""
+    """The stage's record if it is committed for exactly these inputs and its outputs exist
+    (or were deleted on purpose by checkpoint retention)."""
     rec = read_record(paths.record(stage, iteration))
     if rec is None or rec.fingerprint != fingerprint(inputs):
         return None
-    if not all((paths.root / o.path).is_file() for o in rec.outputs):
+    missing = {o.path for o in rec.outputs if not (paths.root / o.path).is_file()}
+    if missing and missing - {f for p in read_pruned(paths).values() for f in p.files}:
         return None
     return rec
 
@@ -192,6 +216,51 @@ def begin_stage(paths: RunPaths, stage: str, iteration: int | None, inputs: dict
         yield tx
         if tx.record is None:
             raise RuntimeError(f"stage {stage} (iteration {iteration}) finished without commit()")
-    except BaseException:
+    except BaseException as exc:
+        free = shutil.disk_usage(paths.root).free  # before abort() frees the half-written outputs
         tx.abort()
+        if isinstance(exc, Exception) and not isinstance(exc, DiskSpaceError) and disk_full(exc, free):
+            where = stage if iteration is None else f"{stage} {iteration}"
+            raise DiskSpaceError(
+                f"{where} failed because the disk holding {paths.root} is full ({free:,} bytes free; "
+                f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:160] if str(exc).strip() else ''}).\n"
+                f"Free some space, or keep fewer checkpoints ([checkpoint] keep_last, keep_every), then `rlvr resume {paths.root}`"
+            ) from exc
         raise
+
+
+FULL_DISK_BYTES = 16 << 20  # a stage that fails with less than this free most likely failed for want of space
+
+
+def disk_full(exc: BaseException, free: int) -> bool:
+    """Did `exc` come from a full disk? ENOSPC/EDQUOT anywhere in its chain; or, as torch.save
+    reports a full disk only as "unexpected pos N vs M", any failure with the disk all but full."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(e):
+            return True
+        e = e.__cause__ or e.__context__
+    return free < FULL_DISK_BYTES
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a stage body hands the protocol to commit: its row count and the record's extra fields."""
+
+    rows: int
+    extra: dict[str, Any]
+
+
+def run_stage(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any],
+              body: Callable[[StageTx], Outcome]) -> tuple[CommitRecord, bool]:  # fmt: skip
+    """The stage protocol, in one place: fingerprint the inputs -> skip if a matching record is
+    committed -> `body(tx)` writes into temporary outputs (tx.output) -> rename -> commit record
+    last. Returns (record, skipped). A body that raises leaves nothing behind (begin_stage)."""
+    if rec := committed(paths, stage, iteration, inputs):
+        return rec, True
+    with begin_stage(paths, stage, iteration, inputs) as tx:
+        done = body(tx)
+        rec = tx.commit(rows=done.rows, extra=done.extra)
+    return rec, False

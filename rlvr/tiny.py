@@ -27,8 +27,9 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-import rlvr.data as data
+from rlvr import datasets, prompts
 from rlvr.config import Config
+from rlvr.sampler import Messages, render_prompt_text
 
 log = logging.getLogger("rlvr")
 SPECIALS = ["<pad>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
@@ -49,9 +50,12 @@ def cache_root() -> Path:
 
 def _spec(cfg: Config) -> dict:
     t = cfg.task
-    return {"version": VERSION, "arch": ARCH, "warmup_steps": cfg.model.tiny_warmup_steps,
+    spec = {"version": VERSION, "arch": ARCH, "warmup_steps": cfg.model.tiny_warmup_steps,
             "max_new_tokens": cfg.rollout.max_new_tokens,
-            "task": [t.name, t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
+            "task": [t.name or "arithmetic", t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
+    if t.path or t.datasets or cfg.prompt != type(cfg.prompt)():  # own data or prompts: a model of its own
+        spec["data"] = [t.model_dump(mode="json"), cfg.prompt.model_dump(mode="json"), datasets.source_digests(t)]
+    return spec
 
 
 def target(row: dict) -> str:
@@ -84,15 +88,15 @@ def build_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
     )
 
 
-def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[dict], steps: int, seed: int) -> None:
-    """Supervised pass on prompt -> '<answer>N</answer><|end|>', loss on the response only."""
+def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[dict], chats: dict[str, Messages],
+            steps: int, seed: int) -> None:  # fmt: skip
+    """Supervised pass on prompt (as rollout renders it) -> '<answer>N</answer><|end|>', loss on the response only."""
     if steps == 0:
         return
     g = torch.Generator().manual_seed(seed)
     examples = []
     for r in rows:
-        p = tok.apply_chat_template([{"role": "user", "content": r["prompt"]}], add_generation_prompt=True, tokenize=False)
-        p_ids = tok(p, add_special_tokens=False)["input_ids"]
+        p_ids = tok(render_prompt_text(tok, chats[r["prompt_id"]]), add_special_tokens=False)["input_ids"]
         a_ids = tok(target(r), add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
         examples.append((p_ids, a_ids))
     rows_per_step = min(64, max(4, WARMUP_BATCH_TOKENS // max(len(p) + len(a) for p, a in examples)))
@@ -125,15 +129,18 @@ def ensure_tiny_model(cfg: Config) -> Path:
     final = cache_root() / f"tiny-llama-{key}"
     if (final / "config.json").is_file():
         return final
-    rows = data.problems(cfg.task)
-    tok = build_tokenizer([r["prompt"] + " " + target(r) for r in rows])
-    longest = max(len(tok(r["prompt"], add_special_tokens=False)["input_ids"]) for r in rows)
+    rows = datasets.load_problems(cfg.task, cfg.prompt)
+    chats = {pid: m for split in ("train", "test") for pid, m in prompts.conversations(rows, cfg.prompt, split).items()}
+    texts = {pid: "\n\n".join(t["content"] for t in m) for pid, m in chats.items()}  # a lone user turn: its prompt
+    tok = build_tokenizer([texts[r["prompt_id"]] + " " + target(r) for r in rows if r["prompt_id"] in texts])
+    # + 2 per extra turn: its role and end tokens (context_length's margin covers one turn's)
+    longest = max(len(tok(texts[pid], add_special_tokens=False)["input_ids"]) + 2 * (len(m) - 1) for pid, m in chats.items())
     torch.manual_seed(cfg.task.seed)
     config = LlamaConfig(vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
                          bos_token_id=None, tie_word_embeddings=True,
                          max_position_embeddings=context_length(longest, cfg.rollout.max_new_tokens), **ARCH)  # fmt: skip
     model = LlamaForCausalLM(config)
-    _warmup(model, tok, [r for r in rows if r["split"] == "train"], cfg.model.tiny_warmup_steps, cfg.task.seed)
+    _warmup(model, tok, [r for r in rows if r["split"] == "train"], chats, cfg.model.tiny_warmup_steps, cfg.task.seed)
     tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)

@@ -25,7 +25,7 @@ import math
 import resource
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -47,7 +47,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 from rlvr import grpo, sql
 from rlvr.config import Config, UpdateSection
 from rlvr.progress import progress
-from rlvr.schema import UPDATES
+from rlvr.schema import UPDATES, StepMetrics
 from rlvr.store import write_table
 
 TRAINER_STATE = "trainer_state.pt"
@@ -389,32 +389,18 @@ def _peak_memory_mb(device: torch.device) -> float:
 SUMS = ("loss", "pg", "kl", "clip_low", "clip_high", "ratio", "approx_kl", "entropy", "tis", "diff_sum")
 
 
-def _micro_batch_loss(model: PreTrainedModel | ResponseLogprobs, batch: dict[str, torch.Tensor], *, cfg: UpdateSection,
-                      clip: grpo.ClipConfig, totals: grpo.Totals, temperature: float,
+def _micro_batch_loss(model: PreTrainedModel | ResponseLogprobs, batch: dict[str, torch.Tensor], *,
+                      obj: grpo.Objective, totals: grpo.Totals, temperature: float, bf16: bool,
                       ref_model: PreTrainedModel | None) -> tuple[torch.Tensor, dict[str, float]]:  # fmt: skip
-    """One micro-batch's share of the mini-batch loss () and its metric sums (SUMS, + diff_max)."""
-    logp, entropy = response_logprobs(model, batch, temperature, cfg.bf16)  # (b, T-1), (b, T-1)
-    mask = batch["mask"]  # (b, T-1)
-    old = batch["trainer_old"] if "trainer_old" in batch else batch["old"]  # (b, T-1)
-    per_tok, m = grpo.policy_loss(logp, old, batch["adv"], mask, clip)  # (b, T-1)
-    sums = {"clip_low": m["clip_low_tokens"], "clip_high": m["clip_high_tokens"], "ratio": m["ratio_sum"], "kl": 0.0, "tis": 0.0}
-    if cfg.tis_cap > 0:
-        w = grpo.truncated_is_weights(old, batch["old"], cfg.tis_cap)  # (b, T-1)
-        per_tok = per_tok * w  # (b, T-1)
-        sums["tis"] = float((w * mask).sum())
-    pg = grpo.aggregate(per_tok, mask, cfg.aggregation, totals)  # ()
-    loss = pg
-    if ref_model is not None and cfg.kl_beta > 0:
+    """The forward passes around grpo.objective: one micro-batch's loss () and metric sums (SUMS, + diff_max)."""
+    logp, entropy = response_logprobs(model, batch, temperature, bf16)  # (b, T-1), (b, T-1)
+    ref_lp = None
+    if ref_model is not None and obj.kl_beta > 0:
         with torch.no_grad():
-            ref_lp, _ = response_logprobs(ref_model, batch, temperature, cfg.bf16)  # (b, T-1)
-        kl = grpo.kl_estimate(logp, ref_lp, cfg.kl_estimator)  # (b, T-1)
-        loss = loss + cfg.kl_beta * grpo.aggregate(kl, mask, cfg.aggregation, totals)  # ()
-        sums["kl"] = float((kl.detach() * mask).sum())
-    with torch.no_grad():
-        diff = (logp - batch["old"]).abs() * mask  # (b, T-1): trainer vs engine, meaningful before the first step
-        sums |= {"loss": float(loss), "pg": float(pg), "approx_kl": float(((batch["old"] - logp) * mask).sum()),
-                 "entropy": float(entropy.sum()), "diff_sum": float(diff.sum()), "diff_max": float(diff.max())}  # fmt: skip
-    return loss, sums
+            ref_lp, _ = response_logprobs(ref_model, batch, temperature, bf16)  # (b, T-1)
+    old = batch["trainer_old"] if "trainer_old" in batch else batch["old"]  # (b, T-1)
+    loss, sums = grpo.objective(logp, old, batch["old"], batch["adv"], batch["mask"], obj, totals, ref_lp)
+    return loss, sums | {"entropy": float(entropy.detach().sum())}
 
 
 def grpo_steps(
@@ -435,7 +421,8 @@ def grpo_steps(
     its FSDP2-sharded ResponseLogprobs (then `dist.sharded`). `on_progress(done, total)` counts this
     process's sequences through forward and backward, over all epochs."""
     device = next(model.parameters()).device
-    clip = grpo.ClipConfig(cfg.eps_low, cfg.eps_high, cfg.dual_clip or None)
+    obj = grpo.Objective(grpo.ClipConfig(cfg.eps_low, cfg.eps_high, cfg.dual_clip or None), cfg.aggregation,
+                         cfg.tis_cap, cfg.kl_beta, cfg.kl_estimator)  # fmt: skip
     n_truncated = sum(r.truncated for r in rows) if cfg.mask_truncated else 0
     if cfg.mask_truncated:
         rows = [r for r in rows if not r.truncated]
@@ -457,8 +444,8 @@ def grpo_steps(
             acc, diff_max = dict.fromkeys(SUMS, 0.0), 0.0
             for mb in dist.share(mbs):
                 batch = collate(mb or mbs[0], pad_id, device, packed=cfg.packing)
-                loss, sums = _micro_batch_loss(model, batch, cfg=cfg, clip=clip, totals=totals, temperature=temperature,
-                                               ref_model=ref_model)  # fmt: skip
+                loss, sums = _micro_batch_loss(model, batch, obj=obj, totals=totals, temperature=temperature,
+                                               bf16=cfg.bf16, ref_model=ref_model)  # fmt: skip
                 if mb is None:  # an FSDP2 filler: its collectives run, its gradient is zero
                     loss = loss * 0.0
                 else:
@@ -557,18 +544,15 @@ def run_update(spec: UpdateSpec) -> dict:
                        on_progress=lambda done, total: progress("update", spec.iteration, done=done, total=total,
                                                                 unit="sequences")) if rows else []  # fmt: skip
     if not steps:  # every group had equal rewards: nothing to learn; v_{i+1} = v_i, recorded as such
-        steps = [{"epoch": 0, "step": 0, "loss": 0.0, "policy_loss": 0.0, "kl": None, "clip_frac_low": 0.0,
-                  "clip_frac_high": 0.0, "ratio_mean": 1.0, "approx_kl": 0.0, "entropy": 0.0, "grad_norm": 0.0,
-                  "lr": opt.param_groups[0]["lr"], "tokens": 0, "sequences": 0, "micro_batches": 0, "truncated_masked": 0,
-                  "logprob_diff_mean": None, "logprob_diff_max": None, "tis_weight_mean": None, "seconds": 0.0,
-                  "peak_memory_mb": _peak_memory_mb(device), "world_size": dist.world}]  # fmt: skip
-    rows_out = [{"iteration": spec.iteration, "global_step": global_step + k, **s, **stats} for k, s in enumerate(steps)]
-    global_step += sum(s["sequences"] > 0 for s in steps)
+        steps = [{"lr": opt.param_groups[0]["lr"], "peak_memory_mb": _peak_memory_mb(device), "world_size": dist.world}]
+    rows_out = [asdict(StepMetrics(iteration=spec.iteration, global_step=global_step + k, **s, **stats))
+                for k, s in enumerate(steps)]  # fmt: skip
+    global_step += sum(s.get("sequences", 0) > 0 for s in steps)
     save_checkpoint(model, tok, opt, sched, global_step=global_step, next_iteration=spec.iteration + 1,
                     path=Path(spec.policy_out), dist=dist)  # fmt: skip
     if dist.rank == 0:
         write_table(rows_out, UPDATES, Path(spec.metrics_out))
-    return {**stats, "sequences": len(rows), "steps": len(steps), "loss": steps[-1]["loss"], "world_size": dist.world}
+    return {**stats, "sequences": len(rows), "steps": len(steps), "loss": rows_out[-1]["loss"], "world_size": dist.world}
 
 
 def policy_token_logprobs(model: PreTrainedModel, batch: dict[str, torch.Tensor], temperature: float = 1.0) -> torch.Tensor:

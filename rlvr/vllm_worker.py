@@ -13,7 +13,7 @@ lines on file descriptor N (stdout and stderr stay free for vLLM's own logs):
     {"cmd": "shutdown"}
 
 Every reply has "ok"; a failure replies {"ok": false, "error": "..."} and the worker keeps serving.
-Logprobs are the processed ones (after temperature), the convention of rlvr/rollout.py.
+Logprobs are the processed ones (after temperature), the convention of rlvr/sampler.py.
 """
 
 from __future__ import annotations

@@ -57,9 +57,19 @@ def test_hash_ignores_iterations_only() -> None:
     assert a.hash() != parse_config({"run": {"seed": 1}}).hash()
 
 
+def _mark_started(run: Path) -> None:
+    """Commit an (empty) prepare stage: from then on the run's config is frozen."""
+    from rlvr.schema import PREPARE, RunPaths
+    from rlvr.store import begin_stage
+
+    with begin_stage(RunPaths(run.resolve()), PREPARE, None, {}) as tx:
+        tx.commit(rows=0)
+
+
 def test_run_config_is_frozen(tmp_path: Path) -> None:
     run = tmp_path / "r"
     create_or_open(run, parse_config({"rollout": {"group_size": 4}}), iterations=2)
+    _mark_started(run)
     # continuing without a config keeps it; raising iterations is allowed
     assert create_or_open(run, None, iterations=5).config.run.iterations == 5
     with pytest.raises(RunError) as e:
@@ -70,6 +80,29 @@ def test_run_config_is_frozen(tmp_path: Path) -> None:
     (run / "run.toml").write_text(text)
     with pytest.raises(RunError, match="was edited after the run started"):
         open_run(run)
+
+
+def test_config_of_a_run_that_committed_nothing_may_be_corrected(tmp_path: Path) -> None:
+    """A first start that failed before prepare committed (say, a wrong model.path) leaves run.toml
+    behind; the corrected retry replaces it instead of refusing "another config"."""
+    run = tmp_path / "r"
+    create_or_open(run, parse_config({"rollout": {"group_size": 4}}), iterations=2)
+    fixed = create_or_open(run, parse_config({"rollout": {"group_size": 6}}), None)
+    assert fixed.config.rollout.group_size == 6 and open_run(run).config.rollout.group_size == 6
+
+
+def test_checkpoint_retention_may_change_on_a_live_run(tmp_path: Path) -> None:
+    """[checkpoint] changes no output: it is left out of the hash, and a config that sets it
+    changes it on an existing run; one that does not set it keeps the run's."""
+    run = tmp_path / "r"
+    first = create_or_open(run, parse_config({"checkpoint": {"keep_last": 3}}), iterations=2)
+    _mark_started(run)
+    assert parse_config({"checkpoint": {"keep_last": 1}}).hash() == Config().hash()
+    changed = create_or_open(run, parse_config({"checkpoint": {"keep_last": 1, "keep_every": 5}}), None)
+    assert (changed.config.checkpoint.keep_last, changed.config.checkpoint.keep_every) == (1, 5)
+    assert changed.config_hash == first.config_hash
+    assert create_or_open(run, parse_config({}), None).config.checkpoint.keep_last == 1
+    assert open_run(run).config.checkpoint.keep_every == 5
 
 
 def test_run_from_an_older_rlvr_keeps_its_identity(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from safetensors.torch import load_file
 from rlvr.config import Config
 from rlvr.query import run_sql
 from rlvr.run import create_or_open
-from rlvr.schema import ITERATION_STAGES, PREPARE, RunPaths
+from rlvr.schema import ITERATION_STAGES, PREPARE, UPDATES, RunPaths
 from rlvr.store import FAULT_ENV, read_record
 
 pytestmark = pytest.mark.slow
@@ -123,6 +123,64 @@ def test_kill_during_second_update_then_resume(tmp_path: Path, prefect_api: str,
     rows = json.loads(out.stdout)
     assert [r["iteration"] for r in rows] == [0, 1] and all(0.0 <= r["mean_reward"] <= 1.0 for r in rows)
     assert all(r["n"] == 64 for r in rows)
+
+
+def _outputs(paths: RunPaths, plan: list[tuple]) -> dict[tuple, list[tuple[str, str]]]:
+    return {k: [(o.path, o.sha256) for o in read_record(paths.record(*k)).outputs] for k in plan}
+
+
+def test_kill_twice_and_resume_under_keep_last_1_equals_an_unkilled_run(tmp_path: Path, prefect_api: str,
+                                                                        small_config: Config, tiny_model: Path) -> None:  # fmt: skip
+    """Aggressive retention ([checkpoint] keep_last = 1) and two SIGKILLs: once after update(1)
+    committed v2 but before it pruned v1, once inside update(2), which needs v2's trainer state.
+    The resumed run's every committed output equals an unkilled run's (default retention), byte
+    for byte; only v0 and the newest version keep weights, and the pruned versions' rows stay."""
+    from rlvr.flows.train import train
+    from rlvr.store import file_sha256
+
+    reference = create_or_open(tmp_path / "reference", small_config, 3)
+    train(str(reference.paths.root))
+
+    cfg = tmp_path / "keep1.toml"
+    cfg.write_text(small_config.model_copy(update={"checkpoint": small_config.checkpoint.model_copy(update={"keep_last": 1})}).to_toml())
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "PREFECT_API_URL": prefect_api, "COLUMNS": "200"}
+    paths = RunPaths(run_dir.resolve())
+    killed = _cli("train", str(cfg), "--run", str(run_dir), "--iterations", "3", env={**env, FAULT_ENV: "update:1:before_prune"})
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    assert read_record(paths.record("update", 1)) is not None and paths.policy_dir(1).is_dir()  # committed, not yet pruned
+    killed = _cli("resume", str(run_dir), env={**env, FAULT_ENV: "update:2:before_rename"})
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    assert not paths.policy_dir(1).exists(), "update(1), skipped on resume, finishes the prune the kill cut short"
+    assert (paths.policy_dir(2) / "trainer_state.pt").is_file()  # what update(2) resumes from
+    resumed = _cli("resume", str(run_dir), env=env)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+
+    plan = reference.config.stage_plan()
+    mine, ref = _outputs(paths, plan), _outputs(reference.paths, plan)
+    assert [[p for p, _ in mine[k]] for k in plan] == [[p for p, _ in ref[k]] for k in plan]
+    differ = sorted(p for k in plan for (p, a), (_, b) in zip(mine[k], ref[k], strict=True) if a != b)
+    # per-step metrics carry wall-clock seconds and peak memory; every other byte is equal
+    assert differ == [f"updates/iteration={i:06d}/part-000000.parquet" for i in range(3)], differ
+    timing = {"seconds", "peak_memory_mb"}
+    cols = ", ".join(c for c in UPDATES.names if c not in timing)
+    q = f"SELECT {cols} FROM updates ORDER BY global_step"
+    assert run_sql(str(paths.root), q).to_pylist() == run_sql(str(reference.paths.root), q).to_pylist()
+    on_disk = [p for p in paths.root.rglob("*") if p.is_file() and "_stages" not in p.parts and p.name not in ("run.toml", ".lock")]
+    listed = {path: sha for outs in _outputs(paths, plan).values() for path, sha in outs}
+    assert {str(p.relative_to(paths.root)): file_sha256(p) for p in on_disk} == {
+        k: v for k, v in listed.items() if (paths.root / k).is_file()}  # fmt: skip
+    assert sorted(p.name for p in (paths.root / "policy").iterdir()) == ["v000000", "v000003"]
+    assert sorted(p.name for p in paths.policy_dir(3).iterdir()) == sorted(p.name for p in reference.paths.policy_dir(3).iterdir())
+    assert sorted(p.name for p in (reference.paths.root / "policy").iterdir()) == ["v000000", "v000002", "v000003"]
+    assert not (reference.paths.policy_dir(2) / "trainer_state.pt").exists()
+
+    rows = run_sql(str(paths.root), "SELECT policy_version, count(*) AS n FROM rollouts GROUP BY 1 ORDER BY 1").to_pylist()
+    assert [r["policy_version"] for r in rows] == [0, 1, 2]  # pruned versions' rollouts stay queryable
+    status = json.loads(_cli("status", str(run_dir), "--format", "json", env=env).stdout)
+    assert [r["weights"] for r in status if r["stage"] in ("prepare", "update")] == ["v0", "v1 pruned", "v2 pruned", "v3"]
+    again = _cli("resume", str(run_dir), env=env)
+    assert again.returncode == 0 and "nothing to do" in again.stdout
 
 
 def test_scheduled_extend_adds_iterations(tmp_path: Path, prefect_api: str, small_config: Config,

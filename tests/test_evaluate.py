@@ -92,10 +92,15 @@ def test_flow_evaluates_before_and_after_training(tmp_path: Path, prefect_api: s
                                                   tiny_model: Path) -> None:  # fmt: skip
     from rlvr.flows.train import train
 
+    """Also under the most aggressive retention (keep_last = 1): each evaluate(i) runs before
+    update(i) commits v_{i+1}, so v_i is still there when it is evaluated."""
     d = tmp_path / "run"
-    create_or_open(d, _config(small_config, tiny_model), 1)
+    cfg = _config(small_config, tiny_model)
+    create_or_open(d, cfg.model_copy(update={"checkpoint": cfg.checkpoint.model_copy(update={"keep_last": 1})}), 2)
     results = train(str(d))
     assert [(r["stage"], r["iteration"]) for r in results] == [
-        ("prepare", None), ("evaluate", 0), ("rollout", 0), ("verify", 0), ("update", 0), ("evaluate", 1)]  # fmt: skip
+        ("prepare", None), ("evaluate", 0), ("rollout", 0), ("verify", 0), ("update", 0),
+        ("evaluate", 1), ("rollout", 1), ("verify", 1), ("update", 1), ("evaluate", 2)]  # fmt: skip
     acc = run_sql(d, "SELECT iteration, avg(correct::INT) AS acc FROM evals GROUP BY 1 ORDER BY 1").to_pylist()
-    assert [a["iteration"] for a in acc] == [0, 1]
+    assert [a["iteration"] for a in acc] == [0, 1, 2]
+    assert sorted(p.name for p in (d / "policy").iterdir()) == ["v000000", "v000002"]

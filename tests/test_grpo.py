@@ -203,3 +203,29 @@ def test_entropy_and_tis_weights() -> None:
     assert token_entropy(uniform).item() == pytest.approx(math.log(4))
     w = truncated_is_weights(torch.tensor([[0.0, -1.0]]), torch.tensor([[-1.0, 0.0]]), cap=2.0)
     assert w[0].tolist() == pytest.approx([2.0, math.exp(-1)])  # e^1 capped at 2
+
+
+def test_objective_composes_clip_tis_kl_and_aggregation_by_hand() -> None:
+    """Two tokens, A = +1, the policy equal to pi_old (ratio 1): the surrogate is -1 a token; the
+    engine sampled with half pi_old's probability, so the TIS weight is min(2, 1.5) = 1.5; the
+    reference has half the policy's probability, so k3 = 0.5 - 1 + ln 2 a token."""
+    import math
+
+    from rlvr.grpo import ClipConfig, Objective, Totals, objective
+
+    logp = torch.tensor([[-1.0, -2.0]], requires_grad=True)  # (1, 2)
+    old = logp.detach().clone()
+    rollout = old - math.log(2)
+    ref = logp.detach() - math.log(2)
+    mask, adv = torch.ones(1, 2), torch.tensor([1.0])
+    obj = Objective(ClipConfig(0.2, 0.2), "token_mean", tis_cap=1.5, kl_beta=0.5, kl_estimator="k3")
+    loss, sums = objective(logp, old, rollout, adv, mask, obj, Totals(tokens=2, sequences=1, norm_constant=4.0), ref)
+    k3 = 0.5 - 1 + math.log(2)
+    assert float(loss) == pytest.approx(-1.5 + 0.5 * k3)
+    assert sums["pg"] == pytest.approx(-1.5) and sums["kl"] == pytest.approx(2 * k3) and sums["tis"] == pytest.approx(3.0)
+    assert sums["diff_max"] == pytest.approx(math.log(2)) and sums["ratio"] == pytest.approx(2.0)
+    loss.backward()  # d/dlogp of (-1.5 * ratio + 0.5 * k3) / 2 tokens, per token: (-1.5 + 0.5 * (1 - 0.5)) / 2
+    assert logp.grad[0].tolist() == pytest.approx([(-1.5 + 0.25) / 2] * 2)
+    # without TIS and KL it is the plain clipped surrogate, aggregated
+    loss2, sums2 = objective(logp, old, old, adv, mask, Objective(ClipConfig(0.2, 0.2)), Totals(2, 1, 4.0))
+    assert float(loss2) == pytest.approx(-1.0) and sums2["kl"] == 0.0 and sums2["tis"] == 0.0

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from rlvr.data import humaneval
-from rlvr.sandbox import AssertTests, Limits, check_many, extract_code
+from rlvr.verify.code.sandbox import AssertTests, Limits, check_many, extract_code
 from rlvr.schema import PROBLEMS
 
 needs_root = pytest.mark.skipif(

@@ -1,4 +1,4 @@
-"""rlvr.logic (parser, canonical form, truth tables, conclusion checks, verdicts) on hand cases,
+"""rlvr.verify.logic (parser, canonical form, truth tables, conclusion checks, verdicts) on hand cases,
 and the shipped logic set (data/logic.jsonl): every gold answer is judged correct.
 
 Run: .venv/bin/pytest tests/test_logic.py -q   (about a second; the rebuild test needs
@@ -15,8 +15,8 @@ import pyarrow as pa
 import pytest
 
 from rlvr.data import logic as data_logic
-from rlvr import logic
-from rlvr.logic import (
+from rlvr.verify import logic
+from rlvr.verify.logic import (
     canonical,
     check_conclusion,
     decide,

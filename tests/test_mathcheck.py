@@ -1,4 +1,4 @@
-"""The math-verify tier (rlvr.mathcheck) and its place in rlvr.verify.score_with_stats.
+"""The math-verify tier (rlvr.verify.math) and its place in rlvr.verify.score_with_stats.
 
 Real math-verify on symbolic pairs (including one whose evaluation really hangs and is timed out),
 and injectable check functions that raise, hang and kill their worker: those rows get
@@ -19,7 +19,7 @@ import pytest
 from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
-from rlvr.mathcheck import check_pairs
+from rlvr.verify.math import check_pairs
 from rlvr.schema import SCORES
 from rlvr.verify import score_with_stats
 
@@ -138,7 +138,7 @@ def test_score_uses_real_math_verify_for_symbolic_rows(tmp_path: Path) -> None:
 
 def test_a_worker_that_cannot_start_is_a_setup_error_not_row_errors(tmp_path: Path) -> None:
     script = tmp_path / "unguarded.py"  # spawned workers re-import a script's main module
-    script.write_text("from rlvr.mathcheck import check_pairs\nprint(check_pairs([('1', '1')], timeout_s=1, workers=1))\n")
+    script.write_text("from rlvr.verify.math import check_pairs\nprint(check_pairs([('1', '1')], timeout_s=1, workers=1))\n")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert out.returncode != 0
     assert "MathCheckError: a math-verify worker process did not start" in out.stderr

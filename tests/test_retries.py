@@ -1,4 +1,5 @@
-"""Retries are for transient errors only (a config or data error fails at once)."""
+"""Retries are for transient errors only (a config or data error fails at once), checked through
+Prefect's own retry machinery on a real temporary server."""
 
 from __future__ import annotations
 
@@ -30,3 +31,51 @@ from rlvr.tasks.stages import retry_transient
 def test_transient_classification(exc: BaseException | None, transient: bool) -> None:
     assert is_transient(exc) is transient
     assert retry_transient(None, None, Failed(data=exc)) is transient
+
+
+def _flaky_stage(first_error: BaseException):  # noqa: ANN202
+    """A stage function that fails once with `first_error`, then succeeds; it counts its calls."""
+    from rlvr.stages import StageResult
+
+    calls: list[int] = []
+
+    def stage(run_dir: str, iteration: int) -> StageResult:
+        calls.append(iteration)
+        if len(calls) == 1:
+            raise first_error
+        return StageResult("flaky", iteration, False, 7, 0.0, "now")
+
+    return stage, calls
+
+
+def test_prefect_retries_a_transient_failure_and_the_stage_succeeds(prefect_api: str) -> None:
+    from prefect import flow
+
+    from rlvr.tasks.stages import _stage_task
+
+    stage, calls = _flaky_stage(TimeoutError("the object store blinked"))
+    task = _stage_task(stage, "flaky").with_options(retry_delay_seconds=0)
+
+    @flow
+    def one_stage() -> dict:
+        return task("run", 3)
+
+    assert one_stage()["rows"] == 7
+    assert calls == [3, 3]  # failed once, retried by Prefect, succeeded
+
+
+def test_prefect_does_not_retry_a_user_error(prefect_api: str) -> None:
+    from prefect import flow
+
+    from rlvr.tasks.stages import _stage_task
+
+    stage, calls = _flaky_stage(ConfigError("rollout.group_size = 1: set it to 2 or more"))
+    task = _stage_task(stage, "flaky").with_options(retry_delay_seconds=0)
+
+    @flow
+    def one_stage() -> dict:
+        return task("run", 3)
+
+    with pytest.raises(ConfigError, match="group_size"):
+        one_stage()
+    assert calls == [3]  # failed at once: retrying a config error only delays the message

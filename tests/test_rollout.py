@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from rlvr.rollout import Request, Sampling, derive_seed, generate_transformers, render_prompt_ids, sample_batch
+from rlvr.sampler import Request, Sampling, derive_seed, generate_transformers, render_prompt_ids, sample_batch
 from rlvr.update import load_policy
 
 PROMPTS = ["What is 3 + 4? Put the final answer inside <answer></answer>.",

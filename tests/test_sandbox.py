@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from rlvr.sandbox import (
+from rlvr.verify.code.sandbox import (
     UID_BASE,
     UID_SPAN,
     AssertSite,
@@ -525,7 +525,7 @@ def test_a_solution_cannot_forge_the_assert_counts():
 
 
 def test_known_limit_an_always_equal_answer_makes_asserts_vacuous():
-    # Documented in rlvr/sandbox.py: == against the solution's own object is decided by that object.
+    # Documented in rlvr/verify/code/sandbox.py: == against the solution's own object is decided by that object.
     cheat = "class Anything:\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Anything()\n"
     assert check_assert_tests(cheat, "assert add(2, 3) == 5").passed
     typed = check_assert_tests(

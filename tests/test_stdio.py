@@ -1,4 +1,4 @@
-"""The stdin/stdout code task (data/stdio.py) and the tests column parser (rlvr.sandbox.make_check).
+"""The stdin/stdout code task (data/stdio.py) and the tests column parser (rlvr.verify.code.sandbox.make_check).
 
 Every reference program passes every hand-written case in the sandbox; a wrong program gets the
 fraction of cases it passes; make_check picks the kind and rejects malformed tests by name.
@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from rlvr.data import stdio
-from rlvr.sandbox import (
+from rlvr.verify.code.sandbox import (
     AssertTests,
     IOTests,
     check_many,
@@ -44,10 +44,10 @@ def test_rows_fit_the_problems_schema():
     first = rows[0]
     assert (first["task"], first["split"], first["sources"]) == ("code", "test", None)
     assert json.loads(first["meta"]) == {"kind": "stdin_stdout"}
-    assert (
-        "one ```python code block" in first["prompt"]
-        and "Example input:\n```\n3\n1 2 3\n```" in first["prompt"]
-    )
+    # the instruction is the task's default template, the row holds statement + example
+    assert "one ```python code block" in stdio.TEMPLATE.format(prompt=first["prompt"])
+    assert "one ```python code block" not in first["prompt"]
+    assert "Example input:\n```\n3\n1 2 3\n```" in first["prompt"]
     assert (
         extract_code(first["prompt"]) is not None
     )  # the example fences parse; a response's block wins

@@ -39,11 +39,6 @@ def test_schema_rejects_missing_columns(tmp_path: Path) -> None:
         write_table([{k: v for k, v in ROW.items() if k != "prompt_id"}], ROLLOUTS, tmp_path / "x.parquet")
 
 
-def test_every_table_has_an_iteration_column_except_problems() -> None:
-    for name, schema in TABLES.items():
-        assert ("iteration" in schema.names) == (name != "problems")
-
-
 @pytest.fixture()
 def run(tmp_path: Path) -> RunPaths:
     return create_or_open(tmp_path / "run", Config(), None).paths
@@ -83,6 +78,33 @@ def test_redo_removes_stale_record_before_touching_outputs(run: RunPaths) -> Non
         with begin_stage(run, ROLLOUT, 3, {"a": 2}):
             assert not run.record(ROLLOUT, 3).exists()  # gone before any output is replaced
             raise RuntimeError("boom")
+    assert run_sql(run.root, "SELECT count(*) AS n FROM rollouts").to_pylist() == [{"n": 0}]
+
+
+def test_run_stage_skips_a_committed_stage_and_reruns_on_new_inputs(run: RunPaths) -> None:
+    from rlvr.store import Outcome, run_stage
+
+    calls: list[int] = []
+
+    def body(tx) -> Outcome:  # noqa: ANN001
+        calls.append(1)
+        write_table([ROW], ROLLOUTS, tx.output(run.table_dir("rollouts", 3)) / shard_name(0))
+        return Outcome(1, {"note": len(calls)})
+
+    rec, skipped = run_stage(run, ROLLOUT, 3, {"a": 1}, body)
+    assert (skipped, rec.rows, rec.extra, len(calls)) == (False, 1, {"note": 1}, 1)
+    again, skipped = run_stage(run, ROLLOUT, 3, {"a": 1}, body)
+    assert skipped and again == rec and len(calls) == 1  # committed for these inputs: the body never runs
+    redo, skipped = run_stage(run, ROLLOUT, 3, {"a": 2}, body)
+    assert not skipped and redo.extra == {"note": 2} and redo.fingerprint != rec.fingerprint
+
+    def failing(tx) -> Outcome:  # noqa: ANN001
+        write_table([ROW], ROLLOUTS, tx.output(run.table_dir("rollouts", 3)) / shard_name(0))
+        raise ValueError("bad row 7")
+
+    with pytest.raises(ValueError, match="bad row 7"):
+        run_stage(run, ROLLOUT, 3, {"a": 3}, failing)
+    assert not run.record(ROLLOUT, 3).exists()  # nothing half-committed is left visible
     assert run_sql(run.root, "SELECT count(*) AS n FROM rollouts").to_pylist() == [{"n": 0}]
 
 

@@ -37,7 +37,7 @@ def _config(task: str, **extra) -> Config:
 def test_task_runs_one_iteration(tmp_path: Path, task: str) -> None:
     column, verifiers = TASKS[task]
     if column == "code" and os.geteuid() != 0:
-        pytest.skip("the code sandbox needs root (see rlvr/sandbox.py)")
+        pytest.skip("the code sandbox needs root (see rlvr/verify/code/sandbox.py)")
     d = tmp_path / "run"
     cfg = _config(task)
     create_or_open(d, cfg, 1)
@@ -56,7 +56,13 @@ def test_task_runs_one_iteration(tmp_path: Path, task: str) -> None:
         parts = r["reward_correct"] + r["reward_format"] + r["reward_citation"] + r["length_penalty"]
         assert r["reward"] == pytest.approx(parts) and r["reason"]
         assert (r["citations"] is not None) == (column == "retrieval")
-    assert run_sql(d, "SELECT count(*) AS n FROM updates").to_pylist()[0]["n"] >= 1
+    # the update trained on exactly the groups whose rewards differ, and dropped the rest
+    signal = run_sql(d, "SELECT count(*) FILTER (WHERE n > 1) AS used, count(*) FILTER (WHERE n = 1) AS dropped "
+                        "FROM (SELECT prompt_id, count(DISTINCT reward) AS n FROM scores GROUP BY 1)").to_pylist()[0]
+    step = run_sql(d, "SELECT groups_used AS used, groups_dropped AS dropped, tokens FROM updates ORDER BY step LIMIT 1")
+    first = step.to_pylist()[0]
+    assert {"used": first["used"], "dropped": first["dropped"]} == signal
+    assert (first["tokens"] > 0) == (signal["used"] > 0)
 
 
 def test_a_mixture_of_tasks_trains_in_one_pool(tmp_path: Path) -> None:

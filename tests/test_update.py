@@ -15,7 +15,7 @@ import torch
 
 from rlvr import stages
 from rlvr.config import Config, UpdateSection
-from rlvr.rollout import render_prompt_ids
+from rlvr.sampler import render_prompt_ids
 from rlvr.run import create_or_open
 from rlvr.store import FAULT_ENV
 from rlvr.update import (
@@ -190,7 +190,7 @@ def test_fsdp2_on_two_gloo_processes_matches_one_process_and_resumes(scored_run:
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    knobs = {"micro_batch_tokens": 150, "minibatches": 2, "tis_cap": 2.0, "kl_beta": 0.05}
+    knobs = {"micro_batch_tokens": 100, "minibatches": 2, "tis_cap": 2.0, "kl_beta": 0.05}
     outs: dict[int, list[UpdateSpec]] = {1: [], 2: []}
     for nproc in (1, 2):
         policy_in = scored_run / "policy/v000000"

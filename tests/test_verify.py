@@ -137,7 +137,7 @@ def test_rollout_for_unknown_problem_is_an_error_naming_it(tmp_path: Path) -> No
 
 
 # ---- normalisation rules: each with rows that must be true and rows that must be false ----------
-# (rule, gold, response, correct, verifier); hand-decided from the rules in rlvr/sql/macros.sql
+# (rule, gold, response, correct, verifier); hand-decided from the rules in rlvr/verify/sql/macros.sql
 RULES = [
     ("thousands commas", "1234567", "<answer>1,234,567</answer>", True, "sql_numeric"),
     ("thousands commas", "1200", "<answer>1,200.0</answer>", True, "sql_numeric"),

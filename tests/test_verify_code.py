@@ -13,7 +13,7 @@ from verify_inputs import write_inputs
 from rlvr.config import VerifySection
 from rlvr.verify import score_with_stats
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox needs root (see rlvr/sandbox.py)")
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox needs root (see rlvr/verify/code/sandbox.py)")
 
 TESTS = "def check(f):\n    assert f(2, 3) == 5\n    assert f(-1, 1) == 0\ncheck(add)\n"
 RESPONSES = [
@@ -76,7 +76,7 @@ def test_fraction_passed_is_the_code_score_when_asked(tmp_path: Path) -> None:
 
 
 def test_stdin_stdout_problems(tmp_path: Path) -> None:
-    from rlvr.sandbox import io_tests_json
+    from rlvr.verify.code.sandbox import io_tests_json
 
     tests = io_tests_json([("1 2\n", "3\n"), ("5 5\n", "10\n"), ("0 0\n", "0\n")])
     right = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"

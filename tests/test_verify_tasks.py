@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from verify_inputs import write_inputs
 
-from rlvr import logic
+from rlvr.verify import logic
 from rlvr.config import RewardWeights, VerifySection
 from rlvr.verify import connect, score_with_stats
 
@@ -82,7 +82,7 @@ def test_logic_verdicts_are_decided_in_sql(tmp_path: Path) -> None:
 
 
 def test_sql_verdict_table_is_rlvr_logic_table() -> None:
-    """Every spelling rlvr.logic knows, as norm_answer leaves it, gets the same verdict in SQL."""
+    """Every spelling rlvr.verify.logic knows, as norm_answer leaves it, gets the same verdict in SQL."""
     con = connect()
     spellings = [k for k, _ in logic.VERDICT_PAIRS] + ["Cannot be determined.", "**Yes**", "maybe", "no way", ""]
     for text in spellings:
@@ -90,7 +90,7 @@ def test_sql_verdict_table_is_rlvr_logic_table() -> None:
         assert got == logic.normalise_verdict(text), text
 
 
-# ---- logic: formula conclusions (SQL for the gold spelling, rlvr.logic for the rest) -------
+# ---- logic: formula conclusions (SQL for the gold spelling, rlvr.verify.logic for the rest) -------
 
 PREMISES = ["P → Q", "Q → R", "P"]
 FORMULA_CASES = [  # (response, correct, verifier, reason starts with)
@@ -100,7 +100,7 @@ FORMULA_CASES = [  # (response, correct, verifier, reason starts with)
     ("<answer>~P</answer>", False, "logic", "wrong:"),
     ("<answer>P | ~P</answer>", False, "logic", "trivial:"),  # follows from anything
     ("<answer>__import__('os')</answer>", False, "logic", "unparsable:"),  # parsed, never run
-    ("<answer>S</answer>", False, "logic", ""),  # a variable the premises do not have
+    ("<answer>S</answer>", False, "logic", "wrong: 'S' uses S, not among the premises' variables"),  # a new variable
 ]
 
 

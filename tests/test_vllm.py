@@ -15,7 +15,7 @@ import torch
 from rlvr import engines
 from rlvr.config import Config, RolloutSection
 from rlvr.query import run_sql
-from rlvr.rollout import Request, Sampling, derive_seed, render_prompt_ids
+from rlvr.sampler import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import create_or_open
 from rlvr.schema import ROLLOUT
 from rlvr.store import read_record

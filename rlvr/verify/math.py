@@ -10,7 +10,7 @@ process, one row at a time, so that:
     verdict naming the cause, never a silent "wrong"; the worker is replaced and the other rows go on;
   - a worker that ignores the timer (stuck in C code) is killed after timeout + grace.
 
-    from rlvr.mathcheck import check_pairs
+    from rlvr.verify.math import check_pairs
     verdicts, stats = check_pairs([("\\sqrt{2}", "2^{1/2}")], timeout_s=5.0, workers=2)
 
 Test: tests/test_mathcheck.py (real math-verify rows, plus injectable check functions that raise,

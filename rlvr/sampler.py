@@ -1,4 +1,6 @@
-"""Rollout: G sampled responses per prompt, with the sampling policy's per-token logprobs.
+"""The transformers sampler and the prompt side of rollout: seeds, chat-template rendering, and G
+sampled responses per prompt with the sampling policy's per-token logprobs (the rollout stage
+itself is rlvr.stages.rollout; engines.py chooses between this sampler and vLLM).
 
 The transformers engine is a plain KV-cache decode loop rather than `model.generate`, because
 RL needs three things `generate` does not give cleanly: one RNG per sample (so a response
@@ -29,12 +31,24 @@ def derive_seed(seed: int, iteration: int, prompt_id: str, sample_idx: int) -> i
     return int.from_bytes(h[:8], "little") & ((1 << 63) - 1)
 
 
-def render_prompt_ids(tok: PreTrainedTokenizerBase, prompt: str) -> list[int]:
-    """Token ids of one user turn plus the assistant header (chat template when there is one)."""
+Messages = list[dict[str, str]]  # chat turns: {"role": "system" | "user" | "assistant", "content": ...}
+
+
+def render_prompt_text(tok: PreTrainedTokenizerBase, prompt: str | Messages) -> str:
+    """The exact text a prompt becomes: the chat template over its turns plus the assistant header;
+    without a chat template, the turns' contents joined by blank lines (a lone user turn as is).
+    A plain string is one user turn."""
+    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
     if tok.chat_template:
-        text = tok.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False)
-        return tok(text, add_special_tokens=False)["input_ids"]
-    return tok(prompt)["input_ids"]
+        return tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return "\n\n".join(m["content"] for m in messages)
+
+
+def render_prompt_ids(tok: PreTrainedTokenizerBase, prompt: str | Messages) -> list[int]:
+    """Token ids of a prompt (one user turn, or chat turns) plus the assistant header: render_prompt_text
+    tokenised; the chat template already holds the special tokens, plain text gets the tokenizer's."""
+    text = render_prompt_text(tok, prompt)
+    return tok(text, add_special_tokens=not tok.chat_template)["input_ids"]
 
 
 @dataclass(frozen=True)

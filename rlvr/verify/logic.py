@@ -19,7 +19,7 @@ table of 2**12 rows) and MAX_DEPTH nested parentheses or negations (the parser r
 Truth tables are bit-parallel: a formula evaluates to one Python int whose bit r is its value in
 row r, so a 4096-row table costs one big-int operation per node.
 
-    from rlvr.logic import check_conclusion
+    from rlvr.verify.logic import check_conclusion
     check_conclusion(["P -> Q", "P"], "Q")   # (True, "correct: 'Q' follows from the premises")
 
 Test: .venv/bin/pytest tests/test_logic.py -q

@@ -13,7 +13,8 @@
 --                '50%' = '50' (the unit dropped, GSM8K style) and '50%' = '0.5' (x/100), so neither
 --                convention is scored wrong; with % on both sides the numbers must match.
 --                A non-numeric, non-symbolic prediction ('nineteen', '1.2.3') is wrong here.
---   sql_exact    gold is neither a number nor symbolic: the normalised strings must be equal; or gold is
+--   sql_exact    task 'exact' (a dataset's verifier = 'exact'), or gold is neither a number nor symbolic:
+--                the normalised strings must be equal; or gold is
 --                symbolic and the normalised strings are identical (identical text: equivalent).
 --   undecided    gold or prediction is symbolic (looks_symbolic) and SQL cannot compare them:
 --                rlvr.mathcheck fills these rows (verifier math_verify), then verify_groups.sql runs.
@@ -103,6 +104,7 @@ WITH p AS (
         CASE
             WHEN task = 'code' THEN 'code'  -- decided by running it: rlvr.sandbox, via verify_code.sql
             WHEN gold_verdict IS NOT NULL THEN 'sql_exact'  -- logic verdicts
+            WHEN task = 'exact' THEN 'sql_exact'  -- datasets with verifier = 'exact': strings only, never read as numbers
             WHEN task = 'logic' THEN CASE WHEN COALESCE(pred_formula, '') IN ('', gold_formula) THEN 'sql_exact' ELSE 'logic' END
             WHEN gold_num IS NOT NULL AND pred_num IS NOT NULL THEN 'sql_numeric'
             WHEN COALESCE(pred, '') = '' THEN CASE WHEN gold_num IS NOT NULL THEN 'sql_numeric' ELSE 'sql_exact' END

@@ -5,8 +5,8 @@
      last number), normalise them (sql/macros.sql) and decide plain numbers (sql_numeric), plain
      strings and logic verdicts (sql_exact); the rest is left to a Python tier in the temp table
      verify_rows, by verifier: `undecided` (symbolic), `code`, `logic` (a formula answer);
-  2. the Python tiers, each on its own rows only: rlvr.mathcheck (math-verify in worker processes
-     with a per-row timeout), rlvr.sandbox (code, bubblewrap), rlvr.logic (truth tables). A crash or
+  2. the Python tiers, each on its own rows only: rlvr.verify.math (math-verify in worker processes
+     with a per-row timeout), rlvr.verify.code.sandbox (code, bubblewrap), rlvr.verify.logic (truth tables). A crash or
      timeout is a `verifier_error: ...` reason, never a 0;
   3. sql/verify_citations.sql (retrieval rows only): each <cite> span looked up in the sources;
   4. sql/verify_groups.sql: reward composition per task (verify.weights), length shaping and group
@@ -27,9 +27,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from rlvr import logic, sandbox, sql
+from rlvr.errors import RlvrError
+from rlvr.verify import logic, sql
+from rlvr.verify.code import sandbox
 from rlvr.config import VerifySection
-from rlvr.mathcheck import Check, check_pairs, math_verify_check
+from rlvr.verify.math import Check, check_pairs, math_verify_check
 from rlvr.schema import SCORES
 
 log = logging.getLogger(__name__)
@@ -50,12 +52,12 @@ FILLS = pa.schema(
 WEIGHTS = pa.schema([("task", pa.string()), ("correct", pa.float64()), ("format", pa.float64()), ("citation", pa.float64())])
 
 
-class VerifyError(ValueError):
+class VerifyError(RlvrError, ValueError):
     pass
 
 
 def verdict_macro() -> str:
-    """norm_verdict(n) as SQL, from rlvr.logic.VERDICT_PAIRS (SQL and Python share one table)."""
+    """norm_verdict(n) as SQL, from rlvr.verify.logic.VERDICT_PAIRS (SQL and Python share one table)."""
     def quote(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
 
@@ -96,7 +98,7 @@ def _fills(undecided: pa.Table, cfg: VerifySection, check: Check) -> tuple[pa.Ta
 
 def _code_fills(rows: pa.Table, cfg: VerifySection, hide: Sequence[Path]) -> pa.Table:
     """Sandbox tier: the response's fenced code + the problem's tests (assert program or stdin/stdout
-    cases, rlvr.sandbox.make_check), run under bubblewrap. score = 1/0 (all_pass) or the fraction of
+    cases, rlvr.verify.code.sandbox.make_check), run under bubblewrap. score = 1/0 (all_pass) or the fraction of
     tests passed (verify.code_reward). A missing code block is a 0 with its reason; the sandbox
     breaking raises."""
     items, out = [], []
@@ -123,7 +125,7 @@ def _code_fills(rows: pa.Table, cfg: VerifySection, hide: Sequence[Path]) -> pa.
 
 def _logic_fills(rows: pa.Table) -> pa.Table:
     """Logic tier: a formula answer must follow from the premises in the problem's meta and not be
-    a tautology (rlvr.logic.check_conclusion, truth tables). Answers are parsed, never evaluated as
+    a tautology (rlvr.verify.logic.check_conclusion, truth tables). Answers are parsed, never evaluated as
     code; a checker exception on a row is that row's verifier_error, the others are scored."""
     out = []
     for r in rows.to_pylist():

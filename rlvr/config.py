@@ -35,11 +35,31 @@ class RunSection(_Section):
 class ModelSection(_Section):
     path: str = Field(
         "",
-        description='HF-format model folder (config.json, safetensors, tokenizer). "" = the embedded tiny model, built locally and cached.',
+        description='HF-format model folder (config.json, safetensors, tokenizer). "" = model.name if set, else the embedded tiny model, built locally and cached.',
+    )
+    name: str | None = Field(
+        None, description='A registered model prepared in the model cache (`rlvr models list`), e.g. "smollm2-135m-instruct"; '
+        "prepare it once with `rlvr models prepare NAME`. Unset = model.path or the embedded tiny model.",
     )
     tiny_warmup_steps: int = Field(
         600, ge=0, description="Supervised warm-up steps that teach the embedded tiny model the answer format."
     )
+    tiny_lure: float = Field(
+        0.0, ge=0.0, lt=1.0, description="Tiny model, arithmetic: the fraction of warm-up examples that give up (an empty "
+        "<answer></answer>) instead of answering, a habit GRPO must unlearn (recipes/tiny-demo.toml: learning shows in minutes).",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSection:
+        if self.name is not None:
+            from rlvr.models import REGISTRY  # registry only: no torch import
+
+            if self.name not in REGISTRY:
+                raise ValueError(f"model.name = {self.name!r} is not a registered model; use one of {', '.join(REGISTRY)} "
+                                 "(`rlvr models list`) or give model.path instead")  # fmt: skip
+            if self.path:
+                raise ValueError("model.name and model.path are both set; keep one (name = a prepared registered model, path = a folder)")
+        return self
 
 
 TaskName = Literal["arithmetic", "humaneval", "stdio", "logic", "retrieval"]

@@ -108,14 +108,27 @@ def model_bytes(path: Path) -> int:
     return sum(f.stat().st_size for g in WEIGHT_GLOBS for f in path.glob(g))
 
 
+def model_folder(cfg: Config) -> Path | None:
+    """The configured model's folder: model.path, or the prepared model.name (a ModelError saying
+    `rlvr models prepare NAME` when it is not prepared), or None for the embedded tiny model."""
+    if cfg.model.path:
+        return Path(cfg.model.path)
+    if cfg.model.name:
+        from rlvr.models import resolve
+
+        return resolve(cfg.model.name)
+    return None
+
+
 def check_disk(cfg: Config, run_dir: Path) -> None:
     """Free space for what the first iteration writes: policy v0 (the weights, as fp32) and v1
     (weights + AdamW's two moments, twice the weights). The embedded tiny model needs little."""
-    if not cfg.model.path:
+    folder = model_folder(cfg)
+    if folder is None:
         return
-    weights = model_bytes(Path(cfg.model.path))
+    weights = model_bytes(folder)
     # bf16/fp16 files are saved as fp32 by prepare: count 4 bytes a parameter either way
-    conf = json.loads((Path(cfg.model.path) / "config.json").read_text())
+    conf = json.loads((folder / "config.json").read_text())
     dtype = conf.get("dtype") or conf.get("torch_dtype") or "float32"  # transformers 5 | 4
     fp32 = weights * (2 if str(dtype) in ("bfloat16", "float16") else 1)
     needed = fp32 + 3 * fp32
@@ -132,7 +145,8 @@ def check_disk(cfg: Config, run_dir: Path) -> None:
 
 def check_start(cfg: Config, run_dir: Path) -> list[str]:
     """Every check a first start can make before it writes anything; returns notes to print."""
-    notes = check_model(Path(cfg.model.path)) if cfg.model.path else []
+    folder = model_folder(cfg)
+    notes = check_model(folder) if folder is not None else []
     check_task(cfg)
     check_writable(run_dir)
     check_disk(cfg, run_dir)

@@ -29,7 +29,9 @@ from transformers.utils import logging as hf_logging
 
 from rlvr import datasets, engines, prompts, retention
 from rlvr.errors import RlvrError
+from rlvr.config import Config
 from rlvr.lineage import StageOrderError, stage_inputs, upstream
+from rlvr.models import resolve as resolve_model
 from rlvr.progress import progress
 from rlvr.run import Run, open_run
 from rlvr.sampler import Messages, Request, Sampling, derive_seed, render_prompt_ids
@@ -46,7 +48,7 @@ from rlvr.schema import (
     VERIFY,
     shard_name,
 )
-from rlvr.store import CommitRecord, Outcome, StageTx, maybe_fault, run_stage, write_table
+from rlvr.store import CommitRecord, Outcome, StageTx, maybe_fault, read_record, run_stage, write_table
 from rlvr.tiny import ensure_tiny_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
 from rlvr.verify import scoring
@@ -127,6 +129,15 @@ def mixture_prompts(pools: dict[str, list[str]], weights: dict[str, float], k: i
 # ---- prepare ------------------------------------------------------------------------------
 
 
+def base_model(cfg: Config) -> Path:
+    """Policy v0's source folder: model.path, else the prepared model.name, else the tiny model."""
+    if cfg.model.path:
+        return Path(cfg.model.path)
+    if cfg.model.name:
+        return resolve_model(cfg.model.name)
+    return ensure_tiny_model(cfg)
+
+
 def prepare(run_dir: str | Path) -> StageResult:
     """problems/*.parquet from the configured datasets (each source file's sha256 recorded), and policy
     v0 from the configured model. Once committed, the run uses its own copy of the problems: a
@@ -140,7 +151,7 @@ def prepare(run_dir: str | Path) -> StageResult:
         rows = datasets.load_problems(cfg.task, cfg.prompt)  # every bad row fails here, before anything is written
         if datasets.source_digests(cfg.task) != digests:
             raise datasets.DatasetError("a dataset file changed while prepare read it; run prepare again")
-        base = Path(cfg.model.path) if cfg.model.path else ensure_tiny_model(cfg)
+        base = base_model(cfg)
         if not (base / "config.json").is_file():
             raise FileNotFoundError(f"model.path = {str(base)!r} has no config.json; point it at a HF-format model folder")
         n = write_table(rows, PROBLEMS, tx.output(paths.table_dir("problems", None)) / shard_name(0))

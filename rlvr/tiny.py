@@ -55,6 +55,8 @@ def _spec(cfg: Config) -> dict:
             "task": [t.name or "arithmetic", t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
     if t.path or t.datasets or cfg.prompt != type(cfg.prompt)():  # own data or prompts: a model of its own
         spec["data"] = [t.model_dump(mode="json"), cfg.prompt.model_dump(mode="json"), datasets.source_digests(t)]
+    if cfg.model.tiny_lure:  # only when set, so that the models cached before the field existed keep their key
+        spec["lure"] = cfg.model.tiny_lure
     return spec
 
 
@@ -88,29 +90,42 @@ def build_tokenizer(texts: list[str]) -> PreTrainedTokenizerFast:
     )
 
 
+def lure_target(row: dict) -> str | None:
+    """The habit model.tiny_lure teaches instead of `target` on arithmetic: giving up, an empty answer
+    tag. It is one decision (close the tag, or write a digit) shared by every problem, so greedy
+    decoding takes it everywhere when it is the likelier one, and unlearning it carries over to
+    held-out problems. (A wrong number as the habit, e.g. the first operand, tangled with the sums the
+    model learns and left its held-out answers off by one: measured, docs/learning.md.)"""
+    return "<answer></answer>" if row["task"] == "arithmetic" else None
+
+
 def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[dict], chats: dict[str, Messages],
-            steps: int, seed: int) -> None:  # fmt: skip
-    """Supervised pass on prompt (as rollout renders it) -> '<answer>N</answer><|end|>', loss on the response only."""
+            steps: int, seed: int, lure: float = 0.0) -> None:  # fmt: skip
+    """Supervised pass on prompt (as rollout renders it) -> '<answer>N</answer><|end|>', loss on the response only.
+    With `lure` > 0, that fraction of the arithmetic examples teaches lure_target instead."""
     if steps == 0:
         return
     g = torch.Generator().manual_seed(seed)
-    examples = []
+    examples = []  # per row: (prompt ids, right answer ids, habit answer ids or None)
     for r in rows:
         p_ids = tok(render_prompt_text(tok, chats[r["prompt_id"]]), add_special_tokens=False)["input_ids"]
         a_ids = tok(target(r), add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
-        examples.append((p_ids, a_ids))
-    rows_per_step = min(64, max(4, WARMUP_BATCH_TOKENS // max(len(p) + len(a) for p, a in examples)))
+        bad = lure_target(r) if lure > 0 else None
+        examples.append((p_ids, a_ids, None if bad is None else tok(bad, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]))
+    rows_per_step = min(64, max(4, WARMUP_BATCH_TOKENS // max(len(p) + len(a) for p, a, _ in examples)))
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     model.train()
     log.info("tiny model: warm-up, %d steps of %d rows", steps, rows_per_step)
+    slots = 2 if lure > 0 else 1  # with a habit, each row is drawn through two slots (kept: the measured demo used this draw)
     for step in range(steps):
-        idx = torch.randint(len(examples), (rows_per_step,), generator=g).tolist()
-        seqs = [examples[i][0] + examples[i][1] for i in idx]
-        T = max(map(len, seqs))
-        ids = torch.full((len(seqs), T), tok.pad_token_id)  # (B, T), right padded
-        labels = torch.full((len(seqs), T), -100)  # (B, T)
-        for b, i in enumerate(idx):
-            p, a = examples[i]
+        idx = [i // slots for i in torch.randint(len(examples) * slots, (rows_per_step,), generator=g).tolist()]
+        habit = [lure > 0 and bool(torch.rand((), generator=g) < lure) for _ in idx]
+        pairs = [(examples[i][0], examples[i][2] if h and examples[i][2] is not None else examples[i][1])
+                 for i, h in zip(idx, habit, strict=True)]  # fmt: skip
+        T = max(len(p) + len(a) for p, a in pairs)
+        ids = torch.full((len(pairs), T), tok.pad_token_id)  # (B, T), right padded
+        labels = torch.full((len(pairs), T), -100)  # (B, T)
+        for b, (p, a) in enumerate(pairs):
             ids[b, : len(p) + len(a)] = torch.tensor(p + a)
             labels[b, len(p) : len(p) + len(a)] = torch.tensor(a)
         loss = model(input_ids=ids, attention_mask=(labels != -100) | (ids != tok.pad_token_id), labels=labels).loss
@@ -140,7 +155,8 @@ def ensure_tiny_model(cfg: Config) -> Path:
                          bos_token_id=None, tie_word_embeddings=True,
                          max_position_embeddings=context_length(longest, cfg.rollout.max_new_tokens), **ARCH)  # fmt: skip
     model = LlamaForCausalLM(config)
-    _warmup(model, tok, [r for r in rows if r["split"] == "train"], chats, cfg.model.tiny_warmup_steps, cfg.task.seed)
+    _warmup(model, tok, [r for r in rows if r["split"] == "train"], chats, cfg.model.tiny_warmup_steps, cfg.task.seed,
+            cfg.model.tiny_lure)  # fmt: skip
     tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)

@@ -147,9 +147,16 @@ few_shot_response = "{{solution}}\\n<answer>{{answer}}</answer>"
 
 def test_bad_rows_fail_prepare_and_write_nothing(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
-    path.write_bytes(b'{"question": "a?", "answer": "1"}\n{"question": "b?", "answer": "caf\xe9"}\n')
+    bad = b'{"question": "a?", "answer": "1"}\n{"question": "b?", "answer": "caf\xe9"}\n'
+    path.write_bytes(bad)
     d = tmp_path / "run"
-    create_or_open(d, Config.model_validate(SMALL | {"task": {"path": str(path)}}), 1)
+    cfg = Config.model_validate(SMALL | {"task": {"path": str(path)}})
+    with pytest.raises(DatasetError, match=r"bad.jsonl, line 2, column 'answer': not UTF-8"):
+        create_or_open(d, cfg, 1)  # the preflight reads the file before the run folder exists
+    assert not d.exists()
+    path.write_bytes(b'{"question": "a?", "answer": "1"}\n{"question": "b?", "answer": "2"}\n')
+    create_or_open(d, cfg, 1)
+    path.write_bytes(bad)  # the file goes bad between the start and prepare
     with pytest.raises(DatasetError, match=r"bad.jsonl, line 2, column 'answer': not UTF-8"):
         stages.prepare(d)
     paths = RunPaths(d.resolve())

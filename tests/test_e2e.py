@@ -26,7 +26,7 @@ def _records(paths: RunPaths, iterations: int) -> dict[tuple, str | None]:
     return {k: (r.created_at if (r := read_record(paths.record(*k))) else None) for k in keys}
 
 
-def test_flow_runs_two_iterations_and_learns_from_the_gradient(tmp_path: Path, prefect_api: str,
+def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(tmp_path: Path, prefect_api: str,
                                                                small_config: Config, tiny_model: Path) -> None:  # fmt: skip
     from rlvr.flows.train import train
 
@@ -48,7 +48,8 @@ def test_flow_runs_two_iterations_and_learns_from_the_gradient(tmp_path: Path, p
 
     upd = run_sql(d, "SELECT iteration, grad_norm, tokens, groups_used FROM updates ORDER BY 1").to_pylist()
     assert all(u["grad_norm"] > 0 and u["tokens"] > 0 and u["groups_used"] > 0 for u in upd)
-    # weight decay is 0, so every change of the weights comes from the policy gradient
+    # weight decay is 0, so every change of the weights comes from the policy gradient (that the change
+    # raises the reward is tests/test_learning.py's job)
     assert small_config.update.weight_decay == 0.0
     v0 = load_file(run.paths.policy_dir(0) / "model.safetensors")
     v2 = load_file(run.paths.policy_dir(2) / "model.safetensors")

@@ -104,9 +104,9 @@ def test_kill_tree_reaches_grandchildren() -> None:
     child = subprocess.Popen([sys.executable, "-c", code])
     try:
         deadline = time.monotonic() + 30
-        while len(tree := descendants(os.getpid())) < 2 and time.monotonic() < deadline:
+        while len(tree := [child.pid, *descendants(child.pid)]) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(tree) >= 2 and tree[0] == child.pid
+        assert len(tree) == 2 and child.pid in descendants(os.getpid())
         grandchild = tree[1]
         time.sleep(0.3)  # let it install its SIG_IGN
         assert kill_tree(tree, grace_s=1) == [grandchild]  # it needed SIGKILL

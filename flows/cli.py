@@ -8,6 +8,7 @@
     rlvr import DIR FILE [--iteration N]                  responses made elsewhere as an iteration's rollouts
     rlvr rescore DIR --set verify.F=V [--name NAME]       re-verify every stored rollout into a named scoring
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
+    rlvr report DIR [--out report.html]                   plots and sampled responses as one HTML page
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
     rlvr models list | prepare NAME                       registered pretrained models (rlvr/models.py)
@@ -37,7 +38,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
+# not on a terminal (a pipe, a log file, CI) rich would wrap at 80 columns; tables stay one line per row
+out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 250)
 err = Console(stderr=True)
 
 
@@ -137,7 +139,7 @@ def _run_flow(run_dir: str) -> None:
     except _user_errors() as exc:
         _fail(exc)
     _prefect_env()
-    from rlvr.flows.train import train as train_flow
+    from rlvr.flows.lifecycle import Stopped, ensure_server, exit_now, stop_on_signals
 
     from rlvr.store import disk_full
 
@@ -145,9 +147,19 @@ def _run_flow(run_dir: str) -> None:
 
     t0 = time.perf_counter()
     try:
-        results = train_flow(run_dir)
+        with stop_on_signals():
+            ensure_server()  # before prefect is imported: its settings read PREFECT_API_URL from the environment
+            from rlvr.flows.progress import progress_bars
+            from rlvr.flows.train import train as train_flow
+
+            with progress_bars(err):
+                results = train_flow(run_dir)
     except _user_errors() as exc:
         _fail(exc)
+    except Stopped as stop:
+        err.print(f"[bold yellow]stopped[/] by {stop}: the running stage was abandoned, committed stages are kept; "
+                  f"`rlvr resume {run_dir}` continues", highlight=False, soft_wrap=True)  # fmt: skip
+        exit_now(stop.exit_code)
     except OSError as exc:
         if disk_full(exc, free=1 << 62):  # ENOSPC outside a stage (Prefect's own files, the lock)
             _fail(OSError(f"the disk is full ({exc}); free some space, or keep fewer checkpoints ([checkpoint] "
@@ -171,7 +183,7 @@ def train(
                                                    "--set task.name=logic --set rollout.group_size=4 (repeatable).")] = None,
 ) -> None:
     """Create a run (or continue an existing one) and train until it has ITERATIONS iterations."""
-    from rlvr.run import create_or_open, open_run
+    from rlvr.run import create_or_open, open_run, refuse_if_served
 
     try:
         from rlvr.config import Config, apply_overrides, load_config, parse_config
@@ -182,6 +194,7 @@ def train(
             existing = open_run(run).data if config is None and (run / "run.toml").is_file() else None
             base = existing or (cfg or Config()).model_dump(mode="json", exclude_none=True)
             cfg = parse_config(apply_overrides(base, set_), "--set")
+        refuse_if_served(run)
         existed = (run / "run.toml").is_file()
         r = create_or_open(run, cfg, iterations)
         if existed and cfg is None:  # create_or_open checked a new or replaced config itself
@@ -212,9 +225,11 @@ def resume(
 ) -> None:
     """Finish a run that crashed or was killed: committed stages are skipped, the rest run."""
     from rlvr.integrity import redo as redo_stages
+    from rlvr.run import refuse_if_served
 
     try:
         _check_unstarted(run)
+        refuse_if_served(run)
         if redo:
             was = redo_stages(run, redo)
             out.print(f"redo {redo}: {'its commit record is removed' if was else 'not committed'}; it is recomputed now, and "
@@ -273,38 +288,117 @@ def serve(
 ) -> None:
     """Serve a Prefect deployment that trains RUN on a schedule (blocks; Ctrl-C stops it).
 
-    Each scheduled flow run resumes what is pending and adds ADD_ITERATIONS iterations.
-    Runs also start from the Prefect UI/API: `prefect deployment run rlvr-extend/NAME`."""
-    from rlvr.run import open_run
+    Needs a running Prefect server, which keeps the schedule and creates the scheduled runs:
+    `prefect server start --host 127.0.0.1 --port 4200` in another terminal, and
+    `export PREFECT_API_URL=http://127.0.0.1:4200/api`. Each scheduled flow run resumes what is
+    pending and adds ADD_ITERATIONS iterations; runs never overlap (they queue). Runs also start
+    from the Prefect UI/API: `prefect deployment run rlvr-extend/NAME`. One schedule per run."""
+    from rlvr.run import SERVE_INFO_FILE, open_run, serve_lock
 
     if (cron is None) == (every is None):
         _fail(ValueError("give exactly one schedule: --cron '0 * * * *' or --every SECONDS"))
     if add_iterations < 1:
         _fail(ValueError(f"--add-iterations must be >= 1, got {add_iterations}"))
+    if every is not None and every < 1:
+        _fail(ValueError(f"--every must be >= 1 second, got {every}"))
     try:
-        open_run(run)
+        r = open_run(run)
     except _user_errors() as exc:
         _fail(exc)
     _prefect_env()
+    from prefect.settings import PREFECT_API_URL
+
+    if cron is not None:
+        _check_cron(cron)
+    api = _reachable_server(PREFECT_API_URL.value())
     from rlvr.flows.train import extend
 
-    deployment = extend.to_deployment(**deployment_args(run, cron=cron, every=every, add_iterations=add_iterations,
-                                                        name=name))  # fmt: skip
+    args = deployment_args(run, cron=cron, every=every, add_iterations=add_iterations, name=name)
+    deployment = extend.to_deployment(**args)
     from prefect import serve as prefect_serve
 
-    out.print(f"serving {deployment.name}: {cron or f'every {every}s'}, +{add_iterations} iteration(s) per run of {run}")
-    prefect_serve(deployment)
+    info = r.paths.root / SERVE_INFO_FILE
+    try:
+        with serve_lock(r.paths.root):
+            schedule = f"cron {cron!r}" if cron else f"every {every}s"
+            info.write_text(json.dumps({"deployment": f"rlvr-extend/{deployment.name}", "api_url": api, "schedule": schedule,
+                                        "pid": os.getpid(), "add_iterations": add_iterations}))  # fmt: skip
+            out.print(f"serving {deployment.name}: {cron or f'every {every}s'}, +{add_iterations} iteration(s) per run of "
+                      f"{run} (Prefect server {api}); Ctrl-C stops", soft_wrap=True)  # fmt: skip
+            try:
+                prefect_serve(deployment)
+            finally:
+                info.unlink(missing_ok=True)
+    except _user_errors() as exc:
+        _fail(exc)
+
+
+SERVER_HOWTO = ("start one in another terminal: `prefect server start --host 127.0.0.1 --port 4200`, then "
+                "`export PREFECT_API_URL=http://127.0.0.1:4200/api` and run `rlvr serve` again")  # fmt: skip
+
+
+def _reachable_server(api: str | None) -> str:
+    """The API URL of a Prefect server that answers, or a clear refusal: without a server, a served
+    deployment has nobody to create its scheduled runs, and nothing would ever start."""
+    import urllib.request
+
+    from rlvr.run import RunError
+
+    if not api:
+        _fail(RunError(f"rlvr serve needs a running Prefect server (it keeps the schedule and creates the runs); {SERVER_HOWTO}"))
+    try:
+        with urllib.request.urlopen(f"{api.rstrip('/')}/health", timeout=10) as resp:
+            if resp.status == 200:
+                return api
+    except OSError as exc:
+        _fail(RunError(f"no Prefect server answers at PREFECT_API_URL={api} ({exc}); {SERVER_HOWTO}"))
+    _fail(RunError(f"the Prefect server at {api} is not healthy; {SERVER_HOWTO}"))
+    return api
+
+
+def _check_cron(cron: str) -> None:
+    from prefect.client.schemas.schedules import CronSchedule
+
+    try:
+        CronSchedule(cron=cron)
+    except ValueError as exc:
+        why = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
+        _fail(ValueError(f"--cron {cron!r} is not a valid cron expression ({why}); e.g. '0 * * * *' is hourly"))
 
 
 def deployment_args(run: Path, *, cron: str | None, every: int | None, add_iterations: int, name: str | None) -> dict:
-    """Arguments of extend.to_deployment for `rlvr serve` (separate so tests can check them)."""
-    args: dict = {"name": name or f"rlvr-{Path(run).resolve().name}",
+    """Arguments of extend.to_deployment for `rlvr serve` (separate so tests can check them).
+    concurrency_limit 1: a scheduled run that comes due while the previous one still trains waits
+    for it (Prefect's default collision strategy, ENQUEUE) instead of failing on the run's lock."""
+    args: dict = {"name": name or f"rlvr-{Path(run).resolve().name}", "concurrency_limit": 1,
                   "parameters": {"run_dir": str(Path(run).resolve()), "add_iterations": add_iterations}}  # fmt: skip
     if cron is not None:
         args["cron"] = cron
     else:
         args["interval"] = every
     return args
+
+
+def _next_scheduled(info: dict) -> str:
+    """The next scheduled flow run of the served deployment, asked of the Prefect server's REST API
+    (plain HTTP: status does not import Prefect)."""
+    import urllib.parse
+    import urllib.request
+
+    api = info["api_url"].rstrip("/")
+    try:
+        flow, dep = info["deployment"].split("/", 1)
+        with urllib.request.urlopen(f"{api}/deployments/name/{urllib.parse.quote(flow)}/{urllib.parse.quote(dep)}", timeout=5) as r:
+            dep_id = json.loads(r.read())["id"]
+        body = {"deployments": {"id": {"any_": [dep_id]}}, "flow_runs": {"state": {"type": {"any_": ["SCHEDULED"]}}},
+                "sort": "EXPECTED_START_TIME_ASC", "limit": 1}  # fmt: skip
+        req = urllib.request.Request(f"{api}/flow_runs/filter", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+        with urllib.request.urlopen(req, timeout=5) as r:
+            runs = json.loads(r.read())
+    except (OSError, ValueError, KeyError) as exc:
+        return f"unknown (Prefect server {api}: {exc})"
+    return runs[0]["expected_start_time"] if runs else "none scheduled yet"
 
 
 def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
@@ -328,6 +422,11 @@ def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
             r["note"],
         )
     out.print(table)
+    from rlvr.run import serve_info
+
+    if info := serve_info(run_dir):
+        out.print(f"schedule: {info['schedule']} (+{info['add_iterations']} iteration(s) per run), deployment "
+                  f"{info['deployment']}, served by pid {info['pid']}; next run: {_next_scheduled(info)}", soft_wrap=True)  # fmt: skip
 
 
 @app.command()
@@ -441,6 +540,26 @@ def rescore(
         out.print(f"scoring {g['scoring']} iteration {g['iteration']}: {g['rows']} rows, {g['correct']} correct, "
                   f"reward mean {g['reward_mean']:.4f}{' (already committed)' if g['skipped'] else ''}")  # fmt: skip
     out.print(f'compare: rlvr sql {run} "SELECT scoring, iteration, avg(reward) FROM scorings GROUP BY ALL ORDER BY ALL"')
+
+
+@app.command()
+def report(
+    run: Annotated[Path, typer.Argument(help="Run folder.")],
+    out_path: Annotated[Path, typer.Option("--out", help="HTML file to write (self-contained: opens offline).")] = Path(
+        "report.html"),
+    responses: Annotated[int, typer.Option(help="Sampled responses of the last iteration shown in the table.")] = 64,
+) -> None:
+    """One HTML page: reward, held-out accuracy, length, entropy, KL, clipping, signal, mismatch, per-task pass
+    rate and seconds per stage by iteration, and the last iteration's responses with their verdicts."""
+    from rlvr.report import write_report
+
+    if responses < 0:
+        _fail(ValueError(f"--responses must be >= 0, got {responses}"))
+    try:
+        path = write_report(run, out_path, responses=responses)
+    except _user_errors() as exc:
+        _fail(exc)
+    out.print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB); open it in a browser")
 
 
 @app.command()

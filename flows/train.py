@@ -17,9 +17,12 @@ from __future__ import annotations
 import sys
 
 from prefect import flow
+from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
+from rlvr.flows.lifecycle import reclaim_sigterm
 from rlvr.run import create_or_open, open_run, writer_lock
-from rlvr.tasks.stages import evaluate_task, prepare_task, rollout_task, update_task, verify_task
+from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, update_task, verify_task
+
 
 TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, "evaluate": evaluate_task}
 
@@ -28,12 +31,19 @@ def _stages(run_dir: str) -> list[dict]:
     # the plan's order is what checkpoint retention relies on: evaluate(i) runs before update(i)
     # commits v_{i+1}, and retention never prunes an eval point whose evaluate is not committed
     plan = open_run(run_dir).config.stage_plan()
-    return [prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i) for stage, i in plan]
+    bar = create_progress_artifact(progress=0.0, key=artifact_key(run_dir, "progress"),
+                                   description=f"stages of {run_dir} done, this flow run")  # fmt: skip
+    results = []
+    for k, (stage, i) in enumerate(plan):
+        results.append(prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i))
+        update_progress_artifact(bar, progress=100.0 * (k + 1) / len(plan))
+    return results
 
 
 @flow(name="rlvr-train", flow_run_name="train-{run_dir}", log_prints=True)
 def train(run_dir: str) -> list[dict]:
     """Bring the run at run_dir to its target iteration count (run.toml: run.iterations)."""
+    reclaim_sigterm()
     with writer_lock(run_dir):
         return _stages(run_dir)
 
@@ -41,6 +51,7 @@ def train(run_dir: str) -> list[dict]:
 @flow(name="rlvr-extend", flow_run_name="extend-{run_dir}", log_prints=True)
 def extend(run_dir: str, add_iterations: int = 1) -> list[dict]:
     """Scheduled training: finish what is pending, then `add_iterations` more iterations."""
+    reclaim_sigterm()
     with writer_lock(run_dir):
         current = open_run(run_dir).config.run.iterations
         create_or_open(run_dir, None, current + add_iterations)

@@ -176,3 +176,58 @@ def writer_lock(run_dir: str | Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+SERVE_LOCK_FILE = ".serve.lock"
+SERVE_INFO_FILE = ".serve.json"  # written by `rlvr serve`: deployment, schedule, API URL, pid (read by `rlvr status`)
+
+
+def _served_by(path: Path) -> str | None:
+    """The pid holding the serve lock at `path`, or None when nobody serves the run."""
+    if not path.is_file():
+        return None
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # succeeds only when no `rlvr serve` holds it
+        return None
+    except BlockingIOError:
+        return os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+    finally:
+        os.close(fd)
+
+
+def refuse_if_served(run_dir: str | Path) -> None:
+    """A manual train/resume while a schedule trains the same run would race it for every stage."""
+    if (pid := _served_by(Path(run_dir) / SERVE_LOCK_FILE)) is not None:
+        raise RunError(f"{run_dir} is trained on a schedule by `rlvr serve` (pid {pid}); stop it (Ctrl-C) before training "
+                       "the run by hand, or let the schedule add the iterations")  # fmt: skip
+
+
+@contextmanager
+def serve_lock(run_dir: str | Path) -> Iterator[None]:
+    """One schedule per run: held by `rlvr serve` while it serves; released when it exits (even SIGKILL)."""
+    path = Path(run_dir) / SERVE_LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            raise RunError(f"{run_dir} already has a schedule: `rlvr serve` (pid {pid}) serves it; one schedule per run "
+                           "(stop that one first to change the schedule)") from None  # fmt: skip
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def serve_info(run_dir: str | Path) -> dict | None:
+    """What `rlvr serve` wrote about its schedule, while it is serving; None otherwise."""
+    root = Path(run_dir)
+    if _served_by(root / SERVE_LOCK_FILE) is None:
+        return None
+    try:
+        return json.loads((root / SERVE_INFO_FILE).read_text())
+    except (OSError, ValueError):
+        return None

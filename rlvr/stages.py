@@ -32,6 +32,7 @@ from rlvr.errors import RlvrError
 from rlvr.config import Config
 from rlvr.lineage import StageOrderError, stage_inputs, upstream
 from rlvr.models import resolve as resolve_model
+from rlvr.progress import progress
 from rlvr.run import Run, open_run
 from rlvr.sampler import Messages, Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.schema import (
@@ -317,6 +318,7 @@ def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[st
             "longer context (model.path)"
         )
     n_rows, tokens, shards, t0 = 0, 0, [], time.perf_counter()
+    progress(label, i, done=0, total=len(requests), unit="responses")
     for k, batch in enumerate(engine.generate(requests, sampling)):  # one shard per batch: memory stays bounded
         rows = [
             {
@@ -339,6 +341,7 @@ def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[st
         tokens += sum(len(s.token_ids) for _, s in batch)
         shards.append(out / shard_name(first_shard + k))
         n_rows += write_table(rows, ROLLOUTS, shards[-1])
+        progress(label, i, done=n_rows, total=len(requests), unit="responses")
         log.info("%s %d: %d/%d responses, %.0f tok/s", label, i, n_rows, len(requests),
                  tokens / max(time.perf_counter() - t0, 1e-9))  # fmt: skip
     return {"rows": n_rows, "tokens": tokens, "shards": shards}
@@ -355,10 +358,12 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
     problems, rollouts = upstream(run, PREPARE, None, f"verify({i})"), upstream(run, ROLLOUT, i, f"verify({i})")
 
     def body(tx: StageTx) -> Outcome:
+        progress(VERIFY, i, done=0, total=rollouts.rows, unit="rows")
         table, stats = scoring.score_with_stats(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root),
                                                  run.config.verify, max_new_tokens=run.config.rollout.max_new_tokens,
                                                  hide=[paths.root])  # fmt: skip
         n = write_table(table, SCORES, tx.output(paths.table_dir("scores", i)) / shard_name(0))
+        progress(VERIFY, i, done=n, total=rollouts.rows, unit="rows")
         correct = sum(table["correct"].to_pylist())
         log.info("verify %d: %d rows, %d correct", i, n, correct)
         return Outcome(n, {"correct": correct, "reward_mean": pc.mean(table["reward"]).as_py(), **stats})

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -45,6 +46,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from rlvr import grpo, sql
 from rlvr.config import Config, UpdateSection
+from rlvr.progress import progress
 from rlvr.schema import UPDATES, StepMetrics
 from rlvr.store import write_table
 
@@ -415,9 +417,11 @@ def grpo_steps(
     norm_constant: float,
     ref_model: PreTrainedModel | None = None,
     dist: Dist = Dist(),
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> list[dict]:
     """All optimiser steps of one iteration; one metrics dict per step. `model` is the policy, or
-    its FSDP2-sharded ResponseLogprobs (then `dist.sharded`)."""
+    its FSDP2-sharded ResponseLogprobs (then `dist.sharded`). `on_progress(done, total)` counts this
+    process's sequences through forward and backward, over all epochs."""
     device = next(model.parameters()).device
     obj = grpo.Objective(grpo.ClipConfig(cfg.eps_low, cfg.eps_high, cfg.dual_clip or None), cfg.aggregation,
                          cfg.tis_cap, cfg.kl_beta, cfg.kl_estimator, cfg.objective)  # fmt: skip
@@ -427,6 +431,9 @@ def grpo_steps(
     if cfg.tis_cap > 0 and cfg.objective == "grpo":
         rows = _with_trainer_old_logprobs(model, rows, temperature, pad_id, cfg, device)
     metrics: list[dict] = []
+    done, total = 0, len(rows) * cfg.epochs
+    if on_progress is not None:
+        on_progress(done, total)
     for epoch in range(cfg.epochs):
         parts = [rows[k :: cfg.minibatches] for k in range(cfg.minibatches)]
         for part in (p for p in parts if p):
@@ -447,6 +454,9 @@ def grpo_steps(
                     acc = {k: acc[k] + sums[k] for k in SUMS}
                     diff_max = max(diff_max, sums["diff_max"])
                 loss.backward()
+                if on_progress is not None and mb is not None:
+                    done += len(mb)
+                    on_progress(done, total)
             dist.sum_grads(model)
             acc = dict(zip(SUMS, dist.sum([acc[k] for k in SUMS]), strict=True))
             diff_max = dist.max(diff_max)
@@ -556,7 +566,9 @@ def run_update(spec: UpdateSpec) -> dict:
     # imported responses without logprobs: the current policy's, before any step (every rank alike)
     rows, stats["logprobs_filled"] = fill_missing_logprobs(net, rows, temperature, pad, u, device)
     steps = grpo_steps(net, opt, sched, rows, cfg=u, temperature=temperature, pad_id=pad,
-                       norm_constant=float(cfg.rollout.max_new_tokens), ref_model=ref, dist=dist) if rows else []  # fmt: skip
+                       norm_constant=float(cfg.rollout.max_new_tokens), ref_model=ref, dist=dist,
+                       on_progress=lambda done, total: progress("update", spec.iteration, done=done, total=total,
+                                                                unit="sequences")) if rows else []  # fmt: skip
     if not steps:  # every group had equal rewards: nothing to learn; v_{i+1} = v_i, recorded as such
         steps = [{"lr": opt.param_groups[0]["lr"], "peak_memory_mb": _peak_memory_mb(device), "world_size": dist.world}]
     rows_out = [asdict(StepMetrics(iteration=spec.iteration, global_step=global_step + k, **s, **stats))

@@ -1,4 +1,6 @@
-"""Prefect tasks: thin wrappers around rlvr.stages (retries for transient errors, logging).
+"""Prefect tasks: thin wrappers around rlvr.stages (retries for transient errors, logging, artifacts:
+after each update, a markdown summary of the iteration and the run's metrics table, both
+computed by rlvr.report).
 
 Big data never travels as a task result: tasks take the run folder and an iteration, and
 return the small StageResult dict. Resume does not rely on Prefect's cache: the stage
@@ -7,11 +9,15 @@ functions skip themselves when their commit record matches (see rlvr/store.py).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from prefect import task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.logging import get_run_logger
 
-from rlvr import stages
+from rlvr import report, stages
 from rlvr.errors import is_transient
 
 RETRIES = 2
@@ -33,9 +39,27 @@ def _stage_task(fn, name: str):  # noqa: ANN001, ANN202
             "%s %s: %s, %d rows, %.2fs", name, iteration, "skipped (committed)" if result.skipped else "committed",
             result.rows, result.seconds,
         )  # fmt: skip
+        if name == "update" and not result.skipped:
+            publish_iteration(run_dir, iteration)
         return result.as_dict()
 
     return run_stage
+
+
+def artifact_key(run_dir: str, what: str) -> str:
+    """Prefect artifact keys allow lowercase letters, digits and dashes only."""
+    slug = re.sub(r"[^a-z0-9]+", "-", Path(run_dir).resolve().name.lower()).strip("-") or "run"
+    return f"rlvr-{slug}-{what}"
+
+
+def publish_iteration(run_dir: str, iteration: int) -> None:
+    """After an update commits: the iteration's markdown summary, and the metrics table of every
+    iteration so far (one key per run: its versions are the run's history)."""
+    data = report.collect(run_dir, responses=0)
+    create_markdown_artifact(key=artifact_key(run_dir, f"iteration-{iteration}"), markdown=report.iteration_markdown(data, iteration),
+                             description=f"rlvr iteration {iteration} of {run_dir}")  # fmt: skip
+    create_table_artifact(key=artifact_key(run_dir, "metrics"), table=report.iteration_rows(data),
+                          description=f"rlvr metrics per iteration of {run_dir}")  # fmt: skip
 
 
 @task(name="prepare", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=retry_transient,

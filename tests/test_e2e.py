@@ -32,7 +32,8 @@ def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(tmp_path: P
 
     run = create_or_open(tmp_path / "run", small_config, 2)
     d = str(run.paths.root)
-    results = train(d)
+    state = train(d, return_state=True)
+    results = state.result()
     assert [r["stage"] for r in results] == ["prepare"] + list(ITERATION_STAGES) * 2
     assert not any(r["skipped"] for r in results)
 
@@ -55,11 +56,33 @@ def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(tmp_path: P
     assert any(not (v0[k] == v2[k]).all() for k in v0)
     assert (run.paths.policy_dir(2) / "trainer_state.pt").is_file()
 
+    # Prefect artifacts of this flow run: a summary per iteration, the metrics table, progress at 100%
+    arts = {a.key: a for a in _artifacts(state.state_details.flow_run_id)}
+    assert {"rlvr-run-iteration-0", "rlvr-run-iteration-1", "rlvr-run-metrics", "rlvr-run-progress"} <= set(arts)
+    assert "| reward_mean |" in arts["rlvr-run-iteration-1"].data and arts["rlvr-run-progress"].data == 100.0
+    table = json.loads(arts["rlvr-run-metrics"].data) if isinstance(arts["rlvr-run-metrics"].data, str) else arts["rlvr-run-metrics"].data
+    assert [r["iteration"] for r in table] == [0, 1] and all(r["groups"] == 16 for r in table)
+
     # a second run of the flow is a resume with nothing to do: every stage skips itself
     before = _records(run.paths, 2)
     again = train(d)
     assert all(r["skipped"] for r in again)
     assert _records(run.paths, 2) == before
+
+
+def _artifacts(flow_run_id) -> list:  # noqa: ANN001
+    """The latest version of each artifact that one flow run created, read back from the server."""
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    async def read() -> list:
+        async with get_client() as client:
+            return await client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id])))
+
+    arts = sorted(asyncio.run(read()), key=lambda a: a.created)
+    return list({a.key: a for a in arts}.values())
 
 
 def _cli(*args: str, env: dict) -> subprocess.CompletedProcess:
@@ -174,55 +197,4 @@ def test_scheduled_extend_adds_iterations(tmp_path: Path, prefect_api: str, smal
     dep = extend.to_deployment(**deployment_args(run.paths.root, cron="0 * * * *", every=None, add_iterations=3, name=None))
     assert dep.name == "rlvr-run" and dep.parameters == {"run_dir": d, "add_iterations": 3}
     assert dep.schedules[0].schedule.cron == "0 * * * *"
-
-
-def test_served_deployment_runs_what_the_server_schedules(tmp_path: Path, prefect_api: str, small_config: Config,
-                                                         tiny_model: Path) -> None:  # fmt: skip
-    """`rlvr serve RUN --every 3600` for real: the deployment reaches the Prefect server with its
-    interval schedule, and the served process executes the flow runs the server hands it (here one
-    started through the API, as the UI's "Run" button does; the test server runs no scheduler
-    service, so it never creates scheduled runs by itself): the run gains an iteration."""
-    import asyncio
-    import signal
-    import time
-
-    from prefect.client.orchestration import get_client
-    from prefect.deployments import run_deployment
-
-    run = create_or_open(tmp_path / "run", small_config, 1)
-    paths = run.paths
-    env = os.environ | {"PREFECT_API_URL": prefect_api, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "rlvr.flows.cli", "serve", str(paths.root), "--every", "3600", "--name", "t"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)  # fmt: skip
-
-    async def deployment():  # noqa: ANN202
-        async with get_client() as client:
-            return await client.read_deployment_by_name("rlvr-extend/t")
-
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None and time.monotonic() < deadline, "rlvr serve did not register its deployment"
-            try:
-                dep = asyncio.run(deployment())
-                break
-            except Exception:  # noqa: BLE001 - not registered yet
-                time.sleep(1)
-        assert dep.parameters == {"run_dir": str(paths.root), "add_iterations": 1}
-        assert dep.schedules[0].schedule.interval.total_seconds() == 3600
-        run_deployment("rlvr-extend/t", timeout=0)
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and read_record(paths.record("update", 1)) is None:
-            assert proc.poll() is None, "rlvr serve exited"
-            time.sleep(1)
-    finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            log = proc.communicate(timeout=60)[0]
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            log = proc.communicate()[0]
-    assert read_record(paths.record("update", 1)) is not None, log[-3000:]
-    assert create_or_open(paths.root, None, None).config.run.iterations == 2  # 1 + the run's add_iterations
-    assert "serving t: every 3600s" in log
+    assert dep.concurrency_limit == 1  # scheduled runs queue instead of failing on the run's writer lock

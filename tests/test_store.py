@@ -14,7 +14,7 @@ import pytest
 from rlvr.config import Config
 from rlvr.query import run_sql
 from rlvr.run import create_or_open
-from rlvr.schema import ROLLOUT, ROLLOUTS, SCORES, TABLES, RunPaths, shard_name
+from rlvr.schema import ROLLOUT, ROLLOUTS, SCORES, RunPaths, shard_name
 from rlvr.store import FAULT_ENV, begin_stage, committed, read_record, write_table
 
 ROW = {

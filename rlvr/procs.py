@@ -1,0 +1,82 @@
+"""Child processes of this process: find them all, stop them all (Linux /proc; no psutil needed).
+
+A stage may have children several levels deep: the vLLM worker, torchrun and its ranks, the
+math-verify worker processes, bubblewrap sandboxes. When rlvr is told to stop (SIGINT,
+SIGTERM), killing only the direct child leaves grandchildren behind (torchrun's ranks keep
+running after torchrun is SIGKILLed), so the whole tree is collected first, then signalled.
+
+    kill_tree(descendants(os.getpid()), grace_s=3)
+
+Tests: tests/test_signals.py.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import time
+from pathlib import Path
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process visible in /proc."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # "pid (comm) state ppid ...": comm may contain spaces and parentheses, so split at the last ')'
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited while we looked
+        parents[int(stat.parent.name)] = int(fields[1])
+    return parents
+
+
+def descendants(pid: int, *, exclude: frozenset[int] = frozenset()) -> list[int]:
+    """Every process below pid (children first), leaving out the subtrees rooted at `exclude`."""
+    children: dict[int, list[int]] = {}
+    for child, parent in _parents().items():
+        children.setdefault(parent, []).append(child)
+    out, todo = [], [c for c in children.get(pid, []) if c not in exclude]
+    while todo:
+        p = todo.pop(0)
+        out.append(p)
+        todo += [c for c in children.get(p, []) if c not in exclude]
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")  # a zombie has stopped; only its parent's wait() is missing
+
+
+def kill_tree(pids: list[int], *, grace_s: float = 3.0) -> list[int]:
+    """SIGTERM every pid, wait up to grace_s for them to stop, SIGKILL the rest; returns those
+    that had to be killed."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+    stubborn = [p for p in pids if _alive(p)]
+    for pid in stubborn:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return stubborn
+
+
+def die_with_parent(sig: int = signal.SIGTERM) -> None:
+    """For Popen(preexec_fn=...): the kernel sends `sig` to the child when its parent dies, even
+    by SIGKILL, so a helper server never outlives the rlvr process that started it (Linux)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)

@@ -1,6 +1,6 @@
 # Set-up is part of each target: `make train` and `make test` work on a fresh clone.
 #   make train                 venv + install, then the demo: recipes/tiny-demo.toml (tiny model, CPU, reward rises)
-#   make test                  venv + install, then the test suite
+#   make test                  venv + install, then ruff (lint + format check) and the test suite
 #   make train RUN=runs/x      another run folder
 #   make install TORCH=        skip the CPU torch pin (bring your own CUDA build of torch)
 #   make model                 convert SmolLM2-135M-Instruct once into ~/.cache/rlvr/models (`rlvr models prepare`)
@@ -28,6 +28,8 @@ train: $(STAMP)
 	$(BIN)/rlvr train recipes/tiny-demo.toml --run $(RUN)
 
 test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
 model: $(STAMP)

@@ -61,8 +61,24 @@ from rlvr.verify.scoring import score
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "recipes" / "smollm2-arithmetic.toml"
 RESULTS = Path(__file__).parent / "results"
-SMOKE = ["--seeds", "1", "--iterations", "2", "--eval-every", "1", "--eval-prompts", "8", "--set", "rollout.prompts_per_iteration=2",
-         "--set", "rollout.group_size=4", "--set", "rollout.max_new_tokens=16", "--set", "rollout.dynamic_sampling_rounds=0"]  # fmt: skip
+SMOKE = [
+    "--seeds",
+    "1",
+    "--iterations",
+    "2",
+    "--eval-every",
+    "1",
+    "--eval-prompts",
+    "8",
+    "--set",
+    "rollout.prompts_per_iteration=2",
+    "--set",
+    "rollout.group_size=4",
+    "--set",
+    "rollout.max_new_tokens=16",
+    "--set",
+    "rollout.dynamic_sampling_rounds=0",
+]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -70,12 +86,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--recipe", type=Path, default=RECIPE, help="the rlvr config both sides take their settings from")
     ap.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (run.seed and TRL's seed)")
     ap.add_argument("--minutes", type=float, default=30.0, help="training time per side and seed")
-    ap.add_argument("--iterations", type=int, default=0, help="at most this many iterations per side; 0 = the recipe's run.iterations x 3")
+    ap.add_argument(
+        "--iterations", type=int, default=0, help="at most this many iterations per side; 0 = the recipe's run.iterations x 3"
+    )
     ap.add_argument("--eval-every", type=int, default=0, help="evaluate every N iterations; 0 = the recipe's eval.every")
     ap.add_argument("--eval-prompts", type=int, default=0, help="held-out problems per evaluation; 0 = all (task.n_test)")
     ap.add_argument("--sides", default="rlvr,trl", help="comma-separated: rlvr, trl")
     ap.add_argument("--trl-gc", action="store_true", help="TRL with its default gradient checkpointing (off: its fastest)")
-    ap.add_argument("--set", dest="sets", action="append", default=[], help="override a recipe field, e.g. rollout.engine=transformers")
+    ap.add_argument(
+        "--set", dest="sets", action="append", default=[], help="override a recipe field, e.g. rollout.engine=transformers"
+    )
     ap.add_argument("--smoke", action="store_true", help="tiny scale: " + " ".join(SMOKE))
     ap.add_argument("--workdir", type=Path, help="where the runs go (default: a temporary folder, removed)")
     ap.add_argument("--out", type=Path, help="results file (default bench/results/learning.json, or learning-smoke.json)")
@@ -107,9 +127,23 @@ def score_texts(problems: list[dict], pairs: list[tuple[str, str]], cfg: Config,
         rows, seen = [], {}
         for pid, text in pairs:
             k = seen[pid] = seen.get(pid, -1) + 1
-            rows.append({"iteration": 0, "prompt_id": pid, "sample_idx": k, "prompt_token_ids": [0], "response_token_ids": [0],
-                         "response_logprobs": [0.0], "response_text": text, "num_response_tokens": 1, "finish_reason": "stop",
-                         "policy_version": 0, "engine": "bench", "temperature": 0.0, "seed": 0})  # fmt: skip
+            rows.append(
+                {
+                    "iteration": 0,
+                    "prompt_id": pid,
+                    "sample_idx": k,
+                    "prompt_token_ids": [0],
+                    "response_token_ids": [0],
+                    "response_logprobs": [0.0],
+                    "response_text": text,
+                    "num_response_tokens": 1,
+                    "finish_reason": "stop",
+                    "policy_version": 0,
+                    "engine": "bench",
+                    "temperature": 0.0,
+                    "seed": 0,
+                }
+            )
         write_table(rows, ROLLOUTS, r)
         table = score([r], [p], cfg.verify).to_pylist()
     order = {(t["prompt_id"], t["sample_idx"]): t for t in table}
@@ -122,7 +156,7 @@ def score_texts(problems: list[dict], pairs: list[tuple[str, str]], cfg: Config,
 
 
 @torch.no_grad()
-def evaluate(model, tok, test: list[dict], cfg: Config, folder: Path, batch: int = 32) -> float:  # noqa: ANN001
+def evaluate(model, tok, test: list[dict], cfg: Config, folder: Path, batch: int = 32) -> float:
     """Greedy accuracy of a transformers model on the held-out rows, scored by rlvr's verifier."""
     was_training = model.training
     model.eval()
@@ -130,8 +164,10 @@ def evaluate(model, tok, test: list[dict], cfg: Config, folder: Path, batch: int
     texts = []
     for k in range(0, len(test), batch):
         rows = test[k : k + batch]
-        prompts = [tok.apply_chat_template([{"role": "user", "content": r["prompt"]}], add_generation_prompt=True, tokenize=False)
-                   for r in rows]  # fmt: skip
+        prompts = [
+            tok.apply_chat_template([{"role": "user", "content": r["prompt"]}], add_generation_prompt=True, tokenize=False)
+            for r in rows
+        ]
         enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         out = model.generate(**enc, max_new_tokens=cfg.rollout.max_new_tokens, do_sample=False, pad_token_id=tok.pad_token_id)
         texts += tok.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
@@ -144,7 +180,9 @@ def evaluate(model, tok, test: list[dict], cfg: Config, folder: Path, batch: int
 # ---- the two sides ---------------------------------------------------------------------------
 
 
-def run_rlvr(cfg: Config, test: list[dict], args: argparse.Namespace, folder: Path, limit_s: float, n_iter: int, every: int) -> dict:
+def run_rlvr(
+    cfg: Config, test: list[dict], args: argparse.Namespace, folder: Path, limit_s: float, n_iter: int, every: int
+) -> dict:
     from rlvr.update import load_policy
 
     run = create_or_open(folder / "rlvr-run", cfg, n_iter)
@@ -171,8 +209,18 @@ def run_rlvr(cfg: Config, test: list[dict], args: argparse.Namespace, folder: Pa
     return {"curve": curve, "train_reward": [round(x["r"], 4) for x in reward], "iterations": i}
 
 
-def run_trl(cfg: Config, train: list[dict], problems: list[dict], test: list[dict], args: argparse.Namespace, folder: Path,
-            limit_s: float, n_iter: int, every: int, seed: int) -> dict:  # fmt: skip
+def run_trl(
+    cfg: Config,
+    train: list[dict],
+    problems: list[dict],
+    test: list[dict],
+    args: argparse.Namespace,
+    folder: Path,
+    limit_s: float,
+    n_iter: int,
+    every: int,
+    seed: int,
+) -> dict:
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -186,16 +234,40 @@ def run_trl(cfg: Config, train: list[dict], problems: list[dict], test: list[dic
         raise SystemExit(f"prompts x G = {batch} must divide into update.minibatches = {u.minibatches} for TRL")
     scheduler = {"constant": "constant_with_warmup", "cosine": "cosine_with_min_lr"}[u.schedule]
     targs = GRPOConfig(
-        output_dir=str(folder / "trl"), seed=seed, use_cpu=True, use_vllm=False, bf16=False, report_to=[], save_strategy="no",
-        logging_steps=1, disable_tqdm=True, max_steps=n_iter * u.minibatches,
-        per_device_train_batch_size=batch // u.minibatches, steps_per_generation=u.minibatches, gradient_accumulation_steps=1,
-        num_generations=r.group_size, max_completion_length=r.max_new_tokens, temperature=r.temperature, top_p=r.top_p,
-        learning_rate=u.lr, lr_scheduler_type=scheduler, warmup_steps=u.warmup_steps, weight_decay=u.weight_decay,
-        adam_beta1=u.betas[0], adam_beta2=u.betas[1], max_grad_norm=u.max_grad_norm,
+        output_dir=str(folder / "trl"),
+        seed=seed,
+        use_cpu=True,
+        use_vllm=False,
+        bf16=False,
+        report_to=[],
+        save_strategy="no",
+        logging_steps=1,
+        disable_tqdm=True,
+        max_steps=n_iter * u.minibatches,
+        per_device_train_batch_size=batch // u.minibatches,
+        steps_per_generation=u.minibatches,
+        gradient_accumulation_steps=1,
+        num_generations=r.group_size,
+        max_completion_length=r.max_new_tokens,
+        temperature=r.temperature,
+        top_p=r.top_p,
+        learning_rate=u.lr,
+        lr_scheduler_type=scheduler,
+        warmup_steps=u.warmup_steps,
+        weight_decay=u.weight_decay,
+        adam_beta1=u.betas[0],
+        adam_beta2=u.betas[1],
+        max_grad_norm=u.max_grad_norm,
         lr_scheduler_kwargs={"min_lr_rate": u.min_lr_ratio} if u.schedule == "cosine" else None,
-        loss_type="dapo", beta=0.0, epsilon=u.eps_low, epsilon_high=u.eps_high, num_iterations=1, scale_rewards="group",
-        mask_truncated_completions=u.mask_truncated, gradient_checkpointing=args.trl_gc,
-    )  # fmt: skip
+        loss_type="dapo",
+        beta=0.0,
+        epsilon=u.eps_low,
+        epsilon_high=u.eps_high,
+        num_iterations=1,
+        scale_rewards="group",
+        mask_truncated_completions=u.mask_truncated,
+        gradient_checkpointing=args.trl_gc,
+    )
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
     tok = AutoTokenizer.from_pretrained(base)
     ds = Dataset.from_list([{"prompt": [{"role": "user", "content": x["prompt"]}], "prompt_id": x["prompt_id"]} for x in train])
@@ -209,13 +281,13 @@ def run_trl(cfg: Config, train: list[dict], problems: list[dict], test: list[dic
     class Clock(TrainerCallback):
         """Training time without evaluation; evaluation every `every` generation batches; the time limit."""
 
-        def on_train_begin(self, a, s, c, **kw):  # noqa: ANN001, ANN202
+        def on_train_begin(self, a, s, c, **kw):
             acc = evaluate(kw["model"], tok, test, cfg, folder)  # v0: the base, as the rlvr side evaluates it
             state["curve"].append({"iteration": 0, "train_s": 0.0, "accuracy": acc})
             print(f"# trl  v0: held-out {acc:.3f}", file=sys.stderr, flush=True)
             state["t"] = time.perf_counter()
 
-        def on_step_end(self, a, s, c, **kw):  # noqa: ANN001, ANN202
+        def on_step_end(self, a, s, c, **kw):
             if s.global_step % u.minibatches:
                 return
             state["train_s"] += time.perf_counter() - state["t"]
@@ -228,11 +300,13 @@ def run_trl(cfg: Config, train: list[dict], problems: list[dict], test: list[dic
                 c.should_training_stop = True
             state["t"] = time.perf_counter()
 
-        def on_log(self, a, s, c, logs=None, **kw):  # noqa: ANN001, ANN202
+        def on_log(self, a, s, c, logs=None, **kw):
             if logs and "reward" in logs and s.global_step % u.minibatches == 1 % u.minibatches:
                 state["reward"].append(round(logs["reward"], 4))
 
-    trainer = GRPOTrainer(model=model, args=targs, train_dataset=ds, reward_funcs=reward, processing_class=tok, callbacks=[Clock()])
+    trainer = GRPOTrainer(
+        model=model, args=targs, train_dataset=ds, reward_funcs=reward, processing_class=tok, callbacks=[Clock()]
+    )
     trainer.train()
     return {"curve": state["curve"], "train_reward": state["reward"], "iterations": trainer.state.global_step // u.minibatches}
 
@@ -249,9 +323,14 @@ def seed_figures(base: float, sides: dict[str, dict]) -> dict:
     out: dict = {"base_accuracy": base}
     for name, s in sides.items():
         accs = [p["accuracy"] for p in s["curve"]]
-        out |= {f"{name}_best_accuracy": max(accs), f"{name}_final_accuracy": accs[-1], f"{name}_gain": round(max(accs) - base, 4),
-                f"{name}_min_margin_to_base": round(min(accs) - base, 4), f"{name}_train_s": s["curve"][-1]["train_s"],
-                f"{name}_iterations": s["iterations"]}  # fmt: skip
+        out |= {
+            f"{name}_best_accuracy": max(accs),
+            f"{name}_final_accuracy": accs[-1],
+            f"{name}_gain": round(max(accs) - base, 4),
+            f"{name}_min_margin_to_base": round(min(accs) - base, 4),
+            f"{name}_train_s": s["curve"][-1]["train_s"],
+            f"{name}_iterations": s["iterations"],
+        }
     if {"rlvr", "trl"} <= sides.keys():
         best = {n: max(p["accuracy"] for p in s["curve"]) for n, s in sides.items()}
         for a, b in (("rlvr", "trl"), ("trl", "rlvr")):
@@ -313,19 +392,29 @@ def main() -> None:
     cfg = bench_config(args, 0)
     result = {
         "smoke": args.smoke,
-        "note": "SMOKE RUN: tiny scale, proves both sides run end to end; the figures measure nothing" if args.smoke else
-                "figures: the median over seeds where there are several; per-seed curves below",
+        "note": "SMOKE RUN: tiny scale, proves both sides run end to end; the figures measure nothing"
+        if args.smoke
+        else "figures: the median over seeds where there are several; per-seed curves below",
         "figures": figures,
         "per_seed": per_seed,
-        "machine": {"cores": os.cpu_count(), "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-                    "cpu": platform.processor() or platform.machine(), "python": platform.python_version(),
-                    "load_average_end": os.getloadavg()},
+        "machine": {
+            "cores": os.cpu_count(),
+            "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+            "cpu": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+            "load_average_end": os.getloadavg(),
+        },
         "versions": {p: _version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
-        "settings": {"command": "python bench/learning.py " + " ".join(sys.argv[1:]), "recipe": str(args.recipe.relative_to(ROOT))
-                     if args.recipe.is_relative_to(ROOT) else str(args.recipe), "minutes": args.minutes, "seeds": args.seeds,
-                     "eval_prompts": args.eval_prompts or cfg.task.n_test, "trl_gradient_checkpointing": args.trl_gc,
-                     "config": cfg.model_dump(mode="json", exclude_none=True)},
-    }  # fmt: skip
+        "settings": {
+            "command": "python bench/learning.py " + " ".join(sys.argv[1:]),
+            "recipe": str(args.recipe.relative_to(ROOT)) if args.recipe.is_relative_to(ROOT) else str(args.recipe),
+            "minutes": args.minutes,
+            "seeds": args.seeds,
+            "eval_prompts": args.eval_prompts or cfg.task.n_test,
+            "trl_gradient_checkpointing": args.trl_gc,
+            "config": cfg.model_dump(mode="json", exclude_none=True),
+        },
+    }
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(result, indent=2) + "\n")
 

@@ -27,19 +27,29 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rlvr import engines  # noqa: E402
-from rlvr.config import Config, RolloutSection  # noqa: E402
-from rlvr.sampler import Request, Sampling, derive_seed  # noqa: E402
-from rlvr.tiny import build_tokenizer  # noqa: E402
+from rlvr import engines
+from rlvr.config import Config, RolloutSection
+from rlvr.sampler import Request, Sampling, derive_seed
+from rlvr.tiny import build_tokenizer
 
 
 def build_model(out: Path, *, hidden: int, layers: int, heads: int, kv_heads: int, inter: int, seed: int) -> Path:
     tok = build_tokenizer([f"What is {a} + {b}?" for a in range(30) for b in range(30)])
     torch.manual_seed(seed)
-    cfg = LlamaConfig(vocab_size=49152, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
-                      num_attention_heads=heads, num_key_value_heads=kv_heads, head_dim=hidden // heads,
-                      max_position_embeddings=2048, tie_word_embeddings=True, pad_token_id=tok.pad_token_id,
-                      eos_token_id=tok.eos_token_id, bos_token_id=None)  # fmt: skip
+    cfg = LlamaConfig(
+        vocab_size=49152,
+        hidden_size=hidden,
+        intermediate_size=inter,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=hidden // heads,
+        max_position_embeddings=2048,
+        tie_word_embeddings=True,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=None,
+    )
     model = LlamaForCausalLM(cfg)
     model.save_pretrained(out)
     tok.save_pretrained(out)
@@ -87,13 +97,23 @@ def main() -> None:
         sys.exit(f"no vLLM interpreter ({python}); run `make vllm` first or pass --vllm-python")
     sampling = Sampling(args.max_tokens, 1.0, 1.0)
     with tempfile.TemporaryDirectory(prefix="rlvr-bench-rollout-") as tmp:
-        v0 = build_model(Path(tmp) / "v0", hidden=args.hidden, layers=args.layers, heads=args.heads,
-                         kv_heads=args.kv_heads, inter=args.intermediate, seed=0)  # fmt: skip
+        v0 = build_model(
+            Path(tmp) / "v0",
+            hidden=args.hidden,
+            layers=args.layers,
+            heads=args.heads,
+            kv_heads=args.kv_heads,
+            inter=args.intermediate,
+            seed=0,
+        )
         v1 = perturbed_copy(v0, Path(tmp) / "v1")
         g = torch.Generator().manual_seed(0)
         prompts = [torch.randint(300, 49152, (args.prompt_tokens,), generator=g).tolist() for _ in range(args.prompts)]
-        reqs = [Request(f"p{k}", s, prompts[k], derive_seed(0, 0, f"p{k}", s))
-                for k in range(args.prompts) for s in range(args.group_size)]  # fmt: skip
+        reqs = [
+            Request(f"p{k}", s, prompts[k], derive_seed(0, 0, f"p{k}", s))
+            for k in range(args.prompts)
+            for s in range(args.group_size)
+        ]
         max_len = args.prompt_tokens + args.max_tokens + 8
         hf_s, hf_tok, vllm_s, vllm_tok = [], [], [], []
 
@@ -137,13 +157,25 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    args.out.write_text(json.dumps({
-        "figures": figures, "settings": settings,
-        "machine": {"cores": os.cpu_count(), "memory_gib": round(mem, 1)},
-        "versions": {"torch": torch.__version__, "transformers": md.version("transformers"), "vllm": version,
-                     "rlvr": md.version("rlvr"), "default_config_hash": Config().hash()},
-        "command": "python bench/rollout.py " + " ".join(sys.argv[1:]),
-    }, indent=2) + "\n")  # fmt: skip
+    args.out.write_text(
+        json.dumps(
+            {
+                "figures": figures,
+                "settings": settings,
+                "machine": {"cores": os.cpu_count(), "memory_gib": round(mem, 1)},
+                "versions": {
+                    "torch": torch.__version__,
+                    "transformers": md.version("transformers"),
+                    "vllm": version,
+                    "rlvr": md.version("rlvr"),
+                    "default_config_hash": Config().hash(),
+                },
+                "command": "python bench/rollout.py " + " ".join(sys.argv[1:]),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":  # vLLM's CPU backend spawns processes: keep the guard

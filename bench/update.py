@@ -83,10 +83,19 @@ def build_model(args: argparse.Namespace, folder: Path) -> Path:
 
     heads = args.heads or max(args.hidden // 64, 1)
     kv = args.kv_heads or (heads // 3 if heads % 3 == 0 else heads)
-    cfg = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.intermediate or args.hidden * 8 // 3,
-                      num_hidden_layers=args.layers, num_attention_heads=heads, num_key_value_heads=kv,
-                      head_dim=args.hidden // heads, max_position_embeddings=2048, rope_theta=100000.0,
-                      tie_word_embeddings=True, use_cache=False)  # fmt: skip
+    cfg = LlamaConfig(
+        vocab_size=args.vocab,
+        hidden_size=args.hidden,
+        intermediate_size=args.intermediate or args.hidden * 8 // 3,
+        num_hidden_layers=args.layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        head_dim=args.hidden // heads,
+        max_position_embeddings=2048,
+        rope_theta=100000.0,
+        tie_word_embeddings=True,
+        use_cache=False,
+    )
     torch.manual_seed(args.seed)
     model = LlamaForCausalLM(cfg)
     path = folder / "model"
@@ -150,17 +159,33 @@ def _reset_peak() -> bool:
 def _describe(model: torch.nn.Module, opt: torch.optim.Optimizer) -> dict:
     """What a worker actually runs with, read back from the objects (not from our settings)."""
     checkpointing = getattr(model, "is_activation_checkpointing", None)  # transformers >= 5; older: is_gradient_...
-    return {"gradient_checkpointing": bool(model.is_gradient_checkpointing if checkpointing is None else checkpointing),
-            "optimizer": type(opt).__name__, "fused": opt.defaults.get("fused"), "foreach": opt.defaults.get("foreach"),
-            "lr": opt.param_groups[0]["lr"], "betas": list(opt.param_groups[0]["betas"]),
-            "weight_decay": sorted({g["weight_decay"] for g in opt.param_groups}),
-            "param_dtype": str(next(model.parameters()).dtype)}  # fmt: skip
+    return {
+        "gradient_checkpointing": bool(model.is_gradient_checkpointing if checkpointing is None else checkpointing),
+        "optimizer": type(opt).__name__,
+        "fused": opt.defaults.get("fused"),
+        "foreach": opt.defaults.get("foreach"),
+        "lr": opt.param_groups[0]["lr"],
+        "betas": list(opt.param_groups[0]["betas"]),
+        "weight_decay": sorted({g["weight_decay"] for g in opt.param_groups}),
+        "param_dtype": str(next(model.parameters()).dtype),
+    }
 
 
 def update_section(args: argparse.Namespace, layout: str) -> UpdateSection:
-    return UpdateSection(lr=args.lr, eps_low=args.eps_low, eps_high=args.eps_high, aggregation="token_mean", kl_beta=0.0,
-                         epochs=1, minibatches=1, micro_batch_tokens=args.micro_batch_tokens, packing=layout == "packed",
-                         max_grad_norm=1.0, gradient_checkpointing=args.ours_gc, device="cpu")  # fmt: skip
+    return UpdateSection(
+        lr=args.lr,
+        eps_low=args.eps_low,
+        eps_high=args.eps_high,
+        aggregation="token_mean",
+        kl_beta=0.0,
+        epochs=1,
+        minibatches=1,
+        micro_batch_tokens=args.micro_batch_tokens,
+        packing=layout == "packed",
+        max_grad_norm=1.0,
+        gradient_checkpointing=args.ours_gc,
+        device="cpu",
+    )
 
 
 def _ours(args: argparse.Namespace, model_path: Path, batch: dict, layout: str):
@@ -172,8 +197,9 @@ def _ours(args: argparse.Namespace, model_path: Path, batch: dict, layout: str):
     rows = [TrainRow(**r) for r in batch["rows"]]
 
     def step() -> dict:
-        (m,) = grpo_steps(model, opt, sched, rows, cfg=cfg, temperature=1.0, pad_id=batch["pad_id"],
-                          norm_constant=float(args.completion_len))  # fmt: skip
+        (m,) = grpo_steps(
+            model, opt, sched, rows, cfg=cfg, temperature=1.0, pad_id=batch["pad_id"], norm_constant=float(args.completion_len)
+        )
         return {"loss": m["loss"], "grad_norm": m["grad_norm"], "micro_batches": m["micro_batches"]}
 
     return step, _describe(model, opt)
@@ -188,21 +214,45 @@ def trl_inputs(rows: list[TrainRow], pad_id: int) -> dict[str, torch.Tensor]:
     completion_ids = pad([torch.tensor(r.response_ids) for r in rows], padding_value=pad_id)  # (N, C)
     completion_mask = pad([torch.ones(len(r.response_ids), dtype=torch.long) for r in rows])  # (N, C)
     old = pad([torch.tensor(r.old_logprobs) for r in rows])  # (N, C)
-    return {"prompt_ids": prompt_ids, "prompt_mask": prompt_mask, "completion_ids": completion_ids,
-            "completion_mask": completion_mask, "advantages": torch.tensor([r.advantage for r in rows]),
-            "num_items_in_batch": completion_mask.sum(), "old_per_token_logps": old}  # fmt: skip
+    return {
+        "prompt_ids": prompt_ids,
+        "prompt_mask": prompt_mask,
+        "completion_ids": completion_ids,
+        "completion_mask": completion_mask,
+        "advantages": torch.tensor([r.advantage for r in rows]),
+        "num_items_in_batch": completion_mask.sum(),
+        "old_per_token_logps": old,
+    }
 
 
 def trl_config(args: argparse.Namespace, out_dir: str, n_rows: int):
     from trl import GRPOConfig
 
-    return GRPOConfig(output_dir=out_dir, use_cpu=True, use_vllm=False, bf16=args.trl_bf16, report_to=[],
-                      per_device_train_batch_size=args.trl_batch, gradient_accumulation_steps=n_rows // args.trl_batch,
-                      num_generations=args.group, max_completion_length=args.completion_len, temperature=1.0,
-                      beta=0.0, loss_type="dapo", epsilon=args.eps_low, epsilon_high=args.eps_high,
-                      learning_rate=args.lr, adam_beta1=0.9, adam_beta2=0.99, weight_decay=0.0, max_grad_norm=1.0,
-                      gradient_checkpointing=not args.trl_no_gc, logging_steps=1, save_strategy="no",
-                      seed=args.seed)  # fmt: skip
+    return GRPOConfig(
+        output_dir=out_dir,
+        use_cpu=True,
+        use_vllm=False,
+        bf16=args.trl_bf16,
+        report_to=[],
+        per_device_train_batch_size=args.trl_batch,
+        gradient_accumulation_steps=n_rows // args.trl_batch,
+        num_generations=args.group,
+        max_completion_length=args.completion_len,
+        temperature=1.0,
+        beta=0.0,
+        loss_type="dapo",
+        epsilon=args.eps_low,
+        epsilon_high=args.eps_high,
+        learning_rate=args.lr,
+        adam_beta1=0.9,
+        adam_beta2=0.99,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        gradient_checkpointing=not args.trl_no_gc,
+        logging_steps=1,
+        save_strategy="no",
+        seed=args.seed,
+    )
 
 
 def _trl(args: argparse.Namespace, model_path: Path, batch: dict):
@@ -218,13 +268,19 @@ def _trl(args: argparse.Namespace, model_path: Path, batch: dict):
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
     tok = AutoTokenizer.from_pretrained(model_path)
     data = Dataset.from_dict({"prompt": ["unused: TRL never generates in this benchmark"] * args.prompts})
-    trainer = GRPOTrainer(model=model, reward_funcs=lambda completions, **kw: [0.0] * len(completions), args=targs,
-                          train_dataset=data, processing_class=tok)  # fmt: skip
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=lambda completions, **kw: [0.0] * len(completions),
+        args=targs,
+        train_dataset=data,
+        processing_class=tok,
+    )
     model = trainer.model
     if targs.activation_checkpointing:  # what Trainer.train() does before its loop
         kw = dict(targs.activation_checkpointing_kwargs or {})
-        model.activation_checkpointing_enable(activation_checkpointing_kwargs={k: v for k, v in kw.items()
-                                              if k not in ("every_n_layers", "offload")} or None)  # fmt: skip
+        model.activation_checkpointing_enable(
+            activation_checkpointing_kwargs={k: v for k, v in kw.items() if k not in ("every_n_layers", "offload")} or None
+        )
     trainer.create_optimizer()
     ga = targs.gradient_accumulation_steps
     trainer.current_gradient_accumulation_steps = ga  # set by Trainer's loop; read by the loss normaliser
@@ -268,8 +324,13 @@ def worker(args: argparse.Namespace) -> None:
         out = step()
         seconds = time.perf_counter() - t0
         peak = _rss_mb("VmHWM") if exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(TAG + json.dumps(out | {"seconds": seconds, "base_mb": base, "peak_mb": peak - base,
-                                      "maxrss_mb": peak, "peak_exact": exact}), flush=True)  # fmt: skip
+        print(
+            TAG
+            + json.dumps(
+                out | {"seconds": seconds, "base_mb": base, "peak_mb": peak - base, "maxrss_mb": peak, "peak_exact": exact}
+            ),
+            flush=True,
+        )
 
 
 class Side:
@@ -277,8 +338,9 @@ class Side:
 
     def __init__(self, name: str, argv: list[str]):
         self.name = name
-        self.proc = subprocess.Popen([sys.executable, __file__, *argv, "--worker", name], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, *argv, "--worker", name], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         self.ready = self._read()
 
     def _read(self) -> dict:
@@ -359,16 +421,24 @@ def summarise(runs: dict[str, list[dict]], workers: dict[str, dict], *, tokens: 
     out: dict = {"tokens": tokens}
     for n in runs:
         key = n.replace("-", "_")
-        out |= {f"{key}_tokens_per_s": round(tokens / med[n], 1), f"{key}_s": round(med[n], 3),
-                f"{key}_peak_mb": round(peak[n] - workers[n]["rss_mb"]), f"{key}_maxrss_mb": round(peak[n])}  # fmt: skip
+        out |= {
+            f"{key}_tokens_per_s": round(tokens / med[n], 1),
+            f"{key}_s": round(med[n], 3),
+            f"{key}_peak_mb": round(peak[n] - workers[n]["rss_mb"]),
+            f"{key}_maxrss_mb": round(peak[n]),
+        }
     for n in (n for n in runs if n != "trl"):
         key = n.replace("-", "_")
         pairs = [t["seconds"] / o["seconds"] for o, t in zip(timed[n], timed["trl"], strict=True)]
         warm = runs[n][0], runs["trl"][0]  # the same weights on all sides only before the first step
-        out |= {f"ratio_{key}": round(med["trl"] / med[n], 3), f"paired_median_ratio_{key}": round(statistics.median(pairs), 3),
-                f"paired_min_ratio_{key}": round(min(pairs), 3), f"paired_max_ratio_{key}": round(max(pairs), 3),
-                f"loss_abs_diff_{key}": abs(warm[0]["loss"] - warm[1]["loss"]),
-                f"grad_norm_rel_diff_{key}": abs(warm[0]["grad_norm"] - warm[1]["grad_norm"]) / max(warm[1]["grad_norm"], 1e-12)}  # fmt: skip
+        out |= {
+            f"ratio_{key}": round(med["trl"] / med[n], 3),
+            f"paired_median_ratio_{key}": round(statistics.median(pairs), 3),
+            f"paired_min_ratio_{key}": round(min(pairs), 3),
+            f"paired_max_ratio_{key}": round(max(pairs), 3),
+            f"loss_abs_diff_{key}": abs(warm[0]["loss"] - warm[1]["loss"]),
+            f"grad_norm_rel_diff_{key}": abs(warm[0]["grad_norm"] - warm[1]["grad_norm"]) / max(warm[1]["grad_norm"], 1e-12),
+        }
     out["trl_loss_backward_s"] = round(statistics.median(x["loss_backward_s"] for x in timed["trl"]), 3)
     return out
 
@@ -410,9 +480,12 @@ def main() -> None:
             for r in range(1 + args.repeats):  # ours-packed, ours-padded, trl, ours-packed, ...: these machines drift
                 for name, side in sides.items():
                     res = side.step()
-                    print(f"# repeat {r}{' (warm-up)' if r == 0 else ''} {name}: {res['seconds']:.2f} s, "
-                          f"loss {res['loss']:.6f}, grad_norm {res['grad_norm']:.4f}, peak +{res['peak_mb']:.0f} MB",
-                          file=sys.stderr, flush=True)  # fmt: skip
+                    print(
+                        f"# repeat {r}{' (warm-up)' if r == 0 else ''} {name}: {res['seconds']:.2f} s, "
+                        f"loss {res['loss']:.6f}, grad_norm {res['grad_norm']:.4f}, peak +{res['peak_mb']:.0f} MB",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     runs[name].append(res)
         finally:
             for side in sides.values():
@@ -427,24 +500,42 @@ def main() -> None:
         "figures": figures,
         "workers": workers,
         "runs": runs,
-        "machine": {"cores": os.cpu_count(), "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-                    "cpu": platform.processor() or platform.machine(), "python": platform.python_version(),
-                    "torch_threads": torch.get_num_threads()},
+        "machine": {
+            "cores": os.cpu_count(),
+            "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+            "cpu": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+            "torch_threads": torch.get_num_threads(),
+        },
         "versions": {p: _version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("worker")}
-        | {"command": "python bench/update.py " + " ".join(argv), "model_config": model_cfg,
-           **{f"ours-{layout}": update_section(args, layout).model_dump() | {"temperature": 1.0, "dtype": "float32"}
-              for layout in layouts},
-           "trl": {"per_device_train_batch_size": args.trl_batch,
-                   "gradient_accumulation_steps": len(rows) // args.trl_batch, "loss_type": "dapo", "beta": 0.0,
-                   "epsilon": args.eps_low, "epsilon_high": args.eps_high, "gradient_checkpointing": not args.trl_no_gc,
-                   "bf16": args.trl_bf16, "use_cpu": True, "use_vllm": False, "optim": "transformers default",
-                   "log-prob path": "TRL's fused/chunked LM head (always on in this TRL)",
-                   "old_per_token_logps": "given (as ours: the rollout's logprobs)"},
-           "tokens": "completion tokens trained on (the same on both sides)",
-           "timed": "ours: grpo_steps (forward, loss, backward, clip, AdamW step); trl: compute_loss + backward per "
-                    "chunk, clip, optimizer.step; no generation on either side"},
-    }  # fmt: skip
+        | {
+            "command": "python bench/update.py " + " ".join(argv),
+            "model_config": model_cfg,
+            **{
+                f"ours-{layout}": update_section(args, layout).model_dump() | {"temperature": 1.0, "dtype": "float32"}
+                for layout in layouts
+            },
+            "trl": {
+                "per_device_train_batch_size": args.trl_batch,
+                "gradient_accumulation_steps": len(rows) // args.trl_batch,
+                "loss_type": "dapo",
+                "beta": 0.0,
+                "epsilon": args.eps_low,
+                "epsilon_high": args.eps_high,
+                "gradient_checkpointing": not args.trl_no_gc,
+                "bf16": args.trl_bf16,
+                "use_cpu": True,
+                "use_vllm": False,
+                "optim": "transformers default",
+                "log-prob path": "TRL's fused/chunked LM head (always on in this TRL)",
+                "old_per_token_logps": "given (as ours: the rollout's logprobs)",
+            },
+            "tokens": "completion tokens trained on (the same on both sides)",
+            "timed": "ours: grpo_steps (forward, loss, backward, clip, AdamW step); trl: compute_loss + backward per "
+            "chunk, clip, optimizer.step; no generation on either side",
+        },
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
 

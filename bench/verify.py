@@ -95,11 +95,18 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
     golds = [_gold(rng) for _ in range(n_prompts)]
     pids = [f"p{k:07d}" for k in range(n_prompts)]
     problems = pa.table(
-        {"prompt_id": pids, "task": ["synthetic_math"] * n_prompts, "split": ["train"] * n_prompts,
-         "prompt": ["How much?"] * n_prompts, "answer": [g for g, _ in golds], "tests": [None] * n_prompts,
-         "sources": [None] * n_prompts, "meta": [None] * n_prompts},
+        {
+            "prompt_id": pids,
+            "task": ["synthetic_math"] * n_prompts,
+            "split": ["train"] * n_prompts,
+            "prompt": ["How much?"] * n_prompts,
+            "answer": [g for g, _ in golds],
+            "tests": [None] * n_prompts,
+            "sources": [None] * n_prompts,
+            "meta": [None] * n_prompts,
+        },
         schema=PROBLEMS,
-    )  # fmt: skip
+    )
     pq.write_table(problems, folder / "problems.parquet", compression=PARQUET_COMPRESSION)
     texts, iters, prompt_ids, sample_idx = [], [], [], []
     for k in range(n_prompts):
@@ -124,12 +131,23 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
     n = len(texts)
     one = pa.array([[1]] * n, pa.list_(pa.int32()))
     rollouts = pa.table(
-        {"iteration": iters, "prompt_id": prompt_ids, "sample_idx": sample_idx, "prompt_token_ids": one,
-         "response_token_ids": one, "response_logprobs": pa.array([[-0.5]] * n, pa.list_(pa.float32())),
-         "response_text": texts, "num_response_tokens": [len(t) // 4 for t in texts], "finish_reason": ["stop"] * n,
-         "policy_version": [0] * n, "engine": ["transformers"] * n, "temperature": [1.0] * n, "seed": [0] * n},
+        {
+            "iteration": iters,
+            "prompt_id": prompt_ids,
+            "sample_idx": sample_idx,
+            "prompt_token_ids": one,
+            "response_token_ids": one,
+            "response_logprobs": pa.array([[-0.5]] * n, pa.list_(pa.float32())),
+            "response_text": texts,
+            "num_response_tokens": [len(t) // 4 for t in texts],
+            "finish_reason": ["stop"] * n,
+            "policy_version": [0] * n,
+            "engine": ["transformers"] * n,
+            "temperature": [1.0] * n,
+            "seed": [0] * n,
+        },
         schema=ROLLOUTS,
-    )  # fmt: skip
+    )
     pq.write_table(rollouts, folder / "rollouts.parquet", compression=PARQUET_COMPRESSION, row_group_size=row_group_rows)
     return [(golds[k // group_size][0], texts[k]) for k in range(n)]
 
@@ -175,6 +193,7 @@ def run_mathverify(sample: list[tuple[str, str]]) -> float:
 def run_code() -> tuple[float, int, int]:
     """HumanEval's canonical solutions (prompt + solution) against their tests: seconds, passed, total."""
     from rlvr.data import humaneval
+
     from rlvr.verify import code as sandbox
 
     rows = humaneval.generate()
@@ -199,8 +218,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rlvr-bench-verify-") as tmp:
         folder = Path(tmp)
         t = time.perf_counter()
-        pairs = make_inputs(folder, rows=args.rows, group_size=args.group_size, seed=args.seed,
-                            row_group_rows=args.row_group_rows)  # fmt: skip
+        pairs = make_inputs(
+            folder, rows=args.rows, group_size=args.group_size, seed=args.seed, row_group_rows=args.row_group_rows
+        )
         build_s = time.perf_counter() - t
         sample = random.Random(args.seed + 1).sample(pairs, min(args.sample, len(pairs)))
         sql_s, floor_s, mv_s, stats = [], [], [], {}
@@ -237,13 +257,22 @@ def main() -> None:
     result = {
         "figures": figures,
         "all_runs_s": {"sql": sql_s, "scan_floor": floor_s, "mathverify": mv_s, "code": code and code[0]},
-        "machine": {"cores": os.cpu_count(), "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-                    "cpu": platform.processor() or platform.machine(), "python": platform.python_version(),
-                    "loadavg_1_5_15_at_end": os.getloadavg()},  # other work on the machine skews the figures
+        "machine": {
+            "cores": os.cpu_count(),
+            "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+            "cpu": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+            "loadavg_1_5_15_at_end": os.getloadavg(),
+        },  # other work on the machine skews the figures
         "versions": {p: version(p) for p in ("duckdb", "pyarrow", "math-verify", "sympy")},
-        "settings": vars(args) | {"out": str(args.out), "verify": cfg.model_dump(), "command": " ".join(["python bench/verify.py", *sys.argv[1:]]),
-                                  "duckdb_threads": duckdb.sql("SELECT current_setting('threads')").fetchall()[0][0]},
-    }  # fmt: skip
+        "settings": vars(args)
+        | {
+            "out": str(args.out),
+            "verify": cfg.model_dump(),
+            "command": " ".join(["python bench/verify.py", *sys.argv[1:]]),
+            "duckdb_threads": duckdb.sql("SELECT current_setting('threads')").fetchall()[0][0],
+        },
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
 

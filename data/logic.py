@@ -83,9 +83,7 @@ STATEMENT_SHAPES = {
 }
 
 
-def _fill(
-    shapes: dict, rng: random.Random, names: dict[str, tuple[str, str]]
-) -> tuple[str, str]:
+def _fill(shapes: dict, rng: random.Random, names: dict[str, tuple[str, str]]) -> tuple[str, str]:
     """A random (formula, English) of one of `shapes` over two distinct random literals."""
     kinds = list(shapes)
     kind = rng.choices(kinds, weights=[shapes[k][0] for k in kinds])[0]
@@ -118,8 +116,7 @@ def make_tfu(rng: random.Random, target: str) -> dict:
     prompt = (
         f"Assume the following statements are all true:\n{lines}\n\n"
         f"Is it true, false, or unknown that {said}? Answer true if the statements guarantee "
-        "it, false if they guarantee the opposite, and unknown if they leave it open.\n\n"
-        + INSTRUCTIONS["tfu"]
+        "it, false if they guarantee the opposite, and unknown if they leave it open.\n\n" + INSTRUCTIONS["tfu"]
     )
     meta = {
         "kind": "tfu",
@@ -145,10 +142,7 @@ def propositional_record(item: dict) -> dict | None:
     correct answer by rlvr.verify.logic.check_conclusion."""
     md = item["metadata"]
     premises, gold = md["premises"], md["example_answer"]
-    if (
-        logic.entails(premises, "(P ∧ ¬P)")
-        or not logic.check_conclusion(premises, gold)[0]
-    ):
+    if logic.entails(premises, "(P ∧ ¬P)") or not logic.check_conclusion(premises, gold)[0]:
         return None
     names = sorted(set().union(*(logic.variables(logic.parse(p)) for p in premises)))
     listed = "\n".join(f"{i}. {p}" for i, p in enumerate(premises, 1))
@@ -156,8 +150,7 @@ def propositional_record(item: dict) -> dict | None:
         f"Premises over the propositional variables {', '.join(names)}:\n{listed}\n\n"
         "What can we conclude from the premises? Give one conclusion that follows from them, "
         "uses only these variables, and is not a tautology (a formula true in every case, "
-        "such as P ∨ ¬P, follows from anything and does not count).\n\n"
-        + INSTRUCTIONS["propositional"]
+        "such as P ∨ ¬P, follows from anything and does not count).\n\n" + INSTRUCTIONS["propositional"]
     )
     meta = {
         "kind": "propositional",
@@ -208,18 +201,12 @@ def syllogism_follows(premises: list[str], conclusion: str) -> bool:
     import, as reasoning-gym assumes: 'All A are B' gives 'Some B are A')."""
     statements = [categorical(t) for t in [*premises, conclusion]]
     terms = sorted({t for _, s, p in statements for t in (s, p)})
-    regions = [
-        frozenset(c)
-        for k in range(1, len(terms) + 1)
-        for c in itertools.combinations(terms, k)
-    ]
+    regions = [frozenset(c) for k in range(1, len(terms) + 1) for c in itertools.combinations(terms, k)]
     for mask in range(1 << len(regions)):
         inhabited = [r for i, r in enumerate(regions) if (mask >> i) & 1]
         if not all(any(t in r for r in inhabited) for t in terms):
             continue
-        if all(_holds(s, inhabited) for s in statements[:-1]) and not _holds(
-            statements[-1], inhabited
-        ):
+        if all(_holds(s, inhabited) for s in statements[:-1]) and not _holds(statements[-1], inhabited):
             return False
     return True
 
@@ -256,15 +243,11 @@ def _reasoning_gym(name: str, **config):
     try:
         import reasoning_gym
     except ImportError as err:
-        raise ImportError(
-            f"building needs reasoning-gym: pip install 'reasoning-gym=={RG_VERSION}'"
-        ) from err
+        raise ImportError(f"building needs reasoning-gym: pip install 'reasoning-gym=={RG_VERSION}'") from err
     # reasoning_gym.__version__ still says 0.1.19 in 0.1.25: ask the installed distribution
     found = importlib.metadata.version("reasoning-gym")
     if found != RG_VERSION:
-        raise ImportError(
-            f"reasoning-gym {found} is installed; the shipped set needs {RG_VERSION}"
-        )
+        raise ImportError(f"reasoning-gym {found} is installed; the shipped set needs {RG_VERSION}")
     return reasoning_gym.create_dataset(name, seed=RG_SEED, size=SCAN, **config)
 
 
@@ -276,9 +259,7 @@ def build_propositional(n: int) -> list[dict]:
     ds = _reasoning_gym("propositional_logic")
     kept = [r for r in map(propositional_record, ds) if r is not None][:n]
     if len(kept) < n:
-        raise ValueError(
-            f"only {len(kept)} usable propositional items in {SCAN}; raise SCAN"
-        )
+        raise ValueError(f"only {len(kept)} usable propositional items in {SCAN}; raise SCAN")
     return kept
 
 
@@ -297,11 +278,7 @@ def build_syllogism(n: int) -> list[dict]:
 
 def build(path: Path = DATA_PATH) -> list[dict]:
     """Generate every record and write them, one JSON object a line, to `path`."""
-    records = (
-        build_tfu(COUNTS["tfu"])
-        + build_propositional(COUNTS["propositional"])
-        + build_syllogism(COUNTS["syllogism"])
-    )
+    records = build_tfu(COUNTS["tfu"]) + build_propositional(COUNTS["propositional"]) + build_syllogism(COUNTS["syllogism"])
     lines = []
     for i, rec in enumerate(records):
         rec = {"prompt_id": f"logic-{i:05d}", "task": TASK} | rec
@@ -314,9 +291,7 @@ def load_records(path: Path = DATA_PATH) -> list[dict]:
     with path.open(encoding="utf-8") as f:
         records = [json.loads(line) for line in f if line.strip()]
     if len(records) != N_PROBLEMS:
-        raise ValueError(
-            f"{path}: expected {N_PROBLEMS} problems, found {len(records)}; rebuild it"
-        )
+        raise ValueError(f"{path}: expected {N_PROBLEMS} problems, found {len(records)}; rebuild it")
     return records
 
 
@@ -335,15 +310,11 @@ def generate(*, seed: int = 0, n_train: int = 240, n_test: int = 60) -> list[dic
     """Rows of rlvr.schema.PROBLEMS in prompt_id order: a seed-shuffled n_test are "test", the
     next n_train "train"; the rest are left out."""
     if n_train < 0 or n_test < 0 or n_train + n_test > N_PROBLEMS:
-        raise ValueError(
-            f"n_train={n_train}, n_test={n_test}: need 0 <= n_train + n_test <= {N_PROBLEMS}"
-        )
+        raise ValueError(f"n_train={n_train}, n_test={n_test}: need 0 <= n_train + n_test <= {N_PROBLEMS}")
     records = load_records()
     order = list(range(N_PROBLEMS))
     random.Random(seed).shuffle(order)
-    split_of = {i: "test" for i in order[:n_test]} | {
-        i: "train" for i in order[n_test : n_test + n_train]
-    }
+    split_of = {i: "test" for i in order[:n_test]} | {i: "train" for i in order[n_test : n_test + n_train]}
     return [to_row(records[i], split=split_of[i]) for i in sorted(split_of)]
 
 
@@ -353,7 +324,5 @@ if __name__ == "__main__":
         print(f"wrote {len(built)} problems to {DATA_PATH}")
     else:
         for row in generate(n_train=0, n_test=N_PROBLEMS)[::100]:
-            print(
-                row["prompt_id"], json.loads(row["meta"])["kind"], "->", row["answer"]
-            )
+            print(row["prompt_id"], json.loads(row["meta"])["kind"], "->", row["answer"])
             print(row["prompt"], "\n---")

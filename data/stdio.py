@@ -32,10 +32,7 @@ TEMPLATE = INSTRUCTION + "\n\n{prompt}"  # default user turn; the rows hold stat
 SPECS: list[tuple[str, str, str, list[tuple[str, str]]]] = [
     (
         "sum-list",
-        (
-            "The first line holds n (1 <= n <= 1000), the second line n integers separated by spaces. "
-            "Print their sum."
-        ),
+        ("The first line holds n (1 <= n <= 1000), the second line n integers separated by spaces. Print their sum."),
         "n = int(input())\nprint(sum(map(int, input().split()[:n])))\n",
         [
             ("3\n1 2 3\n", "6\n"),
@@ -46,10 +43,7 @@ SPECS: list[tuple[str, str, str, list[tuple[str, str]]]] = [
     ),
     (
         "reverse-words",
-        (
-            "One line of words separated by single spaces. Print the words in reverse order, "
-            "separated by single spaces."
-        ),
+        ("One line of words separated by single spaces. Print the words in reverse order, separated by single spaces."),
         "print(' '.join(input().split()[::-1]))\n",
         [
             ("hello world\n", "world hello\n"),
@@ -138,10 +132,7 @@ SPECS: list[tuple[str, str, str, list[tuple[str, str]]]] = [
     ),
     (
         "fibonacci",
-        (
-            "One integer n (0 <= n <= 90). Print the n-th Fibonacci number, where F(0) = 0, F(1) = 1 and "
-            "F(n) = F(n-1) + F(n-2)."
-        ),
+        ("One integer n (0 <= n <= 90). Print the n-th Fibonacci number, where F(0) = 0, F(1) = 1 and F(n) = F(n-1) + F(n-2)."),
         "a, b = 0, 1\nfor _ in range(int(input())):\n    a, b = b, a + b\nprint(a)\n",
         [("0\n", "0\n"), ("1\n", "1\n"), ("10\n", "55\n"), ("50\n", "12586269025\n")],
     ),
@@ -310,19 +301,13 @@ def to_row(number: int, *, split: str) -> dict:
     }
 
 
-def generate(
-    *, seed: int = 0, n_train: int = 0, n_test: int = N_PROBLEMS
-) -> list[dict]:
+def generate(*, seed: int = 0, n_train: int = 0, n_test: int = N_PROBLEMS) -> list[dict]:
     """Rows in prompt_id order; with n_train > 0, a seed-shuffled n_train problems are "train"."""
     if n_train < 0 or n_test < 0 or n_train + n_test > N_PROBLEMS:
-        raise ValueError(
-            f"n_train={n_train}, n_test={n_test}: need 0 <= n_train + n_test <= {N_PROBLEMS}"
-        )
+        raise ValueError(f"n_train={n_train}, n_test={n_test}: need 0 <= n_train + n_test <= {N_PROBLEMS}")
     order = list(range(N_PROBLEMS))
     random.Random(seed).shuffle(order)
-    split_of = {i: "test" for i in order[:n_test]} | {
-        i: "train" for i in order[n_test : n_test + n_train]
-    }
+    split_of = {i: "test" for i in order[:n_test]} | {i: "train" for i in order[n_test : n_test + n_train]}
     return [to_row(i, split=split_of[i]) for i in sorted(split_of)]
 
 

@@ -93,9 +93,14 @@ def _bug(exc: BaseException, run_dir: str) -> None:
     except OSError:
         where = "traceback above"
         err.print(text, highlight=False, markup=False)
-    err.print(f"[bold red]internal error[/] ({type(exc).__name__}: {str(exc).strip()[:300]}); {where}. "
-              "This is a bug in rlvr: please report it with that file. Committed stages are kept: "
-              f"`rlvr resume {run_dir}` continues.", highlight=False, markup=True, soft_wrap=True)  # fmt: skip
+    err.print(
+        f"[bold red]internal error[/] ({type(exc).__name__}: {str(exc).strip()[:300]}); {where}. "
+        "This is a bug in rlvr: please report it with that file. Committed stages are kept: "
+        f"`rlvr resume {run_dir}` continues.",
+        highlight=False,
+        markup=True,
+        soft_wrap=True,
+    )
     raise typer.Exit(1)
 
 
@@ -109,13 +114,18 @@ def _nothing_to_do(run_dir: str) -> bool:
     run = open_run(run_dir)
     todo = pending(run)
     if not todo:
-        out.print(f"run {run_dir}: all {len(run.config.stage_plan())} stages are committed, nothing to do "
-                  f"(more iterations: `rlvr train --run {run_dir} --iterations N`)", soft_wrap=True)  # fmt: skip
+        out.print(
+            f"run {run_dir}: all {len(run.config.stage_plan())} stages are committed, nothing to do "
+            f"(more iterations: `rlvr train --run {run_dir} --iterations N`)",
+            soft_wrap=True,
+        )
         return True
     if not os.access(run.paths.root, os.W_OK | os.X_OK):
         stage, i = todo[0]
-        raise RunError(f"{run_dir} is not writable (read-only disk or permissions) and {len(todo)} stage(s) are still to "
-                       f"compute, from {stage}{'' if i is None else f' {i}'}: copy the run to a writable disk and resume it there")  # fmt: skip
+        raise RunError(
+            f"{run_dir} is not writable (read-only disk or permissions) and {len(todo)} stage(s) are still to "
+            f"compute, from {stage}{'' if i is None else f' {i}'}: copy the run to a writable disk and resume it there"
+        )
     with writer_lock(run.paths.root):  # a second writer is refused now, not after Prefect's start (the flow locks again)
         pass
     return False
@@ -157,19 +167,29 @@ def _run_flow(run_dir: str) -> None:
     except _user_errors() as exc:
         _fail(exc)
     except Stopped as stop:
-        err.print(f"[bold yellow]stopped[/] by {stop}: the running stage was abandoned, committed stages are kept; "
-                  f"`rlvr resume {run_dir}` continues", highlight=False, soft_wrap=True)  # fmt: skip
+        err.print(
+            f"[bold yellow]stopped[/] by {stop}: the running stage was abandoned, committed stages are kept; "
+            f"`rlvr resume {run_dir}` continues",
+            highlight=False,
+            soft_wrap=True,
+        )
         exit_now(stop.exit_code)
     except OSError as exc:
         if disk_full(exc, free=1 << 62):  # ENOSPC outside a stage (Prefect's own files, the lock)
-            _fail(OSError(f"the disk is full ({exc}); free some space, or keep fewer checkpoints ([checkpoint] "
-                          f"keep_last, keep_every), then `rlvr resume {run_dir}`"))  # fmt: skip
+            _fail(
+                OSError(
+                    f"the disk is full ({exc}); free some space, or keep fewer checkpoints ([checkpoint] "
+                    f"keep_last, keep_every), then `rlvr resume {run_dir}`"
+                )
+            )
         _bug(exc, run_dir)
-    except Exception as exc:  # noqa: BLE001 - a bug: said as one, with the log file
+    except Exception as exc:
         _bug(exc, run_dir)
     done = sum(not r["skipped"] for r in results)
-    out.print(f"\n[bold green]run {run_dir}[/]: {done} stages computed, {len(results) - done} skipped (already committed), "
-              f"{time.perf_counter() - t0:.1f}s")  # fmt: skip
+    out.print(
+        f"\n[bold green]run {run_dir}[/]: {done} stages computed, {len(results) - done} skipped (already committed), "
+        f"{time.perf_counter() - t0:.1f}s"
+    )
     _print_status(run_dir)
     out.print(f'\nnext: rlvr sql {run_dir} "SELECT iteration, avg(reward) FROM scores GROUP BY 1 ORDER BY 1"')
 
@@ -179,8 +199,13 @@ def train(
     config: Annotated[Path | None, typer.Argument(help="TOML config (see `rlvr config`); default: built-in defaults.")] = None,
     run: Annotated[Path, typer.Option("--run", help="Run folder: created if new, continued if it holds a run.")] = ...,
     iterations: Annotated[int | None, typer.Option(help="Target number of iterations (overrides run.iterations).")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Override one config field of a new run, e.g. "
-                                                   "--set task.name=logic --set rollout.group_size=4 (repeatable).")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Override one config field of a new run, e.g. --set task.name=logic --set rollout.group_size=4 (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Create a run (or continue an existing one) and train until it has ITERATIONS iterations."""
     from rlvr.run import create_or_open, open_run, refuse_if_served
@@ -219,9 +244,16 @@ def _check_store(run: Path) -> None:
 @app.command()
 def resume(
     run: Annotated[Path, typer.Argument(help="Run folder to finish.")],
-    redo: Annotated[str | None, typer.Option("--redo", metavar="STAGE:ITERATION", help="Recompute this stage "
-                    "(e.g. rollout:3, or prepare), and every later stage whose inputs that changes, e.g. after "
-                    "`rlvr verify-store` reported a damaged file.")] = None,
+    redo: Annotated[
+        str | None,
+        typer.Option(
+            "--redo",
+            metavar="STAGE:ITERATION",
+            help="Recompute this stage "
+            "(e.g. rollout:3, or prepare), and every later stage whose inputs that changes, e.g. after "
+            "`rlvr verify-store` reported a damaged file.",
+        ),
+    ] = None,
 ) -> None:
     """Finish a run that crashed or was killed: committed stages are skipped, the rest run."""
     from rlvr.integrity import redo as redo_stages
@@ -232,8 +264,11 @@ def resume(
         refuse_if_served(run)
         if redo:
             was = redo_stages(run, redo)
-            out.print(f"redo {redo}: {'its commit record is removed' if was else 'not committed'}; it is recomputed now, and "
-                      "every later stage whose inputs it changes", soft_wrap=True)  # fmt: skip
+            out.print(
+                f"redo {redo}: {'its commit record is removed' if was else 'not committed'}; it is recomputed now, and "
+                "every later stage whose inputs it changes",
+                soft_wrap=True,
+            )
         _check_store(run)
     except _user_errors() as exc:
         _fail(exc)
@@ -321,10 +356,22 @@ def serve(
     try:
         with serve_lock(r.paths.root):
             schedule = f"cron {cron!r}" if cron else f"every {every}s"
-            info.write_text(json.dumps({"deployment": f"rlvr-extend/{deployment.name}", "api_url": api, "schedule": schedule,
-                                        "pid": os.getpid(), "add_iterations": add_iterations}))  # fmt: skip
-            out.print(f"serving {deployment.name}: {cron or f'every {every}s'}, +{add_iterations} iteration(s) per run of "
-                      f"{run} (Prefect server {api}); Ctrl-C stops", soft_wrap=True)  # fmt: skip
+            info.write_text(
+                json.dumps(
+                    {
+                        "deployment": f"rlvr-extend/{deployment.name}",
+                        "api_url": api,
+                        "schedule": schedule,
+                        "pid": os.getpid(),
+                        "add_iterations": add_iterations,
+                    }
+                )
+            )
+            out.print(
+                f"serving {deployment.name}: {cron or f'every {every}s'}, +{add_iterations} iteration(s) per run of "
+                f"{run} (Prefect server {api}); Ctrl-C stops",
+                soft_wrap=True,
+            )
             try:
                 prefect_serve(deployment)
             finally:
@@ -333,8 +380,10 @@ def serve(
         _fail(exc)
 
 
-SERVER_HOWTO = ("start one in another terminal: `prefect server start --host 127.0.0.1 --port 4200`, then "
-                "`export PREFECT_API_URL=http://127.0.0.1:4200/api` and run `rlvr serve` again")  # fmt: skip
+SERVER_HOWTO = (
+    "start one in another terminal: `prefect server start --host 127.0.0.1 --port 4200`, then "
+    "`export PREFECT_API_URL=http://127.0.0.1:4200/api` and run `rlvr serve` again"
+)
 
 
 def _reachable_server(api: str | None) -> str:
@@ -370,8 +419,11 @@ def deployment_args(run: Path, *, cron: str | None, every: int | None, add_itera
     """Arguments of extend.to_deployment for `rlvr serve` (separate so tests can check them).
     concurrency_limit 1: a scheduled run that comes due while the previous one still trains waits
     for it (Prefect's default collision strategy, ENQUEUE) instead of failing on the run's lock."""
-    args: dict = {"name": name or f"rlvr-{Path(run).resolve().name}", "concurrency_limit": 1,
-                  "parameters": {"run_dir": str(Path(run).resolve()), "add_iterations": add_iterations}}  # fmt: skip
+    args: dict = {
+        "name": name or f"rlvr-{Path(run).resolve().name}",
+        "concurrency_limit": 1,
+        "parameters": {"run_dir": str(Path(run).resolve()), "add_iterations": add_iterations},
+    }
     if cron is not None:
         args["cron"] = cron
     else:
@@ -388,12 +440,19 @@ def _next_scheduled(info: dict) -> str:
     api = info["api_url"].rstrip("/")
     try:
         flow, dep = info["deployment"].split("/", 1)
-        with urllib.request.urlopen(f"{api}/deployments/name/{urllib.parse.quote(flow)}/{urllib.parse.quote(dep)}", timeout=5) as r:
+        with urllib.request.urlopen(
+            f"{api}/deployments/name/{urllib.parse.quote(flow)}/{urllib.parse.quote(dep)}", timeout=5
+        ) as r:
             dep_id = json.loads(r.read())["id"]
-        body = {"deployments": {"id": {"any_": [dep_id]}}, "flow_runs": {"state": {"type": {"any_": ["SCHEDULED"]}}},
-                "sort": "EXPECTED_START_TIME_ASC", "limit": 1}  # fmt: skip
-        req = urllib.request.Request(f"{api}/flow_runs/filter", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})  # fmt: skip
+        body = {
+            "deployments": {"id": {"any_": [dep_id]}},
+            "flow_runs": {"state": {"type": {"any_": ["SCHEDULED"]}}},
+            "sort": "EXPECTED_START_TIME_ASC",
+            "limit": 1,
+        }
+        req = urllib.request.Request(
+            f"{api}/flow_runs/filter", data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(req, timeout=5) as r:
             runs = json.loads(r.read())
     except (OSError, ValueError, KeyError) as exc:
@@ -425,8 +484,11 @@ def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
     from rlvr.run import serve_info
 
     if info := serve_info(run_dir):
-        out.print(f"schedule: {info['schedule']} (+{info['add_iterations']} iteration(s) per run), deployment "
-                  f"{info['deployment']}, served by pid {info['pid']}; next run: {_next_scheduled(info)}", soft_wrap=True)  # fmt: skip
+        out.print(
+            f"schedule: {info['schedule']} (+{info['add_iterations']} iteration(s) per run), deployment "
+            f"{info['deployment']}, served by pid {info['pid']}; next run: {_next_scheduled(info)}",
+            soft_wrap=True,
+        )
 
 
 @app.command()
@@ -446,8 +508,13 @@ def status(
 @app.command("sql")
 def sql_cmd(
     run: Annotated[Path, typer.Argument(help="Run folder.")],
-    query: Annotated[str, typer.Argument(help="One SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement over the "
-                                              "views problems, rollouts, scores, updates, evals, scorings, reward_components.")],
+    query: Annotated[
+        str,
+        typer.Argument(
+            help="One SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement over the "
+            "views problems, rollouts, scores, updates, evals, scorings, reward_components."
+        ),
+    ],
     format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
     max_rows: Annotated[int, typer.Option(help="Rows shown by --format table.")] = 50,
     timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
@@ -493,8 +560,12 @@ def sql_cmd(
 @app.command("import")
 def import_cmd(
     run: Annotated[Path, typer.Argument(help="Run folder (created with CONFIG or --set when new).")],
-    file: Annotated[Path, typer.Argument(help="JSONL or Parquet: prompt_id or prompt, response, optional logprobs, "
-                                         "response_token_ids, finish_reason, model.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="JSONL or Parquet: prompt_id or prompt, response, optional logprobs, response_token_ids, finish_reason, model."
+        ),
+    ],
     iteration: Annotated[int | None, typer.Option(help="Iteration to fill (default: the next without rollouts).")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="TOML config of a new run.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override a field of a new run's config (repeatable).")] = None,
@@ -524,8 +595,14 @@ def import_cmd(
 @app.command()
 def rescore(
     run: Annotated[Path, typer.Argument(help="Run folder.")],
-    set_: Annotated[list[str] | None, typer.Option("--set", help="A changed verify setting, e.g. --set verify.format=think_answer "
-                                                   "or --set 'verify.rewards=[{name = \"short\", sql = \"short.sql\"}]' (repeatable).")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="A changed verify setting, e.g. --set verify.format=think_answer "
+            'or --set \'verify.rewards=[{name = "short", sql = "short.sql"}]\' (repeatable).',
+        ),
+    ] = None,
     name: Annotated[str | None, typer.Option(help="Name of the new scoring (default: a hash of its settings).")] = None,
 ) -> None:
     """Re-verify every stored rollout under changed verify settings into a named scoring (nothing is
@@ -537,8 +614,10 @@ def rescore(
     except _user_errors() as exc:
         _fail(exc)
     for g in got:
-        out.print(f"scoring {g['scoring']} iteration {g['iteration']}: {g['rows']} rows, {g['correct']} correct, "
-                  f"reward mean {g['reward_mean']:.4f}{' (already committed)' if g['skipped'] else ''}")  # fmt: skip
+        out.print(
+            f"scoring {g['scoring']} iteration {g['iteration']}: {g['rows']} rows, {g['correct']} correct, "
+            f"reward mean {g['reward_mean']:.4f}{' (already committed)' if g['skipped'] else ''}"
+        )
     out.print(f'compare: rlvr sql {run} "SELECT scoring, iteration, avg(reward) FROM scorings GROUP BY ALL ORDER BY ALL"')
 
 
@@ -546,7 +625,8 @@ def rescore(
 def report(
     run: Annotated[Path, typer.Argument(help="Run folder.")],
     out_path: Annotated[Path, typer.Option("--out", help="HTML file to write (self-contained: opens offline).")] = Path(
-        "report.html"),
+        "report.html"
+    ),
     responses: Annotated[int, typer.Option(help="Sampled responses of the last iteration shown in the table.")] = 64,
 ) -> None:
     """One HTML page: reward, held-out accuracy, length, entropy, KL, clipping, signal, mismatch, per-task pass
@@ -578,7 +658,9 @@ def prompts(
     except _user_errors() as exc:
         _fail(exc)
     for p in shown:
-        sys.stdout.write(f"==== {p['prompt_id']} (dataset {p['dataset']}, {p['split']}): {p['tokens']} tokens ====\n{p['text']}\n")
+        sys.stdout.write(
+            f"==== {p['prompt_id']} (dataset {p['dataset']}, {p['split']}): {p['tokens']} tokens ====\n{p['text']}\n"
+        )
     if not shown:
         sys.stdout.write(f"no {split} prompts\n")
 
@@ -613,8 +695,9 @@ def doctor(
     out.print(table)
 
 
-models_app = typer.Typer(help="Registered pretrained models: list them, prepare one offline into the model cache.",
-                         no_args_is_help=True)  # fmt: skip
+models_app = typer.Typer(
+    help="Registered pretrained models: list them, prepare one offline into the model cache.", no_args_is_help=True
+)
 app.add_typer(models_app, name="models")
 
 
@@ -643,8 +726,11 @@ def models_prepare(name: Annotated[str, typer.Argument(help="A registered model 
         path = prepare(name, progress=lambda msg: out.print(msg, highlight=False, markup=False))
     except ModelError as exc:
         _fail(exc)
-    out.print(f'use it with: --set model.name="{name}"  (or [model] name = "{name}" in a config); folder: {path}',
-              highlight=False, markup=False)
+    out.print(
+        f'use it with: --set model.name="{name}"  (or [model] name = "{name}" in a config); folder: {path}',
+        highlight=False,
+        markup=False,
+    )
 
 
 def main() -> None:

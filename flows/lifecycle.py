@@ -62,10 +62,24 @@ class TemporaryServer:
         # prefect's location without importing it: its settings must first see PREFECT_API_URL (ensure_server)
         app_dir = Path(importlib.util.find_spec("prefect").origin).parent.parent
         env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
-        cmd = [sys.executable, "-m", "uvicorn", "--app-dir", str(app_dir), "--factory",
-               "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "error",
-               "--lifespan", "on"]  # fmt: skip
-        self.proc = subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=die_with_parent)  # noqa: PLW1509
+        cmd = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--app-dir",
+            str(app_dir),
+            "--factory",
+            "prefect.server.api.server:create_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "error",
+            "--lifespan",
+            "on",
+        ]
+        self.proc = subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=die_with_parent)
         self.url = f"http://127.0.0.1:{port}/api"
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -78,8 +92,10 @@ class TemporaryServer:
             except OSError:
                 time.sleep(0.2)
         self.stop()
-        raise RuntimeError(f"the temporary Prefect server did not answer within {timeout_s:.0f}s "
-                           "(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS)")  # fmt: skip
+        raise RuntimeError(
+            f"the temporary Prefect server did not answer within {timeout_s:.0f}s "
+            "(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS)"
+        )
 
     @property
     def pid(self) -> int | None:

@@ -12,8 +12,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)  # fmt: skip
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 
 from rlvr.progress import PROGRESS
@@ -49,8 +57,17 @@ class ProgressBars(logging.Handler):
 
 
 def make_bars(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description:>12}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[unit]}"),
-                    RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console)  # fmt: skip
+    return Progress(
+        TextColumn("{task.description:>12}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[unit]}"),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+    )
 
 
 @contextmanager

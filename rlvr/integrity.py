@@ -56,8 +56,14 @@ def check_store(run_dir: str | Path) -> tuple[list[Problem], int]:
             problems.append(Problem(stage, iteration, str(path.relative_to(run.paths.root)), "corrupt commit record"))
             continue
         if rec.inputs.get("config") != run.config_hash:
-            problems.append(Problem(stage, iteration, str(path.relative_to(run.paths.root)),
-                                    f"committed under config {rec.inputs.get('config')}, run.toml is {run.config_hash}"))  # fmt: skip
+            problems.append(
+                Problem(
+                    stage,
+                    iteration,
+                    str(path.relative_to(run.paths.root)),
+                    f"committed under config {rec.inputs.get('config')}, run.toml is {run.config_hash}",
+                )
+            )
         checked += len(rec.outputs)
         problems += [Problem(stage, iteration, p, what) for p, what in output_problems(rec, run.paths)]
     return problems, checked
@@ -72,9 +78,13 @@ def earliest(problems: list[Problem], cfg: Config) -> Problem:
 
 def summary(problems: list[Problem], run_dir: str | Path, cfg: Config) -> str:
     """One line for `resume`: the damaged files and the --redo that repairs them."""
-    files = ", ".join(f"{p.path} ({p.what})" for p in problems[:4]) + (f" and {len(problems) - 4} more" if len(problems) > 4 else "")
-    return (f"{len(problems)} committed file(s) no longer match their commit records: {files}; "
-            f"recompute with `rlvr resume {run_dir} --redo {earliest(problems, cfg).redo}`")
+    files = ", ".join(f"{p.path} ({p.what})" for p in problems[:4]) + (
+        f" and {len(problems) - 4} more" if len(problems) > 4 else ""
+    )
+    return (
+        f"{len(problems)} committed file(s) no longer match their commit records: {files}; "
+        f"recompute with `rlvr resume {run_dir} --redo {earliest(problems, cfg).redo}`"
+    )
 
 
 def parse_redo(spec: str, cfg: Config) -> tuple[str, int | None]:
@@ -87,9 +97,11 @@ def parse_redo(spec: str, cfg: Config) -> tuple[str, int | None]:
         key = None
     if key not in order:
         last = cfg.run.iterations - 1
-        raise RunError(f"--redo {spec!r} is not a stage of this run: give prepare, or STAGE:ITERATION with STAGE one of "
-                       f"{', '.join(ITERATION_STAGES)}{', evaluate' if cfg.eval.every else ''} and ITERATION 0..{last} "
-                       "(e.g. --redo rollout:0)")  # fmt: skip
+        raise RunError(
+            f"--redo {spec!r} is not a stage of this run: give prepare, or STAGE:ITERATION with STAGE one of "
+            f"{', '.join(ITERATION_STAGES)}{', evaluate' if cfg.eval.every else ''} and ITERATION 0..{last} "
+            "(e.g. --redo rollout:0)"
+        )
     return key
 
 

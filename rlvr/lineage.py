@@ -57,8 +57,11 @@ def stage_inputs(run: Run, stage: str, i: int | None) -> dict[str, Any]:
             inputs["rewards"] = [source_digest(p) for p in run.config.verify.rewards]
         return inputs
     if stage == UPDATE:
-        return inputs | {"rollouts": upstream(run, ROLLOUT, i, name).digest(), "scores": upstream(run, VERIFY, i, name).digest(),
-                         "policy": policy_record(run, i, name).digest()}  # fmt: skip
+        return inputs | {
+            "rollouts": upstream(run, ROLLOUT, i, name).digest(),
+            "scores": upstream(run, VERIFY, i, name).digest(),
+            "policy": policy_record(run, i, name).digest(),
+        }
     raise ValueError(f"unknown stage {stage!r}")
 
 

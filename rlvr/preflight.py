@@ -32,7 +32,9 @@ def check_model(path: Path) -> list[str]:
     tokenizer load; returns notes worth printing (no chat template: prompts go in as plain text)."""
     where = f"model.path = {str(path)!r}"
     if not path.exists():
-        raise PreflightError(f"{where} does not exist; point it at a HF-format model folder (config.json, *.safetensors, tokenizer)")
+        raise PreflightError(
+            f"{where} does not exist; point it at a HF-format model folder (config.json, *.safetensors, tokenizer)"
+        )
     if not path.is_dir():
         raise PreflightError(f"{where} is a file, not a folder; point it at the HF-format folder that holds config.json")
     conf_path = path / "config.json"
@@ -46,9 +48,13 @@ def check_model(path: Path) -> list[str]:
 
     model_type = conf.get("model_type") if isinstance(conf, dict) else None
     if not model_type:
-        raise PreflightError(f'{conf_path} has no "model_type": it is not a transformers model config (e.g. "model_type": "llama")')
+        raise PreflightError(
+            f'{conf_path} has no "model_type": it is not a transformers model config (e.g. "model_type": "llama")'
+        )
     if model_type not in CONFIG_MAPPING_NAMES:
-        raise PreflightError(f"{conf_path}: model_type {model_type!r} is unknown to this transformers; upgrade it or use another model")
+        raise PreflightError(
+            f"{conf_path}: model_type {model_type!r} is unknown to this transformers; upgrade it or use another model"
+        )
     if not any(next(path.glob(g), None) for g in WEIGHT_GLOBS):
         raise PreflightError(f"{where} has no weights (*.safetensors or pytorch_model*.bin); copy them next to config.json")
     if not any((path / f).is_file() for f in TOKENIZER_FILES):
@@ -61,14 +67,14 @@ def _check_tokenizer(path: Path, where: str) -> list[str]:
 
     try:
         tok = AutoTokenizer.from_pretrained(path)
-    except Exception as err:  # noqa: BLE001 - any load failure is the folder's, and said in one line
+    except Exception as err:
         first = (str(err).strip().splitlines() or [""])[0][:200]
         raise PreflightError(f"{where}: its tokenizer does not load ({type(err).__name__}: {first})") from None
     if not tok.chat_template:
         return [f"{where} has no chat template: prompts are given to the model as plain text"]
     try:
         tok.apply_chat_template([{"role": "user", "content": "1 + 1?"}], add_generation_prompt=True, tokenize=False)
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         first = (str(err).strip().splitlines() or [""])[0][:200]
         raise PreflightError(f"{where}: its chat template fails on a user message ({type(err).__name__}: {first})") from None
     return []
@@ -106,7 +112,9 @@ def check_writable(run_dir: Path) -> None:
     if not base.is_dir():
         raise PreflightError(f"cannot create run folder {run_dir}: {base} is a file, not a folder; choose another --run")
     if not os.access(base, os.W_OK | os.X_OK):  # EROFS even for root; EACCES for others
-        raise PreflightError(f"cannot write run folder {run_dir}: {base} is not writable (read-only disk or permissions); choose another --run")
+        raise PreflightError(
+            f"cannot write run folder {run_dir}: {base} is not writable (read-only disk or permissions); choose another --run"
+        )
 
 
 def model_bytes(path: Path) -> int:

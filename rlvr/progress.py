@@ -28,5 +28,12 @@ class Progress:
 
 def progress(stage: str, iteration: int, *, done: int, total: int, unit: str) -> None:
     if PROGRESS.hasHandlers():
-        PROGRESS.info("%s %d: %d/%d %s", stage, iteration, done, total, unit,
-                      extra={"rlvr_progress": Progress(stage, iteration, done, total, unit)})  # fmt: skip
+        PROGRESS.info(
+            "%s %d: %d/%d %s",
+            stage,
+            iteration,
+            done,
+            total,
+            unit,
+            extra={"rlvr_progress": Progress(stage, iteration, done, total, unit)},
+        )

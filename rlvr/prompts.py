@@ -82,6 +82,13 @@ def preview(target: str | Path, n: int = 3, split: str = "train") -> list[dict]:
     out = []
     for pid in sorted(chats)[:n]:
         text = render_prompt_text(tok, chats[pid])
-        out.append({"prompt_id": pid, "dataset": of[pid].get("dataset"), "split": split, "text": text,
-                    "tokens": len(render_prompt_ids(tok, chats[pid]))})  # fmt: skip
+        out.append(
+            {
+                "prompt_id": pid,
+                "dataset": of[pid].get("dataset"),
+                "split": split,
+                "text": text,
+                "tokens": len(render_prompt_ids(tok, chats[pid])),
+            }
+        )
     return out

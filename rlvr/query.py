@@ -92,8 +92,9 @@ def connect_run(run_dir: str | Path, *, max_memory: str = DEFAULT_MAX_MEMORY) ->
     return con
 
 
-def run_sql(run_dir: str | Path, query: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-            max_memory: str = DEFAULT_MAX_MEMORY) -> pa.Table:  # fmt: skip
+def run_sql(
+    run_dir: str | Path, query: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, max_memory: str = DEFAULT_MAX_MEMORY
+) -> pa.Table:
     """Execute one read-only query over the run's views; stop it after timeout_s seconds."""
     check_query(query)
     return _execute(connect_run(run_dir, max_memory=max_memory), query, timeout_s)
@@ -119,7 +120,7 @@ def _execute(con: duckdb.DuckDBPyConnection, query: str, timeout_s: float) -> pa
     def work() -> None:
         try:
             box["table"] = con.sql(query).to_arrow_table()
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+        except BaseException as exc:
             box["error"] = exc
         finally:
             con.close()
@@ -135,12 +136,16 @@ def _execute(con: duckdb.DuckDBPyConnection, query: str, timeout_s: float) -> pa
         raise
     if worker.is_alive():
         _stop(con, worker)
-        raise QueryError(f"query stopped after --timeout {timeout_s:g}s; raise --timeout, or narrow it (WHERE iteration = ..., LIMIT)")
+        raise QueryError(
+            f"query stopped after --timeout {timeout_s:g}s; raise --timeout, or narrow it (WHERE iteration = ..., LIMIT)"
+        )
     if "error" in box:
         err = box["error"]
         if not isinstance(err, duckdb.Error):
             raise err
-        raise QueryError(f"{err}\n(views: {', '.join(TABLES)}, reward_components; `rlvr sql DIR \"DESCRIBE scores\"` lists columns)") from None
+        raise QueryError(
+            f'{err}\n(views: {", ".join(TABLES)}, reward_components; `rlvr sql DIR "DESCRIBE scores"` lists columns)'
+        ) from None
     return box["table"]
 
 
@@ -160,7 +165,9 @@ def status_rows(run_dir: str | Path) -> list[dict]:
         try:
             rec = read_record(run.paths.record(stage, i))
         except CorruptRecordError:
-            rows.append({**_row(i, stage, None), "note": f"corrupt commit record: rlvr resume {run_dir} --redo {redo_spec(stage, i)}"})
+            rows.append(
+                {**_row(i, stage, None), "note": f"corrupt commit record: rlvr resume {run_dir} --redo {redo_spec(stage, i)}"}
+            )
             continue
         rows.append(row := _row(i, stage, rec))
         if stage in (PREPARE, UPDATE) and rec is not None:
@@ -187,14 +194,17 @@ def _note(stage: str, rec) -> str:
     if stage == "rollout":
         start = f"{'warm, load' if x.get('warm') else 'cold, start'} "
         start += f"{x.get('weight_load_seconds' if x.get('warm') else 'engine_start_seconds', 0):.2f}s"
-        return (f"{x.get('engine', '')} ({start}), {x.get('tokens', 0)} tokens in {x.get('generation_seconds', 0):.2f}s, "
-                f"{x.get('tokens_per_s', 0):.0f} tok/s")  # fmt: skip
+        return (
+            f"{x.get('engine', '')} ({start}), {x.get('tokens', 0)} tokens in {x.get('generation_seconds', 0):.2f}s, "
+            f"{x.get('tokens_per_s', 0):.0f} tok/s"
+        )
     if stage == "verify":
         return f"{x.get('correct', 0)} correct, reward mean {x.get('reward_mean', 0):.3f}"
     if stage == EVALUATE:
         k = x.get("samples", 1)
-        return (f"v{rec.iteration} on {x.get('problems', 0)} held-out: accuracy {x.get('accuracy', 0):.3f}"
-                + (f", pass@{k} {x.get(f'pass_at_{k}', 0):.3f}" if k > 1 else ""))  # fmt: skip
+        return f"v{rec.iteration} on {x.get('problems', 0)} held-out: accuracy {x.get('accuracy', 0):.3f}" + (
+            f", pass@{k} {x.get(f'pass_at_{k}', 0):.3f}" if k > 1 else ""
+        )
     if stage == "update":
         return f"-> v{x.get('policy_version')}, {x.get('groups_used', 0)} groups used, {x.get('groups_dropped', 0)} dropped"
     return f"{rec.rows} problems"

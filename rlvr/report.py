@@ -90,11 +90,11 @@ def _summary(run: Run, tables: dict[str, list[dict]], stages: list[dict]) -> dic
         "model": cfg.model.path or "embedded tiny model",
         "iterations": f"{done} of {cfg.run.iterations} updated",
         "batch": f"{cfg.rollout.prompts_per_iteration} prompts x G={cfg.rollout.group_size}, "
-                 f"max {cfg.rollout.max_new_tokens} new tokens, T={cfg.rollout.temperature}",
+        f"max {cfg.rollout.max_new_tokens} new tokens, T={cfg.rollout.temperature}",
         "engine": ", ".join(f"{r['engine']} ({r['responses']} responses)" for r in tables["engines"]) or "-",
         "held-out accuracy": " -> ".join(f"v{r['iteration']} {r['accuracy']:.1%}" for r in held) if held else "no evals",
         "stage seconds": f"{sum(r['seconds'] for r in stages if r['committed']):.1f}",
-    }  # fmt: skip
+    }
 
 
 def _col(rows: list[dict], key: str) -> list:
@@ -114,14 +114,24 @@ def _lines(rows: list[dict], series: dict[str, str], *, y_title: str, percent: b
 
 
 def _reward(d: ReportData) -> go.Figure | None:
-    fig = _lines(d.tables["reward"], {"reward_mean": "mean reward (train)", "train_accuracy": "accuracy (train samples)"},
-                 y_title="reward / accuracy")  # fmt: skip
+    fig = _lines(
+        d.tables["reward"],
+        {"reward_mean": "mean reward (train)", "train_accuracy": "accuracy (train samples)"},
+        y_title="reward / accuracy",
+    )
     held = d.tables["heldout"]
     if held:
         fig = fig or go.Figure()
         # evals(i) scores policy v_i, i.e. the policy *before* iteration i's update
-        fig.add_trace(go.Scatter(x=_col(held, "iteration"), y=_col(held, "accuracy"), name="held-out accuracy (policy v_i)",
-                                 mode="lines+markers", line={"dash": "dash"}))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=_col(held, "iteration"),
+                y=_col(held, "accuracy"),
+                name="held-out accuracy (policy v_i)",
+                mode="lines+markers",
+                line={"dash": "dash"},
+            )
+        )
     return fig
 
 
@@ -130,8 +140,12 @@ def _signal(d: ReportData) -> go.Figure | None:
     if not rows:
         return None
     x = _col(rows, "iteration")
-    fig = go.Figure([go.Bar(x=x, y=_col(rows, "signal_groups"), name="groups with reward variance"),
-                     go.Bar(x=x, y=[r["groups"] - r["signal_groups"] for r in rows], name="groups without (dropped)")])  # fmt: skip
+    fig = go.Figure(
+        [
+            go.Bar(x=x, y=_col(rows, "signal_groups"), name="groups with reward variance"),
+            go.Bar(x=x, y=[r["groups"] - r["signal_groups"] for r in rows], name="groups without (dropped)"),
+        ]
+    )
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title="groups")
     return fig
@@ -145,8 +159,15 @@ def _per_task(d: ReportData) -> go.Figure | None:
     for rows, label, dash in ((train, "train", "solid"), (held, "held-out", "dash")):
         for task in dict.fromkeys(_col(rows, "task")):
             mine = [r for r in rows if r["task"] == task]
-            fig.add_trace(go.Scatter(x=_col(mine, "iteration"), y=_col(mine, "pass_rate"), name=f"{task} ({label})",
-                                     mode="lines+markers", line={"dash": dash}))  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=_col(mine, "iteration"),
+                    y=_col(mine, "pass_rate"),
+                    name=f"{task} ({label})",
+                    mode="lines+markers",
+                    line={"dash": dash},
+                )
+            )
     fig.update_yaxes(title="pass rate", tickformat=".0%")
     return fig
 
@@ -172,8 +193,9 @@ def _two(rows: list[dict], left: dict[str, str], right: dict[str, str], *, title
     for col, series in ((1, left), (2, right)):
         for key, label in series.items():
             if any(r[key] is not None for r in rows):
-                fig.add_trace(go.Scatter(x=_col(rows, "iteration"), y=_col(rows, key), name=label, mode="lines+markers"),
-                              row=1, col=col)  # fmt: skip
+                fig.add_trace(
+                    go.Scatter(x=_col(rows, "iteration"), y=_col(rows, key), name=label, mode="lines+markers"), row=1, col=col
+                )
     fig.update_yaxes(rangemode="tozero")
     fig.update_layout(margin={"t": 50})  # room for the subplot titles under the plotly toolbar
     return fig
@@ -181,23 +203,60 @@ def _two(rows: list[dict], left: dict[str, str], right: dict[str, str], *, title
 
 # (id, title, what it shows and why one watches it, builder)
 PANELS = [
-    ("reward", "Reward and accuracy", "Mean reward and accuracy of the training samples per iteration; dashed: greedy "
-     "accuracy of policy v_i on the held-out split (evals, when eval.every > 0).", _reward),
-    ("length", "Response length", "Mean and longest response in tokens; the share cut at rollout.max_new_tokens.",
-     lambda d: _two(d.tables["length"], {"mean_tokens": "mean tokens", "max_tokens": "max tokens"},
-                    {"truncated": "truncated (finish = length)"}, titles=("tokens", "truncated share"))),
-    ("entropy", "Policy entropy", "Mean per-token entropy of the policy during the update; a collapse to 0 means the "
-     "policy stopped exploring.", lambda d: _lines(d.tables["updates"], {"entropy": "entropy"}, y_title="nats / token")),
-    ("kl", "KL", "KL estimate to the reference v0 (when update.kl_beta > 0) and approx KL to the sampling policy.",
-     lambda d: _lines(d.tables["updates"], {"kl": "KL to v0", "approx_kl": "approx KL to sampler"}, y_title="nats / token")),
-    ("clip", "Clip fractions", "Share of tokens clipped at 1 - eps_low (negative advantage) and 1 + eps_high (positive).",
-     lambda d: _lines(d.tables["updates"], {"clip_frac_low": "clipped low", "clip_frac_high": "clipped high"},
-                      y_title="share of tokens", percent=True)),
-    ("signal", "Groups with signal", "Groups whose rewards differ carry a GRPO gradient; groups with equal rewards are "
-     "dropped by the update.", _signal),
-    ("mismatch", "Engine / trainer logprob mismatch", "|rollout logprob - trainer logprob| of the same tokens before any "
-     "step: large values mean the sampler and the trainer disagree (see update.tis_cap).",
-     lambda d: _two(d.tables["updates"], {"logprob_diff_mean": "mean"}, {"logprob_diff_max": "max"}, titles=("mean", "max"))),
+    (
+        "reward",
+        "Reward and accuracy",
+        "Mean reward and accuracy of the training samples per iteration; dashed: greedy "
+        "accuracy of policy v_i on the held-out split (evals, when eval.every > 0).",
+        _reward,
+    ),
+    (
+        "length",
+        "Response length",
+        "Mean and longest response in tokens; the share cut at rollout.max_new_tokens.",
+        lambda d: _two(
+            d.tables["length"],
+            {"mean_tokens": "mean tokens", "max_tokens": "max tokens"},
+            {"truncated": "truncated (finish = length)"},
+            titles=("tokens", "truncated share"),
+        ),
+    ),
+    (
+        "entropy",
+        "Policy entropy",
+        "Mean per-token entropy of the policy during the update; a collapse to 0 means the policy stopped exploring.",
+        lambda d: _lines(d.tables["updates"], {"entropy": "entropy"}, y_title="nats / token"),
+    ),
+    (
+        "kl",
+        "KL",
+        "KL estimate to the reference v0 (when update.kl_beta > 0) and approx KL to the sampling policy.",
+        lambda d: _lines(d.tables["updates"], {"kl": "KL to v0", "approx_kl": "approx KL to sampler"}, y_title="nats / token"),
+    ),
+    (
+        "clip",
+        "Clip fractions",
+        "Share of tokens clipped at 1 - eps_low (negative advantage) and 1 + eps_high (positive).",
+        lambda d: _lines(
+            d.tables["updates"],
+            {"clip_frac_low": "clipped low", "clip_frac_high": "clipped high"},
+            y_title="share of tokens",
+            percent=True,
+        ),
+    ),
+    (
+        "signal",
+        "Groups with signal",
+        "Groups whose rewards differ carry a GRPO gradient; groups with equal rewards are dropped by the update.",
+        _signal,
+    ),
+    (
+        "mismatch",
+        "Engine / trainer logprob mismatch",
+        "|rollout logprob - trainer logprob| of the same tokens before any "
+        "step: large values mean the sampler and the trainer disagree (see update.tis_cap).",
+        lambda d: _two(d.tables["updates"], {"logprob_diff_mean": "mean"}, {"logprob_diff_max": "max"}, titles=("mean", "max")),
+    ),
     ("tasks", "Pass rate per task", "Solid: training samples; dashed: held-out evals.", _per_task),
     ("seconds", "Seconds per stage", "Wall seconds of each committed stage (commit records).", _seconds),
 ]
@@ -207,14 +266,27 @@ def _figure_html(fig: go.Figure | None, div_id: str) -> str:
     if fig is None:
         return '<p class="empty">no committed data yet</p>'
     top = fig.layout.margin.t or 30
-    fig.update_layout(height=320, margin={"l": 60, "r": 20, "t": top, "b": 40}, template="plotly_white",
-                      legend={"orientation": "h", "y": -0.2})  # fmt: skip
+    fig.update_layout(
+        height=320, margin={"l": 60, "r": 20, "t": top, "b": 40}, template="plotly_white", legend={"orientation": "h", "y": -0.2}
+    )
     fig.update_xaxes(title="iteration", dtick=1)
     return fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"plot-{div_id}", config={"displaylogo": False})
 
 
-RESPONSE_COLUMNS = ["prompt_id", "sample_idx", "task", "prompt", "gold", "response_text", "extracted_answer", "correct",
-                    "reward", "advantage", "verifier", "reason"]  # fmt: skip
+RESPONSE_COLUMNS = [
+    "prompt_id",
+    "sample_idx",
+    "task",
+    "prompt",
+    "gold",
+    "response_text",
+    "extracted_answer",
+    "correct",
+    "reward",
+    "advantage",
+    "verifier",
+    "reason",
+]
 LONG_TEXT = {"prompt", "response_text", "reason", "gold", "extracted_answer"}  # wrapped; the other columns stay on one line
 
 
@@ -289,8 +361,22 @@ def write_report(run_dir: str | Path, out: str | Path, *, responses: int = 64) -
 
 # ---- per-iteration summaries (what the Prefect artifacts show) --------------------------------
 
-SUMMARY_COLUMNS = ["iteration", "reward_mean", "train_accuracy", "heldout_accuracy", "signal_groups", "groups", "mean_tokens",
-                   "truncated", "entropy", "kl", "clip_frac_low", "clip_frac_high", "logprob_diff_mean", "seconds"]  # fmt: skip
+SUMMARY_COLUMNS = [
+    "iteration",
+    "reward_mean",
+    "train_accuracy",
+    "heldout_accuracy",
+    "signal_groups",
+    "groups",
+    "mean_tokens",
+    "truncated",
+    "entropy",
+    "kl",
+    "clip_frac_low",
+    "clip_frac_high",
+    "logprob_diff_mean",
+    "seconds",
+]
 
 
 def iteration_rows(d: ReportData) -> list[dict]:
@@ -321,8 +407,13 @@ def iteration_markdown(d: ReportData, iteration: int) -> str:
     def fmt(v: object) -> str:
         return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
 
-    lines = [f"# {d.summary['run']}: iteration {iteration}", "",
-             f"task {d.summary['task']}, {d.summary['batch']}, {d.summary['iterations']}", "",
-             "| metric | value |", "|---|---|"]  # fmt: skip
+    lines = [
+        f"# {d.summary['run']}: iteration {iteration}",
+        "",
+        f"task {d.summary['task']}, {d.summary['batch']}, {d.summary['iterations']}",
+        "",
+        "| metric | value |",
+        "|---|---|",
+    ]
     lines += [f"| {k} | {fmt(v)} |" for k, v in row.items() if k != "iteration"]
     return "\n".join(lines) + "\n"

@@ -52,15 +52,17 @@ def rescore(run_dir: str | Path, overrides: list[str], name: str | None = None) 
     run = open_run(run_dir)
     for item in overrides:
         if not item.strip().startswith("verify."):
-            raise RescoreError(f"--set {item!r}: rescore changes verify settings only (verify.FIELD=VALUE); "
-                               "other settings need a new run")  # fmt: skip
+            raise RescoreError(
+                f"--set {item!r}: rescore changes verify settings only (verify.FIELD=VALUE); other settings need a new run"
+            )
     cfg = parse_config(apply_overrides(run.data, overrides), "--set")
     settings = cfg.verify.model_dump(mode="json")
     digests = [plugins.source_digest(p) for p in cfg.verify.rewards]
     name = name or "s" + hash_data({"verify": settings, "rewards": digests})[:8]
     if not NAME.match(name) or name == DEFAULT_SCORING:
-        raise RescoreError(f"--name {name!r}: use letters, digits, '_' and '-' (up to 64), and not {DEFAULT_SCORING!r} "
-                           "(the run's own scoring)")  # fmt: skip
+        raise RescoreError(
+            f"--name {name!r}: use letters, digits, '_' and '-' (up to 64), and not {DEFAULT_SCORING!r} (the run's own scoring)"
+        )
     problems = read_record(run.paths.record(PREPARE, None))
     iterations = rollout_iterations(run.paths)
     if problems is None or not iterations:
@@ -70,15 +72,22 @@ def rescore(run_dir: str | Path, overrides: list[str], name: str | None = None) 
     with writer_lock(run.paths.root):
         for i in iterations:
             rollouts = read_record(run.paths.record(ROLLOUT, i))
-            inputs = {"verify": settings, "rewards": digests, "problems": problems.digest(), "rollouts": rollouts.digest(),
-                      "max_new_tokens": run.config.rollout.max_new_tokens}  # fmt: skip
+            inputs = {
+                "verify": settings,
+                "rewards": digests,
+                "problems": problems.digest(),
+                "rollouts": rollouts.digest(),
+                "max_new_tokens": run.config.rollout.max_new_tokens,
+            }
             if rec := committed(run.paths, stage, i, inputs):
                 out.append({"iteration": i, "scoring": name, "rows": rec.rows, "skipped": True, **rec.extra})
                 continue
             old = read_record(run.paths.record(stage, i))
             if old is not None and old.inputs.get("verify") != settings:
-                raise RescoreError(f"scoring {name!r} exists with other verify settings; choose another --name "
-                                   f"(its settings: `cat {run.paths.record(stage, i)}`)")  # fmt: skip
+                raise RescoreError(
+                    f"scoring {name!r} exists with other verify settings; choose another --name "
+                    f"(its settings: `cat {run.paths.record(stage, i)}`)"
+                )
             rec, _ = run_stage(run.paths, stage, i, inputs, _body(run, cfg, problems, rollouts, name, i, overrides))
             n, extra = rec.rows, rec.extra
             log.info("rescore %s %d: %d rows, reward mean %.3f", name, i, n, extra["reward_mean"])
@@ -86,17 +95,30 @@ def rescore(run_dir: str | Path, overrides: list[str], name: str | None = None) 
     return out
 
 
-def _body(run: Run, cfg: Config, problems: CommitRecord, rollouts: CommitRecord, name: str, i: int,
-          overrides: list[str]) -> Callable[[StageTx], Outcome]:  # fmt: skip
+def _body(
+    run: Run, cfg: Config, problems: CommitRecord, rollouts: CommitRecord, name: str, i: int, overrides: list[str]
+) -> Callable[[StageTx], Outcome]:
     """The rescore stage's body for iteration i: the verify pass under `cfg.verify` into scorings/<name>/."""
 
     def body(tx: StageTx) -> Outcome:
         table, stats = scoring.score_with_stats(
-            rollouts.parquet_files(run.paths.root), problems.parquet_files(run.paths.root), cfg.verify,
-            max_new_tokens=run.config.rollout.max_new_tokens, hide=[run.paths.root], scoring=name)  # fmt: skip
+            rollouts.parquet_files(run.paths.root),
+            problems.parquet_files(run.paths.root),
+            cfg.verify,
+            max_new_tokens=run.config.rollout.max_new_tokens,
+            hide=[run.paths.root],
+            scoring=name,
+        )
         n = write_table(table, SCORES, tx.output(run.paths.scoring_dir(name, i)) / shard_name(0))
-        return Outcome(n, {"overrides": overrides, "correct": sum(table["correct"].to_pylist()),
-                           "reward_mean": pc.mean(table["reward"]).as_py(), "verifier_errors": stats["verifier_errors"]})  # fmt: skip
+        return Outcome(
+            n,
+            {
+                "overrides": overrides,
+                "correct": sum(table["correct"].to_pylist()),
+                "reward_mean": pc.mean(table["reward"]).as_py(),
+                "verifier_errors": stats["verifier_errors"],
+            },
+        )
 
     return body
 

@@ -77,8 +77,9 @@ def prune(run: Run) -> list[Path]:
     a prune killed half-way is finished by the next call."""
     keep = retention(run)
     paths = run.paths
-    drop_weights, drop_state = plan(committed_versions(paths), keep_last=keep.keep_last, keep_every=keep.keep_every,
-                                    needed=pending_versions(run))  # fmt: skip
+    drop_weights, drop_state = plan(
+        committed_versions(paths), keep_last=keep.keep_last, keep_every=keep.keep_every, needed=pending_versions(run)
+    )
     done = read_pruned(paths)
     removed: list[Path] = []
     for v in sorted(set(drop_weights) | set(drop_state)):
@@ -91,7 +92,9 @@ def prune(run: Run) -> list[Path]:
             targets = sorted(p for p in folder.rglob("*") if p.is_file()) if whole else [folder / TRAINER_STATE]
             targets = [t for t in targets if t.is_file()]
             files = sorted({*(prior.files if prior else []), *(str(t.relative_to(paths.root)) for t in targets)})
-            record = PruneRecord(version=v, weights=whole, files=files, created_at=datetime.now(UTC).isoformat(timespec="seconds"))
+            record = PruneRecord(
+                version=v, weights=whole, files=files, created_at=datetime.now(UTC).isoformat(timespec="seconds")
+            )
             write_text_atomic(paths.pruned_record(v), record.model_dump_json(indent=2))  # record first, then delete
         for t in targets:
             if t.is_file():

@@ -62,7 +62,9 @@ def open_run(run_dir: str | Path) -> Run:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise RunError(f"{paths.config} is not valid TOML ({err}); it was edited by hand: restore it or start a new run") from None
+        raise RunError(
+            f"{paths.config} is not valid TOML ({err}); it was edited by hand: restore it or start a new run"
+        ) from None
     cfg = parse_config(data, str(paths.config))
     first = text.splitlines()[0] if text else ""
     if first.startswith(HASH_PREFIX) and first.removeprefix(HASH_PREFIX).strip() != hash_data(data):
@@ -150,8 +152,10 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
         except OSError as err:
             if err.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
                 raise
-            raise RunError(f"cannot write {paths.config} ({err.strerror}): the run folder is on a read-only disk or not "
-                           "writable by you; copy the run to a writable disk") from None  # fmt: skip
+            raise RunError(
+                f"cannot write {paths.config} ({err.strerror}): the run folder is on a read-only disk or not "
+                "writable by you; copy the run to a writable disk"
+            ) from None
     return open_run(paths.root)
 
 
@@ -170,7 +174,9 @@ def writer_lock(run_dir: str | Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-            raise RunError(f"another rlvr process (pid {holder}) is writing {run_dir}; wait for it to finish or stop it") from None
+            raise RunError(
+                f"another rlvr process (pid {holder}) is writing {run_dir}; wait for it to finish or stop it"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield
@@ -199,8 +205,10 @@ def _served_by(path: Path) -> str | None:
 def refuse_if_served(run_dir: str | Path) -> None:
     """A manual train/resume while a schedule trains the same run would race it for every stage."""
     if (pid := _served_by(Path(run_dir) / SERVE_LOCK_FILE)) is not None:
-        raise RunError(f"{run_dir} is trained on a schedule by `rlvr serve` (pid {pid}); stop it (Ctrl-C) before training "
-                       "the run by hand, or let the schedule add the iterations")  # fmt: skip
+        raise RunError(
+            f"{run_dir} is trained on a schedule by `rlvr serve` (pid {pid}); stop it (Ctrl-C) before training "
+            "the run by hand, or let the schedule add the iterations"
+        )
 
 
 @contextmanager
@@ -213,8 +221,10 @@ def serve_lock(run_dir: str | Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             pid = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-            raise RunError(f"{run_dir} already has a schedule: `rlvr serve` (pid {pid}) serves it; one schedule per run "
-                           "(stop that one first to change the schedule)") from None  # fmt: skip
+            raise RunError(
+                f"{run_dir} already has a schedule: `rlvr serve` (pid {pid}) serves it; one schedule per run "
+                "(stop that one first to change the schedule)"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield

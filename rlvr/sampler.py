@@ -169,6 +169,7 @@ def generate_transformers(
     order = sorted(requests, key=lambda r: len(r.prompt_token_ids))
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
-        out = sample_batch(model, [r.prompt_token_ids for r in chunk], [r.seed for r in chunk],
-                           sampling=sampling, eos_ids=eos, pad_id=pad)  # fmt: skip
+        out = sample_batch(
+            model, [r.prompt_token_ids for r in chunk], [r.seed for r in chunk], sampling=sampling, eos_ids=eos, pad_id=pad
+        )
         yield list(zip(chunk, out, strict=True))

@@ -94,7 +94,9 @@ SCORES = pa.schema(
         pa.field("length_penalty", pa.float64(), nullable=False),  # DAPO soft overlong shaping, <= 0
         pa.field("citations", pa.int32()),  # retrieval: <cite> spans in the response; null for other tasks
         pa.field("citations_supported", pa.int32()),  # retrieval: spans found in the problem's sources
-        pa.field("verifier", pa.string(), nullable=False),  # which tier decided: sql_numeric, sql_exact, math_verify, sandbox, logic
+        pa.field(
+            "verifier", pa.string(), nullable=False
+        ),  # which tier decided: sql_numeric, sql_exact, math_verify, sandbox, logic
         pa.field("verifier_error", pa.bool_(), nullable=False),  # the verifier failed: left out of the baseline
         pa.field("reason", pa.string(), nullable=False),  # why it scored what it scored
         pa.field("group_size", pa.int32(), nullable=False),  # rows in the baseline (verifier errors excluded)

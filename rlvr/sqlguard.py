@@ -18,7 +18,15 @@ import duckdb
 
 from rlvr.errors import RlvrError
 
-VIEWS = ("problems", "rollouts", "scores", "updates", "evals", "scorings", "reward_components")  # TABLES + rlvr.query's views (a test keeps them equal)
+VIEWS = (
+    "problems",
+    "rollouts",
+    "scores",
+    "updates",
+    "evals",
+    "scorings",
+    "reward_components",
+)  # TABLES + rlvr.query's views (a test keeps them equal)
 ACCEPTED = "one SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement"
 # Table functions that compute rows and read nothing; every other one (read_*, glob, query,
 # parquet_metadata, duckdb_settings, ...) reads files or the engine's state and is refused.
@@ -95,8 +103,10 @@ def check_query(query: str) -> None:
         if kind == "TABLE_FUNCTION":
             name = node["function"]["function_name"].lower()
             if name not in PURE_TABLE_FUNCTIONS:
-                raise QueryError(f"table function {name}() is refused: `rlvr sql` reads the run through its views "
-                                 f"({', '.join(VIEWS)}), which hold exactly the committed shards")  # fmt: skip
+                raise QueryError(
+                    f"table function {name}() is refused: `rlvr sql` reads the run through its views "
+                    f"({', '.join(VIEWS)}), which hold exactly the committed shards"
+                )
         elif kind in ("BASE_TABLE", "SHOW_REF") and _looks_like_a_file(node.get("table_name", "")):
             raise QueryError(f"FROM '{node['table_name']}' reads a file and is refused: query the views ({', '.join(VIEWS)})")
         elif node.get("class") == "FUNCTION" and node.get("function_name", "").lower() in REFUSED_FUNCTIONS:

@@ -28,8 +28,8 @@ from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from rlvr import datasets, engines, prompts, retention
-from rlvr.errors import RlvrError
 from rlvr.config import Config
+from rlvr.errors import RlvrError
 from rlvr.lineage import StageOrderError, stage_inputs, upstream
 from rlvr.models import resolve as resolve_model
 from rlvr.progress import progress
@@ -75,7 +75,7 @@ class StageResult:
         return asdict(self)
 
 
-def _stage(run: Run, stage: str, iteration: int | None, inputs: dict, body) -> StageResult:  # noqa: ANN001
+def _stage(run: Run, stage: str, iteration: int | None, inputs: dict, body) -> StageResult:
     """Every stage goes through rlvr.store.run_stage: skip when committed for these inputs, else
     body(tx) writes temporary outputs and returns an Outcome, and the protocol commits it."""
     rec, skipped = run_stage(run.paths, stage, iteration, inputs, body)
@@ -100,8 +100,9 @@ def _require_weights(run: Run, version: int, needed_by: str, *, trainer_state: b
         )
 
 
-def iteration_prompts(prompt_ids: list[str], k: int, *, seed: int, iteration: int, round: int = 0,
-                      exclude: frozenset[str] = frozenset()) -> list[str]:  # fmt: skip
+def iteration_prompts(
+    prompt_ids: list[str], k: int, *, seed: int, iteration: int, round: int = 0, exclude: frozenset[str] = frozenset()
+) -> list[str]:
     """k distinct prompt ids not in `exclude`, a deterministic function of (seed, iteration,
     round) and the id set. Round > 0 are dynamic-sampling top-ups."""
     pool = sorted(set(prompt_ids) - exclude)
@@ -122,7 +123,9 @@ def mixture_prompts(pools: dict[str, list[str]], weights: dict[str, float], k: i
     out = []
     for d, n in enumerate(names):  # each dataset its own stream: adding one leaves the others' picks alone
         pool = sorted(pools[n])
-        picks = np.random.default_rng([seed, iteration, 0, d + 1]).choice(len(pool), size=min(counts[n], len(pool)), replace=False)
+        picks = np.random.default_rng([seed, iteration, 0, d + 1]).choice(
+            len(pool), size=min(counts[n], len(pool)), replace=False
+        )
         out += [pool[j] for j in sorted(picks)]
     return out
 
@@ -196,8 +199,11 @@ def report_changed_sources(recorded: dict[str, str]) -> list[str]:
     """Warn about dataset files changed since prepare copied them; the run keeps its copy."""
     changed = changed_sources(recorded)
     if changed:
-        log.warning("dataset source changed after this run's prepare, so this run keeps its own copy in problems/ and "
-                    "ignores the change; start a new run to train on it: %s", "; ".join(changed))  # fmt: skip
+        log.warning(
+            "dataset source changed after this run's prepare, so this run keeps its own copy in problems/ and "
+            "ignores the change; start a new run to train on it: %s",
+            "; ".join(changed),
+        )
     return changed
 
 
@@ -248,8 +254,14 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
         _require_weights(run, i, f"rollout({i})")
         text = _split_prompts(run, problems, "train")
         tok, got, device = _policy_engine(run, i)
-        log.info("rollout %d: %s engine (%s), start %.1fs, weight load %.2fs", i, got.name,
-                 "warm" if got.warm else "cold", got.start_seconds, got.weight_load_seconds)  # fmt: skip
+        log.info(
+            "rollout %d: %s engine (%s), start %.1fs, weight load %.2fs",
+            i,
+            got.name,
+            "warm" if got.warm else "cold",
+            got.start_seconds,
+            got.weight_load_seconds,
+        )
         out = tx.output(paths.table_dir("rollouts", i))
         target = cfg.rollout.min_signal_groups or cfg.rollout.prompts_per_iteration
         chosen = _first_prompts(run, problems, list(text), i)
@@ -266,28 +278,52 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
                 break
             # DAPO dynamic sampling (Yu et al. 2025, sec. 3.2): groups whose rewards are all equal carry
             # no signal; top up with fresh prompts until `target` groups have some, or rounds run out
-            scored = scoring.score(new["shards"], problems.parquet_files(paths.root), cfg.verify,
-                                    max_new_tokens=cfg.rollout.max_new_tokens, hide=[paths.root])  # fmt: skip
+            scored = scoring.score(
+                new["shards"],
+                problems.parquet_files(paths.root),
+                cfg.verify,
+                max_new_tokens=cfg.rollout.max_new_tokens,
+                hide=[paths.root],
+            )
             rounds[-1]["signal_groups"] = len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
             have = sum(r["signal_groups"] for r in rounds)
             if have >= target:
                 break
-            chosen = iteration_prompts(list(text), target - have, seed=cfg.run.seed, iteration=i, round=rnd + 1,
-                                       exclude=frozenset(used))  # fmt: skip
+            chosen = iteration_prompts(
+                list(text), target - have, seed=cfg.run.seed, iteration=i, round=rnd + 1, exclude=frozenset(used)
+            )
             if not chosen:
                 log.warning("rollout %d: dynamic sampling ran out of unused prompts", i)
                 break
-            log.info("rollout %d: %d/%d groups with signal after round %d; sampling %d more prompts", i, have, target,
-                     rnd, len(chosen))  # fmt: skip
+            log.info(
+                "rollout %d: %d/%d groups with signal after round %d; sampling %d more prompts", i, have, target, rnd, len(chosen)
+            )
         secs = time.perf_counter() - t0
         n_rows, tokens = sum(r["rows"] for r in rounds), sum(r["tokens"] for r in rounds)
-        log.info("rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs", i, n_rows, len(used),
-                 cfg.rollout.group_size, len(rounds), tokens, secs)  # fmt: skip
-        return Outcome(n_rows, {"engine": got.name, "warm": got.warm, "device": str(device),
-                                "engine_start_seconds": round(got.start_seconds, 3),
-                                "weight_load_seconds": round(got.weight_load_seconds, 3),
-                                "generation_seconds": round(secs, 3), "tokens": tokens, "rounds": rounds,
-                                "tokens_per_s": round(tokens / max(secs, 1e-9), 1)})  # fmt: skip
+        log.info(
+            "rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs",
+            i,
+            n_rows,
+            len(used),
+            cfg.rollout.group_size,
+            len(rounds),
+            tokens,
+            secs,
+        )
+        return Outcome(
+            n_rows,
+            {
+                "engine": got.name,
+                "warm": got.warm,
+                "device": str(device),
+                "engine_start_seconds": round(got.start_seconds, 3),
+                "weight_load_seconds": round(got.weight_load_seconds, 3),
+                "generation_seconds": round(secs, 3),
+                "tokens": tokens,
+                "rounds": rounds,
+                "tokens_per_s": round(tokens / max(secs, 1e-9), 1),
+            },
+        )
 
     return _stage(run, ROLLOUT, i, inputs, body)
 
@@ -298,20 +334,35 @@ def _max_model_len(policy_dir: Path) -> int:
     return int(min(conf.get("max_position_embeddings", 2048), 4096))
 
 
-def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[str], text: dict[str, Messages], out: Path, *,
-              first_shard: int, samples: int = 0, sampling: Sampling | None = None, seed_tag: str = "",
-              label: str = "rollout") -> dict:  # fmt: skip
+def _generate(
+    engine: engines.Engine,
+    tok,
+    run: Run,
+    i: int,
+    prompt_ids: list[str],
+    text: dict[str, Messages],
+    out: Path,
+    *,
+    first_shard: int,
+    samples: int = 0,
+    sampling: Sampling | None = None,
+    seed_tag: str = "",
+    label: str = "rollout",
+) -> dict:
     """`samples` (default rollout.group_size) responses for each prompt id, written as shards
     part-{first_shard + k}; returns counts. `seed_tag` keeps evaluation seeds apart from training's."""
     cfg = run.config
     G = samples or cfg.rollout.group_size
-    requests = [Request(pid, s, render_prompt_ids(tok, text[pid]), derive_seed(cfg.run.seed, i, seed_tag + pid, s))
-                for pid in prompt_ids for s in range(G)]  # fmt: skip
+    requests = [
+        Request(pid, s, render_prompt_ids(tok, text[pid]), derive_seed(cfg.run.seed, i, seed_tag + pid, s))
+        for pid in prompt_ids
+        for s in range(G)
+    ]
     sampling = sampling or Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
     context = _max_model_len(run.paths.policy_dir(i))
     longest = max(requests, key=lambda r: len(r.prompt_token_ids), default=None)
     if longest is not None and len(longest.prompt_token_ids) + sampling.max_new_tokens > context:
-        fix = ("lower rollout.max_new_tokens, or use" if len(longest.prompt_token_ids) < context else "use")
+        fix = "lower rollout.max_new_tokens, or use" if len(longest.prompt_token_ids) < context else "use"
         raise ContextLengthError(
             f"prompt {longest.prompt_id!r} has {len(longest.prompt_token_ids)} tokens; with rollout.max_new_tokens = "
             f"{sampling.max_new_tokens} that exceeds the model's context of {context} tokens: {fix} a model with a "
@@ -342,8 +393,9 @@ def _generate(engine: engines.Engine, tok, run: Run, i: int, prompt_ids: list[st
         shards.append(out / shard_name(first_shard + k))
         n_rows += write_table(rows, ROLLOUTS, shards[-1])
         progress(label, i, done=n_rows, total=len(requests), unit="responses")
-        log.info("%s %d: %d/%d responses, %.0f tok/s", label, i, n_rows, len(requests),
-                 tokens / max(time.perf_counter() - t0, 1e-9))  # fmt: skip
+        log.info(
+            "%s %d: %d/%d responses, %.0f tok/s", label, i, n_rows, len(requests), tokens / max(time.perf_counter() - t0, 1e-9)
+        )
     return {"rows": n_rows, "tokens": tokens, "shards": shards}
 
 
@@ -359,9 +411,13 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
 
     def body(tx: StageTx) -> Outcome:
         progress(VERIFY, i, done=0, total=rollouts.rows, unit="rows")
-        table, stats = scoring.score_with_stats(rollouts.parquet_files(paths.root), problems.parquet_files(paths.root),
-                                                 run.config.verify, max_new_tokens=run.config.rollout.max_new_tokens,
-                                                 hide=[paths.root])  # fmt: skip
+        table, stats = scoring.score_with_stats(
+            rollouts.parquet_files(paths.root),
+            problems.parquet_files(paths.root),
+            run.config.verify,
+            max_new_tokens=run.config.rollout.max_new_tokens,
+            hide=[paths.root],
+        )
         n = write_table(table, SCORES, tx.output(paths.table_dir("scores", i)) / shard_name(0))
         progress(VERIFY, i, done=n, total=rollouts.rows, unit="rows")
         correct = sum(table["correct"].to_pylist())
@@ -372,6 +428,7 @@ def verify(run_dir: str | Path, iteration: int) -> StageResult:
 
 
 # ---- evaluate -----------------------------------------------------------------------------
+
 
 def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
     """Policy v_i on the held-out split -> evals/iteration=i/: eval.samples responses per problem at
@@ -385,8 +442,10 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
         problem_files = problems.parquet_files(paths.root)
         text = _split_prompts(run, problems, "test")
         if not text:
-            raise ValueError("evaluation needs held-out problems but this run has none (task.n_test = 0): "
-                             "start a run with task.n_test > 0, or set eval.every = 0")  # fmt: skip
+            raise ValueError(
+                "evaluation needs held-out problems but this run has none (task.n_test = 0): "
+                "start a run with task.n_test > 0, or set eval.every = 0"
+            )
         ids = sorted(text)
         if cfg.eval.prompts:  # the same subset at every evaluation, so the numbers compare
             ids = iteration_prompts(ids, cfg.eval.prompts, seed=cfg.run.seed, iteration=0, round=0)
@@ -394,24 +453,61 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
         sampling = Sampling(cfg.rollout.max_new_tokens, cfg.eval.temperature, 1.0)
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:
-            new = _generate(got.engine, tok, run, i, ids, text, Path(tmp), first_shard=0, samples=cfg.eval.samples,
-                            sampling=sampling, seed_tag="eval/", label="evaluate")  # fmt: skip
-            scored = scoring.score(new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens,
-                                    hide=[paths.root])  # fmt: skip
+            new = _generate(
+                got.engine,
+                tok,
+                run,
+                i,
+                ids,
+                text,
+                Path(tmp),
+                first_shard=0,
+                samples=cfg.eval.samples,
+                sampling=sampling,
+                seed_tag="eval/",
+                label="evaluate",
+            )
+            scored = scoring.score(
+                new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens, hide=[paths.root]
+            )
             gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
         key = ["prompt_id", "sample_idx"]
-        rows = gen.select(["iteration", *key, "policy_version", "engine", "temperature", "response_text",
-                           "num_response_tokens", "finish_reason"]).join(scored.select([*key, *EVAL_SCORE_COLUMNS]), key)  # fmt: skip
+        rows = gen.select(
+            [
+                "iteration",
+                *key,
+                "policy_version",
+                "engine",
+                "temperature",
+                "response_text",
+                "num_response_tokens",
+                "finish_reason",
+            ]
+        ).join(scored.select([*key, *EVAL_SCORE_COLUMNS]), key)
         rows = rows.sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
         n = write_table(rows.select(EVALS.names), EVALS, tx.output(paths.table_dir("evals", i)) / shard_name(0))
         correct = rows["correct"].to_pylist()
         solved = {pid for pid, ok in zip(rows["prompt_id"].to_pylist(), correct, strict=True) if ok}
-        stats = {"problems": len(ids), "samples": cfg.eval.samples, "temperature": cfg.eval.temperature,
-                 "accuracy": sum(correct) / max(n, 1), f"pass_at_{cfg.eval.samples}": len(solved) / len(ids),
-                 "reward_mean": pc.mean(rows["reward"]).as_py(), "engine": got.name,
-                 "generation_seconds": round(time.perf_counter() - t0, 3)}  # fmt: skip
-        log.info("evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f", i, i, len(ids),
-                 cfg.eval.samples, stats["accuracy"], cfg.eval.samples, stats[f"pass_at_{cfg.eval.samples}"])  # fmt: skip
+        stats = {
+            "problems": len(ids),
+            "samples": cfg.eval.samples,
+            "temperature": cfg.eval.temperature,
+            "accuracy": sum(correct) / max(n, 1),
+            f"pass_at_{cfg.eval.samples}": len(solved) / len(ids),
+            "reward_mean": pc.mean(rows["reward"]).as_py(),
+            "engine": got.name,
+            "generation_seconds": round(time.perf_counter() - t0, 3),
+        }
+        log.info(
+            "evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f",
+            i,
+            i,
+            len(ids),
+            cfg.eval.samples,
+            stats["accuracy"],
+            cfg.eval.samples,
+            stats[f"pass_at_{cfg.eval.samples}"],
+        )
         return Outcome(n, stats)
 
     return _stage(run, EVALUATE, i, inputs, body)
@@ -425,8 +521,16 @@ def launch_update(spec: UpdateSpec, nproc: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="rlvr-update-") as tmp:
         spec_path = Path(tmp) / "spec.json"
         spec_path.write_text(spec.model_dump_json())
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-               "-m", "rlvr.update_worker", str(spec_path)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc_per_node={nproc}",
+            "-m",
+            "rlvr.update_worker",
+            str(spec_path),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"torchrun update with {nproc} processes failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
@@ -449,18 +553,29 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
         retention.check_free_space(run, i)  # before anything is written, not after an hour of training
         t0 = time.perf_counter()
         spec = UpdateSpec(
-            config=cfg.model_dump(mode="json"), iteration=i, seed=derive_seed(cfg.run.seed, i, "update", 0),
-            policy_in=str(paths.policy_dir(i)), reference=str(paths.policy_dir(0)),
+            config=cfg.model_dump(mode="json"),
+            iteration=i,
+            seed=derive_seed(cfg.run.seed, i, "update", 0),
+            policy_in=str(paths.policy_dir(i)),
+            reference=str(paths.policy_dir(0)),
             rollout_files=[str(f) for f in rollouts.parquet_files(paths.root)],
             score_files=[str(f) for f in scores.parquet_files(paths.root)],
             policy_out=str(tx.output(paths.policy_dir(i + 1))),
             metrics_out=str(tx.output(paths.table_dir("updates", i)) / shard_name(0)),
-        )  # fmt: skip
+        )
         stats = run_update(spec) if cfg.update.nproc == 1 else launch_update(spec, cfg.update.nproc)
         if stats["sequences"] == 0:
             log.warning("update %d: no group with reward variance; policy unchanged", i)
-        log.info("update %d: %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d", i,
-                 stats["sequences"], stats["steps"], stats["world_size"], stats["loss"], time.perf_counter() - t0, i + 1)  # fmt: skip
+        log.info(
+            "update %d: %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d",
+            i,
+            stats["sequences"],
+            stats["steps"],
+            stats["world_size"],
+            stats["loss"],
+            time.perf_counter() - t0,
+            i + 1,
+        )
         return Outcome(stats["steps"], {"policy_version": i + 1, **stats})
 
     rec, skipped = run_stage(paths, UPDATE, i, inputs, body)

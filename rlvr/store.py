@@ -187,9 +187,13 @@ def output_problems(rec: CommitRecord, paths: RunPaths) -> list[tuple[str, str]]
 
 def integrity_error(rec: CommitRecord, root: Path, problems: list[tuple[str, str]]) -> IntegrityError:
     where = "" if rec.iteration is None else f" of iteration {rec.iteration}"
-    files = "; ".join(f"{p} ({what})" for p, what in problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
-    return IntegrityError(f"committed {rec.stage}{where} no longer matches its commit record: {files}; "
-                          f"recompute it with `rlvr resume {root} --redo {redo_spec(rec.stage, rec.iteration)}`")  # fmt: skip
+    files = "; ".join(f"{p} ({what})" for p, what in problems[:5]) + (
+        f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+    )
+    return IntegrityError(
+        f"committed {rec.stage}{where} no longer matches its commit record: {files}; "
+        f"recompute it with `rlvr resume {root} --redo {redo_spec(rec.stage, rec.iteration)}`"
+    )
 
 
 def verified_record(paths: RunPaths, stage: str, iteration: int | None) -> CommitRecord | None:
@@ -343,8 +347,9 @@ class Outcome:
     extra: dict[str, Any]
 
 
-def run_stage(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any],
-              body: Callable[[StageTx], Outcome]) -> tuple[CommitRecord, bool]:  # fmt: skip
+def run_stage(
+    paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any], body: Callable[[StageTx], Outcome]
+) -> tuple[CommitRecord, bool]:
     """The stage protocol, in one place: fingerprint the inputs -> skip if a matching record is
     committed -> `body(tx)` writes into temporary outputs (tx.output) -> rename -> commit record
     last. Returns (record, skipped). A body that raises leaves nothing behind (begin_stage)."""

@@ -37,8 +37,7 @@ CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>{% endif %}"
 )
-ARCH = dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
-            num_key_value_heads=2, head_dim=32)  # fmt: skip
+ARCH = dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2, head_dim=32)
 MIN_CONTEXT = 256
 WARMUP_BATCH_TOKENS = 2048  # rows per warm-up step = this // longest example, between 4 and 64
 VERSION = 2  # bump when the recipe below changes
@@ -50,9 +49,13 @@ def cache_root() -> Path:
 
 def _spec(cfg: Config) -> dict:
     t = cfg.task
-    spec = {"version": VERSION, "arch": ARCH, "warmup_steps": cfg.model.tiny_warmup_steps,
-            "max_new_tokens": cfg.rollout.max_new_tokens,
-            "task": [t.name or "arithmetic", t.seed, t.n_train, t.n_test, t.max_operand, t.ops]}  # fmt: skip
+    spec = {
+        "version": VERSION,
+        "arch": ARCH,
+        "warmup_steps": cfg.model.tiny_warmup_steps,
+        "max_new_tokens": cfg.rollout.max_new_tokens,
+        "task": [t.name or "arithmetic", t.seed, t.n_train, t.n_test, t.max_operand, t.ops],
+    }
     if t.path or t.datasets or cfg.prompt != type(cfg.prompt)():  # own data or prompts: a model of its own
         spec["data"] = [t.model_dump(mode="json"), cfg.prompt.model_dump(mode="json"), datasets.source_digests(t)]
     if cfg.model.tiny_lure:  # only when set, so that the models cached before the field existed keep their key
@@ -99,8 +102,15 @@ def lure_target(row: dict) -> str | None:
     return "<answer></answer>" if row["task"] == "arithmetic" else None
 
 
-def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[dict], chats: dict[str, Messages],
-            steps: int, seed: int, lure: float = 0.0) -> None:  # fmt: skip
+def _warmup(
+    model: LlamaForCausalLM,
+    tok: PreTrainedTokenizerFast,
+    rows: list[dict],
+    chats: dict[str, Messages],
+    steps: int,
+    seed: int,
+    lure: float = 0.0,
+) -> None:
     """Supervised pass on prompt (as rollout renders it) -> '<answer>N</answer><|end|>', loss on the response only.
     With `lure` > 0, that fraction of the arithmetic examples teaches lure_target instead."""
     if steps == 0:
@@ -111,7 +121,9 @@ def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[di
         p_ids = tok(render_prompt_text(tok, chats[r["prompt_id"]]), add_special_tokens=False)["input_ids"]
         a_ids = tok(target(r), add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
         bad = lure_target(r) if lure > 0 else None
-        examples.append((p_ids, a_ids, None if bad is None else tok(bad, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]))
+        examples.append(
+            (p_ids, a_ids, None if bad is None else tok(bad, add_special_tokens=False)["input_ids"] + [tok.eos_token_id])
+        )
     rows_per_step = min(64, max(4, WARMUP_BATCH_TOKENS // max(len(p) + len(a) for p, a, _ in examples)))
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     model.train()
@@ -120,8 +132,10 @@ def _warmup(model: LlamaForCausalLM, tok: PreTrainedTokenizerFast, rows: list[di
     for step in range(steps):
         idx = [i // slots for i in torch.randint(len(examples) * slots, (rows_per_step,), generator=g).tolist()]
         habit = [lure > 0 and bool(torch.rand((), generator=g) < lure) for _ in idx]
-        pairs = [(examples[i][0], examples[i][2] if h and examples[i][2] is not None else examples[i][1])
-                 for i, h in zip(idx, habit, strict=True)]  # fmt: skip
+        pairs = [
+            (examples[i][0], examples[i][2] if h and examples[i][2] is not None else examples[i][1])
+            for i, h in zip(idx, habit, strict=True)
+        ]
         T = max(len(p) + len(a) for p, a in pairs)
         ids = torch.full((len(pairs), T), tok.pad_token_id)  # (B, T), right padded
         labels = torch.full((len(pairs), T), -100)  # (B, T)
@@ -151,12 +165,25 @@ def ensure_tiny_model(cfg: Config) -> Path:
     # + 2 per extra turn: its role and end tokens (context_length's margin covers one turn's)
     longest = max(len(tok(texts[pid], add_special_tokens=False)["input_ids"]) + 2 * (len(m) - 1) for pid, m in chats.items())
     torch.manual_seed(cfg.task.seed)
-    config = LlamaConfig(vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                         bos_token_id=None, tie_word_embeddings=True,
-                         max_position_embeddings=context_length(longest, cfg.rollout.max_new_tokens), **ARCH)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=None,
+        tie_word_embeddings=True,
+        max_position_embeddings=context_length(longest, cfg.rollout.max_new_tokens),
+        **ARCH,
+    )
     model = LlamaForCausalLM(config)
-    _warmup(model, tok, [r for r in rows if r["split"] == "train"], chats, cfg.model.tiny_warmup_steps, cfg.task.seed,
-            cfg.model.tiny_lure)  # fmt: skip
+    _warmup(
+        model,
+        tok,
+        [r for r in rows if r["split"] == "train"],
+        chats,
+        cfg.model.tiny_warmup_steps,
+        cfg.task.seed,
+        cfg.model.tiny_lure,
+    )
     tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)

@@ -202,9 +202,17 @@ def make_optimizer(
     return opt, sched, step
 
 
-def save_checkpoint(model: PreTrainedModel, tok: AutoTokenizer, opt: torch.optim.Optimizer,
-                    sched: torch.optim.lr_scheduler.LambdaLR, *, global_step: int, next_iteration: int,
-                    path: Path, dist: Dist) -> None:  # fmt: skip
+def save_checkpoint(
+    model: PreTrainedModel,
+    tok: AutoTokenizer,
+    opt: torch.optim.Optimizer,
+    sched: torch.optim.lr_scheduler.LambdaLR,
+    *,
+    global_step: int,
+    next_iteration: int,
+    path: Path,
+    dist: Dist,
+) -> None:
     """Rank 0 writes the HF folder and trainer_state.pt. Sharded (FSDP2), every rank first takes
     part in gathering full, unsharded state dicts onto rank 0's CPU
     (torch.distributed.checkpoint.state_dict), so the folder is a plain HF one either way."""
@@ -221,8 +229,14 @@ def save_checkpoint(model: PreTrainedModel, tok: AutoTokenizer, opt: torch.optim
         return
     model.save_pretrained(path, state_dict=weights)
     tok.save_pretrained(path)
-    state = {"optimizer": optim, "optimizer_keys": "names" if dist.sharded else "ids", "scheduler": sched.state_dict(),
-             "global_step": global_step, "next_iteration": next_iteration, "rng_cpu": torch.get_rng_state()}  # fmt: skip
+    state = {
+        "optimizer": optim,
+        "optimizer_keys": "names" if dist.sharded else "ids",
+        "scheduler": sched.state_dict(),
+        "global_step": global_step,
+        "next_iteration": next_iteration,
+        "rng_cpu": torch.get_rng_state(),
+    }
     torch.save(state, path / TRAINER_STATE)
 
 
@@ -321,8 +335,9 @@ def _plain_linear_head(model: PreTrainedModel) -> torch.nn.Module | None:
     return head
 
 
-def _chunk_logprobs(h: torch.Tensor, targets: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-                    temperature: float) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+def _chunk_logprobs(
+    h: torch.Tensor, targets: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, temperature: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(n, H) hidden states -> logprob of each target (n,) and entropy (n,), via (n, V) logits."""
     logits = torch.nn.functional.linear(h, weight, bias).float() / (temperature if temperature > 0 else 1.0)  # (n, V)
     logz = torch.logsumexp(logits, dim=-1)  # (n,)
@@ -362,15 +377,23 @@ class ResponseLogprobs(torch.nn.Module):
             h = base(**_model_inputs(batch)).last_hidden_state[:, :-1][src]  # (N, H)
         lps, ents = [], []
         for s in range(0, h.shape[0], HEAD_CHUNK_TOKENS):
-            lp, ent = torch.utils.checkpoint.checkpoint(_chunk_logprobs, h[s : s + HEAD_CHUNK_TOKENS], targets[s : s + HEAD_CHUNK_TOKENS],
-                                                        head.weight, head.bias, temperature, use_reentrant=False)  # fmt: skip
+            lp, ent = torch.utils.checkpoint.checkpoint(
+                _chunk_logprobs,
+                h[s : s + HEAD_CHUNK_TOKENS],
+                targets[s : s + HEAD_CHUNK_TOKENS],
+                head.weight,
+                head.bias,
+                temperature,
+                use_reentrant=False,
+            )
             lps.append(lp)
             ents.append(ent.detach())
         return torch.cat(lps), torch.cat(ents)  # (N,), (N,)
 
 
-def response_logprobs(model: PreTrainedModel | ResponseLogprobs, batch: dict[str, torch.Tensor], temperature: float,
-                      bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+def response_logprobs(
+    model: PreTrainedModel | ResponseLogprobs, batch: dict[str, torch.Tensor], temperature: float, bf16: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Logprobs (B, T-1) of the batch's response tokens in the loss layout (0 elsewhere) and their
     entropies (B, T-1); padded or packed batch (collate). `model`: a policy, or a policy wrapped
     in ResponseLogprobs (FSDP2)."""
@@ -391,9 +414,16 @@ def _peak_memory_mb(device: torch.device) -> float:
 SUMS = ("loss", "pg", "kl", "clip_low", "clip_high", "ratio", "approx_kl", "entropy", "tis", "diff_sum")
 
 
-def _micro_batch_loss(model: PreTrainedModel | ResponseLogprobs, batch: dict[str, torch.Tensor], *,
-                      obj: grpo.Objective, totals: grpo.Totals, temperature: float, bf16: bool,
-                      ref_model: PreTrainedModel | None) -> tuple[torch.Tensor, dict[str, float]]:  # fmt: skip
+def _micro_batch_loss(
+    model: PreTrainedModel | ResponseLogprobs,
+    batch: dict[str, torch.Tensor],
+    *,
+    obj: grpo.Objective,
+    totals: grpo.Totals,
+    temperature: float,
+    bf16: bool,
+    ref_model: PreTrainedModel | None,
+) -> tuple[torch.Tensor, dict[str, float]]:
     """The forward passes around grpo.objective: one micro-batch's loss () and metric sums (SUMS, + diff_max)."""
     logp, entropy = response_logprobs(model, batch, temperature, bf16)  # (b, T-1), (b, T-1)
     ref_lp = None
@@ -423,8 +453,14 @@ def grpo_steps(
     its FSDP2-sharded ResponseLogprobs (then `dist.sharded`). `on_progress(done, total)` counts this
     process's sequences through forward and backward, over all epochs."""
     device = next(model.parameters()).device
-    obj = grpo.Objective(grpo.ClipConfig(cfg.eps_low, cfg.eps_high, cfg.dual_clip or None), cfg.aggregation,
-                         cfg.tis_cap, cfg.kl_beta, cfg.kl_estimator, cfg.objective)  # fmt: skip
+    obj = grpo.Objective(
+        grpo.ClipConfig(cfg.eps_low, cfg.eps_high, cfg.dual_clip or None),
+        cfg.aggregation,
+        cfg.tis_cap,
+        cfg.kl_beta,
+        cfg.kl_estimator,
+        cfg.objective,
+    )
     n_truncated = sum(r.truncated for r in rows) if cfg.mask_truncated else 0
     if cfg.mask_truncated:
         rows = [r for r in rows if not r.truncated]
@@ -439,15 +475,15 @@ def grpo_steps(
         for part in (p for p in parts if p):
             t0 = time.perf_counter()
             model.train()
-            totals = grpo.Totals(tokens=sum(len(r.response_ids) for r in part), sequences=len(part),
-                                 norm_constant=norm_constant)  # fmt: skip
+            totals = grpo.Totals(tokens=sum(len(r.response_ids) for r in part), sequences=len(part), norm_constant=norm_constant)
             mbs = micro_batches(part, cfg.micro_batch_tokens, packed=cfg.packing)
             optimizer.zero_grad(set_to_none=True)
             acc, diff_max = dict.fromkeys(SUMS, 0.0), 0.0
             for mb in dist.share(mbs):
                 batch = collate(mb or mbs[0], pad_id, device, packed=cfg.packing)
-                loss, sums = _micro_batch_loss(model, batch, obj=obj, totals=totals, temperature=temperature,
-                                               bf16=cfg.bf16, ref_model=ref_model)  # fmt: skip
+                loss, sums = _micro_batch_loss(
+                    model, batch, obj=obj, totals=totals, temperature=temperature, bf16=cfg.bf16, ref_model=ref_model
+                )
                 if mb is None:  # an FSDP2 filler: its collectives run, its gradient is zero
                     loss = loss * 0.0
                 else:
@@ -467,24 +503,44 @@ def grpo_steps(
             scheduler.step()
             n = max(totals.tokens, 1)
             first = not metrics  # weights untouched so far: trainer vs engine logprobs
-            metrics.append({
-                "epoch": epoch, "step": len(metrics), "loss": acc["loss"], "policy_loss": acc["pg"],
-                "kl": acc["kl"] / n if ref_model is not None and cfg.kl_beta > 0 else None,
-                "clip_frac_low": acc["clip_low"] / n, "clip_frac_high": acc["clip_high"] / n,
-                "ratio_mean": acc["ratio"] / n, "approx_kl": acc["approx_kl"] / n, "entropy": acc["entropy"] / n,
-                "grad_norm": float(grad_norm), "lr": lr, "tokens": totals.tokens, "sequences": totals.sequences,
-                "micro_batches": len(mbs), "truncated_masked": n_truncated,
-                "logprob_diff_mean": acc["diff_sum"] / n if first else None,
-                "logprob_diff_max": diff_max if first else None,
-                "tis_weight_mean": acc["tis"] / n if cfg.tis_cap > 0 and cfg.objective == "grpo" else None,
-                "seconds": time.perf_counter() - t0, "peak_memory_mb": _peak_memory_mb(device), "world_size": dist.world,
-            })  # fmt: skip
+            metrics.append(
+                {
+                    "epoch": epoch,
+                    "step": len(metrics),
+                    "loss": acc["loss"],
+                    "policy_loss": acc["pg"],
+                    "kl": acc["kl"] / n if ref_model is not None and cfg.kl_beta > 0 else None,
+                    "clip_frac_low": acc["clip_low"] / n,
+                    "clip_frac_high": acc["clip_high"] / n,
+                    "ratio_mean": acc["ratio"] / n,
+                    "approx_kl": acc["approx_kl"] / n,
+                    "entropy": acc["entropy"] / n,
+                    "grad_norm": float(grad_norm),
+                    "lr": lr,
+                    "tokens": totals.tokens,
+                    "sequences": totals.sequences,
+                    "micro_batches": len(mbs),
+                    "truncated_masked": n_truncated,
+                    "logprob_diff_mean": acc["diff_sum"] / n if first else None,
+                    "logprob_diff_max": diff_max if first else None,
+                    "tis_weight_mean": acc["tis"] / n if cfg.tis_cap > 0 and cfg.objective == "grpo" else None,
+                    "seconds": time.perf_counter() - t0,
+                    "peak_memory_mb": _peak_memory_mb(device),
+                    "world_size": dist.world,
+                }
+            )
     model.eval()
     return metrics
 
 
-def fill_missing_logprobs(model: PreTrainedModel | ResponseLogprobs, rows: list[TrainRow], temperature: float,
-                          pad_id: int, cfg: UpdateSection, device: torch.device) -> tuple[list[TrainRow], int]:  # fmt: skip
+def fill_missing_logprobs(
+    model: PreTrainedModel | ResponseLogprobs,
+    rows: list[TrainRow],
+    temperature: float,
+    pad_id: int,
+    cfg: UpdateSection,
+    device: torch.device,
+) -> tuple[list[TrainRow], int]:
     """Rows without sampling logprobs (imported responses) get them from the current policy v_i, in
     one no-grad pass before any step: their ratio starts at 1, as on-policy samples' does.
     Returns the rows and how many were filled."""
@@ -505,8 +561,14 @@ def fill_missing_logprobs(model: PreTrainedModel | ResponseLogprobs, rows: list[
     return out, len(missing)
 
 
-def _with_trainer_old_logprobs(model: PreTrainedModel | ResponseLogprobs, rows: list[TrainRow], temperature: float,
-                               pad_id: int, cfg: UpdateSection, device: torch.device) -> list[TrainRow]:  # fmt: skip
+def _with_trainer_old_logprobs(
+    model: PreTrainedModel | ResponseLogprobs,
+    rows: list[TrainRow],
+    temperature: float,
+    pad_id: int,
+    cfg: UpdateSection,
+    device: torch.device,
+) -> list[TrainRow]:
     """TIS needs pi_old as the *trainer* computes it; one no-grad pass before any step (every rank
     runs every micro-batch: the same passes everywhere, as FSDP2's collectives need)."""
     model.eval()
@@ -565,17 +627,32 @@ def run_update(spec: UpdateSpec) -> dict:
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     # imported responses without logprobs: the current policy's, before any step (every rank alike)
     rows, stats["logprobs_filled"] = fill_missing_logprobs(net, rows, temperature, pad, u, device)
-    steps = grpo_steps(net, opt, sched, rows, cfg=u, temperature=temperature, pad_id=pad,
-                       norm_constant=float(cfg.rollout.max_new_tokens), ref_model=ref, dist=dist,
-                       on_progress=lambda done, total: progress("update", spec.iteration, done=done, total=total,
-                                                                unit="sequences")) if rows else []  # fmt: skip
+    steps = (
+        grpo_steps(
+            net,
+            opt,
+            sched,
+            rows,
+            cfg=u,
+            temperature=temperature,
+            pad_id=pad,
+            norm_constant=float(cfg.rollout.max_new_tokens),
+            ref_model=ref,
+            dist=dist,
+            on_progress=lambda done, total: progress("update", spec.iteration, done=done, total=total, unit="sequences"),
+        )
+        if rows
+        else []
+    )
     if not steps:  # every group had equal rewards: nothing to learn; v_{i+1} = v_i, recorded as such
         steps = [{"lr": opt.param_groups[0]["lr"], "peak_memory_mb": _peak_memory_mb(device), "world_size": dist.world}]
-    rows_out = [asdict(StepMetrics(iteration=spec.iteration, global_step=global_step + k, **s, **stats))
-                for k, s in enumerate(steps)]  # fmt: skip
+    rows_out = [
+        asdict(StepMetrics(iteration=spec.iteration, global_step=global_step + k, **s, **stats)) for k, s in enumerate(steps)
+    ]
     global_step += sum(s.get("sequences", 0) > 0 for s in steps)
-    save_checkpoint(model, tok, opt, sched, global_step=global_step, next_iteration=spec.iteration + 1,
-                    path=Path(spec.policy_out), dist=dist)  # fmt: skip
+    save_checkpoint(
+        model, tok, opt, sched, global_step=global_step, next_iteration=spec.iteration + 1, path=Path(spec.policy_out), dist=dist
+    )
     if dist.rank == 0:
         write_table(rows_out, UPDATES, Path(spec.metrics_out))
     return {**stats, "sequences": len(rows), "steps": len(steps), "loss": rows_out[-1]["loss"], "world_size": dist.world}

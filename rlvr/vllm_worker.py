@@ -27,12 +27,12 @@ import time
 import traceback
 
 
-def _reply(out, **payload) -> None:  # noqa: ANN001
+def _reply(out, **payload) -> None:
     out.write(json.dumps(payload) + "\n")
     out.flush()
 
 
-def _refresh_tied_head(worker) -> bool:  # noqa: ANN001  (runs in vLLM's worker)
+def _refresh_tied_head(worker) -> bool:
     """A tied lm_head has no checkpoint entry of its own, so vLLM 0.32's in-place reload does not
     re-run its weight processing; on CPU that leaves the old prepacked matrix in `cpu_linear` and
     the logits come from the previous policy. Re-run it (measured: greedy tokens then match a cold
@@ -51,7 +51,7 @@ class Worker:
 
     def start(self, msg: dict) -> dict:
         t0 = time.perf_counter()
-        import vllm  # noqa: PLC0415  (the import alone takes ~15 s on 2 cores: measured separately)
+        import vllm
 
         t_import = time.perf_counter() - t0
         self.llm = vllm.LLM(
@@ -80,8 +80,8 @@ class Worker:
         self.llm.reset_prefix_cache()
         return {"seconds": time.perf_counter() - t0}
 
-    def generate(self, msg: dict, out) -> dict:  # noqa: ANN001
-        from vllm import SamplingParams, TokensPrompt  # noqa: PLC0415
+    def generate(self, msg: dict, out) -> dict:
+        from vllm import SamplingParams, TokensPrompt
 
         t0 = time.perf_counter()
         prompts, seeds, chunk = msg["prompts"], msg["seeds"], int(msg.get("chunk", 256))
@@ -89,8 +89,15 @@ class Worker:
         for start in range(0, len(prompts), chunk):
             batch = [TokensPrompt(prompt_token_ids=p) for p in prompts[start : start + chunk]]
             params = [
-                SamplingParams(n=1, temperature=msg["temperature"], top_p=msg["top_p"], max_tokens=msg["max_tokens"],
-                               seed=s, logprobs=0, detokenize=False)  # fmt: skip
+                SamplingParams(
+                    n=1,
+                    temperature=msg["temperature"],
+                    top_p=msg["top_p"],
+                    max_tokens=msg["max_tokens"],
+                    seed=s,
+                    logprobs=0,
+                    detokenize=False,
+                )
                 for s in seeds[start : start + chunk]
             ]
             outs = self.llm.generate(batch, params, use_tqdm=False)

@@ -24,21 +24,31 @@ RETRIES = 2
 RETRY_DELAY_S = 5
 
 
-def retry_transient(task, task_run, state) -> bool:  # noqa: ANN001 (Prefect's callback signature)
+def retry_transient(task, task_run, state) -> bool:
     """Prefect retry_condition_fn: retry only what rlvr.errors calls transient."""
     exc = state.data if isinstance(state.data, BaseException) else None
     return is_transient(exc)
 
 
-def _stage_task(fn, name: str):  # noqa: ANN001, ANN202
-    @task(name=name, retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=retry_transient,
-          cache_policy=NO_CACHE, task_run_name=name + "-{iteration}")  # fmt: skip
+def _stage_task(fn, name: str):
+    @task(
+        name=name,
+        retries=RETRIES,
+        retry_delay_seconds=RETRY_DELAY_S,
+        retry_condition_fn=retry_transient,
+        cache_policy=NO_CACHE,
+        task_run_name=name + "-{iteration}",
+    )
     def run_stage(run_dir: str, iteration: int) -> dict:
         result = fn(run_dir, iteration)
         get_run_logger().info(
-            "%s %s: %s, %d rows, %.2fs", name, iteration, "skipped (committed)" if result.skipped else "committed",
-            result.rows, result.seconds,
-        )  # fmt: skip
+            "%s %s: %s, %d rows, %.2fs",
+            name,
+            iteration,
+            "skipped (committed)" if result.skipped else "committed",
+            result.rows,
+            result.seconds,
+        )
         if name == "update" and not result.skipped:
             publish_iteration(run_dir, iteration)
         return result.as_dict()
@@ -56,14 +66,21 @@ def publish_iteration(run_dir: str, iteration: int) -> None:
     """After an update commits: the iteration's markdown summary, and the metrics table of every
     iteration so far (one key per run: its versions are the run's history)."""
     data = report.collect(run_dir, responses=0)
-    create_markdown_artifact(key=artifact_key(run_dir, f"iteration-{iteration}"), markdown=report.iteration_markdown(data, iteration),
-                             description=f"rlvr iteration {iteration} of {run_dir}")  # fmt: skip
-    create_table_artifact(key=artifact_key(run_dir, "metrics"), table=report.iteration_rows(data),
-                          description=f"rlvr metrics per iteration of {run_dir}")  # fmt: skip
+    create_markdown_artifact(
+        key=artifact_key(run_dir, f"iteration-{iteration}"),
+        markdown=report.iteration_markdown(data, iteration),
+        description=f"rlvr iteration {iteration} of {run_dir}",
+    )
+    create_table_artifact(
+        key=artifact_key(run_dir, "metrics"),
+        table=report.iteration_rows(data),
+        description=f"rlvr metrics per iteration of {run_dir}",
+    )
 
 
-@task(name="prepare", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=retry_transient,
-      cache_policy=NO_CACHE)  # fmt: skip
+@task(
+    name="prepare", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=retry_transient, cache_policy=NO_CACHE
+)
 def prepare_task(run_dir: str) -> dict:
     result = stages.prepare(run_dir)
     get_run_logger().info("prepare: %s, %d problems", "skipped (committed)" if result.skipped else "committed", result.rows)

@@ -25,8 +25,11 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def small_config() -> Config:
     """The default recipe, shrunk: 16 prompts x G=4 per iteration."""
     return Config.model_validate(
-        {"run": {"iterations": 2}, "update": {"minibatches": 1},
-         "rollout": {"prompts_per_iteration": 16, "group_size": 4, "engine": "transformers"}}
+        {
+            "run": {"iterations": 2},
+            "update": {"minibatches": 1},
+            "rollout": {"prompts_per_iteration": 16, "group_size": 4, "engine": "transformers"},
+        }
     )
 
 

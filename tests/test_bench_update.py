@@ -25,9 +25,30 @@ pytestmark = pytest.mark.skipif(
 
 def test_bench_update_smallest(tmp_path: Path) -> None:
     out = tmp_path / "update.json"
-    cmd = [sys.executable, str(ROOT / "bench" / "update.py"), "--layers", "1", "--hidden", "64", "--vocab", "512",
-           "--prompts", "2", "--group", "4", "--prompt-len", "16", "--completion-len", "24", "--trl-batch", "4",
-           "--repeats", "1", "--out", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(ROOT / "bench" / "update.py"),
+        "--layers",
+        "1",
+        "--hidden",
+        "64",
+        "--vocab",
+        "512",
+        "--prompts",
+        "2",
+        "--group",
+        "4",
+        "--prompt-len",
+        "16",
+        "--completion-len",
+        "24",
+        "--trl-batch",
+        "4",
+        "--repeats",
+        "1",
+        "--out",
+        str(out),
+    ]
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     printed = dict(line.split(": ", 1) for line in proc.stdout.splitlines() if ": " in line)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
-from rlvr.flows.cli import app
 from rlvr.config import Config
 
 runner = CliRunner()
@@ -58,8 +58,16 @@ def test_set_overrides_name_the_field(tmp_path: Path) -> None:
 def test_set_values_are_toml_or_plain_strings() -> None:
     from rlvr.config import apply_overrides, parse_config
 
-    data = apply_overrides({}, ["task.name=logic", "rollout.group_size=4", "verify.weights.logic.format=0.5",
-                                "update.betas=[0.9, 0.95]", 'model.path="/m"'])  # fmt: skip
+    data = apply_overrides(
+        {},
+        [
+            "task.name=logic",
+            "rollout.group_size=4",
+            "verify.weights.logic.format=0.5",
+            "update.betas=[0.9, 0.95]",
+            'model.path="/m"',
+        ],
+    )
     cfg = parse_config(data)
     assert (cfg.task.name, cfg.rollout.group_size, cfg.update.betas, cfg.model.path) == ("logic", 4, (0.9, 0.95), "/m")
     assert cfg.verify.weights_for("logic").format == 0.5 and cfg.verify.weights_for("logic").correct == 1.0

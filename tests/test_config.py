@@ -131,9 +131,12 @@ def test_run_from_an_older_rlvr_keeps_its_identity(tmp_path: Path) -> None:
 def test_task_names_one_or_a_mixture() -> None:
     assert parse_config({"task": {"name": "logic"}}).task.names == ["logic"]
     assert parse_config({"task": {"name": ["arithmetic", "logic"]}}).task.names == ["arithmetic", "logic"]
-    for bad, message in (("poetry", "unknown task 'poetry'; the shipped tasks are arithmetic, humaneval"),
-                         (["logic", "poetry"], "unknown task 'poetry'"), ([], "give a task or a list of tasks"),
-                         (["logic", "logic"], "a list of distinct tasks")):  # fmt: skip
+    for bad, message in (
+        ("poetry", "unknown task 'poetry'; the shipped tasks are arithmetic, humaneval"),
+        (["logic", "poetry"], "unknown task 'poetry'"),
+        ([], "give a task or a list of tasks"),
+        (["logic", "logic"], "a list of distinct tasks"),
+    ):
         with pytest.raises(ConfigError, match=message):
             parse_config({"task": {"name": bad}})
 

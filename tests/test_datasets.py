@@ -91,7 +91,9 @@ def test_save_to_disk_without_datasets_says_how_to_install(tmp_path: Path, monke
 
 
 def test_answer_presets_and_regex() -> None:
-    ds = lambda **kw: Config.model_validate({"task": {"datasets": [{"path": "x.jsonl", **kw}]}}).task.datasets[0]
+    def ds(**kw):
+        return Config.model_validate({"task": {"datasets": [{"path": "x.jsonl", **kw}]}}).task.datasets[0]
+
     assert datasets.extract_answer("so 1,000 in all\n#### 1,000", ds(answer_extract="gsm8k")) == "1000"
     assert datasets.extract_answer(r"first \boxed{2}, then \boxed{\frac{1}{2}}.", ds(answer_extract="boxed")) == r"\frac{1}{2}"
     assert datasets.extract_answer("Answer: 4. Final answer: 5", ds(answer_extract="regex", answer_regex=r"answer: (\d+)")) == "5"
@@ -104,14 +106,24 @@ def test_held_out_split_is_stable_under_row_order(tmp_path: Path) -> None:
     random.Random(0).shuffle(shuffled)
     a = _load({"path": str(_write_jsonl(tmp_path / "a.jsonl", many)), "name": "x", "test_fraction": 0.2})
     b = _load({"path": str(_write_jsonl(tmp_path / "b.jsonl", shuffled)), "name": "x", "test_fraction": 0.2})
-    test = lambda rows: {r["prompt_id"] for r in rows if r["split"] == "test"}
+
+    def test(rows):
+        return {r["prompt_id"] for r in rows if r["split"] == "test"}
+
     assert test(a) == test(b) and len(test(a)) == 10
 
 
 def test_mixture_of_a_shipped_task_and_own_data_with_proportions(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "own.jsonl", [{"prompt": f"Say {k}", "answer": str(k)} for k in range(40)])
-    cfg = Config.model_validate({"task": {"n_train": 30, "n_test": 5, "datasets": [
-        {"shipped": "arithmetic", "weight": 3}, {"path": str(path), "verifier": "exact", "weight": 1}]}})  # fmt: skip
+    cfg = Config.model_validate(
+        {
+            "task": {
+                "n_train": 30,
+                "n_test": 5,
+                "datasets": [{"shipped": "arithmetic", "weight": 3}, {"path": str(path), "verifier": "exact", "weight": 1}],
+            }
+        }
+    )
     rows = datasets.load_problems(cfg.task, cfg.prompt)
     by = {d: [r for r in rows if r["dataset"] == d] for d in ("arithmetic", "own")}
     assert len(by["arithmetic"]) == 35 and {r["task"] for r in by["own"]} == {"exact"}
@@ -125,7 +137,9 @@ def test_mixture_of_a_shipped_task_and_own_data_with_proportions(tmp_path: Path)
 
 
 def test_a_template_changes_a_shipped_instruction_without_touching_data() -> None:
-    cfg = Config.model_validate({"task": {"name": "logic"}, "prompt": {"template": "{prompt}\nOne word inside <answer></answer>."}})
+    cfg = Config.model_validate(
+        {"task": {"name": "logic"}, "prompt": {"template": "{prompt}\nOne word inside <answer></answer>."}}
+    )
     default = Config.model_validate({"task": {"name": "logic"}})
     new, old = datasets.load_problems(cfg.task, cfg.prompt), datasets.load_problems(default.task, default.prompt)
     assert [r["prompt_id"] for r in new] == [r["prompt_id"] for r in old]
@@ -137,8 +151,13 @@ def test_a_template_changes_a_shipped_instruction_without_touching_data() -> Non
 def test_few_shot_rows_render_token_for_token_through_the_chat_template(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "gsm.jsonl", ROWS)
     template = "{prompt}\nPut the final answer inside <answer></answer>."
-    cfg = _cfg({"path": str(path), "answer_extract": "gsm8k"}, system="Be brief.", template=template, few_shot=2,
-               few_shot_response="{solution}\n<answer>{answer}</answer>")  # fmt: skip
+    cfg = _cfg(
+        {"path": str(path), "answer_extract": "gsm8k"},
+        system="Be brief.",
+        template=template,
+        few_shot=2,
+        few_shot_response="{solution}\n<answer>{answer}</answer>",
+    )
     rows = datasets.load_problems(cfg.task, cfg.prompt)
     shots = sorted((r for r in rows if r["split"] == "few_shot"), key=lambda r: r["prompt_id"])
     assert len(shots) == 2
@@ -148,8 +167,10 @@ def test_few_shot_rows_render_token_for_token_through_the_chat_template(tmp_path
     expected = [{"role": "system", "content": "Be brief."}]
     for s in shots:
         raw = source[s["prompt_id"]]
-        expected += [{"role": "user", "content": raw["question"] + "\nPut the final answer inside <answer></answer>."},
-                     {"role": "assistant", "content": raw["answer"] + f"\n<answer>{raw['answer'].split('#### ')[1]}</answer>"}]  # fmt: skip
+        expected += [
+            {"role": "user", "content": raw["question"] + "\nPut the final answer inside <answer></answer>."},
+            {"role": "assistant", "content": raw["answer"] + f"\n<answer>{raw['answer'].split('#### ')[1]}</answer>"},
+        ]
     expected.append({"role": "user", "content": source[pid]["question"] + "\nPut the final answer inside <answer></answer>."})
     assert chat == expected
     tok = build_tokenizer([r["question"] + r["answer"] for r in ROWS])
@@ -225,8 +246,12 @@ def test_exact_verifier_compares_strings_where_math_reads_numbers(tmp_path: Path
     rollouts, probs = write_inputs(tmp_path, problems, responses)
     rows = scoring.score(rollouts, probs, VerifySection(), max_new_tokens=16).to_pylist()
     got = {(r["prompt_id"], r["sample_idx"]): (r["correct"], r["verifier"]) for r in rows}
-    assert got == {("e", 0): (False, "sql_exact"), ("e", 1): (True, "sql_exact"),
-                   ("m", 0): (True, "sql_numeric"), ("m", 1): (True, "sql_numeric")}  # fmt: skip
+    assert got == {
+        ("e", 0): (False, "sql_exact"),
+        ("e", 1): (True, "sql_exact"),
+        ("m", 0): (True, "sql_numeric"),
+        ("m", 1): (True, "sql_numeric"),
+    }
 
 
 def test_set_task_path_from_the_command_line_and_a_path_in_task_name_is_pointed_there() -> None:
@@ -239,9 +264,8 @@ def test_set_task_path_from_the_command_line_and_a_path_in_task_name_is_pointed_
 
 
 def test_rlvr_train_on_a_bad_file_fails_in_one_line_before_creating_the_run(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
     from rlvr.flows.cli import app
+    from typer.testing import CliRunner
 
     path = tmp_path / "bad.jsonl"
     path.write_text('{"question": "a?", "answer": "1"}\n{"question": "", "answer": "2"}\n')

@@ -28,11 +28,19 @@ from rlvr.schema import PREPARE, RunPaths
 pytestmark = pytest.mark.slow
 
 # 12 problems a tiny model can see in one short run; golds carry GSM8K-style working
-GSM = [{"question": f"Ann has {a} pens and buys {b} more. How many pens does she have?",
-        "answer": f"She has {a} + {b} = <<{a}+{b}={a + b}>>{a + b} pens.\n#### {a + b}"}
-       for a, b in [(3, 4), (5, 2), (7, 1), (2, 2), (6, 3), (4, 4), (1, 8), (9, 0), (5, 5), (3, 3), (8, 1), (2, 6)]]  # fmt: skip
-SMALL = {"run": {"iterations": 1}, "model": {"tiny_warmup_steps": 5}, "update": {"minibatches": 1},
-         "rollout": {"prompts_per_iteration": 4, "group_size": 2, "max_new_tokens": 8, "engine": "transformers"}}  # fmt: skip
+GSM = [
+    {
+        "question": f"Ann has {a} pens and buys {b} more. How many pens does she have?",
+        "answer": f"She has {a} + {b} = <<{a}+{b}={a + b}>>{a + b} pens.\n#### {a + b}",
+    }
+    for a, b in [(3, 4), (5, 2), (7, 1), (2, 2), (6, 3), (4, 4), (1, 8), (9, 0), (5, 5), (3, 3), (8, 1), (2, 6)]
+]
+SMALL = {
+    "run": {"iterations": 1},
+    "model": {"tiny_warmup_steps": 5},
+    "update": {"minibatches": 1},
+    "rollout": {"prompts_per_iteration": 4, "group_size": 2, "max_new_tokens": 8, "engine": "transformers"},
+}
 
 
 def _records(n: int = 12) -> list[dict]:
@@ -74,8 +82,14 @@ def test_each_format_trains_one_iteration(tmp_path: Path, fmt: str) -> None:
     _one_iteration(d, Config.model_validate(SMALL | {"task": {"path": str(path), "datasets": []}}))
     problems = run_sql(d, "SELECT prompt_id, task, split, prompt, answer, dataset FROM problems ORDER BY 1").to_pylist()
     assert len(problems) == 12 and {p["dataset"] for p in problems} == {"mine"} and {p["task"] for p in problems} == {"math"}
-    assert problems[0] | {"split": None} == {"prompt_id": "mine-r0", "task": "math", "split": None,
-                                             "prompt": "What is 0 + 0?", "answer": "0", "dataset": "mine"}  # fmt: skip
+    assert problems[0] | {"split": None} == {
+        "prompt_id": "mine-r0",
+        "task": "math",
+        "split": None,
+        "prompt": "What is 0 + 0?",
+        "answer": "0",
+        "dataset": "mine",
+    }
     assert sorted(p["split"] for p in problems).count("test") == 1  # test_fraction 0.1 of 12
     scores = run_sql(d, "SELECT s.verifier, p.split FROM scores s JOIN problems p USING (prompt_id)").to_pylist()
     assert len(scores) == 4 * 2 and {s["split"] for s in scores} == {"train"}
@@ -126,10 +140,12 @@ few_shot_response = "{{solution}}\\n<answer>{{answer}}</answer>"
     # the rollout's prompt ids are the chat template over system, the example and the question, token for token
     row = run_sql(d, "SELECT prompt_id, prompt_token_ids FROM rollouts ORDER BY prompt_id, sample_idx LIMIT 1").to_pylist()[0]
     q = int(row["prompt_id"].split("-")[-1])
-    expected = [{"role": "system", "content": "You are a careful grade-school maths tutor."},
-                {"role": "user", "content": GSM[k]["question"] + instruction},
-                {"role": "assistant", "content": f"{GSM[k]['answer']}\n<answer>{GSM[k]['answer'].split('#### ')[1]}</answer>"},
-                {"role": "user", "content": GSM[q]["question"] + instruction}]  # fmt: skip
+    expected = [
+        {"role": "system", "content": "You are a careful grade-school maths tutor."},
+        {"role": "user", "content": GSM[k]["question"] + instruction},
+        {"role": "assistant", "content": f"{GSM[k]['answer']}\n<answer>{GSM[k]['answer'].split('#### ')[1]}</answer>"},
+        {"role": "user", "content": GSM[q]["question"] + instruction},
+    ]
     tok = AutoTokenizer.from_pretrained(RunPaths(d.resolve()).policy_dir(0))
     ids = tok.apply_chat_template(expected, add_generation_prompt=True, tokenize=True)
     assert row["prompt_token_ids"] == list(ids["input_ids"] if hasattr(ids, "keys") else ids)
@@ -186,16 +202,26 @@ def test_weighted_mixture_of_a_shipped_task_and_own_data(tmp_path: Path) -> None
     each scored by its own verifier."""
     path = tmp_path / "words.jsonl"
     path.write_text("".join(json.dumps({"prompt": f"Spell {k} in digits.", "answer": str(k)}) + "\n" for k in range(20)))
-    cfg = Config.model_validate(SMALL | {
-        "task": {"n_train": 10, "n_test": 2, "datasets": [{"shipped": "arithmetic", "weight": 1},
-                                                          {"path": str(path), "verifier": "exact", "weight": 3}]},
-        "rollout": SMALL["rollout"] | {"prompts_per_iteration": 8}})  # fmt: skip
+    cfg = Config.model_validate(
+        SMALL
+        | {
+            "task": {
+                "n_train": 10,
+                "n_test": 2,
+                "datasets": [{"shipped": "arithmetic", "weight": 1}, {"path": str(path), "verifier": "exact", "weight": 3}],
+            },
+            "rollout": SMALL["rollout"] | {"prompts_per_iteration": 8},
+        }
+    )
     d = tmp_path / "run"
     create_or_open(d, cfg, 1)
     stages.prepare(d)
     stages.rollout(d, 0)
     stages.verify(d, 0)
-    got = run_sql(d, "SELECT p.dataset, p.task, count(DISTINCT prompt_id) AS prompts, list(DISTINCT s.verifier) AS v "
-                     "FROM scores s JOIN problems p USING (prompt_id) GROUP BY ALL ORDER BY 1").to_pylist()  # fmt: skip
+    got = run_sql(
+        d,
+        "SELECT p.dataset, p.task, count(DISTINCT prompt_id) AS prompts, list(DISTINCT s.verifier) AS v "
+        "FROM scores s JOIN problems p USING (prompt_id) GROUP BY ALL ORDER BY 1",
+    ).to_pylist()
     assert [(g["dataset"], g["task"], g["prompts"]) for g in got] == [("arithmetic", "arithmetic", 2), ("words", "exact", 6)]
     assert got[1]["v"] == ["sql_exact"] and set(got[0]["v"]) <= {"sql_numeric"}

@@ -26,8 +26,9 @@ def _records(paths: RunPaths, iterations: int) -> dict[tuple, str | None]:
     return {k: (r.created_at if (r := read_record(paths.record(*k))) else None) for k in keys}
 
 
-def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(tmp_path: Path, prefect_api: str,
-                                                               small_config: Config, tiny_model: Path) -> None:  # fmt: skip
+def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(
+    tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path
+) -> None:
     from rlvr.flows.train import train
 
     run = create_or_open(tmp_path / "run", small_config, 2)
@@ -38,8 +39,11 @@ def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(tmp_path: P
     assert not any(r["skipped"] for r in results)
 
     G, P = small_config.rollout.group_size, small_config.rollout.prompts_per_iteration
-    counts = run_sql(d, "SELECT iteration, count(*) AS n, count(DISTINCT prompt_id) AS p, min(engine) AS e, "
-                        "max(policy_version) AS v FROM rollouts GROUP BY 1 ORDER BY 1").to_pylist()  # fmt: skip
+    counts = run_sql(
+        d,
+        "SELECT iteration, count(*) AS n, count(DISTINCT prompt_id) AS p, min(engine) AS e, "
+        "max(policy_version) AS v FROM rollouts GROUP BY 1 ORDER BY 1",
+    ).to_pylist()
     assert counts == [{"iteration": i, "n": P * G, "p": P, "e": "transformers", "v": i} for i in range(2)]
     sizes = run_sql(d, "SELECT DISTINCT count(*) AS g FROM rollouts GROUP BY iteration, prompt_id").to_pylist()
     assert sizes == [{"g": G}]
@@ -60,7 +64,11 @@ def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(tmp_path: P
     arts = {a.key: a for a in _artifacts(state.state_details.flow_run_id)}
     assert {"rlvr-run-iteration-0", "rlvr-run-iteration-1", "rlvr-run-metrics", "rlvr-run-progress"} <= set(arts)
     assert "| reward_mean |" in arts["rlvr-run-iteration-1"].data and arts["rlvr-run-progress"].data == 100.0
-    table = json.loads(arts["rlvr-run-metrics"].data) if isinstance(arts["rlvr-run-metrics"].data, str) else arts["rlvr-run-metrics"].data
+    table = (
+        json.loads(arts["rlvr-run-metrics"].data)
+        if isinstance(arts["rlvr-run-metrics"].data, str)
+        else arts["rlvr-run-metrics"].data
+    )
     assert [r["iteration"] for r in table] == [0, 1] and all(r["groups"] == 16 for r in table)
 
     # a second run of the flow is a resume with nothing to do: every stage skips itself
@@ -70,7 +78,7 @@ def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(tmp_path: P
     assert _records(run.paths, 2) == before
 
 
-def _artifacts(flow_run_id) -> list:  # noqa: ANN001
+def _artifacts(flow_run_id) -> list:
     """The latest version of each artifact that one flow run created, read back from the server."""
     import asyncio
 
@@ -79,19 +87,26 @@ def _artifacts(flow_run_id) -> list:  # noqa: ANN001
 
     async def read() -> list:
         async with get_client() as client:
-            return await client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id])))
+            return await client.read_artifacts(
+                artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id]))
+            )
 
     arts = sorted(asyncio.run(read()), key=lambda a: a.created)
     return list({a.key: a for a in arts}.values())
 
 
 def _cli(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rlvr.flows.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=900, start_new_session=True)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "rlvr.flows.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        start_new_session=True,
+    )
 
 
-def test_kill_during_second_update_then_resume(tmp_path: Path, prefect_api: str, small_config: Config,
-                                               tiny_model: Path) -> None:  # fmt: skip
+def test_kill_during_second_update_then_resume(tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path) -> None:
     cfg = tmp_path / "small.toml"
     cfg.write_text(small_config.to_toml())
     run_dir = tmp_path / "run"
@@ -119,8 +134,14 @@ def test_kill_during_second_update_then_resume(tmp_path: Path, prefect_api: str,
     status = json.loads(_cli("status", str(run_dir), "--format", "json", env=env).stdout)
     assert len(status) == 7 and all(r["committed"] for r in status)
     assert status[1]["stage"] == "rollout" and status[1]["note"].startswith("transformers (cold, start ")
-    out = _cli("sql", str(run_dir), "SELECT iteration, avg(reward) AS mean_reward, count(*) AS n FROM scores "
-                                    "GROUP BY 1 ORDER BY 1", "--format", "json", env=env)  # fmt: skip
+    out = _cli(
+        "sql",
+        str(run_dir),
+        "SELECT iteration, avg(reward) AS mean_reward, count(*) AS n FROM scores GROUP BY 1 ORDER BY 1",
+        "--format",
+        "json",
+        env=env,
+    )
     rows = json.loads(out.stdout)
     assert [r["iteration"] for r in rows] == [0, 1] and all(0.0 <= r["mean_reward"] <= 1.0 for r in rows)
     assert all(r["n"] == 64 for r in rows)
@@ -130,20 +151,24 @@ def _outputs(paths: RunPaths, plan: list[tuple]) -> dict[tuple, list[tuple[str, 
     return {k: [(o.path, o.sha256) for o in read_record(paths.record(*k)).outputs] for k in plan}
 
 
-def test_kill_twice_and_resume_under_keep_last_1_equals_an_unkilled_run(tmp_path: Path, prefect_api: str,
-                                                                        small_config: Config, tiny_model: Path) -> None:  # fmt: skip
+def test_kill_twice_and_resume_under_keep_last_1_equals_an_unkilled_run(
+    tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path
+) -> None:
     """Aggressive retention ([checkpoint] keep_last = 1) and two SIGKILLs: once after update(1)
     committed v2 but before it pruned v1, once inside update(2), which needs v2's trainer state.
     The resumed run's every committed output equals an unkilled run's (default retention), byte
     for byte; only v0 and the newest version keep weights, and the pruned versions' rows stay."""
     from rlvr.flows.train import train
+
     from rlvr.store import file_sha256
 
     reference = create_or_open(tmp_path / "reference", small_config, 3)
     train(str(reference.paths.root))
 
     cfg = tmp_path / "keep1.toml"
-    cfg.write_text(small_config.model_copy(update={"checkpoint": small_config.checkpoint.model_copy(update={"keep_last": 1})}).to_toml())
+    cfg.write_text(
+        small_config.model_copy(update={"checkpoint": small_config.checkpoint.model_copy(update={"keep_last": 1})}).to_toml()
+    )
     run_dir = tmp_path / "run"
     env = {**os.environ, "PREFECT_API_URL": prefect_api, "COLUMNS": "200"}
     paths = RunPaths(run_dir.resolve())
@@ -167,12 +192,17 @@ def test_kill_twice_and_resume_under_keep_last_1_equals_an_unkilled_run(tmp_path
     cols = ", ".join(c for c in UPDATES.names if c not in timing)
     q = f"SELECT {cols} FROM updates ORDER BY global_step"
     assert run_sql(str(paths.root), q).to_pylist() == run_sql(str(reference.paths.root), q).to_pylist()
-    on_disk = [p for p in paths.root.rglob("*") if p.is_file() and "_stages" not in p.parts and p.name not in ("run.toml", ".lock")]
+    on_disk = [
+        p for p in paths.root.rglob("*") if p.is_file() and "_stages" not in p.parts and p.name not in ("run.toml", ".lock")
+    ]
     listed = {path: sha for outs in _outputs(paths, plan).values() for path, sha in outs}
     assert {str(p.relative_to(paths.root)): file_sha256(p) for p in on_disk} == {
-        k: v for k, v in listed.items() if (paths.root / k).is_file()}  # fmt: skip
+        k: v for k, v in listed.items() if (paths.root / k).is_file()
+    }
     assert sorted(p.name for p in (paths.root / "policy").iterdir()) == ["v000000", "v000003"]
-    assert sorted(p.name for p in paths.policy_dir(3).iterdir()) == sorted(p.name for p in reference.paths.policy_dir(3).iterdir())
+    assert sorted(p.name for p in paths.policy_dir(3).iterdir()) == sorted(
+        p.name for p in reference.paths.policy_dir(3).iterdir()
+    )
     assert sorted(p.name for p in (reference.paths.root / "policy").iterdir()) == ["v000000", "v000002", "v000003"]
     assert not (reference.paths.policy_dir(2) / "trainer_state.pt").exists()
 
@@ -184,8 +214,7 @@ def test_kill_twice_and_resume_under_keep_last_1_equals_an_unkilled_run(tmp_path
     assert again.returncode == 0 and "nothing to do" in again.stdout
 
 
-def test_scheduled_extend_adds_iterations(tmp_path: Path, prefect_api: str, small_config: Config,
-                                          tiny_model: Path) -> None:  # fmt: skip
+def test_scheduled_extend_adds_iterations(tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path) -> None:
     from rlvr.flows.cli import deployment_args
     from rlvr.flows.train import extend
 

@@ -57,8 +57,11 @@ def test_evaluate_scores_held_out_problems_greedily(tmp_path: Path, small_config
     stages.verify(d, 0)
     stages.update(d, 0)
     stages.evaluate(d, 1)
-    per = run_sql(d, "SELECT iteration, min(policy_version) AS v, count(*) AS n, count(DISTINCT prompt_id) AS p "
-                     "FROM evals GROUP BY 1 ORDER BY 1").to_pylist()  # fmt: skip
+    per = run_sql(
+        d,
+        "SELECT iteration, min(policy_version) AS v, count(*) AS n, count(DISTINCT prompt_id) AS p "
+        "FROM evals GROUP BY 1 ORDER BY 1",
+    ).to_pylist()
     assert per == [{"iteration": 0, "v": 0, "n": 12, "p": 12}, {"iteration": 1, "v": 1, "n": 12, "p": 12}]
     notes = [r for r in status_rows(d) if r["stage"] == EVALUATE]
     assert [r["iteration"] for r in notes] == [0, 1] and notes[0]["note"].startswith("v0 on 12 held-out: accuracy")
@@ -88,8 +91,9 @@ def test_no_held_out_problems_is_explained(tmp_path: Path, small_config: Config,
     assert read_record(create_or_open(d, None, None).paths.record(EVALUATE, 0)) is None
 
 
-def test_flow_evaluates_before_and_after_training(tmp_path: Path, prefect_api: str, small_config: Config,
-                                                  tiny_model: Path) -> None:  # fmt: skip
+def test_flow_evaluates_before_and_after_training(
+    tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path
+) -> None:
     from rlvr.flows.train import train
 
     """Also under the most aggressive retention (keep_last = 1): each evaluate(i) runs before
@@ -99,8 +103,17 @@ def test_flow_evaluates_before_and_after_training(tmp_path: Path, prefect_api: s
     create_or_open(d, cfg.model_copy(update={"checkpoint": cfg.checkpoint.model_copy(update={"keep_last": 1})}), 2)
     results = train(str(d))
     assert [(r["stage"], r["iteration"]) for r in results] == [
-        ("prepare", None), ("evaluate", 0), ("rollout", 0), ("verify", 0), ("update", 0),
-        ("evaluate", 1), ("rollout", 1), ("verify", 1), ("update", 1), ("evaluate", 2)]  # fmt: skip
+        ("prepare", None),
+        ("evaluate", 0),
+        ("rollout", 0),
+        ("verify", 0),
+        ("update", 0),
+        ("evaluate", 1),
+        ("rollout", 1),
+        ("verify", 1),
+        ("update", 1),
+        ("evaluate", 2),
+    ]
     acc = run_sql(d, "SELECT iteration, avg(correct::INT) AS acc FROM evals GROUP BY 1 ORDER BY 1").to_pylist()
     assert [a["iteration"] for a in acc] == [0, 1, 2]
     assert sorted(p.name for p in (d / "policy").iterdir()) == ["v000000", "v000002"]

@@ -37,9 +37,7 @@ def test_rows_fit_the_problems_schema(rows):
         "entry_point": "has_close_elements",
     }
     assert first["tests"].rstrip().endswith("check(has_close_elements)")
-    assert (
-        "def has_close_elements" in first["prompt"] and "```python" in first["prompt"]
-    )
+    assert "def has_close_elements" in first["prompt"] and "```python" in first["prompt"]
     assert extract_code(first["prompt"]).startswith("from typing import List")
 
 
@@ -49,9 +47,7 @@ def test_train_test_split_is_deterministic_and_disjoint():
     assert a == b
     splits = [r["split"] for r in a]
     assert (splits.count("train"), splits.count("test")) == (100, 64)
-    assert [
-        r["split"] for r in humaneval.generate(seed=2, n_train=100, n_test=64)
-    ] != splits
+    assert [r["split"] for r in humaneval.generate(seed=2, n_train=100, n_test=64)] != splits
     with pytest.raises(ValueError, match="n_train"):
         humaneval.generate(n_train=100, n_test=100)
 
@@ -61,19 +57,10 @@ def test_all_canonical_solutions_pass_in_the_sandbox(rows):
     start = time.monotonic()
     verdicts = check_many([AssertTests(r["answer"], r["tests"]) for r in rows])
     elapsed = time.monotonic() - start
-    failed = [
-        (r["prompt_id"], v.reason)
-        for r, v in zip(rows, verdicts, strict=True)
-        if not v.passed or v.fraction != 1.0
-    ]
+    failed = [(r["prompt_id"], v.reason) for r, v in zip(rows, verdicts, strict=True) if not v.passed or v.fraction != 1.0]
     assert failed == []
-    assert all(
-        v.reason.startswith("passed: ") and "asserts passed" in v.reason
-        for v in verdicts
-    )
-    print(
-        f"\nHumanEval: 164 reference solutions in {elapsed:.1f}s = {164 / elapsed:.1f} programs/s on {os.cpu_count()} cores"
-    )
+    assert all(v.reason.startswith("passed: ") and "asserts passed" in v.reason for v in verdicts)
+    print(f"\nHumanEval: 164 reference solutions in {elapsed:.1f}s = {164 / elapsed:.1f} programs/s on {os.cpu_count()} cores")
 
 
 @needs_sandbox
@@ -83,9 +70,7 @@ def test_wrong_solutions_fail_with_a_reason(rows):
     # signature and docstring only
     stub = rows[0]["prompt"].split("```python\n")[1].rstrip("`")
     items = [
-        AssertTests(
-            add["answer"].replace("return x + y", "return x - y"), add["tests"]
-        ),
+        AssertTests(add["answer"].replace("return x + y", "return x - y"), add["tests"]),
         AssertTests(stub + "    return None\n", rows[0]["tests"]),
         AssertTests(stub + "    while True:\n        pass\n", rows[0]["tests"]),
         AssertTests("def something_else():\n    return 1\n", rows[0]["tests"]),
@@ -94,15 +79,8 @@ def test_wrong_solutions_fail_with_a_reason(rows):
     assert [v.passed for v in verdicts] == [False] * 4
     # add(x, y) returning x - y: only add(1, 0) == 1 holds, so 1 of the 6 assert statements passes
     assert verdicts[0].fraction == 1 / 6
-    assert (
-        verdicts[0].reason
-        == "failed: AssertionError at tests.py line 9: assert candidate(0, 1) == 1; 1 of 6 asserts passed"
-    )
+    assert verdicts[0].reason == "failed: AssertionError at tests.py line 9: assert candidate(0, 1) == 1; 1 of 6 asserts passed"
     assert verdicts[1].reason.startswith("failed: AssertionError at tests.py line")
-    assert verdicts[2].reason.startswith("timeout") and verdicts[2].reason.endswith(
-        "; 0 of 7 asserts passed"
-    )
+    assert verdicts[2].reason.startswith("timeout") and verdicts[2].reason.endswith("; 0 of 7 asserts passed")
     assert [v.fraction for v in verdicts[1:]] == [0.0, 0.0, 0.0]
-    assert verdicts[3].reason.startswith(
-        "failed: NameError: name 'has_close_elements' is not defined"
-    )
+    assert verdicts[3].reason.startswith("failed: NameError: name 'has_close_elements' is not defined")

@@ -12,11 +12,11 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
 from rlvr import stages
 from rlvr.config import Config
-from rlvr.flows.cli import app
 from rlvr.integrity import check_store, redo
 from rlvr.query import run_sql, status_rows
 from rlvr.run import RunError, create_or_open, open_run
@@ -24,8 +24,13 @@ from rlvr.schema import SCORES, RunPaths
 from rlvr.store import CorruptRecordError, IntegrityError, read_record, write_table
 
 runner = CliRunner()
-STAGE_FUNCTIONS = {"prepare": stages.prepare, "rollout": stages.rollout, "verify": stages.verify,
-                   "update": stages.update, "evaluate": stages.evaluate}  # fmt: skip
+STAGE_FUNCTIONS = {
+    "prepare": stages.prepare,
+    "rollout": stages.rollout,
+    "verify": stages.verify,
+    "update": stages.update,
+    "evaluate": stages.evaluate,
+}
 
 
 def _complete(run_dir: Path) -> list[str]:
@@ -49,8 +54,9 @@ def _outputs(root: Path) -> dict[str, object]:
         rel = p.relative_to(root)
         if not p.is_file() or p.name.startswith(".") or rel.parts[0] in ("_stages", "run.toml"):
             continue
-        out[str(rel)] = (pq.read_table(p).drop(TIMING).to_pylist() if rel.parts[0] == "updates"
-                         else hashlib.sha256(p.read_bytes()).hexdigest())  # fmt: skip
+        out[str(rel)] = (
+            pq.read_table(p).drop(TIMING).to_pylist() if rel.parts[0] == "updates" else hashlib.sha256(p.read_bytes()).hexdigest()
+        )
     return out
 
 
@@ -169,8 +175,9 @@ def test_cli_resume_redo_repairs_the_run_through_prefect(run: RunPaths, pristine
     env = {**os.environ, "PREFECT_API_URL": prefect_api, "COLUMNS": "300"}
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "rlvr.flows.cli", *args], env=env, capture_output=True, text=True,
-                              timeout=900)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "rlvr.flows.cli", *args], env=env, capture_output=True, text=True, timeout=900
+        )
 
     expected = _outputs(pristine.resolve())
     flip_a_bit(run.root / "rollouts/iteration=000000/part-000000.parquet")

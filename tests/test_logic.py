@@ -13,8 +13,9 @@ import json
 
 import pyarrow as pa
 import pytest
-
 from rlvr.data import logic as data_logic
+
+from rlvr.schema import PROBLEMS
 from rlvr.verify import logic
 from rlvr.verify.logic import (
     canonical,
@@ -26,7 +27,6 @@ from rlvr.verify.logic import (
     normalise_verdict,
     parse,
 )
-from rlvr.schema import PROBLEMS
 
 # ---- parser ----------------------------------------------------------------------------------
 
@@ -119,9 +119,7 @@ def test_size_caps():
     with pytest.raises(ValueError, match="too many variables: 13, at most 12"):
         parse(twelve + " ∨ M")
     with pytest.raises(ValueError, match="too many variables: 13"):
-        entails(
-            [twelve], "M"
-        )  # the cap holds for the whole table, not only each formula
+        entails([twelve], "M")  # the cap holds for the whole table, not only each formula
     deep = "(" * 41 + "P" + ")" * 41
     with pytest.raises(ValueError, match="nested too deeply"):
         parse(deep)
@@ -234,14 +232,28 @@ def test_check_conclusion_raises_on_bad_premises():
 @pytest.mark.parametrize(
     ("text", "verdict"),
     [
-        ("true", "true"), ("Yes.", "true"), ("**True**", "true"), ("VALID", "true"),
-        ("It follows", "true"), ("false", "false"), ("No", "false"), ("invalid", "false"),
-        ("does not follow.", "false"), ("Unknown", "unknown"), ("uncertain", "unknown"),
-        ("Cannot be determined", "unknown"), ("can't   tell", "unknown"), ("'unknown'", "unknown"),
+        ("true", "true"),
+        ("Yes.", "true"),
+        ("**True**", "true"),
+        ("VALID", "true"),
+        ("It follows", "true"),
+        ("false", "false"),
+        ("No", "false"),
+        ("invalid", "false"),
+        ("does not follow.", "false"),
+        ("Unknown", "unknown"),
+        ("uncertain", "unknown"),
+        ("Cannot be determined", "unknown"),
+        ("can't   tell", "unknown"),
+        ("'unknown'", "unknown"),
         ("not enough information", "unknown"),
-        ("maybe", None), ("true or false", None), ("", None), (None, None), ("P ∧ Q", None),
+        ("maybe", None),
+        ("true or false", None),
+        ("", None),
+        (None, None),
+        ("P ∧ Q", None),
     ],
-)  # fmt: skip
+)
 def test_normalise_verdict(text, verdict):
     assert normalise_verdict(text) == verdict
 
@@ -271,17 +283,11 @@ def test_every_gold_answer_is_judged_correct(records):
         meta = r["meta"]
         if meta["kind"] == "propositional":
             assert check_conclusion(meta["premises"], r["answer"])[0], r["prompt_id"]
-            assert not entails(meta["premises"], "P ∧ ¬P"), r[
-                "prompt_id"
-            ]  # consistent premises
+            assert not entails(meta["premises"], "P ∧ ¬P"), r["prompt_id"]  # consistent premises
             assert meta["canonical_answer"] == canonical(r["answer"])
-            assert meta["variables"] == sorted(
-                set().union(*map(logic.variables, map(parse, meta["premises"])))
-            )
+            assert meta["variables"] == sorted(set().union(*map(logic.variables, map(parse, meta["premises"]))))
         elif meta["kind"] == "tfu":
-            assert decide(meta["premises"], meta["statement"]) == r["answer"], r[
-                "prompt_id"
-            ]
+            assert decide(meta["premises"], meta["statement"]) == r["answer"], r["prompt_id"]
             assert not entails(meta["premises"], "P ∧ ¬P"), r["prompt_id"]
         else:
             follows = data_logic.syllogism_follows(meta["premises"], meta["conclusion"])
@@ -290,15 +296,14 @@ def test_every_gold_answer_is_judged_correct(records):
 
 
 def test_shipped_counts_and_balance(records):
-    counts = collections.Counter(
-        (r["meta"]["kind"], r["answer"])
-        for r in records
-        if r["meta"]["kind"] != "propositional"
-    )
+    counts = collections.Counter((r["meta"]["kind"], r["answer"]) for r in records if r["meta"]["kind"] != "propositional")
     assert counts == {
-        ("tfu", "true"): 40, ("tfu", "false"): 40, ("tfu", "unknown"): 40,
-        ("syllogism", "true"): 45, ("syllogism", "false"): 45,
-    }  # fmt: skip
+        ("tfu", "true"): 40,
+        ("tfu", "false"): 40,
+        ("tfu", "unknown"): 40,
+        ("syllogism", "true"): 45,
+        ("syllogism", "false"): 45,
+    }
     assert sum(r["meta"]["kind"] == "propositional" for r in records) == 90
     assert [r["prompt_id"] for r in records] == [f"logic-{i:05d}" for i in range(300)]
     assert len({r["prompt"] for r in records}) == 300
@@ -316,17 +321,11 @@ def test_prompts_end_with_the_answer_instruction(records):
 
 def test_syllogism_check_on_hand_cases():
     follows = data_logic.syllogism_follows
-    assert follows(
-        ["All men are mortals", "All greeks are men"], "All greeks are mortals"
-    )  # Barbara
-    assert follows(
-        ["No fish are birds", "All cats are fish"], "No cats are birds"
-    )  # Celarent
+    assert follows(["All men are mortals", "All greeks are men"], "All greeks are mortals")  # Barbara
+    assert follows(["No fish are birds", "All cats are fish"], "No cats are birds")  # Celarent
     assert follows(["All cats are dogs"], "Some dogs are cats")  # existential import
     # undistributed middle: reasoning-gym 0.1.25 labels this one "Yes"
-    assert not follows(
-        ["All writers are spiders", "Some spiders are lions"], "Some writers are lions"
-    )
+    assert not follows(["All writers are spiders", "Some spiders are lions"], "Some writers are lions")
     assert not follows(["Some cats are not dogs"], "Some dogs are not cats")
     with pytest.raises(ValueError, match="not a categorical statement"):
         follows(["Most cats are dogs"], "All dogs are cats")

@@ -19,9 +19,9 @@ import pytest
 from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
-from rlvr.verify.math import check_pairs
 from rlvr.schema import SCORES
 from rlvr.verify import score_with_stats
+from rlvr.verify.math import check_pairs
 
 
 def faulty_check(gold: str, pred: str) -> bool:
@@ -122,9 +122,13 @@ def test_score_uses_real_math_verify_for_symbolic_rows(tmp_path: Path) -> None:
     table, stats = score_with_stats(r, p, VerifySection())
     got = [(x["prompt_id"], x["verifier"], x["correct"]) for x in table.to_pylist()]
     assert got == [
-        ("h", "sql_numeric", True), ("h", "math_verify", True), ("h", "sql_numeric", False),
-        ("s", "sql_exact", True), ("s", "math_verify", True), ("s", "math_verify", False),
-    ]  # fmt: skip
+        ("h", "sql_numeric", True),
+        ("h", "math_verify", True),
+        ("h", "sql_numeric", False),
+        ("s", "sql_exact", True),
+        ("s", "math_verify", True),
+        ("s", "math_verify", False),
+    ]
     assert stats["undecided"] == 3 and stats["verifier_errors"] == 0
     assert [x["reason"] for x in table.to_pylist()] == [
         "correct: 0.5 = \\frac{1}{2}",
@@ -142,4 +146,4 @@ def test_a_worker_that_cannot_start_is_a_setup_error_not_row_errors(tmp_path: Pa
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert out.returncode != 0
     assert "MathCheckError: a math-verify worker process did not start" in out.stderr
-    assert "if __name__ == \"__main__\":" in out.stderr
+    assert 'if __name__ == "__main__":' in out.stderr

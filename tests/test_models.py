@@ -9,11 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
 from rlvr import models
 from rlvr.config import ConfigError, parse_config
-from rlvr.flows.cli import app
 
 runner = CliRunner()
 NAME = "smollm2-135m-instruct"
@@ -80,8 +80,9 @@ def test_prepare_converts_once_into_a_folder_transformers_loads(cache: Path) -> 
         assert sum(p.numel() for p in model.parameters()) == 134_515_008
         assert getattr(model.config, "quantization_config", None) is None
         # the dequantised weights still answer: a greedy reply to an easy sum names the sum
-        ids = tok.apply_chat_template([{"role": "user", "content": "What is 2 + 3?"}], add_generation_prompt=True,
-                                      return_tensors="pt", return_dict=True)  # fmt: skip
+        ids = tok.apply_chat_template(
+            [{"role": "user", "content": "What is 2 + 3?"}], add_generation_prompt=True, return_tensors="pt", return_dict=True
+        )
         out = model.generate(**ids, max_new_tokens=24, do_sample=False)
         assert "5" in tok.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
     finally:

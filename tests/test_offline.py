@@ -65,13 +65,19 @@ def files(tmp_path_factory: pytest.TempPathFactory, source: list[dict]) -> dict[
     jsonl = folder / "responses.jsonl"
     with jsonl.open("w") as f:  # by prompt text; every other row carries its tokens and logprobs
         for k, r in enumerate(source):
-            row = {"prompt": r["prompt"], "response": r["response_text"], "model": "tiny-seed99",
-                   "finish_reason": r["finish_reason"]}  # fmt: skip
+            row = {
+                "prompt": r["prompt"],
+                "response": r["response_text"],
+                "model": "tiny-seed99",
+                "finish_reason": r["finish_reason"],
+            }
             if k % 2 == 0:
                 row |= {"logprobs": r["response_logprobs"], "response_token_ids": r["response_token_ids"]}
             f.write(json.dumps(row) + "\n")
     parquet = folder / "responses.parquet"  # by prompt id, text only
-    pq.write_table(pa.Table.from_pylist([{"prompt_id": r["prompt_id"], "response_text": r["response_text"]} for r in source]), parquet)
+    pq.write_table(
+        pa.Table.from_pylist([{"prompt_id": r["prompt_id"], "response_text": r["response_text"]} for r in source]), parquet
+    )
     return {"jsonl": jsonl, "parquet": parquet}
 
 
@@ -92,8 +98,11 @@ def test_import_is_verified_and_trained_on(imported: Path, source: list[dict]) -
     from rlvr.lineage import pending
 
     assert pending(open_run(imported)) == []  # and so does `rlvr resume`'s plan: nothing left to do
-    got = run_sql(imported, "SELECT engine, model, count(*) AS n, count(DISTINCT prompt_id) AS p, sum(len(response_logprobs) = 0) "
-                            "AS missing FROM rollouts GROUP BY ALL").to_pylist()  # fmt: skip
+    got = run_sql(
+        imported,
+        "SELECT engine, model, count(*) AS n, count(DISTINCT prompt_id) AS p, sum(len(response_logprobs) = 0) "
+        "AS missing FROM rollouts GROUP BY ALL",
+    ).to_pylist()
     assert got == [{"engine": "import", "model": "tiny-seed99", "n": 1000, "p": 125, "missing": 500}]
     same = run_sql(imported, "SELECT count(*) AS n FROM rollouts AS r, problems AS p WHERE r.prompt_id = p.prompt_id").to_pylist()
     assert same == [{"n": 1000}]
@@ -102,8 +111,10 @@ def test_import_is_verified_and_trained_on(imported: Path, source: list[dict]) -
     rows = run_sql(imported, "SELECT prompt_id, response_text, response_token_ids FROM rollouts").to_pylist()
     agree = sum(by_text[(r["prompt_id"], r["response_text"])] == r["response_token_ids"] for r in rows)
     assert agree >= 950, agree
-    scores = run_sql(imported, "SELECT count(*) AS n, sum(correct::INT) AS c, count(DISTINCT prompt_id) FILTER (WHERE group_std > 0) AS g "
-                               "FROM scores").to_pylist()[0]  # fmt: skip
+    scores = run_sql(
+        imported,
+        "SELECT count(*) AS n, sum(correct::INT) AS c, count(DISTINCT prompt_id) FILTER (WHERE group_std > 0) AS g FROM scores",
+    ).to_pylist()[0]
     assert scores["n"] == 1000 and 0 < scores["c"] < 1000 and scores["g"] > 0
     rec = read_record(open_run(imported).paths.record(UPDATE, 0))
     assert rec.extra["logprobs_filled"] > 0 and rec.extra["sequences"] > 0 and rec.extra["policy_version"] == 1
@@ -142,8 +153,9 @@ def test_rescore_unchanged_equals_the_original(imported: Path) -> None:
     got = rescore(imported, [], "same")
     assert [g["rows"] for g in got] == [1000] and not got[0]["skipped"]
     assert rescore(imported, [], "same")[0]["skipped"]  # a name is bound to its settings: resume
-    diff = run_sql(imported, "SELECT * EXCLUDE (scoring) FROM scorings WHERE scoring = 'same' "
-                             "EXCEPT SELECT * EXCLUDE (scoring) FROM scores").to_pylist()  # fmt: skip
+    diff = run_sql(
+        imported, "SELECT * EXCLUDE (scoring) FROM scorings WHERE scoring = 'same' EXCEPT SELECT * EXCLUDE (scoring) FROM scores"
+    ).to_pylist()
     assert diff == []
     counts = run_sql(imported, "SELECT scoring, count(*) AS n FROM scorings GROUP BY 1 ORDER BY 1").to_pylist()
     assert {"scoring": "default", "n": 1000} in counts and {"scoring": "same", "n": 1000} in counts
@@ -152,18 +164,34 @@ def test_rescore_unchanged_equals_the_original(imported: Path) -> None:
 
 def test_rescore_with_a_changed_weight_and_a_plugin(imported: Path, tmp_path: Path) -> None:
     sql = tmp_path / "short.sql"
-    sql.write_text("SELECT prompt_id, sample_idx, CASE WHEN num_response_tokens <= 8 THEN 1 ELSE 0 END AS score, "
-                   "num_response_tokens || ' tokens' AS reason FROM responses")  # fmt: skip
+    sql.write_text(
+        "SELECT prompt_id, sample_idx, CASE WHEN num_response_tokens <= 8 THEN 1 ELSE 0 END AS score, "
+        "num_response_tokens || ' tokens' AS reason FROM responses"
+    )
     runner = CliRunner()
     from rlvr.flows.cli import app
 
-    res = runner.invoke(app, ["rescore", str(imported), "--set", "verify.weights={default = {correct = 1.0, format = 0.5}}",
-                              "--set", f'verify.rewards=[{{name = "short", weight = 0.25, sql = "{sql}"}}]', "--name", "fmt"])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "rescore",
+            str(imported),
+            "--set",
+            "verify.weights={default = {correct = 1.0, format = 0.5}}",
+            "--set",
+            f'verify.rewards=[{{name = "short", weight = 0.25, sql = "{sql}"}}]',
+            "--name",
+            "fmt",
+        ],
+    )
     assert res.exit_code == 0, res.output
-    rows = run_sql(imported, """
+    rows = run_sql(
+        imported,
+        """
         SELECT a.reward AS old, b.reward AS new, a.format_ok, r.num_response_tokens AS n, b.reason, a.reason AS old_reason
         FROM scores AS a JOIN scorings AS b USING (iteration, prompt_id, sample_idx)
-        JOIN rollouts AS r USING (iteration, prompt_id, sample_idx) WHERE b.scoring = 'fmt'""").to_pylist()  # fmt: skip
+        JOIN rollouts AS r USING (iteration, prompt_id, sample_idx) WHERE b.scoring = 'fmt'""",
+    ).to_pylist()
     assert len(rows) == 1000
     for r in rows:  # exactly the two changes, nothing else
         assert r["new"] == pytest.approx(r["old"] + 0.5 * r["format_ok"] + 0.25 * (r["n"] <= 8), abs=1e-12)
@@ -199,7 +227,10 @@ def test_bad_import_files_write_nothing(imported: Path, tmp_path: Path, source: 
     test_id = run_sql(imported, "SELECT prompt_id FROM problems WHERE split = 'test' LIMIT 1").to_pylist()[0]["prompt_id"]
     ok = {"prompt_id": source[0]["prompt_id"], "response": "<answer>1</answer>"}
     cases = {
-        "noresp.jsonl": ([{"prompt_id": "x"}], r"no column response / response_text / completion; the file's columns are prompt_id"),
+        "noresp.jsonl": (
+            [{"prompt_id": "x"}],
+            r"no column response / response_text / completion; the file's columns are prompt_id",
+        ),
         "noid.jsonl": ([{"response": "x"}], "no column prompt_id / prompt"),
         "unknown.jsonl": ([ok, {**ok, "prompt_id": "nope"}], "row 1: column prompt_id = 'nope' is not a problem of this run"),
         "text.jsonl": ([{"prompt": "What is 1?", "response": "x"}], "row 0: column prompt = 'What is 1?' matches no problem"),

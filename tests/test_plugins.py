@@ -20,8 +20,14 @@ from rlvr.verify.plugins import RewardPluginError, plugin_kwargs
 
 PROBLEMS = [{"prompt_id": "a", "answer": "12"}, {"prompt_id": "b", "answer": "7"}]
 # (prompt_id, text, response length in tokens)
-RESPONSES = [("a", "<answer>12</answer>", 3), ("a", "<answer>12</answer>", 9), ("a", "<answer>13</answer>", 3),
-             ("b", '{"x": 1}', 4), ("b", "not json", 4), ("b", "", 1)]  # fmt: skip
+RESPONSES = [
+    ("a", "<answer>12</answer>", 3),
+    ("a", "<answer>12</answer>", 9),
+    ("a", "<answer>13</answer>", 3),
+    ("b", '{"x": 1}', 4),
+    ("b", "not json", 4),
+    ("b", "", 1),
+]
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "rewards"  # the README's plug-ins
 
@@ -45,8 +51,15 @@ def test_sql_reward_adds_a_weighted_component(tmp_path: Path) -> None:
     assert stats["plugin_errors"] == 0
     a = [r for r in rows if r["prompt_id"] == "a"]
     assert [r["reward"] for r in a] == [1.0 + 2.0, 1.0 + 2.0 * 8 / 9, 0.0]  # correct + 2 * (1 | 8/9 tokens | 0)
-    assert [r["components"] for r in a][1] == [{"name": "short", "weight": 2.0, "score": 8 / 9, "reward": 2.0 * 8 / 9,
-                                                 "reason": "reward_short = 2 * 0.888889 (exact match in 9 tokens)"}]  # fmt: skip
+    assert [r["components"] for r in a][1] == [
+        {
+            "name": "short",
+            "weight": 2.0,
+            "score": 8 / 9,
+            "reward": 2.0 * 8 / 9,
+            "reason": "reward_short = 2 * 0.888889 (exact match in 9 tokens)",
+        }
+    ]
     assert a[2]["reason"] == "wrong: got 13, expected 12; reward_short = 2 * 0 (wrong: 13 vs 12)"
     for old, new in zip(base, rows, strict=True):  # the built-in reason is kept, the component's appended
         comp = new["components"][0]
@@ -58,8 +71,11 @@ def test_sql_reward_adds_a_weighted_component(tmp_path: Path) -> None:
 
 def test_python_reward_none_is_verifier_error(tmp_path: Path) -> None:
     py = EXAMPLES / "json_valid.py"
-    rows, stats = _score(tmp_path, [{"name": "json", "weight": 0.5, "python": f"{py}:json_valid", "batch_size": 4}],
-                         weights={"default": {"correct": 0.0}})  # fmt: skip
+    rows, stats = _score(
+        tmp_path,
+        [{"name": "json", "weight": 0.5, "python": f"{py}:json_valid", "batch_size": 4}],
+        weights={"default": {"correct": 0.0}},
+    )
     b = [r for r in rows if r["prompt_id"] == "b"]
     assert [r["reward"] for r in b] == [0.5, 0.0, 0.0]
     assert [c["score"] for r in b for c in r["components"]] == [1.0, 0.0, None]
@@ -73,27 +89,38 @@ def test_python_reward_none_is_verifier_error(tmp_path: Path) -> None:
 
 def test_python_reward_gets_trl_arguments(tmp_path: Path) -> None:
     """Conversational completions and the dataset's columns as keyword arguments, as TRL passes them."""
-    py = _write(tmp_path, "conv.py", """
+    py = _write(
+        tmp_path,
+        "conv.py",
+        """
         def check(completions, prompts, answer, solution, completion_ids, extracted_answer, **kwargs):
             assert completions[0][0]["role"] == "assistant" and prompts[0][0]["content"] == "q"
             assert answer == solution and len(completion_ids) == len(completions)
             return [float(c[0]["content"].count("1")) + (0.5 if x == a else 0.0)
                     for c, x, a in zip(completions, extracted_answer, answer)]
-    """)
-    rows, _ = _score(tmp_path, [{"name": "ones", "python": f"{py}:check", "completions": "conversational", "batch_size": 2}],
-                     weights={"default": {"correct": 0.0}})  # fmt: skip
+    """,
+    )
+    rows, _ = _score(
+        tmp_path,
+        [{"name": "ones", "python": f"{py}:check", "completions": "conversational", "batch_size": 2}],
+        weights={"default": {"correct": 0.0}},
+    )
     assert [r["reward"] for r in rows] == [1.5, 1.5, 1.0, 1.0, 0.0, 0.0]
 
 
 def test_hanging_python_reward_times_out_into_verifier_error(tmp_path: Path) -> None:
-    py = _write(tmp_path, "hang.py", """
+    py = _write(
+        tmp_path,
+        "hang.py",
+        """
         import time
 
         def slow(completions, **kwargs):
             if any("13" in c for c in completions):
                 time.sleep(600)
             return [1.0] * len(completions)
-    """)
+    """,
+    )
     rows, stats = _score(tmp_path, [{"name": "slow", "python": f"{py}:slow", "batch_size": 2, "timeout_s": 2.0}])
     # batches: rows 0-1 (a: 12, 12), rows 2-3 (a: 13 -> hangs, b: json), rows 4-5
     assert [r["verifier_error"] for r in rows] == [False, False, True, True, False, False]
@@ -103,10 +130,14 @@ def test_hanging_python_reward_times_out_into_verifier_error(tmp_path: Path) -> 
 
 
 def test_unscorable_sql_rows_are_verifier_errors(tmp_path: Path) -> None:
-    sql = _write(tmp_path, "partial.sql", """
+    sql = _write(
+        tmp_path,
+        "partial.sql",
+        """
         SELECT prompt_id, sample_idx, CASE WHEN sample_idx = 0 THEN NULL ELSE 1 END AS score, 'ok' AS reason
         FROM responses WHERE prompt_id = 'a'
-    """)
+    """,
+    )
     rows, _ = _score(tmp_path, [{"name": "part", "sql": sql}])
     assert [r["verifier_error"] for r in rows] == [True, False, False, True, True, True]
     assert "reward_part: no row returned for this response" in rows[3]["reason"]
@@ -115,7 +146,10 @@ def test_unscorable_sql_rows_are_verifier_errors(tmp_path: Path) -> None:
 BAD_PY = {
     "raises": ("def f(completions, **kwargs):\n    raise KeyError('boom')\n", "raised on rows 0..5: KeyError: 'boom'"),
     "count": ("def f(completions, **kwargs):\n    return [1.0]\n", "returned 1 scores for a batch of 6 completions"),
-    "kind": ("def f(completions, **kwargs):\n    return ['high'] * len(completions)\n", "row 0: score 'high' is not a finite float"),
+    "kind": (
+        "def f(completions, **kwargs):\n    return ['high'] * len(completions)\n",
+        "row 0: score 'high' is not a finite float",
+    ),
     "syntax": ("def f(completions:\n", "cannot be imported: SyntaxError"),
     "noname": ("def g(completions, **kwargs):\n    return []\n", "cannot be imported: AttributeError"),
 }
@@ -140,8 +174,10 @@ def test_python_reward_missing_module_or_file(tmp_path: Path) -> None:
 BAD_SQL = {
     "write": ("CREATE TABLE x AS SELECT 1", "exactly one SELECT over `responses`; got CREATE"),
     "two": ("SELECT 1; SELECT 2", "got SELECT, SELECT"),
-    "file": ("SELECT prompt_id, sample_idx, 1 AS score, content AS reason FROM read_text('/etc/hostname'), responses",
-             "disabled"),
+    "file": (
+        "SELECT prompt_id, sample_idx, 1 AS score, content AS reason FROM read_text('/etc/hostname'), responses",
+        "disabled",
+    ),
     "columns": ("SELECT prompt_id, sample_idx, 1 AS points FROM responses", "missing score, reason"),
     "dupe": ("SELECT prompt_id, 0 AS sample_idx, 1 AS score, '' AS reason FROM responses", "repeats (prompt_id, sample_idx)"),
     "text": ("SELECT prompt_id, sample_idx, 'x' AS score, '' AS reason FROM responses", "column score = 'x'"),
@@ -170,14 +206,23 @@ def test_plugin_config_is_checked() -> None:
 def test_plugin_kwargs_standard_format() -> None:
     rows = [{"response_text": "x", "prompt": "p", "response_token_ids": [1], "answer": "3", "meta": None}]
     kw = plugin_kwargs(rows, "standard")
-    assert kw == {"completions": ["x"], "prompts": ["p"], "completion_ids": [[1]], "answer": ["3"], "meta": [None],
-                  "solution": ["3"]}  # fmt: skip
+    assert kw == {
+        "completions": ["x"],
+        "prompts": ["p"],
+        "completion_ids": [[1]],
+        "answer": ["3"],
+        "meta": [None],
+        "solution": ["3"],
+    }
 
 
 def test_python_reward_as_module_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """'module:function' resolves from the working directory, in the parent and in the workers."""
-    (tmp_path / "my_rewards_mod.py").write_text("def length(completions, **kwargs):\n    return [float(len(c)) for c in completions]\n")
+    (tmp_path / "my_rewards_mod.py").write_text(
+        "def length(completions, **kwargs):\n    return [float(len(c)) for c in completions]\n"
+    )
     monkeypatch.chdir(tmp_path)
-    rows, _ = _score(tmp_path, [{"name": "len", "python": "my_rewards_mod:length", "weight": 0.1}],
-                     weights={"default": {"correct": 0.0}})  # fmt: skip
+    rows, _ = _score(
+        tmp_path, [{"name": "len", "python": "my_rewards_mod:length", "weight": 0.1}], weights={"default": {"correct": 0.0}}
+    )
     assert [r["reward"] for r in rows] == pytest.approx([0.1 * len(t) for _, t, _ in RESPONSES])

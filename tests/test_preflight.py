@@ -114,7 +114,9 @@ def test_model_folder_checks_name_the_file_and_the_fix(tmp_path: Path, tiny_mode
 def test_a_model_without_chat_template_gets_a_note(tmp_path: Path, tiny_model: Path) -> None:
     m = _copy(tiny_model, tmp_path / "m")
     (m / "chat_template.jinja").unlink()
-    assert preflight.check_model(m) == [f"model.path = {str(m)!r} has no chat template: prompts are given to the model as plain text"]
+    assert preflight.check_model(m) == [
+        f"model.path = {str(m)!r} has no chat template: prompts are given to the model as plain text"
+    ]
 
 
 def test_config_without_model_type_is_one_line_and_leaves_no_run(tmp_path: Path, tiny_model: Path) -> None:
@@ -151,7 +153,9 @@ def test_resume_of_a_run_that_failed_before_prepare_checks_its_model_first(tmp_p
 
 
 def test_task_data_is_checked_before_the_run_folder_exists(tmp_path: Path) -> None:
-    res = runner.invoke(app, ["train", "--run", str(tmp_path / "run"), "--set", "task.name=logic", "--set", "task.n_train=100000"])
+    res = runner.invoke(
+        app, ["train", "--run", str(tmp_path / "run"), "--set", "task.name=logic", "--set", "task.n_train=100000"]
+    )
     assert res.exit_code == 2 and "task.n_train" in res.output and len(_error_lines(res.output)) <= 2
     assert not (tmp_path / "run").exists()
 
@@ -205,7 +209,9 @@ def test_resume_with_work_left_on_a_read_only_disk_is_one_line(tmp_path: Path) -
     with read_only(run.paths.root):
         res = runner.invoke(app, ["resume", str(run.paths.root)])
     assert res.exit_code == 2 and len(_error_lines(res.output)) <= 2
-    assert "is not writable (read-only disk or permissions) and 2 stage(s) are still to compute, from verify 1" in _flat(res.output)
+    assert "is not writable (read-only disk or permissions) and 2 stage(s) are still to compute, from verify 1" in _flat(
+        res.output
+    )
 
 
 def test_a_full_disk_during_a_stage_says_so_and_leaves_nothing_half_written(tmp_path: Path, tiny_model: Path) -> None:
@@ -245,7 +251,9 @@ def test_full_disk_is_recognised_through_the_exception_chain() -> None:
     assert not disk_full(ValueError("a bug"), plenty)
 
 
-def test_a_bug_is_one_line_with_the_log_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+def test_a_bug_is_one_line_with_the_log_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     import typer
     from rlvr.flows import cli
 
@@ -272,7 +280,7 @@ def test_prefect_logs_a_user_error_without_its_traceback() -> None:
     def record(exc: BaseException) -> logging.LogRecord:
         try:
             raise exc
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             return logging.LogRecord("prefect.flow_runs", logging.ERROR, __file__, 1, "failed", None, sys.exc_info())
 
     user, bug = record(DiskSpaceError("disk full")), record(KeyError("x"))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from rlvr.flows.progress import progress_bars
 
 from rlvr import stages
 from rlvr.config import Config
-from rlvr.flows.progress import progress_bars
 from rlvr.progress import PROGRESS, Progress
 from rlvr.run import create_or_open
 

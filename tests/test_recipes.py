@@ -7,10 +7,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
 from rlvr.config import Config, load_config
-from rlvr.flows.cli import app
 
 RECIPES = sorted((Path(__file__).resolve().parent.parent / "recipes").glob("*.toml"))
 

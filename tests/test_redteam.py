@@ -33,17 +33,23 @@ FERRY = [
     "The mill at Tavenby burned down in 1871 and was rebuilt by 1880.",
 ]
 PROBLEMS = {
-    "add": {"task": "code", "answer": "def add(a, b):\n    return a + b\n",
-            "tests": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
-                     "    assert candidate(10, 5) == 15\n\ncheck(add)\n"},
-    "sum": {"task": "code", "answer": "print(sum(map(int, input().split())))\n",
-            "tests": io_tests_json([("1 2\n", "3\n"), ("5 5 5\n", "15\n"), ("-4 4\n", "0\n")])},
+    "add": {
+        "task": "code",
+        "answer": "def add(a, b):\n    return a + b\n",
+        "tests": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
+        "    assert candidate(10, 5) == 15\n\ncheck(add)\n",
+    },
+    "sum": {
+        "task": "code",
+        "answer": "print(sum(map(int, input().split())))\n",
+        "tests": io_tests_json([("1 2\n", "3\n"), ("5 5 5\n", "15\n"), ("-4 4\n", "0\n")]),
+    },
     "big": {"task": "arithmetic", "answer": "1" + "0" * 198 + "37"},
     "42": {"task": "arithmetic", "answer": "42"},
     "nan": {"task": "arithmetic", "answer": "nan"},
     "inf": {"task": "arithmetic", "answer": "inf"},
     "ferry": {"task": "retrieval", "answer": "29", "sources": FERRY},
-}  # fmt: skip
+}
 
 
 def _score(tmp_path: Path, entries: list[dict]) -> list[dict]:
@@ -59,8 +65,10 @@ def _misjudged(entries: list[dict], rows: list[dict]) -> list[str]:
     for e, row in zip(entries, rows, strict=True):
         cited = e.get("citations_supported")
         if row["reward"] != pytest.approx(e["reward"]) or (cited is not None and row["citations_supported"] != cited):
-            bad.append(f"{e['tier']}: {e['attack']}: reward {row['reward']} (want {e['reward']}), "
-                       f"cited {row['citations_supported']}: {row['reason'][:200]}")  # fmt: skip
+            bad.append(
+                f"{e['tier']}: {e['attack']}: reward {row['reward']} (want {e['reward']}), "
+                f"cited {row['citations_supported']}: {row['reason'][:200]}"
+            )
     return bad
 
 
@@ -98,11 +106,11 @@ def _gold_response(row: dict) -> str:
 
 def test_shipped_golds_keep_their_reward(tmp_path: Path):
     rows = (
-        arithmetic.generate(seed=0, n_train=150, n_test=50, max_operand=60, ops="+-*")
-        + logic.generate()
-        + retrieval.generate()
+        arithmetic.generate(seed=0, n_train=150, n_test=50, max_operand=60, ops="+-*") + logic.generate() + retrieval.generate()
     )
-    table, _ = score_with_stats(*write_inputs(tmp_path, rows, [(r["prompt_id"], _gold_response(r)) for r in rows]), VerifySection())
+    table, _ = score_with_stats(
+        *write_inputs(tmp_path, rows, [(r["prompt_id"], _gold_response(r)) for r in rows]), VerifySection()
+    )
     scored = table.to_pylist()
     assert len(scored) == len(rows)
     wrong = [(r["prompt_id"], r["reason"]) for r in scored if not r["correct"]]

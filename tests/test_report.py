@@ -115,7 +115,7 @@ def test_report_cli_writes_one_self_contained_page(run_dir: Path, tmp_path: Path
     res = CliRunner().invoke(app, ["report", str(run_dir), "--out", str(out), "--responses", "3"])
     assert res.exit_code == 0, res.output
     text = out.read_text()
-    assert not re.search(r'<script[^>]+src=', text)  # nothing to fetch: opens offline
+    assert not re.search(r"<script[^>]+src=", text)  # nothing to fetch: opens offline
     assert text.count('<tr><td class="short">') == 3
     assert sorted((p, p.stat().st_mtime_ns) for p in run_dir.rglob("*")) == before  # the run is only read
     res = CliRunner().invoke(app, ["report", str(tmp_path / "nope"), "--out", str(out)])

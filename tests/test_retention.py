@@ -22,8 +22,11 @@ Usage = namedtuple("Usage", "total used free")
 
 
 def _on_disk(run) -> dict[int, set[str]]:
-    return {v: {p.name for p in run.paths.policy_dir(v).iterdir()} for v in range(run.config.run.iterations + 1)
-            if run.paths.policy_dir(v).is_dir()}  # fmt: skip
+    return {
+        v: {p.name for p in run.paths.policy_dir(v).iterdir()}
+        for v in range(run.config.run.iterations + 1)
+        if run.paths.policy_dir(v).is_dir()
+    }
 
 
 def test_plan_keeps_v0_the_last_k_every_mth_and_what_is_needed() -> None:
@@ -67,8 +70,10 @@ def test_a_prune_killed_after_its_record_is_finished_by_the_next(tmp_path: Path)
     assert pending(run) == []
     retention.prune(run)
     assert not folder.exists() and not run.paths.policy_dir(2).exists()
-    assert _on_disk(run) == {0: {"config.json", "tokenizer.json", "model.safetensors"},
-                             3: {"config.json", "tokenizer.json", "model.safetensors", "trainer_state.pt"}}  # fmt: skip
+    assert _on_disk(run) == {
+        0: {"config.json", "tokenizer.json", "model.safetensors"},
+        3: {"config.json", "tokenizer.json", "model.safetensors", "trainer_state.pt"},
+    }
 
 
 def test_a_version_still_to_evaluate_is_kept(tmp_path: Path) -> None:

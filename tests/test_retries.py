@@ -8,10 +8,10 @@ import errno
 import duckdb
 import pytest
 from prefect.states import Failed
+from rlvr.tasks.stages import retry_transient
 
 from rlvr.config import ConfigError
 from rlvr.errors import is_transient
-from rlvr.tasks.stages import retry_transient
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ def test_transient_classification(exc: BaseException | None, transient: bool) ->
     assert retry_transient(None, None, Failed(data=exc)) is transient
 
 
-def _flaky_stage(first_error: BaseException):  # noqa: ANN202
+def _flaky_stage(first_error: BaseException):
     """A stage function that fails once with `first_error`, then succeeds; it counts its calls."""
     from rlvr.stages import StageResult
 
@@ -50,7 +50,6 @@ def _flaky_stage(first_error: BaseException):  # noqa: ANN202
 
 def test_prefect_retries_a_transient_failure_and_the_stage_succeeds(prefect_api: str) -> None:
     from prefect import flow
-
     from rlvr.tasks.stages import _stage_task
 
     stage, calls = _flaky_stage(TimeoutError("the object store blinked"))
@@ -66,7 +65,6 @@ def test_prefect_retries_a_transient_failure_and_the_stage_succeeds(prefect_api:
 
 def test_prefect_does_not_retry_a_user_error(prefect_api: str) -> None:
     from prefect import flow
-
     from rlvr.tasks.stages import _stage_task
 
     stage, calls = _flaky_stage(ConfigError("rollout.group_size = 1: set it to 2 or more"))

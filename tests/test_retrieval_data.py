@@ -10,8 +10,8 @@ import re
 
 import pyarrow as pa
 import pytest
-
 from rlvr.data import retrieval
+
 from rlvr.schema import PROBLEMS
 
 
@@ -27,24 +27,16 @@ def test_shipped_jsonl_equals_a_fresh_build():
 
 
 def test_normalise_and_whole_word_count_by_hand():
-    assert (
-        retrieval.normalise("  The\tMarket\n in  Velamora ") == "the market in velamora"
-    )
-    assert (
-        retrieval.whole_word_count("12", "Built in 1812, rebuilt 12 years later.") == 1
-    )
+    assert retrieval.normalise("  The\tMarket\n in  Velamora ") == "the market in velamora"
+    assert retrieval.whole_word_count("12", "Built in 1812, rebuilt 12 years later.") == 1
     assert retrieval.whole_word_count("1812", "built in 1812.") == 1
-    assert (
-        retrieval.whole_word_count("lake  ysmer", "Into Lake Ysmer; Lake Ysmerby") == 1
-    )
+    assert retrieval.whole_word_count("lake  ysmer", "Into Lake Ysmer; Lake Ysmerby") == 1
     assert retrieval.whole_word_count("Tess", "Ilsa Tesshart") == 0
 
 
 def test_rows_fit_the_problems_schema(rows):
     assert len(rows) == retrieval.N_PROBLEMS
-    assert [r["prompt_id"] for r in rows] == [
-        f"retrieval-{i:05d}" for i in range(len(rows))
-    ]
+    assert [r["prompt_id"] for r in rows] == [f"retrieval-{i:05d}" for i in range(len(rows))]
     table = pa.Table.from_pylist(retrieval.generate(), schema=PROBLEMS)
     assert table.num_rows == 200
     assert set(table.column("task").to_pylist()) == {"retrieval"}
@@ -102,9 +94,7 @@ def test_splits_are_deterministic_and_disjoint():
     train = {r["prompt_id"] for r in a if r["split"] == "train"}
     test = {r["prompt_id"] for r in a if r["split"] == "test"}
     assert not train & test and len(train | test) == 200
-    assert [
-        r["split"] for r in retrieval.generate(seed=2, n_train=150, n_test=50)
-    ] != splits
+    assert [r["split"] for r in retrieval.generate(seed=2, n_train=150, n_test=50)] != splits
     # a smaller test split is a prefix of the same shuffle, so it never leaks into train
     small = retrieval.generate(seed=1, n_train=10, n_test=20)
     assert {r["prompt_id"] for r in small if r["split"] == "test"} <= test

@@ -9,19 +9,26 @@ import torch
 from rlvr.sampler import Request, Sampling, derive_seed, generate_transformers, render_prompt_ids, sample_batch
 from rlvr.update import load_policy
 
-PROMPTS = ["What is 3 + 4? Put the final answer inside <answer></answer>.",
-           "What is 12 - 15? Put the final answer inside <answer></answer>."]  # fmt: skip
+PROMPTS = [
+    "What is 3 + 4? Put the final answer inside <answer></answer>.",
+    "What is 12 - 15? Put the final answer inside <answer></answer>.",
+]
 
 
 def _requests(tok, g: int = 4) -> list[Request]:
-    return [Request(f"p{k}", s, render_prompt_ids(tok, p), derive_seed(0, 0, f"p{k}", s))
-            for k, p in enumerate(PROMPTS) for s in range(g)]  # fmt: skip
+    return [
+        Request(f"p{k}", s, render_prompt_ids(tok, p), derive_seed(0, 0, f"p{k}", s))
+        for k, p in enumerate(PROMPTS)
+        for s in range(g)
+    ]
 
 
 def test_seed_depends_on_all_four_parts() -> None:
     base = derive_seed(0, 1, "p", 2)
-    assert len({base, derive_seed(1, 1, "p", 2), derive_seed(0, 2, "p", 2), derive_seed(0, 1, "q", 2),
-                derive_seed(0, 1, "p", 3)}) == 5  # fmt: skip
+    assert (
+        len({base, derive_seed(1, 1, "p", 2), derive_seed(0, 2, "p", 2), derive_seed(0, 1, "q", 2), derive_seed(0, 1, "p", 3)})
+        == 5
+    )
     assert base == derive_seed(0, 1, "p", 2) and 0 <= base < 2**63
 
 
@@ -51,8 +58,14 @@ def test_samples_are_well_formed_and_independent_of_batching(tiny_model: Path) -
 
 def test_recorded_logprobs_match_a_full_forward(tiny_model: Path) -> None:
     model, tok = load_policy(tiny_model, torch.device("cpu"))
-    (smp,) = sample_batch(model, [render_prompt_ids(tok, PROMPTS[0])], [7],
-                          sampling=Sampling(8, 0.8, 1.0), eos_ids={tok.eos_token_id}, pad_id=tok.pad_token_id)  # fmt: skip
+    (smp,) = sample_batch(
+        model,
+        [render_prompt_ids(tok, PROMPTS[0])],
+        [7],
+        sampling=Sampling(8, 0.8, 1.0),
+        eos_ids={tok.eos_token_id},
+        pad_id=tok.pad_token_id,
+    )
     prompt = render_prompt_ids(tok, PROMPTS[0])
     ids = torch.tensor([prompt + smp.token_ids])
     with torch.no_grad():
@@ -64,9 +77,15 @@ def test_recorded_logprobs_match_a_full_forward(tiny_model: Path) -> None:
 def test_greedy_matches_transformers_generate(tiny_model: Path) -> None:
     model, tok = load_policy(tiny_model, torch.device("cpu"))
     prompt = render_prompt_ids(tok, PROMPTS[1])
-    (smp,) = sample_batch(model, [prompt], [0], sampling=Sampling(10, 0.0, 1.0),
-                          eos_ids={tok.eos_token_id}, pad_id=tok.pad_token_id)  # fmt: skip
-    ref = model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
-                         max_new_tokens=10, do_sample=False, eos_token_id=tok.eos_token_id,
-                         pad_token_id=tok.pad_token_id)  # fmt: skip
-    assert smp.token_ids == ref[0, len(prompt):].tolist()
+    (smp,) = sample_batch(
+        model, [prompt], [0], sampling=Sampling(10, 0.0, 1.0), eos_ids={tok.eos_token_id}, pad_id=tok.pad_token_id
+    )
+    ref = model.generate(
+        torch.tensor([prompt]),
+        attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+        max_new_tokens=10,
+        do_sample=False,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
+    assert smp.token_ids == ref[0, len(prompt) :].tolist()

@@ -57,9 +57,7 @@ def run_store():
     """A fake run folder outside /tmp (the sandbox's /tmp is its own), writable by anyone on the host."""
     root = Path(tempfile.mkdtemp(prefix="rlvr-sandbox-store-", dir="/var/tmp"))
     (root / "problems").mkdir()
-    (root / "problems" / "part-000000.parquet").write_bytes(
-        b"PAR1 ground truth: the answer is 42"
-    )
+    (root / "problems" / "part-000000.parquet").write_bytes(b"PAR1 ground truth: the answer is 42")
     (root / "run.toml").write_text("seed = 0\n")
     for path in (root, *root.rglob("*")):
         # only the read-only mount stops writes
@@ -295,9 +293,7 @@ def test_adversarial_corpus_is_contained(run_store, monkeypatch):
     cases = corpus(run_store, server.getsockname()[1])
     assert len(cases) >= 20
     # the read attack runs with the run store hidden, as verify would run it
-    reader = (
-        f"print(open({str(run_store / 'problems' / 'part-000000.parquet')!r}).read())"
-    )
+    reader = f"print(open({str(run_store / 'problems' / 'part-000000.parquet')!r}).read())"
 
     start = time.monotonic()
     # The fork bomb runs on its own: runs beside it share the CPU with its 32 spinning processes
@@ -314,13 +310,8 @@ def test_adversarial_corpus_is_contained(run_store, monkeypatch):
         for (name, _, prefixes, *_), v in zip(cases, verdicts, strict=True)
         if v.passed or v.fraction != 0.0 or not v.reason.startswith(prefixes)
     ]
-    assert wrong == [], (
-        "attacks that worked or were scored for an unexpected reason:\n"
-        + "\n".join(wrong)
-    )
-    assert not hidden.passed and hidden.reason.startswith(
-        "failed: FileNotFoundError"
-    ), hidden.reason
+    assert wrong == [], "attacks that worked or were scored for an unexpected reason:\n" + "\n".join(wrong)
+    assert not hidden.passed and hidden.reason.startswith("failed: FileNotFoundError"), hidden.reason
 
     server.setblocking(False)
     with pytest.raises(BlockingIOError):
@@ -330,15 +321,9 @@ def test_adversarial_corpus_is_contained(run_store, monkeypatch):
     assert not (Path(str(run_store) + "-moved")).exists()
     time.sleep(0.2)
     assert sandbox_processes() == [], "processes from the corpus survived"
-    assert [
-        p
-        for p in psutil.Process().children(recursive=True)
-        if p.pid not in children_before
-    ] == []
+    assert [p for p in psutil.Process().children(recursive=True) if p.pid not in children_before] == []
 
-    ok = check_assert_tests(
-        "def add(a, b):\n    return a + b\n", "assert add(2, 3) == 5", limits=LIMITS
-    )
+    ok = check_assert_tests("def add(a, b):\n    return a + b\n", "assert add(2, 3) == 5", limits=LIMITS)
     assert ok.passed, ok.reason
     print(f"\n{len(cases)} hostile programs contained in {elapsed:.1f}s")
 
@@ -354,28 +339,19 @@ def test_a_fork_bomb_does_not_starve_runs_beside_it():
     )
     verdicts = check_many([bomb, good, good, good, good], limits=LIMITS, workers=2)
     assert not verdicts[0].passed
-    assert [v.passed for v in verdicts[1:]] == [True] * 4, [
-        v.reason for v in verdicts[1:]
-    ]
+    assert [v.passed for v in verdicts[1:]] == [True] * 4, [v.reason for v in verdicts[1:]]
 
 
 def test_assert_tests_pass_and_fail_with_the_failing_line():
     solution = "def add(a, b):\n    return a + b\n"
-    assert check_assert_tests(
-        solution, "assert add(1, 2) == 3\nassert add(-1, 1) == 0"
-    ).passed
+    assert check_assert_tests(solution, "assert add(1, 2) == 3\nassert add(-1, 1) == 0").passed
     bad = check_assert_tests(
         "def add(a, b):\n    return a - b\n",
         "assert add(0, 0) == 0\nassert add(2, 3) == 5",
     )
     assert not bad.passed and bad.fraction == 0.5
-    assert (
-        bad.reason
-        == "failed: AssertionError at tests.py line 2: assert add(2, 3) == 5; 1 of 2 asserts passed"
-    )
-    crash = check_assert_tests(
-        "def add(a, b):\n    return a + c\n", "assert add(1, 2) == 3"
-    )
+    assert bad.reason == "failed: AssertionError at tests.py line 2: assert add(2, 3) == 5; 1 of 2 asserts passed"
+    crash = check_assert_tests("def add(a, b):\n    return a + c\n", "assert add(1, 2) == 3")
     assert crash.reason == (
         "failed: NameError: name 'c' is not defined at tests.py line 1: assert add(1, 2) == 3 "
         "(raised at solution.py line 2: return a + c); 0 of 1 asserts passed"
@@ -417,13 +393,10 @@ def test_instrument_asserts_counts_every_assert_statement_once():
 
 def test_assert_fraction_counts_statements_and_keeps_going_after_failures():
     # add is wrong from 25 on: the loop's assert fails (once counted), the others still run
-    wrong = check_assert_tests(
-        "def add(a, b):\n    return a + b if a < 25 else 0\n", CHECK
-    )
+    wrong = check_assert_tests("def add(a, b):\n    return a + b if a < 25 else 0\n", CHECK)
     assert (wrong.passed, wrong.fraction) == (False, 0.75)
     assert wrong.reason == (
-        "failed: AssertionError: i = 25 at tests.py line 5: assert candidate(i, 1) == i + 1, "
-        'f"i = {i}"; 3 of 4 asserts passed'
+        'failed: AssertionError: i = 25 at tests.py line 5: assert candidate(i, 1) == i + 1, f"i = {i}"; 3 of 4 asserts passed'
     )
     right = check_assert_tests("def add(a, b):\n    return a + b\n", CHECK)
     assert (right.passed, right.fraction, right.reason) == (
@@ -448,9 +421,7 @@ def test_asserts_that_never_ran_count_as_failed():
     killed = check_assert_tests(slow, CHECK, limits=Limits(wall_seconds=1.5))
     # the first two passed; the loop's passed for i < 3 but was killed at i = 3: it counts as failed
     assert (killed.passed, killed.fraction) == (False, 0.5)
-    assert (
-        killed.reason == "timeout: killed after 1.5s wall clock; 2 of 4 asserts passed"
-    )
+    assert killed.reason == "timeout: killed after 1.5s wall clock; 2 of 4 asserts passed"
     both = check_assert_tests(
         slow.replace("return a + b", "return a * b"),
         CHECK,
@@ -465,9 +436,7 @@ def test_asserts_that_never_ran_count_as_failed():
         "def add(a, b):\n    return a + b\n",
         "assert add(1, 1) == 2\nassert add(2, 2) == 4\nadd(None, 1)\nassert 1",
     )
-    assert crashed.fraction == 1 / 3 and crashed.reason.startswith(
-        "failed: TypeError: unsupported operand"
-    )
+    assert crashed.fraction == 1 / 3 and crashed.reason.startswith("failed: TypeError: unsupported operand")
     assert crashed.reason.endswith("at tests.py line 3: add(None, 1); 1 of 3 asserts passed"), crashed.reason
     # two asserts taking turns in a long loop: the report stays small; after ENTER_RECORDS changes of
     # site, every site entered since counts as maybe cut short
@@ -479,10 +448,7 @@ def test_asserts_that_never_ran_count_as_failed():
     assert (late.passed, late.fraction) == (False, 0.0), late.reason
     branch = check_assert_tests("x = 1", "if x == 2:\n    assert x\nassert x == 1")
     assert (branch.passed, branch.fraction) == (False, 0.5)
-    assert (
-        branch.reason
-        == "failed: the assert at tests.py line 2 never ran: assert x; 1 of 2 asserts passed"
-    )
+    assert branch.reason == "failed: the assert at tests.py line 2 never ran: assert x; 1 of 2 asserts passed"
     early = check_assert_tests("import os\nos._exit(0)", "assert True")
     assert (early.passed, early.fraction) == (False, 0.0)
     assert early.reason == "failed: the solution ended (exit 0) before the tests ran; 0 of 1 asserts passed"
@@ -505,9 +471,7 @@ def test_a_solution_cannot_forge_the_assert_counts():
         "            pass\n"
         "    return a - b\n"
     )
-    verdict = check_assert_tests(
-        forger, "assert add(0, 0) == 0\nassert add(2, 3) == 5\nassert add(1, 1) == 2"
-    )
+    verdict = check_assert_tests(forger, "assert add(0, 0) == 0\nassert add(2, 3) == 5\nassert add(1, 1) == 2")
     # its fake records reach nothing; writing on its own answer pipe only garbles its answers
     assert not verdict.passed and verdict.fraction <= 1 / 3, verdict.reason
     # patching os.write does not show it the records (the harness bound os.write before)
@@ -515,9 +479,7 @@ def test_a_solution_cannot_forge_the_assert_counts():
         "import os\nseen = []\nreal = os.write\nos.write = lambda fd, b: (seen.append(b), real(fd, b))[1]\n"
         "def add(a, b):\n    return a + b\n"
     )
-    spied = check_assert_tests(
-        spy, "assert add(1, 1) == 2\nassert not any(b' P ' in b for b in seen)"
-    )
+    spied = check_assert_tests(spy, "assert add(1, 1) == 2\nassert not any(b' P ' in b for b in seen)")
     assert spied.passed, spied.reason
     # closing every fd loses the report: the rest counts as failed, never as passed
     closer = "import os\ndef add(a, b):\n    os.closerange(3, 1024)\n    return a + b\n"
@@ -530,9 +492,7 @@ def test_an_always_equal_answer_is_not_plain_data():
     cheat = "class Anything:\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Anything()\n"
     verdict = check_assert_tests(cheat, "assert add(2, 3) == 5")
     assert not verdict.passed and "a value of type Anything is not plain data" in verdict.reason, verdict.reason
-    typed = check_assert_tests(
-        cheat, "assert type(add(2, 3)) is int and add(2, 3) == 5"
-    )
+    typed = check_assert_tests(cheat, "assert type(add(2, 3)) is int and add(2, 3) == 5")
     assert not typed.passed  # typed checks in the tests close it
 
 
@@ -573,15 +533,10 @@ def test_io_tests_give_partial_credit_and_normalise_whitespace():
     cases = [("1 2\n", "3\n"), ("2 2", "  4  "), ("5 5", "11"), ("0 0", "0\n\n")]
     verdict = check_io_tests(adder, cases)
     assert not verdict.passed and verdict.fraction == 0.75
-    assert (
-        verdict.reason
-        == "failed: 3 of 4 tests passed; first failure test 3 of 4: expected '11', got '10'"
-    )
+    assert verdict.reason == "failed: 3 of 4 tests passed; first failure test 3 of 4: expected '11', got '10'"
     assert check_io_tests(adder, cases[:2]).passed
     crash = check_io_tests("print(1/0)", [("", "1")])
-    assert crash.reason.startswith(
-        "failed: 0 of 1 tests passed; first failure test 1 of 1: error: exit 1: ZeroDivisionError"
-    )
+    assert crash.reason.startswith("failed: 0 of 1 tests passed; first failure test 1 of 1: error: exit 1: ZeroDivisionError")
 
 
 def test_check_many_keeps_input_order():
@@ -597,17 +552,11 @@ def test_check_many_keeps_input_order():
 
 
 def test_extract_code():
-    assert (
-        extract_code("text\n```python\nprint(1)\n```\nmore\n```py\nprint(2)\n```")
-        == "print(2)\n"
-    )
+    assert extract_code("text\n```python\nprint(1)\n```\nmore\n```py\nprint(2)\n```") == "print(2)\n"
     assert extract_code("```python\na = 1\n```\n```\nplain\n```") == "a = 1\n"
     assert extract_code("```\nx = 3\n```") == "x = 3\n"
     assert extract_code("```Python3 \nz = 1\n```") == "z = 1\n"
-    assert (
-        extract_code("Reply in one ```python block.\n\n```python\nreal = 1\n```")
-        == "real = 1\n"
-    )
+    assert extract_code("Reply in one ```python block.\n\n```python\nreal = 1\n```") == "real = 1\n"
     assert extract_code("no code at all") is None
     assert extract_code("```python\nunclosed = 1\n") is None
 

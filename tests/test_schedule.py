@@ -44,12 +44,19 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> dict:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"} | {
         "PREFECT_HOME": str(tmp_path_factory.mktemp("prefect-server-home")),
-        "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "1", "PREFECT_UI_ENABLED": "false",
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}  # fmt: skip
+        "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "1",
+        "PREFECT_UI_ENABLED": "false",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    }
     log = tmp_path_factory.mktemp("prefect-server-log") / "server.log"
     with log.open("w") as f:
-        proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                                env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     api = f"http://127.0.0.1:{port}/api"
     try:
         deadline = time.monotonic() + 180
@@ -67,8 +74,9 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def _cli(*args: str, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rlvr.flows.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "rlvr.flows.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _flow_runs(api: str, deployment: str) -> list:
@@ -90,8 +98,9 @@ def _completed(api: str, deployment: str) -> list:
     return sorted(runs, key=lambda r: r.start_time)
 
 
-def test_two_scheduled_runs_train_consecutive_iterations(tmp_path: Path, prefect_server: dict, small_config: Config,
-                                                         tiny_model: Path) -> None:  # fmt: skip
+def test_two_scheduled_runs_train_consecutive_iterations(
+    tmp_path: Path, prefect_server: dict, small_config: Config, tiny_model: Path
+) -> None:
     data = small_config.model_dump(mode="json", exclude_none=True)
     data["model"]["path"] = str(tiny_model)
     run = tmp_path / "run"
@@ -101,9 +110,14 @@ def test_two_scheduled_runs_train_consecutive_iterations(tmp_path: Path, prefect
         stage(run, 0)
     env = prefect_server["env"]
     t0 = time.monotonic()
-    serve = subprocess.Popen([sys.executable, "-m", "rlvr.flows.cli", "serve", str(run), "--every", "5", "--name", "sched"],
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)  # fmt: skip
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "rlvr.flows.cli", "serve", str(run), "--every", "5", "--name", "sched"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     paths = RunPaths(run.resolve())
     checked = False
     try:
@@ -140,8 +154,10 @@ def test_two_scheduled_runs_train_consecutive_iterations(tmp_path: Path, prefect
     every = [(r.name, r.state_name, str(r.expected_start_time)) for r in _flow_runs(prefect_server["api"], "sched")]
     assert not [r for r in every if r[1] in ("Failed", "Crashed")], every  # queued runs wait; none fails on the lock
     print(f"all flow runs of the deployment: {sorted(every, key=lambda r: r[2])}")
-    print(f"iterations target {open_run(run).config.run.iterations}; scheduled runs: {[(r.name, str(r.expected_start_time), str(r.start_time), str(r.end_time)) for r in runs]}; "
-          f"iterations 1 and 2 done {elapsed:.0f}s after serve started")
+    print(
+        f"iterations target {open_run(run).config.run.iterations}; scheduled runs: {[(r.name, str(r.expected_start_time), str(r.start_time), str(r.end_time)) for r in runs]}; "
+        f"iterations 1 and 2 done {elapsed:.0f}s after serve started"
+    )
     assert "serving sched: every 5s" in log
     assert not (paths.root / ".serve.json").exists()  # serve cleaned up when stopped
 
@@ -152,7 +168,9 @@ def test_serve_without_a_server_refuses_and_says_how_to_start_one(tmp_path: Path
     res = _cli("serve", str(tmp_path / "run"), "--every", "60", env=env)
     assert res.returncode == 2 and "needs a running Prefect server" in res.stderr
     assert "prefect server start --host 127.0.0.1" in res.stderr and "PREFECT_API_URL" in res.stderr
-    res = _cli("serve", str(tmp_path / "run"), "--every", "60", env=env | {"PREFECT_API_URL": f"http://127.0.0.1:{_free_port()}/api"})
+    res = _cli(
+        "serve", str(tmp_path / "run"), "--every", "60", env=env | {"PREFECT_API_URL": f"http://127.0.0.1:{_free_port()}/api"}
+    )
     assert res.returncode == 2 and "no Prefect server answers at PREFECT_API_URL=" in res.stderr
     res = _cli("serve", str(tmp_path / "run"), "--cron", "61 * * * *", env=env)
     assert res.returncode == 2 and "not a valid cron expression" in res.stderr

@@ -50,9 +50,9 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.parametrize(("signum", "to_group"), [(signal.SIGTERM, False), (signal.SIGINT, True)], ids=["sigterm", "ctrl-c"])
-def test_signal_stops_train_within_seconds_and_leaves_no_process(signum: int, to_group: bool, tmp_path: Path,
-                                                                 prefect_home: Path, small_config: Config,
-                                                                 tiny_model: Path) -> None:  # fmt: skip
+def test_signal_stops_train_within_seconds_and_leaves_no_process(
+    signum: int, to_group: bool, tmp_path: Path, prefect_home: Path, small_config: Config, tiny_model: Path
+) -> None:
     data = small_config.model_dump(mode="json", exclude_none=True)
     data["model"]["path"] = str(tiny_model)
     data["update"] |= {"nproc": 2}
@@ -60,8 +60,14 @@ def test_signal_stops_train_within_seconds_and_leaves_no_process(signum: int, to
     cfg.write_text(Config.model_validate(data).to_toml())
     run = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"} | {"PREFECT_HOME": str(prefect_home)}
-    proc = subprocess.Popen([sys.executable, "-m", "rlvr.flows.cli", "train", str(cfg), "--run", str(run)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlvr.flows.cli", "train", str(cfg), "--run", str(run)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 400
         while True:  # wait for the update's two torchrun ranks
@@ -98,9 +104,11 @@ def test_signal_stops_train_within_seconds_and_leaves_no_process(signum: int, to
 
 def test_kill_tree_reaches_grandchildren() -> None:
     """A child whose own child ignores SIGTERM: both are found and both stop."""
-    code = ("import signal, subprocess, sys, time; "
-            "subprocess.Popen([sys.executable, '-c', 'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-            "time.sleep(60)']); time.sleep(60)")  # fmt: skip
+    code = (
+        "import signal, subprocess, sys, time; "
+        "subprocess.Popen([sys.executable, '-c', 'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "time.sleep(60)']); time.sleep(60)"
+    )
     child = subprocess.Popen([sys.executable, "-c", code])
     try:
         deadline = time.monotonic() + 30

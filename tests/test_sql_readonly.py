@@ -22,8 +22,16 @@ from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, RunPaths, shard_na
 from rlvr.store import begin_stage, write_table
 from tests.test_store import ROW
 
-PROBLEM = {"prompt_id": "p1", "task": "arithmetic", "split": "train", "prompt": "1+1?", "answer": "2",
-           "tests": None, "sources": None, "meta": "{}"}  # fmt: skip
+PROBLEM = {
+    "prompt_id": "p1",
+    "task": "arithmetic",
+    "split": "train",
+    "prompt": "1+1?",
+    "answer": "2",
+    "tests": None,
+    "sources": None,
+    "meta": "{}",
+}
 
 
 @pytest.fixture()
@@ -45,8 +53,7 @@ def store(tmp_path: Path) -> RunPaths:
 
 
 def _tree_hashes(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}  # fmt: skip
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def hostile(root: Path) -> list[tuple[str, str]]:
@@ -137,9 +144,16 @@ def test_hostile_statements_are_refused_and_change_nothing(store: RunPaths, tmp_
     assert list(cwd.iterdir()) == []  # no ./.tmp, no leak.csv
     # the legitimate queries still run, over the committed shards only
     assert run_sql(store.root, "SELECT count(*) AS n, max(iteration) AS i FROM rollouts").to_pylist() == [{"n": 3000, "i": 0}]
-    for ok in ["WITH t AS (SELECT iteration FROM rollouts) SELECT count(*) FROM t", "DESCRIBE scores", "SUMMARIZE problems",
-               "SHOW TABLES", "VALUES (1), (2)", "FROM problems", "SELECT sum(x) FROM range(10) t(x)",
-               "SELECT r.prompt_id, p.answer FROM rollouts r JOIN problems p USING (prompt_id) LIMIT 1"]:  # fmt: skip
+    for ok in [
+        "WITH t AS (SELECT iteration FROM rollouts) SELECT count(*) FROM t",
+        "DESCRIBE scores",
+        "SUMMARIZE problems",
+        "SHOW TABLES",
+        "VALUES (1), (2)",
+        "FROM problems",
+        "SELECT sum(x) FROM range(10) t(x)",
+        "SELECT r.prompt_id, p.answer FROM rollouts r JOIN problems p USING (prompt_id) LIMIT 1",
+    ]:
         run_sql(store.root, ok)
     assert _tree_hashes(store.root) == before and list(cwd.iterdir()) == []
 
@@ -150,12 +164,20 @@ def test_the_connection_cannot_touch_files_even_without_the_classifier(store: Ru
     before = _tree_hashes(store.root)
     con = connect_run(store.root)
     r, shard = store.root, store.root / "rollouts/iteration=000000/part-000000.parquet"
-    for sql in [f"COPY (SELECT 42 AS x) TO '{shard}' (FORMAT parquet, USE_TMP_FILE false)",
-                f"EXPLAIN ANALYZE COPY (SELECT 1) TO '{r}/run.toml' (FORMAT csv)", "COPY (SELECT 1) TO 'leak.csv'",
-                f"SELECT * FROM read_text('{r}/run.toml')", f"SELECT * FROM glob('{r}/*')",
-                f"SELECT * FROM read_parquet('{r}/rollouts/iteration=000001/part-000000.parquet')",
-                f"ATTACH '{r}/x.duckdb'", "INSTALL httpfs", "LOAD httpfs", "SET enable_external_access = true",
-                "SET temp_directory = '.'", "SET disabled_filesystems = ''"]:  # fmt: skip
+    for sql in [
+        f"COPY (SELECT 42 AS x) TO '{shard}' (FORMAT parquet, USE_TMP_FILE false)",
+        f"EXPLAIN ANALYZE COPY (SELECT 1) TO '{r}/run.toml' (FORMAT csv)",
+        "COPY (SELECT 1) TO 'leak.csv'",
+        f"SELECT * FROM read_text('{r}/run.toml')",
+        f"SELECT * FROM glob('{r}/*')",
+        f"SELECT * FROM read_parquet('{r}/rollouts/iteration=000001/part-000000.parquet')",
+        f"ATTACH '{r}/x.duckdb'",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "SET enable_external_access = true",
+        "SET temp_directory = '.'",
+        "SET disabled_filesystems = ''",
+    ]:
         with pytest.raises(duckdb.Error):
             con.execute(sql)
     assert con.execute("SELECT count(*) FROM rollouts").fetchone() == (3000,)  # the views still read
@@ -165,12 +187,14 @@ def test_the_connection_cannot_touch_files_even_without_the_classifier(store: Ru
 
 
 def test_classifier_accepts_the_readme_queries() -> None:
-    for sql in ["SELECT iteration, avg(reward) AS mean_reward, count(*) AS responses FROM scores GROUP BY 1 ORDER BY 1",
-                "SELECT r.prompt_id, r.response_text, s.extracted_answer, s.reward, s.advantage, s.reason FROM rollouts r "
-                "JOIN scores s USING (iteration, prompt_id, sample_idx) WHERE iteration = 2 LIMIT 10",
-                "SELECT iteration AS policy, avg(correct::INT) AS accuracy, count(*) AS responses FROM evals GROUP BY 1 ORDER BY 1",
-                "SELECT p.prompt, avg(s.correct::INT) AS acc FROM scores s JOIN problems p USING (prompt_id) GROUP BY 1 ORDER BY 2 DESC",
-                "DESCRIBE scores"]:  # fmt: skip
+    for sql in [
+        "SELECT iteration, avg(reward) AS mean_reward, count(*) AS responses FROM scores GROUP BY 1 ORDER BY 1",
+        "SELECT r.prompt_id, r.response_text, s.extracted_answer, s.reward, s.advantage, s.reason FROM rollouts r "
+        "JOIN scores s USING (iteration, prompt_id, sample_idx) WHERE iteration = 2 LIMIT 10",
+        "SELECT iteration AS policy, avg(correct::INT) AS accuracy, count(*) AS responses FROM evals GROUP BY 1 ORDER BY 1",
+        "SELECT p.prompt, avg(s.correct::INT) AS acc FROM scores s JOIN problems p USING (prompt_id) GROUP BY 1 ORDER BY 2 DESC",
+        "DESCRIBE scores",
+    ]:
         check_query(sql)
 
 
@@ -197,8 +221,9 @@ def test_cli_refuses_fast_and_ctrl_c_cancels_a_query(store: RunPaths, tmp_path: 
     assert bad.returncode == 2 and "INSTALL is refused" in bad.stderr
     assert refused < accepted + 0.5, (refused, accepted)  # no torch import on the refusal path
 
-    proc = subprocess.Popen([*cli, RUNAWAY, "--timeout", "600"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=tmp_path)  # fmt: skip
+    proc = subprocess.Popen(
+        [*cli, RUNAWAY, "--timeout", "600"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+    )
     time.sleep(max(3.0, 2 * accepted))  # well inside the query
     assert proc.poll() is None
     t0 = time.perf_counter()

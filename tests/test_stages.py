@@ -36,8 +36,9 @@ def test_dynamic_sampling_tops_up_groups_without_signal(tmp_path: Path, small_co
         have += r["signal_groups"]
         assert have < 8
     if len(rounds) > 1:
-        assert [r["prompts"] for r in rounds[1:]] == [8 - sum(x["signal_groups"] for x in rounds[: k + 1])
-                                                      for k in range(len(rounds) - 1)]  # fmt: skip
+        assert [r["prompts"] for r in rounds[1:]] == [
+            8 - sum(x["signal_groups"] for x in rounds[: k + 1]) for k in range(len(rounds) - 1)
+        ]
     stages.verify(d, 0)
     per_prompt = run_sql(d, "SELECT prompt_id, count(*) AS n FROM rollouts GROUP BY 1").to_pylist()
     assert len(per_prompt) == sum(r["prompts"] for r in rounds)  # no prompt sampled twice

@@ -33,11 +33,7 @@ def test_rows_fit_the_problems_schema():
     table = pa.Table.from_pylist(rows, schema=PROBLEMS)
     assert table.num_rows == stdio.N_PROBLEMS >= 20
     assert [r["prompt_id"] for r in rows[:2]] == ["stdio-000", "stdio-001"]
-    assert (
-        len({r["prompt_id"] for r in rows})
-        == len({r["prompt"] for r in rows})
-        == stdio.N_PROBLEMS
-    )
+    assert len({r["prompt_id"] for r in rows}) == len({r["prompt"] for r in rows}) == stdio.N_PROBLEMS
     first = rows[0]
     assert (first["task"], first["split"], first["sources"]) == ("code", "test", None)
     assert json.loads(first["meta"]) == {"kind": "stdin_stdout"}
@@ -45,9 +41,7 @@ def test_rows_fit_the_problems_schema():
     assert "one ```python code block" in stdio.TEMPLATE.format(prompt=first["prompt"])
     assert "one ```python code block" not in first["prompt"]
     assert "Example input:\n```\n3\n1 2 3\n```" in first["prompt"]
-    assert (
-        extract_code(first["prompt"]) is not None
-    )  # the example fences parse; a response's block wins
+    assert extract_code(first["prompt"]) is not None  # the example fences parse; a response's block wins
     for row in rows:
         cases = parse_io_tests(row["tests"])
         assert 3 <= len(cases) <= 5, row["prompt_id"]
@@ -69,11 +63,7 @@ def test_train_test_split_is_deterministic_and_disjoint():
 def test_every_reference_program_passes_all_its_cases():
     rows = stdio.generate()
     verdicts = check_many([make_check(r["answer"], r["tests"]) for r in rows])
-    failed = [
-        (r["prompt_id"], v.reason)
-        for r, v in zip(rows, verdicts, strict=True)
-        if not v.passed
-    ]
+    failed = [(r["prompt_id"], v.reason) for r, v in zip(rows, verdicts, strict=True) if not v.passed]
     assert failed == []
     assert {v.fraction for v in verdicts} == {1.0}
 
@@ -98,22 +88,13 @@ def test_wrong_programs_get_the_fraction_of_cases_they_pass():
         (False, 1 / 4),
         (False, 0.0),
     ]
-    assert verdicts[0].reason.startswith(
-        "failed: 2 of 3 tests passed; first failure test 3 of 3: expected '1"
-    )
-    assert (
-        verdicts[1].reason
-        == "failed: 1 of 4 tests passed; first failure test 1 of 4: expected '6', got '12'"
-    )
-    assert verdicts[2].reason.startswith(
-        "failed: 0 of 4 tests passed; first failure test 1 of 4: error: exit 1"
-    )
+    assert verdicts[0].reason.startswith("failed: 2 of 3 tests passed; first failure test 3 of 3: expected '1")
+    assert verdicts[1].reason == "failed: 1 of 4 tests passed; first failure test 1 of 4: expected '6', got '12'"
+    assert verdicts[2].reason.startswith("failed: 0 of 4 tests passed; first failure test 1 of 4: error: exit 1")
 
 
 def test_make_check_picks_the_kind():
-    io = make_check(
-        "print(input())", '  {"stdin_stdout": [{"stdin": "a\\n", "stdout": "a\\n"}]}'
-    )
+    io = make_check("print(input())", '  {"stdin_stdout": [{"stdin": "a\\n", "stdout": "a\\n"}]}')
     assert io == IOTests("print(input())", (("a\n", "a\n"),))
     assert make_check("x = 1", "assert x == 1") == AssertTests("x = 1", "assert x == 1")
     # a Python test program that happens to start with a brace is still a test program

@@ -18,11 +18,21 @@ from rlvr.schema import ROLLOUT, ROLLOUTS, SCORES, RunPaths, shard_name
 from rlvr.store import FAULT_ENV, begin_stage, committed, read_record, write_table
 
 ROW = {
-    "iteration": 3, "prompt_id": "p1", "sample_idx": 0, "prompt_token_ids": [1, 2, 3],
-    "response_token_ids": [4, 5], "response_logprobs": [-0.5, -1.25], "response_text": "<answer>4</answer>",
-    "num_response_tokens": 2, "finish_reason": "stop", "policy_version": 3, "engine": "transformers",
-    "temperature": 1.0, "seed": 2**62 + 1, "model": None,
-}  # fmt: skip
+    "iteration": 3,
+    "prompt_id": "p1",
+    "sample_idx": 0,
+    "prompt_token_ids": [1, 2, 3],
+    "response_token_ids": [4, 5],
+    "response_logprobs": [-0.5, -1.25],
+    "response_text": "<answer>4</answer>",
+    "num_response_tokens": 2,
+    "finish_reason": "stop",
+    "policy_version": 3,
+    "engine": "transformers",
+    "temperature": 1.0,
+    "seed": 2**62 + 1,
+    "model": None,
+}
 
 
 def test_schema_round_trip(tmp_path: Path) -> None:
@@ -35,7 +45,7 @@ def test_schema_round_trip(tmp_path: Path) -> None:
 
 
 def test_schema_rejects_missing_columns(tmp_path: Path) -> None:
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="prompt_id"):
         write_table([{k: v for k, v in ROW.items() if k != "prompt_id"}], ROLLOUTS, tmp_path / "x.parquet")
 
 
@@ -66,7 +76,7 @@ def test_exception_mid_stage_leaves_nothing(run: RunPaths) -> None:
         with begin_stage(run, ROLLOUT, 3, {"a": 1}) as tx:
             out = tx.output(run.table_dir("rollouts", 3))
             write_table([ROW], ROLLOUTS, out / shard_name(0))
-            1 / 0
+            raise ZeroDivisionError("a bug mid-stage")
     assert not run.table_dir("rollouts", 3).exists()
     assert not run.record(ROLLOUT, 3).exists()
     assert list(run.table_root("rollouts").iterdir()) == []  # no temporary left behind
@@ -86,7 +96,7 @@ def test_run_stage_skips_a_committed_stage_and_reruns_on_new_inputs(run: RunPath
 
     calls: list[int] = []
 
-    def body(tx) -> Outcome:  # noqa: ANN001
+    def body(tx) -> Outcome:
         calls.append(1)
         write_table([ROW], ROLLOUTS, tx.output(run.table_dir("rollouts", 3)) / shard_name(0))
         return Outcome(1, {"note": len(calls)})
@@ -98,7 +108,7 @@ def test_run_stage_skips_a_committed_stage_and_reruns_on_new_inputs(run: RunPath
     redo, skipped = run_stage(run, ROLLOUT, 3, {"a": 2}, body)
     assert not skipped and redo.extra == {"note": 2} and redo.fingerprint != rec.fingerprint
 
-    def failing(tx) -> Outcome:  # noqa: ANN001
+    def failing(tx) -> Outcome:
         write_table([ROW], ROLLOUTS, tx.output(run.table_dir("rollouts", 3)) / shard_name(0))
         raise ValueError("bad row 7")
 

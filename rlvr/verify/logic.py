@@ -38,12 +38,27 @@ MAX_DEPTH = 40
 
 NOT, AND, OR, IMPLIES, IFF = "¬", "∧", "∨", "→", "↔"
 SPELLINGS = {
-    "¬": NOT, "~": NOT, "!": NOT, "not": NOT,
-    "∧": AND, "&": AND, "&&": AND, "and": AND,
-    "∨": OR, "|": OR, "||": OR, "or": OR,
-    "→": IMPLIES, "->": IMPLIES, "=>": IMPLIES, "⇒": IMPLIES,
-    "↔": IFF, "<->": IFF, "<=>": IFF, "⇔": IFF,
-}  # fmt: skip
+    "¬": NOT,
+    "~": NOT,
+    "!": NOT,
+    "not": NOT,
+    "∧": AND,
+    "&": AND,
+    "&&": AND,
+    "and": AND,
+    "∨": OR,
+    "|": OR,
+    "||": OR,
+    "or": OR,
+    "→": IMPLIES,
+    "->": IMPLIES,
+    "=>": IMPLIES,
+    "⇒": IMPLIES,
+    "↔": IFF,
+    "<->": IFF,
+    "<=>": IFF,
+    "⇔": IFF,
+}
 # Longest symbols first, so that "<->" is not read as "<" then "->".
 _TOKEN = re.compile(r"\s*(<->|<=>|->|=>|&&|\|\||[A-Za-z]+|[¬~!∧&∨|→⇒↔⇔()]|\S)")
 
@@ -52,9 +67,7 @@ def tokenize(text: str) -> list[tuple[str, int]]:
     """(token, character position) pairs: operators in their unicode form, variables,
     parentheses; ValueError on anything else."""
     if len(text) > MAX_CHARS:
-        raise ValueError(
-            f"formula too long: {len(text)} characters, at most {MAX_CHARS}"
-        )
+        raise ValueError(f"formula too long: {len(text)} characters, at most {MAX_CHARS}")
     tokens = []
     for m in _TOKEN.finditer(text):
         tok = m.group(1)
@@ -65,9 +78,7 @@ def tokenize(text: str) -> list[tuple[str, int]]:
         else:
             what = "word" if tok.isalpha() else "character"
             hint = " (variables are single upper-case letters)" if tok.isalpha() else ""
-            raise ValueError(
-                f"unexpected {what} {tok!r} at position {m.start(1)}{hint}"
-            )
+            raise ValueError(f"unexpected {what} {tok!r} at position {m.start(1)}{hint}")
     if not tokens:
         raise ValueError("empty formula")
     return tokens
@@ -91,9 +102,7 @@ class _Parser:
         if tok is None:
             raise ValueError("formula ends too early: expected a variable, ¬ or (")
         if tok in (AND, OR, IMPLIES, IFF, ")"):
-            raise ValueError(
-                f"unexpected {tok!r} {self.where()}: expected a variable, ¬ or ("
-            )
+            raise ValueError(f"unexpected {tok!r} {self.where()}: expected a variable, ¬ or (")
         self.i += 1
         return tok
 
@@ -149,9 +158,7 @@ def parse(text: str) -> Formula:
     p = _Parser(tokenize(text), len(text))
     f = p.iff()
     if p.peek() is not None:
-        raise ValueError(
-            f"unexpected {p.peek()!r} {p.where()}: expected an operator or the end"
-        )
+        raise ValueError(f"unexpected {p.peek()!r} {p.where()}: expected an operator or the end")
     n = len(variables(f))
     if n > MAX_VARIABLES:
         raise ValueError(f"too many variables: {n}, at most {MAX_VARIABLES}")
@@ -186,9 +193,7 @@ def canonical(formula: str) -> str:
 def _columns(n: int) -> tuple[int, ...]:
     """Truth-table columns for n variables: bit r of column i is variable i's value in row r.
     Rows count up in binary with the first variable most significant (P=0 Q=0, P=0 Q=1, ...)."""
-    return tuple(
-        sum(1 << r for r in range(1 << n) if (r >> (n - 1 - i)) & 1) for i in range(n)
-    )
+    return tuple(sum(1 << r for r in range(1 << n) if (r >> (n - 1 - i)) & 1) for i in range(n))
 
 
 def _table(f: Formula, column: dict[str, int], full: int) -> int:
@@ -206,9 +211,7 @@ def _table(f: Formula, column: dict[str, int], full: int) -> int:
     }[f[0]]
 
 
-def _counterexample(
-    premises: list[Formula], conclusion: Formula
-) -> dict[str, bool] | None:
+def _counterexample(premises: list[Formula], conclusion: Formula) -> dict[str, bool] | None:
     """The first row (in truth-table order) where every premise holds and the conclusion fails."""
     names = sorted(set().union(variables(conclusion), *map(variables, premises)))
     if len(names) > MAX_VARIABLES:
@@ -268,8 +271,7 @@ def check_conclusion(premises: list[str], answer: str) -> tuple[bool, str]:
     extra = variables(f) - allowed
     if extra:
         return False, (
-            f"wrong: {shown!r} uses {', '.join(sorted(extra))}, not among the premises' "
-            f"variables {', '.join(sorted(allowed))}"
+            f"wrong: {shown!r} uses {', '.join(sorted(extra))}, not among the premises' variables {', '.join(sorted(allowed))}"
         )
     cex = _counterexample(ps, f)
     if cex is not None:
@@ -296,17 +298,35 @@ def check_conclusion(premises: list[str], answer: str) -> tuple[bool, str]:
 # questions and about "does it follow?" for syllogisms (yes = true, no = false).
 VERDICT_STRIP = ".!*\"'`"
 VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
-    ("true", "true"), ("yes", "true"), ("valid", "true"), ("correct", "true"),
-    ("entailed", "true"), ("follows", "true"), ("itfollows", "true"),
-    ("false", "false"), ("no", "false"), ("invalid", "false"), ("incorrect", "false"),
-    ("contradicted", "false"), ("doesnotfollow", "false"), ("itdoesnotfollow", "false"),
-    ("unknown", "unknown"), ("uncertain", "unknown"), ("undetermined", "unknown"),
-    ("undecidable", "unknown"), ("indeterminate", "unknown"), ("unknowable", "unknown"),
-    ("cannotbedetermined", "unknown"), ("can'tbedetermined", "unknown"),
-    ("cannotbeknown", "unknown"), ("cannottell", "unknown"), ("can'ttell", "unknown"),
-    ("notenoughinformation", "unknown"), ("insufficientinformation", "unknown"),
+    ("true", "true"),
+    ("yes", "true"),
+    ("valid", "true"),
+    ("correct", "true"),
+    ("entailed", "true"),
+    ("follows", "true"),
+    ("itfollows", "true"),
+    ("false", "false"),
+    ("no", "false"),
+    ("invalid", "false"),
+    ("incorrect", "false"),
+    ("contradicted", "false"),
+    ("doesnotfollow", "false"),
+    ("itdoesnotfollow", "false"),
+    ("unknown", "unknown"),
+    ("uncertain", "unknown"),
+    ("undetermined", "unknown"),
+    ("undecidable", "unknown"),
+    ("indeterminate", "unknown"),
+    ("unknowable", "unknown"),
+    ("cannotbedetermined", "unknown"),
+    ("can'tbedetermined", "unknown"),
+    ("cannotbeknown", "unknown"),
+    ("cannottell", "unknown"),
+    ("can'ttell", "unknown"),
+    ("notenoughinformation", "unknown"),
+    ("insufficientinformation", "unknown"),
     ("neither", "unknown"),
-)  # fmt: skip
+)
 VERDICTS: dict[str, str] = dict(VERDICT_PAIRS)
 
 

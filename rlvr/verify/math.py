@@ -184,8 +184,10 @@ def check_pairs(
                     i = todo.pop()
                     s.give(i, *pairs[i], deadline=time.monotonic() + timeout_s + GRACE_S)
             busy = [s for s in slots if s.row is not None]
-            ready = wait([s.conn for s in busy] + [s.proc.sentinel for s in busy],
-                         timeout=max(0.0, min(s.deadline for s in busy) - time.monotonic()))  # fmt: skip
+            ready = wait(
+                [s.conn for s in busy] + [s.proc.sentinel for s in busy],
+                timeout=max(0.0, min(s.deadline for s in busy) - time.monotonic()),
+            )
             for k, s in enumerate(slots):
                 if s.row is None:
                     continue

@@ -63,8 +63,15 @@ ORDER BY r.iteration, r.prompt_id, r.sample_idx
 RESULT_COLUMNS = ("prompt_id", "sample_idx", "score", "reason")
 # per-row plug-in totals, joined into sql/verify_groups.sql (empty when there are no plug-ins)
 PLUGIN_ROWS = pa.schema(
-    [("iteration", pa.int32()), ("prompt_id", pa.string()), ("sample_idx", pa.int32()), ("components", pa.list_(COMPONENT)),
-     ("plugin_reward", pa.float64()), ("plugin_error", pa.bool_()), ("plugin_reason", pa.string())]
+    [
+        ("iteration", pa.int32()),
+        ("prompt_id", pa.string()),
+        ("sample_idx", pa.int32()),
+        ("components", pa.list_(COMPONENT)),
+        ("plugin_reward", pa.float64()),
+        ("plugin_error", pa.bool_()),
+        ("plugin_reason", pa.string()),
+    ]
 )
 
 
@@ -99,8 +106,10 @@ def load_function(spec: str, name: str = "") -> Callable[..., Any]:
         else:
             module = _import_from_cwd(target)
         func = getattr(module, fn)
-    except Exception as err:  # noqa: BLE001 - whatever the user's module raises, it is one line to them
-        raise RewardPluginError(f"reward plug-in {name!r}: python = {spec!r} cannot be imported: {type(err).__name__}: {err}") from None
+    except Exception as err:
+        raise RewardPluginError(
+            f"reward plug-in {name!r}: python = {spec!r} cannot be imported: {type(err).__name__}: {err}"
+        ) from None
     if not callable(func):
         raise RewardPluginError(f"reward plug-in {name!r}: {spec!r} is not a function")
     return func
@@ -132,7 +141,7 @@ def source_digest(p: RewardPlugin) -> str:
         else:
             try:
                 found = _import_from_cwd(target).__spec__
-            except Exception:  # noqa: BLE001 - reported as an import error when the plug-in runs
+            except Exception:
                 found = None
             if found is None or not found.origin or not Path(found.origin).is_file():
                 return "unknown"  # reported as an import error when the plug-in runs
@@ -165,11 +174,14 @@ def run_sql_plugin(p: RewardPlugin, responses: pa.Table) -> tuple[list[float | N
     try:
         result = con.sql(text).to_arrow_table()
     except duckdb.Error as err:
-        raise RewardPluginError(f"{path}: {str(err).splitlines()[0]} (the relation is `responses`; its columns: "
-                                f"{', '.join(responses.column_names)})") from None  # fmt: skip
+        raise RewardPluginError(
+            f"{path}: {str(err).splitlines()[0]} (the relation is `responses`; its columns: {', '.join(responses.column_names)})"
+        ) from None
     missing = [c for c in RESULT_COLUMNS if c not in result.column_names]
     if missing:
-        raise RewardPluginError(f"{path}: the SELECT must return columns {', '.join(RESULT_COLUMNS)}; missing {', '.join(missing)}")
+        raise RewardPluginError(
+            f"{path}: the SELECT must return columns {', '.join(RESULT_COLUMNS)}; missing {', '.join(missing)}"
+        )
     st = result.schema.field("score").type
     if not (pa.types.is_integer(st) or pa.types.is_floating(st) or pa.types.is_decimal(st) or pa.types.is_null(st)):
         first = result["score"][0].as_py() if result.num_rows else None
@@ -224,7 +236,7 @@ def _worker(conn: Connection, spec: str, name: str) -> None:
         batch, kwargs = msg
         try:
             conn.send(("ok", batch, list(func(**kwargs))))
-        except Exception as err:  # noqa: BLE001 - reported to the parent, which raises it as the plug-in's error
+        except Exception as err:
             where = traceback.extract_tb(err.__traceback__)[-1]
             conn.send(("raised", batch, f"{type(err).__name__}: {err} (at {where.filename}:{where.lineno})"))
 
@@ -272,8 +284,10 @@ def _check_scores(p: RewardPlugin, batch: int, scores: Any, n: int, size: int) -
     first = batch * size
     if not isinstance(scores, list) or len(scores) != n:
         got = f"{len(scores)} scores" if isinstance(scores, list) else type(scores).__name__
-        raise RewardPluginError(f"{_where(p)}: returned {got} for a batch of {n} completions (rows {first}..{first + n - 1}); "
-                                "return one float or None per completion")  # fmt: skip
+        raise RewardPluginError(
+            f"{_where(p)}: returned {got} for a batch of {n} completions (rows {first}..{first + n - 1}); "
+            "return one float or None per completion"
+        )
     out: list[float | None] = []
     for k, s in enumerate(scores):
         if s is not None and (isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s)):
@@ -307,11 +321,15 @@ def run_python_plugin(p: RewardPlugin, rows: list[dict[str, Any]]) -> tuple[list
                 try:
                     kind, b, result = conn.recv()
                 except (EOFError, OSError):
-                    raise RewardPluginError(f"{_where(p)}: its worker process died (exit code {s.proc.exitcode}) "
-                                            f"on rows {s.batch * p.batch_size}..; see its output above") from None  # fmt: skip
+                    raise RewardPluginError(
+                        f"{_where(p)}: its worker process died (exit code {s.proc.exitcode}) "
+                        f"on rows {s.batch * p.batch_size}..; see its output above"
+                    ) from None
                 s.batch = None
                 if kind == "raised":
-                    raise RewardPluginError(f"{_where(p)} raised on rows {b * p.batch_size}..{b * p.batch_size + len(batches[b]) - 1}: {result}")
+                    raise RewardPluginError(
+                        f"{_where(p)} raised on rows {b * p.batch_size}..{b * p.batch_size + len(batches[b]) - 1}: {result}"
+                    )
                 start = b * p.batch_size
                 scores[start : start + len(batches[b])] = _check_scores(p, b, result, len(batches[b]), p.batch_size)
             now = time.monotonic()
@@ -319,7 +337,9 @@ def run_python_plugin(p: RewardPlugin, rows: list[dict[str, Any]]) -> tuple[list
                 if conn not in ready and now >= s.deadline:  # hung: kill it, its rows are unscorable, go on
                     del busy[conn]
                     b, start = s.batch, s.batch * p.batch_size
-                    reasons[start : start + len(batches[b])] = [f"timeout: the batch took over {p.timeout_s:g}s"] * len(batches[b])
+                    reasons[start : start + len(batches[b])] = [f"timeout: the batch took over {p.timeout_s:g}s"] * len(
+                        batches[b]
+                    )
                     timeouts += 1
                     s.stop(kill=True)
                     slots[slots.index(s)] = _Slot(p)
@@ -354,14 +374,28 @@ def score_plugins(plugins: list[RewardPlugin], responses: pa.Table) -> tuple[pa.
             stats["plugin_timeouts"] += s["timeouts"]
         for k in range(n):
             sc = scores[k]
-            comps[k].append({"name": p.name, "weight": p.weight, "score": sc, "reward": 0.0 if sc is None else p.weight * sc,
-                             "reason": _component_reason(p.name, sc, p.weight, reasons[k])})  # fmt: skip
+            comps[k].append(
+                {
+                    "name": p.name,
+                    "weight": p.weight,
+                    "score": sc,
+                    "reward": 0.0 if sc is None else p.weight * sc,
+                    "reason": _component_reason(p.name, sc, p.weight, reasons[k]),
+                }
+            )
     out = []
     for key, cs in zip(keys, comps, strict=True):
         error = any(c["score"] is None for c in cs)
         stats["plugin_errors"] += error
-        out.append({**key, "components": cs, "plugin_reward": sum(c["reward"] for c in cs), "plugin_error": error,
-                    "plugin_reason": "".join("; " + c["reason"] for c in cs)})  # fmt: skip
+        out.append(
+            {
+                **key,
+                "components": cs,
+                "plugin_reward": sum(c["reward"] for c in cs),
+                "plugin_error": error,
+                "plugin_reason": "".join("; " + c["reason"] for c in cs),
+            }
+        )
     return pa.Table.from_pylist(out, schema=PLUGIN_ROWS), stats
 
 

@@ -33,18 +33,20 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from rlvr.errors import RlvrError
-from rlvr.verify import logic, plugins, sql
-from rlvr.verify import code as sandbox
 from rlvr.config import VerifySection
-from rlvr.verify.math import Check, check_pairs, math_verify_check
+from rlvr.errors import RlvrError
 from rlvr.schema import DEFAULT_SCORING, SCORES
+from rlvr.verify import code as sandbox
+from rlvr.verify import logic, plugins, sql
+from rlvr.verify.math import Check, check_pairs, math_verify_check
 
 log = logging.getLogger(__name__)
 
 COUNT_ROLLOUTS = "SELECT count(*) FROM read_parquet($rollouts, hive_partitioning = false)"
 COUNT_ROWS = "SELECT count(*) FROM verify_rows"
-COUNT_BY_VERIFIER = "SELECT count(*) FILTER (WHERE verifier = 'code'), count(*) FILTER (WHERE verifier = 'logic') FROM verify_rows"
+COUNT_BY_VERIFIER = (
+    "SELECT count(*) FILTER (WHERE verifier = 'code'), count(*) FILTER (WHERE verifier = 'logic') FROM verify_rows"
+)
 TASKS = "SELECT DISTINCT task FROM verify_rows ORDER BY 1"
 UNKNOWN_PROMPTS = """
 SELECT DISTINCT prompt_id FROM read_parquet($rollouts, hive_partitioning = false)
@@ -52,8 +54,14 @@ WHERE prompt_id NOT IN (SELECT prompt_id FROM read_parquet($problems, hive_parti
 ORDER BY 1 LIMIT 5
 """
 FILLS = pa.schema(
-    [("row_id", pa.int64()), ("correct", pa.bool_()), ("score", pa.float64()), ("verifier_error", pa.bool_()),
-     ("reason", pa.string()), ("verifier", pa.string())]
+    [
+        ("row_id", pa.int64()),
+        ("correct", pa.bool_()),
+        ("score", pa.float64()),
+        ("verifier_error", pa.bool_()),
+        ("reason", pa.string()),
+        ("verifier", pa.string()),
+    ]
 )
 WEIGHTS = pa.schema([("task", pa.string()), ("correct", pa.float64()), ("format", pa.float64()), ("citation", pa.float64())])
 
@@ -64,6 +72,7 @@ class VerifyError(RlvrError, ValueError):
 
 def verdict_macro() -> str:
     """norm_verdict(n) as SQL, from rlvr.verify.logic.VERDICT_PAIRS (SQL and Python share one table)."""
+
     def quote(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
 
@@ -98,8 +107,10 @@ def digits_macro() -> str:
     cls = "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in ranges)
     frm, to = ("".join(x).replace("'", "''") for x in (src, dst))
     # strlen (bytes) = length (characters): ASCII, the common case, decided without a regex
-    return (f"CREATE OR REPLACE MACRO norm_digits(s) AS CASE WHEN strlen(s) = length(s) THEN s "
-            f"WHEN regexp_matches(s, '[{cls}]') THEN translate(s, '{frm}', '{to}') ELSE s END;")
+    return (
+        f"CREATE OR REPLACE MACRO norm_digits(s) AS CASE WHEN strlen(s) = length(s) THEN s "
+        f"WHEN regexp_matches(s, '[{cls}]') THEN translate(s, '{frm}', '{to}') ELSE s END;"
+    )
 
 
 def connect() -> duckdb.DuckDBPyConnection:
@@ -113,20 +124,31 @@ def connect() -> duckdb.DuckDBPyConnection:
 def _fills(undecided: pa.Table, cfg: VerifySection, check: Check) -> tuple[pa.Table, dict[str, int]]:
     """math-verify on the undecided rows -> verify_fills rows (row_id, correct, verifier_error, reason)."""
     rows = undecided.to_pylist()
-    verdicts, stats = check_pairs([(r["gold"], r["pred"]) for r in rows], timeout_s=cfg.mathverify_timeout_s,
-                                  workers=cfg.mathverify_workers, check=check)  # fmt: skip
+    verdicts, stats = check_pairs(
+        [(r["gold"], r["pred"]) for r in rows], timeout_s=cfg.mathverify_timeout_s, workers=cfg.mathverify_workers, check=check
+    )
     out = []
     for r, v in zip(rows, verdicts, strict=True):
         if v.error is not None:
-            reason = f"verifier_error: math_verify: {v.error} (gold {r['gold']!r}, got {r['pred']!r}); left out of the group baseline"
+            reason = (
+                f"verifier_error: math_verify: {v.error} (gold {r['gold']!r}, got {r['pred']!r}); left out of the group baseline"
+            )
         elif v.correct:
             reason = f"correct: {r['pred_norm']} = {r['gold_norm']} (math_verify)"
         else:
             reason = f"wrong: got {r['pred_norm']}, expected {r['gold_norm']} (math_verify: not equivalent)"
         if r["extraction"] in ("boxed", "last_number"):  # as verify.sql words it
             reason += f" (no <answer> tag; taken from {r['extraction']})"
-        out.append({"row_id": r["row_id"], "correct": bool(v.correct), "score": float(bool(v.correct)),
-                    "verifier_error": v.error is not None, "reason": reason, "verifier": "math_verify"})
+        out.append(
+            {
+                "row_id": r["row_id"],
+                "correct": bool(v.correct),
+                "score": float(bool(v.correct)),
+                "verifier_error": v.error is not None,
+                "reason": reason,
+                "verifier": "math_verify",
+            }
+        )
     return pa.Table.from_pylist(out, schema=FILLS), stats
 
 
@@ -139,8 +161,16 @@ def _code_fills(rows: pa.Table, cfg: VerifySection, hide: Sequence[Path]) -> pa.
     for r in rows.to_pylist():
         code = sandbox.extract_code(r["response_text"])
         if code is None:
-            out.append({"row_id": r["row_id"], "correct": False, "score": 0.0, "verifier_error": False, "verifier": "sandbox",
-                        "reason": "no_code: no fenced code block in the response"})  # fmt: skip
+            out.append(
+                {
+                    "row_id": r["row_id"],
+                    "correct": False,
+                    "score": 0.0,
+                    "verifier_error": False,
+                    "verifier": "sandbox",
+                    "reason": "no_code: no fenced code block in the response",
+                }
+            )
             continue
         if not r["tests"]:
             raise VerifyError(f"code problem {r['prompt_id']!r} has no tests; fill the `tests` column of problems/")
@@ -152,8 +182,16 @@ def _code_fills(rows: pa.Table, cfg: VerifySection, hide: Sequence[Path]) -> pa.
     verdicts = sandbox.check_many([t for _, t in items], limits=limits, hide=hide)
     for (row_id, _), v in zip(items, verdicts, strict=True):
         score = v.fraction if cfg.code_reward == "fraction" else float(v.passed)
-        out.append({"row_id": row_id, "correct": v.passed, "score": score, "verifier_error": False, "verifier": "sandbox",
-                    "reason": ("correct: all tests passed" if v.passed else v.reason) + " (sandbox)"})  # fmt: skip
+        out.append(
+            {
+                "row_id": row_id,
+                "correct": v.passed,
+                "score": score,
+                "verifier_error": False,
+                "verifier": "sandbox",
+                "reason": ("correct: all tests passed" if v.passed else v.reason) + " (sandbox)",
+            }
+        )
     return pa.Table.from_pylist(sorted(out, key=lambda x: x["row_id"]), schema=FILLS)
 
 
@@ -167,11 +205,19 @@ def _logic_fills(rows: pa.Table) -> pa.Table:
             premises = json.loads(r["meta"])["premises"]
             correct, reason = logic.check_conclusion(premises, r["answer"])
             error = False
-        except Exception as err:  # noqa: BLE001 - any checker failure is this row's error, not the batch's
+        except Exception as err:
             correct, error = False, True
             reason = f"verifier_error: logic: {type(err).__name__}: {err}; left out of the group baseline"
-        out.append({"row_id": r["row_id"], "correct": correct, "score": float(correct), "verifier_error": error,
-                    "reason": reason, "verifier": "logic"})  # fmt: skip
+        out.append(
+            {
+                "row_id": r["row_id"],
+                "correct": correct,
+                "score": float(correct),
+                "verifier_error": error,
+                "reason": reason,
+                "verifier": "logic",
+            }
+        )
     return pa.Table.from_pylist(out, schema=FILLS)
 
 
@@ -189,8 +235,14 @@ def _apply_fills(con: duckdb.DuckDBPyConnection, fills: pa.Table) -> None:
 
 
 def score_with_stats(
-    rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, check: Check = math_verify_check,
-    max_new_tokens: int = 0, hide: Sequence[Path] = (), scoring: str = DEFAULT_SCORING,
+    rollout_files: list[Path],
+    problem_files: list[Path],
+    cfg: VerifySection,
+    *,
+    check: Check = math_verify_check,
+    max_new_tokens: int = 0,
+    hide: Sequence[Path] = (),
+    scoring: str = DEFAULT_SCORING,
 ) -> tuple[pa.Table, dict[str, int]]:
     """One row per rollout row, in SCORES' schema, and counts: rows, undecided (sent to math-verify),
     verifier_errors (rows left out of their baselines), timeouts, worker_restarts.
@@ -204,7 +256,9 @@ def score_with_stats(
         raise VerifyError("verify got no rollout shards; run the rollout stage first")
     con = connect()
     files = {"rollouts": [str(p) for p in rollout_files], "problems": [str(p) for p in problem_files]}
-    con.execute(sql.load("verify"), files | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers})
+    con.execute(
+        sql.load("verify"), files | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers}
+    )
     n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
     n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]
     if n_rows != n_in:
@@ -219,7 +273,11 @@ def score_with_stats(
     if undecided.num_rows:
         fills, mstats = _fills(undecided, cfg, check)
         _apply_fills(con, fills)
-        stats |= {"verifier_errors": mstats["errors"], "timeouts": mstats["timeouts"], "worker_restarts": mstats["worker_restarts"]}
+        stats |= {
+            "verifier_errors": mstats["errors"],
+            "timeouts": mstats["timeouts"],
+            "worker_restarts": mstats["worker_restarts"],
+        }
     stats["code"], stats["logic"] = con.execute(COUNT_BY_VERIFIER).fetchall()[0]
     if stats["code"]:  # only then pay for re-reading the response texts
         code = con.sql(sql.load("verify_code"), params=files).to_arrow_table()
@@ -242,20 +300,35 @@ def score_with_stats(
         stats |= pstats
         stats["verifier_errors"] += pstats["plugin_errors"]
     con.register("plugin_rows", plugin_rows)
-    params = {"scoring": scoring, "eps": cfg.advantage_eps, "estimator": cfg.advantage, "l_max": max_new_tokens,
-              "l_cache": cfg.overlong_buffer if max_new_tokens else 0, "overlong": cfg.overlong_penalty}  # fmt: skip
+    params = {
+        "scoring": scoring,
+        "eps": cfg.advantage_eps,
+        "estimator": cfg.advantage,
+        "l_max": max_new_tokens,
+        "l_cache": cfg.overlong_buffer if max_new_tokens else 0,
+        "overlong": cfg.overlong_penalty,
+    }
     table = con.sql(sql.load("verify_groups"), params=params).to_arrow_table()
     return table.cast(SCORES), stats
 
 
-def score(rollout_files: list[Path], problem_files: list[Path], cfg: VerifySection, *, max_new_tokens: int = 0,
-          hide: Sequence[Path] = ()) -> pa.Table:  # fmt: skip
+def score(
+    rollout_files: list[Path],
+    problem_files: list[Path],
+    cfg: VerifySection,
+    *,
+    max_new_tokens: int = 0,
+    hide: Sequence[Path] = (),
+) -> pa.Table:
     """score_with_stats' table; the math-verify tier's counts go to the log (errors as a warning).
     max_new_tokens (rollout's) enables verify.overlong_buffer's length shaping; 0 turns it off;
     `hide`: folders the code sandbox must not see (the run store)."""
     table, stats = score_with_stats(rollout_files, problem_files, cfg, max_new_tokens=max_new_tokens, hide=hide)
     if stats["verifier_errors"]:
-        log.warning("verify: %(verifier_errors)d of %(rows)d rows got verifier_error (timeouts %(timeouts)d, "
-                    "worker restarts %(worker_restarts)d); they are left out of their group baselines", stats)  # fmt: skip
+        log.warning(
+            "verify: %(verifier_errors)d of %(rows)d rows got verifier_error (timeouts %(timeouts)d, "
+            "worker restarts %(worker_restarts)d); they are left out of their group baselines",
+            stats,
+        )
     log.info("verify: %(rows)d rows, %(undecided)d sent to math-verify, %(verifier_errors)d verifier errors", stats)
     return table

@@ -40,10 +40,27 @@ from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tes
 from rlvr.verify.code.verdict import Verdict
 
 __all__ = [
-    "UID_BASE", "UID_SPAN", "AssertSite", "AssertTests", "IOTests", "Limits", "RunResult", "SandboxError", "Verdict",
-    "check_assert_tests", "check_io_tests", "check_many", "extract_code", "instrument_asserts", "io_tests_json",
-    "make_check", "parse_io_tests", "run_program", "sandbox_mode", "sandbox_problem",
-]  # fmt: skip
+    "UID_BASE",
+    "UID_SPAN",
+    "AssertSite",
+    "AssertTests",
+    "IOTests",
+    "Limits",
+    "RunResult",
+    "SandboxError",
+    "Verdict",
+    "check_assert_tests",
+    "check_io_tests",
+    "check_many",
+    "extract_code",
+    "instrument_asserts",
+    "io_tests_json",
+    "make_check",
+    "parse_io_tests",
+    "run_program",
+    "sandbox_mode",
+    "sandbox_problem",
+]
 
 
 def make_check(solution: str, tests: str) -> AssertTests | IOTests:

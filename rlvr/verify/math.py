@@ -38,7 +38,7 @@ class MathCheckError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Verdict:
+class MathVerdict:
     """correct is None exactly when error says why the row could not be checked."""
 
     correct: bool | None
@@ -75,26 +75,26 @@ def _on_alarm(signum: int, frame: object) -> None:
     raise RowTimeout
 
 
-def run_one(check: Check, gold: str, pred: str, timeout_s: float) -> Verdict:
+def run_one(check: Check, gold: str, pred: str, timeout_s: float) -> MathVerdict:
     """One row under a SIGALRM timer; must run on a process's main thread."""
     old = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
         ok = check(gold, pred)
         if not isinstance(ok, bool):
-            return Verdict(None, f"check returned {type(ok).__name__}, not bool")
-        return Verdict(ok)
+            return MathVerdict(None, f"check returned {type(ok).__name__}, not bool")
+        return MathVerdict(ok)
     except RowTimeout:
-        return Verdict(None, f"timeout after {timeout_s:g}s")
+        return MathVerdict(None, f"timeout after {timeout_s:g}s")
     except Exception as e:  # any verifier fault becomes this row's error verdict, with its cause
-        return Verdict(None, f"{type(e).__name__}: {e}"[:300])
+        return MathVerdict(None, f"{type(e).__name__}: {e}"[:300])
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
 
 
 def _worker(conn: Connection, check: Check, timeout_s: float, warm: bool) -> None:
-    """Worker main loop: receive (index, gold, pred), send (index, Verdict); None stops it."""
+    """Worker main loop: receive (index, gold, pred), send (index, MathVerdict); None stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     if warm:
         import math_verify  # noqa: F401  (import before the first row's timer starts)
@@ -159,12 +159,12 @@ def check_pairs(
     timeout_s: float,
     workers: int,
     check: Check = math_verify_check,
-) -> tuple[list[Verdict], dict[str, int]]:
-    """Check (gold, pred) pairs in `workers` processes; one Verdict per pair, in order.
+) -> tuple[list[MathVerdict], dict[str, int]]:
+    """Check (gold, pred) pairs in `workers` processes; one MathVerdict per pair, in order.
 
     `check(gold, pred) -> bool` must be a module-level function (it is pickled to the workers).
     Returns (verdicts, {"rows", "errors", "timeouts", "worker_restarts"})."""
-    verdicts: list[Verdict | None] = [None] * len(pairs)
+    verdicts: list[MathVerdict | None] = [None] * len(pairs)
     stats = {"rows": len(pairs), "errors": 0, "timeouts": 0, "worker_restarts": 0}
     if not pairs:
         return [], stats
@@ -206,7 +206,7 @@ def check_pairs(
                     why = f"timeout after {timeout_s:g}s (worker did not answer its timer; killed)"
                 else:
                     continue
-                verdicts[s.row] = Verdict(None, why)
+                verdicts[s.row] = MathVerdict(None, why)
                 s.stop(kill=True)
                 slots[k] = _Slot(ctx, check, timeout_s).ready()
                 stats["worker_restarts"] += 1

@@ -8,7 +8,7 @@
                  solution's own process that answers calls as plain data (a real file, copied in)
     asserts.py   assert-style tests (HumanEval): per-assert fraction, across a process boundary
     stdio.py     stdin/stdout tests: one run per case, output compared on the host
-    verdict.py   Verdict, what every kind returns
+    verdict.py   CodeVerdict, what every kind returns
 
 Each module's docstring says what it decides and what it does not defend. A SandboxError (the
 sandbox itself broke) is never a 0 score: it propagates. Test: tests/test_sandbox.py,
@@ -37,7 +37,7 @@ from rlvr.verify.code.launcher import (
     sandbox_problem,
 )
 from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tests_json, parse_io_tests
-from rlvr.verify.code.verdict import Verdict
+from rlvr.verify.code.verdict import CodeVerdict
 
 __all__ = [
     "UID_BASE",
@@ -48,7 +48,7 @@ __all__ = [
     "Limits",
     "RunResult",
     "SandboxError",
-    "Verdict",
+    "CodeVerdict",
     "check_assert_tests",
     "check_io_tests",
     "check_many",
@@ -90,7 +90,7 @@ def check_many(
     hide: Sequence[str | Path] = (),
     packages: Sequence[str] = (),
     workers: int | None = None,
-) -> list[Verdict]:
+) -> list[CodeVerdict]:
     """Run many checks in parallel (one sandbox per run, `workers` at a time); input order kept.
 
     `packages`: the allowlist of importable packages (e.g. ("numpy",)); nothing else is installed
@@ -99,7 +99,7 @@ def check_many(
     """
     sandbox_mode()  # fails here, before any run, when the sandbox cannot start at all
 
-    def one(item: AssertTests | IOTests) -> Verdict:
+    def one(item: AssertTests | IOTests) -> CodeVerdict:
         if isinstance(item, AssertTests):
             return check_assert_tests(item.solution, item.tests, limits=limits, hide=hide, packages=packages)
         return check_io_tests(item.solution, item.cases, limits=limits, hide=hide, packages=packages)

@@ -4,9 +4,9 @@
 
 The test program is rewritten before it runs (`instrument_asserts`): every `assert` statement, in
 functions such as `check(candidate)` too, reports to a recorder and execution goes on after a
-failing or raising one. Verdict.fraction = asserts passed / assert statements in the test program
+failing or raising one. CodeVerdict.fraction = asserts passed / assert statements in the test program
 (an assert in a loop is one statement: it passes if every execution did); asserts that never ran
-(killed, timed out, crashed first, branch not taken) count as failed; Verdict.passed needs every
+(killed, timed out, crashed first, branch not taken) count as failed; CodeVerdict.passed needs every
 assert passed and the program run to the end.
 
 The tests run in harness.py's `tests` role, in a process of their own; the solution runs in
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlvr.verify.code.launcher import DEFAULT_LIMITS, Limits, _last_line, _launch, limit_values, new_uid
-from rlvr.verify.code.verdict import Verdict
+from rlvr.verify.code.verdict import CodeVerdict
 
 # "entered site i" records before the harness reports only sites it had not entered since
 ENTER_RECORDS = 1000
@@ -237,7 +237,7 @@ def check_assert_tests(
     limits: Limits = DEFAULT_LIMITS,
     hide: Sequence[str | Path] = (),
     packages: Sequence[str] = (),
-) -> Verdict:
+) -> CodeVerdict:
     """Run the solution, then the test program with every assert counted (see `_assert_verdict`).
 
     fraction = asserts passed / assert statements in `tests`; passed = all of them passed and the
@@ -281,7 +281,7 @@ def check_assert_tests(
         cause = _startup_reason(0, report.died, solution=solution, limits=limits)
         if not cause.startswith("failed:"):  # a limit killed it: that is the reason, not the assert it broke
             reason = f"{cause}; {reason.rsplit('; ', 1)[-1] if ' asserts passed' in reason else reason}"
-    return Verdict(passed, fraction, reason, result.seconds)
+    return CodeVerdict(passed, fraction, reason, result.seconds)
 
 
 def _startup_reason(line: int, status: str, *, solution: str, limits: Limits) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlvr.verify.code.launcher import DEFAULT_LIMITS, Limits, run_program
-from rlvr.verify.code.verdict import Verdict
+from rlvr.verify.code.verdict import CodeVerdict
 
 STDIN_STDOUT = "stdin_stdout"  # the key of a stdin/stdout problem's tests JSON
 
@@ -83,7 +83,7 @@ def check_io_tests(
     limits: Limits = DEFAULT_LIMITS,
     hide: Sequence[str | Path] = (),
     packages: Sequence[str] = (),
-) -> Verdict:
+) -> CodeVerdict:
     """Run the solution once per (stdin, expected stdout) case; fraction = cases passed."""
     if not cases:
         raise ValueError("check_io_tests needs at least one (stdin, expected) case")
@@ -99,8 +99,8 @@ def check_io_tests(
             first_failure = f"test {i} of {len(cases)}: {why}"
     n = len(cases)
     if passed == n:
-        return Verdict(True, 1.0, f"passed: {n} of {n} tests", seconds)
-    return Verdict(
+        return CodeVerdict(True, 1.0, f"passed: {n} of {n} tests", seconds)
+    return CodeVerdict(
         False,
         passed / n,
         f"failed: {passed} of {n} tests passed; first failure {first_failure}",

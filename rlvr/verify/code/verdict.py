@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CodeVerdict:
     passed: bool
     # asserts passed / assert statements, or cases passed / cases (no asserts: 1 or 0)
     fraction: float

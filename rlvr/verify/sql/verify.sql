@@ -1,5 +1,5 @@
 -- verify(i), pass 1 of 2: extract, normalise and decide every rollout row SQL can decide, into the
--- connection's temp table verify_rows (run by rlvr.verify.score; macros from macros.sql).
+-- connection's temp table verify_rows (run by rlvr.verify.scoring; macros from macros.sql).
 -- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance, for
 -- golds that are not integers only), $format_mode ('answer': format_ok = an <answer> tag;
 -- 'think_answer': macros.sql think_answer_ok), $multiple ('reject': a response with several <answer>
@@ -22,7 +22,7 @@
 --                the normalised strings must be equal; or gold is
 --                symbolic and the normalised strings are identical (identical text: equivalent).
 --   undecided    gold or prediction is symbolic (looks_symbolic) and SQL cannot compare them:
---                rlvr.mathcheck fills these rows (verifier math_verify), then verify_groups.sql runs.
+--                rlvr.verify.math fills these rows (verifier math_verify), then verify_groups.sql runs.
 --   code         task 'code': run in the sandbox (rlvr.verify.code via verify_code.sql).
 --   logic        task 'logic' with a formula answer that is not the gold one, spelled alike
 --                (norm_formula): rlvr.logic checks that it follows from the premises (verify_logic.sql).
@@ -33,7 +33,7 @@
 -- the rest; plain decimals skip normalisation. RE2 is several times faster when asked for the whole
 -- match (group 0, its DFA) than for a capture group, so captures run only on short strings.
 CREATE OR REPLACE TEMP TABLE verify_rows AS
-WITH p AS (
+WITH golds AS (  -- each problem's gold, normalised once
     SELECT * EXCLUDE (gold_rat), gold_rat.n AS gold_n, gold_rat.d AS gold_d,  -- scalars: cheaper through the join
         COALESCE(NOT contains(gold_dec, '.'), gold_rat.n % gold_rat.d = 0, false) AS gold_int
     FROM (
@@ -52,7 +52,7 @@ WITH p AS (
         )
     )
     )
-), x AS (
+), tag_segments AS (
     -- seg: the text after the first '<answer>' up to the next one. When seg holds a '</answer>', the
     -- body is seg up to it: exactly what the lazy regex '(?s)<answer>(.*?)</answer>' extracts, for a
     -- third of its cost (measured: bench/README.md). Only a second '<answer>' before the first
@@ -67,15 +67,15 @@ WITH p AS (
             FROM read_parquet($rollouts, hive_partitioning = false)
         )
     )
-), x2 AS (
+), tag_bodies AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, t, n_tags,
         CASE WHEN seg IS NULL THEN NULL
              WHEN contains(seg, '</answer>') THEN split_part(seg, '</answer>', 1)
              WHEN n_tags > 1 AND $multiple = 'last' THEN NULL  -- the last opening tag is never closed
              WHEN regexp_matches(t, '(?s)<answer>.*?</answer>')
                  THEN regexp_extract(t, '(?s)<answer>(.*?)</answer>', 1) END AS tag_body
-    FROM x
-), b AS (
+    FROM tag_segments
+), hedges AS (
     SELECT *, CASE WHEN n_tags > 1 AND has_tag THEN 'several <answer> tags'
                    WHEN n_boxed > 1 THEN 'several \boxed{} answers' END AS hedge
     FROM (
@@ -89,34 +89,34 @@ WITH p AS (
                  WHEN n_boxed > 1
                  THEN regexp_extract_all(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}', 1)[-1]
                  ELSE '' END AS boxed
-        FROM x2
+        FROM tag_bodies
     )
-), e AS (
+), last_numbers AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge,
         -- the last number and the non-digits after it (group 0, see above), then the number alone
         CASE WHEN NOT has_tag AND boxed = '' AND n_tags = 0  -- an unclosed <answer> is no answer, not a licence to guess
              THEN nullif(regexp_extract(
                       regexp_extract(t, '[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?\D*$', 0),
                       '^[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?', 0), '') END AS last_num
-    FROM b
-), f AS (
+    FROM hedges
+), extractions AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, CASE WHEN $multiple = 'reject' THEN hedge END AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
-    FROM e
-), g AS (
+    FROM last_numbers
+), plain_flags AS (
     -- fast path: most answers are already a plain decimal ('42', '-3.5'); only the others are normalised
-    SELECT f.*, regexp_full_match(extracted, '-?\d+(?:\.\d+)?') AS plain
-    FROM f
-), g2 AS (
-    SELECT g.*, CASE WHEN plain THEN extracted ELSE norm_answer(extracted) END AS pred
-    FROM g
-), h AS (
-    SELECT g2.*, NOT plain AND ends_with(pred, '%') AS pred_pct,
+    SELECT extractions.*, regexp_full_match(extracted, '-?\d+(?:\.\d+)?') AS plain
+    FROM extractions
+), normalised AS (
+    SELECT plain_flags.*, CASE WHEN plain THEN extracted ELSE norm_answer(extracted) END AS pred
+    FROM plain_flags
+), bodies AS (
+    SELECT normalised.*, NOT plain AND ends_with(pred, '%') AS pred_pct,
         CASE WHEN NOT plain THEN num_body(pred) END AS pred_body
-    FROM g2
-), h2 AS (
+    FROM normalised
+), decimals AS (
     -- pred_dec (dec_canon, in steps so that no part is computed twice): most answers are integers
     -- already in canonical form; other decimals are split once into integer and fraction digits
     SELECT * EXCLUDE (dec_s, dec_ip, dec_fp),
@@ -127,14 +127,14 @@ WITH p AS (
         FROM (
             SELECT *, dec_s IS NOT NULL AND (contains(dec_s, '.') OR starts_with(dec_s, '0') OR starts_with(dec_s, '-0')) AS need
             FROM (
-                SELECT h.*, CASE WHEN plain THEN TRY_CAST(pred AS DOUBLE) ELSE num_value(pred_body) END AS pred_num0,
+                SELECT bodies.*, CASE WHEN plain THEN TRY_CAST(pred AS DOUBLE) ELSE num_value(pred_body) END AS pred_num0,
                     CASE WHEN plain THEN pred
                          WHEN regexp_full_match(pred_body, '-?(?:\d+\.?\d*|\.\d+)') THEN pred_body END AS dec_s
-                FROM h
+                FROM bodies
             )
         )
     )
-), d AS (
+), joined AS (
     SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.format_ok, h.extraction, h.extracted, h.pred,
         h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec, h.hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
@@ -142,8 +142,8 @@ WITH p AS (
         p.gold_n, p.gold_d, p.gold_dec, p.gold_int,
         CASE WHEN p.gold_verdict IS NOT NULL THEN norm_verdict(h.pred) END AS pred_verdict,
         CASE WHEN p.task = 'logic' AND p.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
-    FROM h2 AS h JOIN p USING (prompt_id)
-), v AS (
+    FROM decimals AS h JOIN golds AS p USING (prompt_id)
+), routed AS (
     SELECT *,
         CASE
             WHEN task = 'code' THEN 'code'  -- decided by running it: rlvr.verify.code, via verify_code.sql
@@ -158,8 +158,8 @@ WITH p AS (
             WHEN pred = gold THEN 'sql_exact'
             ELSE 'undecided'
         END AS verifier
-    FROM d
-), c AS (
+    FROM joined
+), decided AS (
     SELECT *,
         CASE verifier
             WHEN 'undecided' THEN NULL
@@ -183,7 +183,7 @@ WITH p AS (
                       WHEN task = 'logic' THEN COALESCE(pred_formula <> '' AND pred_formula = gold_formula, false)
                       ELSE COALESCE(pred <> '' AND pred = gold, false) END
         END AS correct
-    FROM v
+    FROM routed
 )
 SELECT
     iteration, prompt_id, sample_idx, task,
@@ -212,8 +212,8 @@ SELECT
     CAST(NULL AS INTEGER) AS citations,
     CAST(NULL AS INTEGER) AS citations_supported,
     CAST(NULL AS VARCHAR) AS citations_missing,
-    -- only undecided rows carry what rlvr.mathcheck needs: the raw gold and extracted texts
+    -- only undecided rows carry what rlvr.verify.math needs: the raw gold and extracted texts
     CASE WHEN correct IS NULL THEN answer END AS undecided_gold,
     CASE WHEN correct IS NULL THEN pred END AS pred_norm,
     CASE WHEN correct IS NULL THEN gold END AS gold_norm
-FROM c
+FROM decided

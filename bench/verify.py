@@ -104,6 +104,7 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
             "tests": [None] * n_prompts,
             "sources": [None] * n_prompts,
             "meta": [None] * n_prompts,
+            "dataset": [None] * n_prompts,
         },
         schema=PROBLEMS,
     )
@@ -145,6 +146,7 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
             "engine": ["transformers"] * n,
             "temperature": [1.0] * n,
             "seed": [0] * n,
+            "model": [None] * n,
         },
         schema=ROLLOUTS,
     )

@@ -1,0 +1,20 @@
+"""bench/verify.py keeps running as the schema and the verifier change: a tiny run of it, its
+results written to a temporary file (the committed bench/results/verify.json is not touched)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).parents[1] / "bench" / "verify.py"
+
+
+def test_the_verify_bench_runs_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "verify.json"
+    args = ["--rows", "4000", "--sample", "40", "--repeats", "1", "--no-code", "--out", str(out)]
+    proc = subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    assert "sql_rows_per_s" in proc.stdout and figures

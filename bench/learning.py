@@ -4,7 +4,7 @@
     python bench/learning.py --seeds 1 --minutes 10
     python bench/learning.py --smoke               # a few minutes: proves both sides run end to end, measures nothing
 
-Needs `rlvr models prepare smollm2-135m-instruct` and the bench extra (`pip install -e ".[bench]"`: trl).
+Converts SmolLM2 once if `rlvr models prepare smollm2-135m-instruct` has not, and needs the bench extra (`pip install -e ".[bench]"`: trl).
 No network. SmolLM2-135M-Instruct on arithmetic products (a * b, operands 0..30; base greedy
 accuracy 0.30-0.36), with the settings of the shipped recipe recipes/smollm2-arithmetic.toml on
 both sides (nothing is picked here): the same model, training prompts, G, prompts per step, max
@@ -357,6 +357,11 @@ def main() -> None:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="rlvr-bench-learning-"))
     import rlvr.data as data
 
+    from rlvr import models
+
+    name = bench_config(args, 0).model.name
+    if name and not models.is_prepared(name):  # the bench builds its own inputs: convert the model once, offline
+        models.prepare(name)
     per_seed = []
     try:
         for seed in range(args.seeds):

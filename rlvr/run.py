@@ -163,25 +163,31 @@ LOCK_FILE = ".lock"
 
 
 @contextmanager
-def writer_lock(run_dir: str | Path) -> Iterator[None]:
-    """One writer per run: a second `rlvr train`/`resume` on the same folder fails at once
-    instead of interleaving commits. The OS drops the lock when the holder dies (even SIGKILL)."""
-    path = Path(run_dir) / LOCK_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _pid_lock(path: Path, refusal: str) -> Iterator[None]:
+    """An exclusive flock on `path` holding this process's pid; another holder is refused with
+    `refusal` ({pid} filled with the holder's pid). The OS drops the lock when the holder dies (even SIGKILL)."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-            raise RunError(
-                f"another rlvr process (pid {holder}) is writing {run_dir}; wait for it to finish or stop it"
-            ) from None
+            raise RunError(refusal.replace("{pid}", holder)) from None  # not format(): run_dir may hold braces
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield
     finally:
         os.close(fd)
+
+
+@contextmanager
+def writer_lock(run_dir: str | Path) -> Iterator[None]:
+    """One writer per run: a second `rlvr train`/`resume` on the same folder fails at once
+    instead of interleaving commits."""
+    path = Path(run_dir) / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _pid_lock(path, f"another rlvr process (pid {{pid}}) is writing {run_dir}; wait for it to finish or stop it"):
+        yield
 
 
 SERVE_LOCK_FILE = ".serve.lock"
@@ -214,22 +220,12 @@ def refuse_if_served(run_dir: str | Path) -> None:
 @contextmanager
 def serve_lock(run_dir: str | Path) -> Iterator[None]:
     """One schedule per run: held by `rlvr serve` while it serves; released when it exits (even SIGKILL)."""
-    path = Path(run_dir) / SERVE_LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pid = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-            raise RunError(
-                f"{run_dir} already has a schedule: `rlvr serve` (pid {pid}) serves it; one schedule per run "
-                "(stop that one first to change the schedule)"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+    refusal = (
+        f"{run_dir} already has a schedule: `rlvr serve` (pid {{pid}}) serves it; one schedule per run "
+        "(stop that one first to change the schedule)"
+    )
+    with _pid_lock(Path(run_dir) / SERVE_LOCK_FILE, refusal):
         yield
-    finally:
-        os.close(fd)
 
 
 def serve_info(run_dir: str | Path) -> dict | None:

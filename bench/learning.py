@@ -180,6 +180,59 @@ def evaluate(model, tok, test: list[dict], cfg: Config, folder: Path, batch: int
 # ---- the two sides ---------------------------------------------------------------------------
 
 
+def model_dir(cfg: Config) -> Path:
+    from rlvr.models import resolve
+
+    return resolve(cfg.model.name) if cfg.model.name else Path(cfg.model.path)
+
+
+def trl_config(cfg: Config, folder: Path, seed: int, n_iter: int, *, gc: bool):
+    """TRL's GRPOConfig with the recipe's settings: one TRL generation batch = one rlvr iteration
+    (prompts x G samples, `update.minibatches` optimiser steps), n_iter of them."""
+    from trl import GRPOConfig
+
+    r, u = cfg.rollout, cfg.update
+    batch = r.prompts_per_iteration * r.group_size
+    if batch % u.minibatches:
+        raise SystemExit(f"prompts x G = {batch} must divide into update.minibatches = {u.minibatches} for TRL")
+    scheduler = {"constant": "constant_with_warmup", "cosine": "cosine_with_min_lr"}[u.schedule]
+    return GRPOConfig(
+        output_dir=str(folder / "trl"),
+        seed=seed,
+        use_cpu=True,
+        use_vllm=False,
+        bf16=False,
+        report_to=[],
+        save_strategy="no",
+        logging_steps=1,
+        disable_tqdm=True,
+        max_steps=n_iter * u.minibatches,
+        per_device_train_batch_size=batch // u.minibatches,
+        steps_per_generation=u.minibatches,
+        gradient_accumulation_steps=1,
+        num_generations=r.group_size,
+        max_completion_length=r.max_new_tokens,
+        temperature=r.temperature,
+        top_p=r.top_p,
+        learning_rate=u.lr,
+        lr_scheduler_type=scheduler,
+        warmup_steps=u.warmup_steps,
+        weight_decay=u.weight_decay,
+        adam_beta1=u.betas[0],
+        adam_beta2=u.betas[1],
+        max_grad_norm=u.max_grad_norm,
+        lr_scheduler_kwargs={"min_lr_rate": u.min_lr_ratio} if u.schedule == "cosine" else None,
+        loss_type="dapo",
+        beta=0.0,
+        epsilon=u.eps_low,
+        epsilon_high=u.eps_high,
+        num_iterations=1,
+        scale_rewards="group",
+        mask_truncated_completions=u.mask_truncated,
+        gradient_checkpointing=gc,
+    )
+
+
 def run_rlvr(
     cfg: Config, test: list[dict], args: argparse.Namespace, folder: Path, limit_s: float, n_iter: int, every: int
 ) -> dict:
@@ -223,51 +276,11 @@ def run_trl(
 ) -> dict:
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
-    from rlvr.models import resolve
-
-    base = resolve(cfg.model.name) if cfg.model.name else Path(cfg.model.path)
-    r, u = cfg.rollout, cfg.update
-    batch = r.prompts_per_iteration * r.group_size
-    if batch % u.minibatches:
-        raise SystemExit(f"prompts x G = {batch} must divide into update.minibatches = {u.minibatches} for TRL")
-    scheduler = {"constant": "constant_with_warmup", "cosine": "cosine_with_min_lr"}[u.schedule]
-    targs = GRPOConfig(
-        output_dir=str(folder / "trl"),
-        seed=seed,
-        use_cpu=True,
-        use_vllm=False,
-        bf16=False,
-        report_to=[],
-        save_strategy="no",
-        logging_steps=1,
-        disable_tqdm=True,
-        max_steps=n_iter * u.minibatches,
-        per_device_train_batch_size=batch // u.minibatches,
-        steps_per_generation=u.minibatches,
-        gradient_accumulation_steps=1,
-        num_generations=r.group_size,
-        max_completion_length=r.max_new_tokens,
-        temperature=r.temperature,
-        top_p=r.top_p,
-        learning_rate=u.lr,
-        lr_scheduler_type=scheduler,
-        warmup_steps=u.warmup_steps,
-        weight_decay=u.weight_decay,
-        adam_beta1=u.betas[0],
-        adam_beta2=u.betas[1],
-        max_grad_norm=u.max_grad_norm,
-        lr_scheduler_kwargs={"min_lr_rate": u.min_lr_ratio} if u.schedule == "cosine" else None,
-        loss_type="dapo",
-        beta=0.0,
-        epsilon=u.eps_low,
-        epsilon_high=u.eps_high,
-        num_iterations=1,
-        scale_rewards="group",
-        mask_truncated_completions=u.mask_truncated,
-        gradient_checkpointing=args.trl_gc,
-    )
+    base = model_dir(cfg)
+    targs = trl_config(cfg, folder, seed, n_iter, gc=args.trl_gc)
+    u = cfg.update
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
     tok = AutoTokenizer.from_pretrained(base)
     ds = Dataset.from_list([{"prompt": [{"role": "user", "content": x["prompt"]}], "prompt_id": x["prompt_id"]} for x in train])

@@ -1,0 +1,345 @@
+"""Benchmark: the real-model loop's speed, each part as a fraction of this CPU's FLOP ceiling, against TRL.
+
+    python bench/loop.py                  # SmolLM2-135M-Instruct, the arithmetic recipe's batch (16 x 8, 48 tokens); ~15 min idle
+    python bench/loop.py --iterations 2 --trl-batches 2 --no-trl-gc    # quicker
+    python bench/loop.py --smoke          # tiny scale, proves it runs; measures nothing
+
+Converts SmolLM2 once if `rlvr models prepare smollm2-135m-instruct` has not; needs the bench extra
+(`pip install -e ".[bench]"`: trl) and uses vLLM when `make vllm` was run (else transformers; the
+figures name the engine). No network. Real weights, real prompts, real answers: the batch of
+recipes/smollm2-arithmetic.toml (prompts_per_iteration x group_size samples, its max_new_tokens and
+temperature), dynamic sampling off so that both sides handle exactly that many samples.
+
+What is measured, all in one run:
+- ceiling: the best fp32 matrix-multiply rate torch reaches on this CPU with its threads, at the
+  model's own shapes (rows x 576 @ 576 x 1536, 576 x 576, 576 x vocab) and a square 2048 one;
+  measured at the start and at the end (`ceiling_*_gflop_per_s`), the higher one is the ceiling.
+- rlvr: --iterations iterations of the loop, driven stage by stage (rlvr.stages.rollout, verify,
+  update: the functions the Prefect tasks call). Iteration 0 carries the vLLM cold start; the
+  figures are medians over the later (warm) ones.
+    rollout_tokens_per_s = generated tokens / the rollout's generation seconds;
+    rollout fraction = 2 N (prompt tokens once per prompt + generated tokens) / seconds / ceiling;
+    update fraction = 6 N (prompt + response tokens of the sequences trained) / optimiser-step
+      seconds / ceiling; the update stage's wall time (its process start, loading, saving the
+      weights and optimiser state) is reported beside it.
+  N = the model's parameters (tied embedding counted once: its matrix is the output head).
+  Attention's own FLOPs (~2% at these lengths) are left out of the numerator on both sides.
+- TRL: GRPOTrainer on the same model and batch settings (bench/learning.py's mapping), generation
+  with transformers on CPU (its vLLM path needs CUDA), rewards from rlvr's verifier; timed per
+  generation batch (= one rlvr iteration: generation, reward, `update.minibatches` optimiser
+  steps). Its generation (`_generate_and_score_completions`) is timed apart, so its update time is
+  the rest. With gradient checkpointing off (its fastest) and on (its default, --no-trl-gc skips).
+  TRL's first generation batch is a warm-up; the figures are medians over the later ones.
+- ratios: TRL's generation-batch seconds / rlvr's iteration seconds (`iteration_speedup_*`), and
+  the update's trained tokens per second, rlvr's over TRL's (`update_speedup_*`).
+
+Prints `key: value` lines and writes bench/results/loop.json (--smoke: loop-smoke.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from transformers.utils import logging as hf_logging
+
+sys.path.insert(0, str(Path(__file__).parent))
+import learning  # bench/learning.py: the recipe -> TRL mapping, the shared reward
+
+from rlvr import engines, stages
+from rlvr.config import apply_overrides, load_config, parse_config
+from rlvr.query import run_sql
+from rlvr.run import create_or_open
+from rlvr.schema import ROLLOUT, UPDATE
+from rlvr.store import verified_record
+
+RESULTS = Path(__file__).parent / "results"
+SMOKE = ["--iterations", "2", "--trl-batches", "2", "--set", "rollout.prompts_per_iteration=2", "--set", "rollout.group_size=4"]
+SMOKE += ["--set", "rollout.max_new_tokens=8"]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--recipe", type=Path, default=learning.RECIPE, help="the config whose batch both sides run")
+    ap.add_argument("--iterations", type=int, default=3, help="rlvr iterations (the first is the cold one)")
+    ap.add_argument("--trl-batches", type=int, default=3, help="TRL generation batches per setting (the first is a warm-up)")
+    ap.add_argument("--no-trl-gc", action="store_true", help="skip TRL with gradient checkpointing (its default)")
+    ap.add_argument("--sides", default="rlvr,trl", help="comma-separated: rlvr, trl")
+    ap.add_argument("--set", dest="sets", action="append", default=[], help="override a recipe field")
+    ap.add_argument("--smoke", action="store_true", help="tiny scale: " + " ".join(SMOKE))
+    ap.add_argument("--out", type=Path, help="results file (default bench/results/loop.json, or loop-smoke.json)")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args = ap.parse_args([*SMOKE, *(argv if argv is not None else sys.argv[1:])])
+    return args
+
+
+# ---- the ceiling ------------------------------------------------------------------------------
+
+
+def gemm_gflop_per_s(m: int, k: int, n: int, seconds: float = 1.5) -> float:
+    """Sustained fp32 a @ b rate of torch on this CPU at one shape (best of repeated timings)."""
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    a @ b  # warm-up: allocation, thread pool
+    best, end = float("inf"), time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        t = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t)
+    return 2 * m * k * n / best / 1e9
+
+
+def ceiling(hidden: int, inter: int, vocab: int) -> dict[str, float]:
+    shapes = {
+        "mlp": (2048, hidden, inter),
+        "attn": (2048, hidden, hidden),
+        "head": (512, hidden, vocab),
+        "square": (2048, 2048, 2048),
+    }
+    return {name: round(gemm_gflop_per_s(*s), 1) for name, s in shapes.items()}
+
+
+# ---- rlvr ---------------------------------------------------------------------------------------
+
+
+def run_rlvr(cfg, folder: Path, n_params: int, iterations: int) -> list[dict]:
+    run = create_or_open(folder / "rlvr-run", cfg, iterations)
+    d = str(run.paths.root)
+    stages.prepare(d)
+    out = []
+    for i in range(iterations):
+        t = {}
+        for name, stage in (("rollout", stages.rollout), ("verify", stages.verify), ("update", stages.update)):
+            t0 = time.perf_counter()
+            stage(d, i)
+            t[name] = time.perf_counter() - t0
+        roll = verified_record(run.paths, ROLLOUT, i).extra
+        upd = verified_record(run.paths, UPDATE, i).extra
+        prompt_tokens = run_sql(
+            d, f"SELECT sum(len(prompt_token_ids))::BIGINT AS n FROM rollouts WHERE iteration = {i} AND sample_idx = 0"
+        ).to_pylist()[0]["n"]
+        trained = run_sql(
+            d,
+            "SELECT count(*) AS seqs, coalesce(sum(len(r.prompt_token_ids) + r.num_response_tokens), 0)::BIGINT AS tokens "
+            "FROM rollouts r JOIN scores s USING (iteration, prompt_id, sample_idx) "
+            f"WHERE r.iteration = {i} AND s.group_std > 0",
+        ).to_pylist()[0]
+        steps = run_sql(d, f"SELECT sum(seconds)::DOUBLE AS s, sum(tokens)::BIGINT AS t FROM updates WHERE iteration = {i}").to_pylist()[0]
+        gen_s, step_s = roll["generation_seconds"], steps["s"] or 0.0
+        row = {
+            "iteration": i,
+            "engine": roll["engine"],
+            "warm": roll["warm"],
+            "rollout_s": round(t["rollout"], 2),
+            "generation_s": gen_s,
+            "generated_tokens": roll["tokens"],
+            "samples": run_sql(d, f"SELECT count(*) AS n FROM rollouts WHERE iteration = {i}").to_pylist()[0]["n"],
+            "rollout_tokens_per_s": round(roll["tokens"] / gen_s, 1),
+            "rollout_gflop_per_s": round(2 * n_params * (prompt_tokens + roll["tokens"]) / gen_s / 1e9, 2),
+            "verify_s": round(t["verify"], 2),
+            "update_stage_s": round(t["update"], 2),
+            "update_steps_s": round(step_s, 2),
+            "trained_sequences": trained["seqs"],
+            "trained_tokens": trained["tokens"],
+            "update_tokens_per_s": round(trained["tokens"] / step_s, 1) if step_s else None,
+            "update_gflop_per_s": round(6 * n_params * trained["tokens"] / step_s / 1e9, 2) if step_s else None,
+            "iteration_s": round(sum(t.values()), 2),
+            "update_extra": {k: upd.get(k) for k in ("groups_used", "groups_dropped") if k in upd},
+        }
+        print(
+            f"# rlvr iteration {i} ({row['engine']}, {'warm' if row['warm'] else 'cold'}): {row['iteration_s']:.1f}s "
+            f"(rollout {row['rollout_s']:.1f}s at {row['rollout_tokens_per_s']} tok/s, verify {row['verify_s']:.1f}s, "
+            f"update {row['update_stage_s']:.1f}s of which steps {row['update_steps_s']:.1f}s on {trained['tokens']} tokens)",
+            file=sys.stderr,
+            flush=True,
+        )
+        out.append(row)
+    engines.close_all()  # the vLLM worker holds GiBs of KV cache: free them before TRL starts
+    return out
+
+
+# ---- TRL ----------------------------------------------------------------------------------------
+
+
+def run_trl(cfg, folder: Path, n_params: int, batches: int, gc: bool, seed: int = 0) -> list[dict]:
+    import rlvr.data as data
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import GRPOTrainer
+
+    u = cfg.update
+    problems = data.problems(cfg.task)
+    train = [p for p in problems if p["split"] == "train"]
+    base = learning.model_dir(cfg)
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    tok = AutoTokenizer.from_pretrained(base)
+    ds = Dataset.from_list([{"prompt": [{"role": "user", "content": x["prompt"]}], "prompt_id": x["prompt_id"]} for x in train])
+
+    def reward(completions: list, prompt_id: list[str], **_: object) -> list[float]:
+        texts = [c[0]["content"] if isinstance(c, list) else c for c in completions]
+        pairs = list(zip(prompt_id, texts, strict=True))
+        return [s["reward"] for s in learning.score_texts(problems, pairs, cfg, folder)]
+
+    rows: list[dict] = []
+    cur: dict = {}
+
+    class Clock(TrainerCallback):
+        def on_step_begin(self, a, s, c, **kw):
+            if s.global_step % u.minibatches == 0:
+                cur.update(t0=time.perf_counter(), gen_s=0.0, tokens=0, gen_tokens=0)
+
+        def on_step_end(self, a, s, c, **kw):
+            if s.global_step % u.minibatches == 0:
+                wall = time.perf_counter() - cur["t0"]
+                upd = wall - cur["gen_s"]
+                rows.append(
+                    {
+                        "batch": s.global_step // u.minibatches - 1,
+                        "batch_s": round(wall, 2),
+                        "generation_s": round(cur["gen_s"], 2),
+                        "generated_tokens": cur["gen_tokens"],
+                        "rollout_tokens_per_s": round(cur["gen_tokens"] / cur["gen_s"], 1),
+                        "update_s": round(upd, 2),
+                        "trained_tokens": cur["tokens"],
+                        "update_tokens_per_s": round(cur["tokens"] / upd, 1),
+                        "update_gflop_per_s": round(6 * n_params * cur["tokens"] / upd / 1e9, 2),
+                    }
+                )
+                r = rows[-1]
+                print(
+                    f"# trl (gc {'on' if gc else 'off'}) batch {r['batch']}: {r['batch_s']:.1f}s (generation {r['generation_s']:.1f}s "
+                    f"at {r['rollout_tokens_per_s']} tok/s, update {r['update_s']:.1f}s on {r['trained_tokens']} tokens)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    trainer = GRPOTrainer(
+        model=model,
+        args=learning.trl_config(cfg, folder, seed, batches, gc=gc),
+        train_dataset=ds,
+        reward_funcs=reward,
+        processing_class=tok,
+        callbacks=[Clock()],
+    )
+    generate = trainer._generate_and_score_completions
+
+    def timed(inputs):  # TRL's own generation + scoring, timed (the loss, backward and step are the rest)
+        t = time.perf_counter()
+        out = generate(inputs)
+        cur["gen_s"] += time.perf_counter() - t
+        mask, pmask = out["completion_mask"], out["prompt_mask"]
+        cur["gen_tokens"] += int(mask.sum())
+        cur["tokens"] += int(mask.sum() + pmask.sum())  # every sequence is trained on, prompt + completion
+        return out
+
+    trainer._generate_and_score_completions = timed
+    trainer.train()
+    return rows
+
+
+# ---- figures ------------------------------------------------------------------------------------
+
+
+def median(rows: list[dict], key: str) -> float | None:
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    return round(statistics.median(vals), 3) if vals else None
+
+
+def main() -> None:
+    args = parse_args()
+    hf_logging.disable_progress_bar()
+    sides = [s for s in args.sides.split(",") if s]
+    cfg = load_config(args.recipe)
+    data = apply_overrides(
+        cfg.model_dump(mode="json", exclude_none=True),
+        ["rollout.dynamic_sampling_rounds=0", "eval.every=0", "checkpoint.keep_last=1", *args.sets],
+    )
+    cfg = parse_config(data, f"{args.recipe} + --set")
+    from rlvr import models
+
+    if cfg.model.name and not models.is_prepared(cfg.model.name):
+        models.prepare(cfg.model.name)
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    base = learning.model_dir(cfg)
+    mc = AutoConfig.from_pretrained(base)
+    n_params = sum(p.numel() for p in AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32).parameters())
+    out_path = args.out or RESULTS / ("loop-smoke.json" if args.smoke else "loop.json")
+    print(f"# model {base.name}: {n_params / 1e6:.1f}M parameters; torch threads {torch.get_num_threads()}", file=sys.stderr)
+    ceil_start = ceiling(mc.hidden_size, mc.intermediate_size, mc.vocab_size)
+    print(f"# ceiling at start (GFLOP/s): {ceil_start}", file=sys.stderr, flush=True)
+    work = Path(tempfile.mkdtemp(prefix="rlvr-bench-loop-"))
+    res: dict = {}
+    try:
+        if "rlvr" in sides:
+            res["rlvr"] = run_rlvr(cfg, work / "rlvr", n_params, args.iterations)
+        if "trl" in sides:
+            for gc in (False,) if args.no_trl_gc else (False, True):
+                res[f"trl_gc_{'on' if gc else 'off'}"] = run_trl(cfg, work / f"trl-{gc}", n_params, args.trl_batches, gc)
+    finally:
+        engines.close_all()
+        shutil.rmtree(work, ignore_errors=True)
+    ceil_end = ceiling(mc.hidden_size, mc.intermediate_size, mc.vocab_size)
+    print(f"# ceiling at end (GFLOP/s): {ceil_end}", file=sys.stderr, flush=True)
+    peak = max([*ceil_start.values(), *ceil_end.values()])
+    f: dict = {"ceiling_gflop_per_s": peak, "ceiling_start_gflop_per_s": ceil_start, "ceiling_end_gflop_per_s": ceil_end}
+    if "rlvr" in res:
+        warm = res["rlvr"][1:] or res["rlvr"]
+        f["rlvr_engine"] = warm[0]["engine"]
+        for k in ("iteration_s", "rollout_s", "generation_s", "rollout_tokens_per_s", "verify_s", "update_stage_s"):
+            f[f"rlvr_{k}"] = median(warm, k)
+        for k in ("update_steps_s", "update_tokens_per_s", "trained_tokens", "generated_tokens"):
+            f[f"rlvr_{k}"] = median(warm, k)
+        f["rlvr_rollout_ceiling_fraction"] = round(median(warm, "rollout_gflop_per_s") / peak, 4)
+        if median(warm, "update_gflop_per_s"):
+            f["rlvr_update_ceiling_fraction"] = round(median(warm, "update_gflop_per_s") / peak, 4)
+        f["rlvr_cold_iteration_s"] = res["rlvr"][0]["iteration_s"]
+    for side in ("trl_gc_off", "trl_gc_on"):
+        if side not in res:
+            continue
+        warm = res[side][1:] or res[side]
+        for k in ("batch_s", "generation_s", "rollout_tokens_per_s", "update_s", "update_tokens_per_s", "trained_tokens"):
+            f[f"{side}_{k}"] = median(warm, k)
+        f[f"{side}_update_ceiling_fraction"] = round(median(warm, "update_gflop_per_s") / peak, 4)
+        if "rlvr" in res:
+            f[f"iteration_speedup_vs_{side}"] = round(f[f"{side}_batch_s"] / f["rlvr_iteration_s"], 3)
+            if f.get("rlvr_update_tokens_per_s"):
+                f[f"update_speedup_vs_{side}"] = round(f["rlvr_update_tokens_per_s"] / f[f"{side}_update_tokens_per_s"], 3)
+    for k, v in f.items():
+        print(f"{k}: {v}")
+    result = {
+        "smoke": args.smoke,
+        "note": "SMOKE RUN: tiny scale, proves it runs; the figures measure nothing"
+        if args.smoke
+        else "medians over warm iterations",
+        "figures": f,
+        "per_iteration": res,
+        "machine": {
+            "cores": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "cpu": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+            "load_average_end": os.getloadavg(),
+        },
+        "versions": {p: learning._version(p) for p in ("torch", "transformers", "trl", "vllm", "rlvr")},
+        "settings": {
+            "command": "python bench/loop.py " + " ".join(sys.argv[1:]),
+            "n_params": n_params,
+            "config": cfg.model_dump(mode="json", exclude_none=True),
+        },
+    }
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -18,12 +18,15 @@ What is measured, all in one run:
   update: the functions the Prefect tasks call). Iteration 0 carries the vLLM cold start; the
   figures are medians over the later (warm) ones.
     rollout_tokens_per_s = generated tokens / the rollout's generation seconds;
-    rollout fraction = 2 N (prompt tokens once per prompt + generated tokens) / seconds / ceiling;
-    update fraction = 6 N (prompt + response tokens of the sequences trained) / optimiser-step
-      seconds / ceiling; the update stage's wall time (its process start, loading, saving the
-      weights and optimiser state) is reported beside it.
-  N = the model's parameters (tied embedding counted once: its matrix is the output head).
-  Attention's own FLOPs (~2% at these lengths) are left out of the numerator on both sides.
+    rollout fraction = 2 (B (prompt tokens once per prompt + generated) + H generated) / seconds / ceiling;
+    update fraction = 6 (B (prompt + response tokens trained) + H response tokens trained) /
+      optimiser-step seconds / ceiling; the update stage's wall time (its process start, loading,
+      saving the weights and optimiser state) is reported beside it.
+  B = the parameters every token passes through (all but the embedding and the output head),
+  H = the output head's (vocab x hidden; both sides run it on response positions only). The
+  useful work only: recomputation (checkpointed head chunks, TRL's gradient checkpointing, TRL's
+  old-logprob forward) and padding count as time, not as FLOPs. Attention's own FLOPs (~2% at
+  these lengths) are left out of the numerator on both sides.
 - TRL: GRPOTrainer on the same model and batch settings (bench/learning.py's mapping), generation
   with transformers on CPU (its vLLM path needs CUDA), rewards from rlvr's verifier; timed per
   generation batch (= one rlvr iteration: generation, reward, `update.minibatches` optimiser
@@ -47,6 +50,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -108,10 +112,34 @@ def ceiling(hidden: int, inter: int, vocab: int) -> dict[str, float]:
     return {name: round(gemm_gflop_per_s(*s), 1) for name, s in shapes.items()}
 
 
+@dataclass(frozen=True)
+class ModelFlops:
+    """A causal LM's matmul work per token: `body` weight-matrix entries for every token it reads
+    (all matrices but the embedding table, a lookup, and the head), `head` (the output
+    projection) for every token it predicts."""
+
+    body: int
+    head: int
+
+    @classmethod
+    def of(cls, model) -> ModelFlops:
+        emb, out = model.get_input_embeddings().weight, model.get_output_embeddings().weight
+        mats = sum(p.numel() for p in model.parameters() if p.dim() >= 2)  # norms and biases are not matmuls; tied listed once
+        return cls(body=mats - emb.numel() - (0 if out is emb else out.numel()), head=out.numel())
+
+    def forward(self, read: int, predicted: int) -> float:
+        """FLOPs of a forward pass reading `read` tokens and predicting `predicted` of them."""
+        return 2.0 * (self.body * read + self.head * predicted)
+
+    def train(self, read: int, predicted: int) -> float:
+        """Forward + backward (2x the forward)."""
+        return 3.0 * self.forward(read, predicted)
+
+
 # ---- rlvr ---------------------------------------------------------------------------------------
 
 
-def run_rlvr(cfg, folder: Path, n_params: int, iterations: int) -> list[dict]:
+def run_rlvr(cfg, folder: Path, flops: ModelFlops, iterations: int) -> list[dict]:
     run = create_or_open(folder / "rlvr-run", cfg, iterations)
     d = str(run.paths.root)
     stages.prepare(d)
@@ -129,11 +157,14 @@ def run_rlvr(cfg, folder: Path, n_params: int, iterations: int) -> list[dict]:
         ).to_pylist()[0]["n"]
         trained = run_sql(
             d,
-            "SELECT count(*) AS seqs, coalesce(sum(len(r.prompt_token_ids) + r.num_response_tokens), 0)::BIGINT AS tokens "
+            "SELECT count(*) AS seqs, coalesce(sum(len(r.prompt_token_ids) + r.num_response_tokens), 0)::BIGINT AS tokens, "
+            "coalesce(sum(r.num_response_tokens), 0)::BIGINT AS response_tokens "
             "FROM rollouts r JOIN scores s USING (iteration, prompt_id, sample_idx) "
             f"WHERE r.iteration = {i} AND s.group_std > 0",
         ).to_pylist()[0]
-        steps = run_sql(d, f"SELECT sum(seconds)::DOUBLE AS s, sum(tokens)::BIGINT AS t FROM updates WHERE iteration = {i}").to_pylist()[0]
+        steps = run_sql(
+            d, f"SELECT sum(seconds)::DOUBLE AS s, sum(tokens)::BIGINT AS t FROM updates WHERE iteration = {i}"
+        ).to_pylist()[0]
         gen_s, step_s = roll["generation_seconds"], steps["s"] or 0.0
         row = {
             "iteration": i,
@@ -144,14 +175,17 @@ def run_rlvr(cfg, folder: Path, n_params: int, iterations: int) -> list[dict]:
             "generated_tokens": roll["tokens"],
             "samples": run_sql(d, f"SELECT count(*) AS n FROM rollouts WHERE iteration = {i}").to_pylist()[0]["n"],
             "rollout_tokens_per_s": round(roll["tokens"] / gen_s, 1),
-            "rollout_gflop_per_s": round(2 * n_params * (prompt_tokens + roll["tokens"]) / gen_s / 1e9, 2),
+            "rollout_gflop_per_s": round(flops.forward(prompt_tokens + roll["tokens"], roll["tokens"]) / gen_s / 1e9, 2),
             "verify_s": round(t["verify"], 2),
             "update_stage_s": round(t["update"], 2),
             "update_steps_s": round(step_s, 2),
             "trained_sequences": trained["seqs"],
             "trained_tokens": trained["tokens"],
+            "trained_response_tokens": trained["response_tokens"],
             "update_tokens_per_s": round(trained["tokens"] / step_s, 1) if step_s else None,
-            "update_gflop_per_s": round(6 * n_params * trained["tokens"] / step_s / 1e9, 2) if step_s else None,
+            "update_gflop_per_s": round(flops.train(trained["tokens"], trained["response_tokens"]) / step_s / 1e9, 2)
+            if step_s
+            else None,
             "iteration_s": round(sum(t.values()), 2),
             "update_extra": {k: upd.get(k) for k in ("groups_used", "groups_dropped") if k in upd},
         }
@@ -170,7 +204,7 @@ def run_rlvr(cfg, folder: Path, n_params: int, iterations: int) -> list[dict]:
 # ---- TRL ----------------------------------------------------------------------------------------
 
 
-def run_trl(cfg, folder: Path, n_params: int, batches: int, gc: bool, seed: int = 0) -> list[dict]:
+def run_trl(cfg, folder: Path, flops: ModelFlops, batches: int, gc: bool, seed: int = 0) -> list[dict]:
     import rlvr.data as data
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
@@ -211,7 +245,7 @@ def run_trl(cfg, folder: Path, n_params: int, batches: int, gc: bool, seed: int 
                         "update_s": round(upd, 2),
                         "trained_tokens": cur["tokens"],
                         "update_tokens_per_s": round(cur["tokens"] / upd, 1),
-                        "update_gflop_per_s": round(6 * n_params * cur["tokens"] / upd / 1e9, 2),
+                        "update_gflop_per_s": round(flops.train(cur["tokens"], cur["gen_tokens"]) / upd / 1e9, 2),
                     }
                 )
                 r = rows[-1]
@@ -272,19 +306,22 @@ def main() -> None:
 
     base = learning.model_dir(cfg)
     mc = AutoConfig.from_pretrained(base)
-    n_params = sum(p.numel() for p in AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32).parameters())
+    flops = ModelFlops.of(AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32))
     out_path = args.out or RESULTS / ("loop-smoke.json" if args.smoke else "loop.json")
-    print(f"# model {base.name}: {n_params / 1e6:.1f}M parameters; torch threads {torch.get_num_threads()}", file=sys.stderr)
+    print(
+        f"# model {base.name}: {flops.body / 1e6:.1f}M body + {flops.head / 1e6:.1f}M head parameters; torch threads {torch.get_num_threads()}",
+        file=sys.stderr,
+    )
     ceil_start = ceiling(mc.hidden_size, mc.intermediate_size, mc.vocab_size)
     print(f"# ceiling at start (GFLOP/s): {ceil_start}", file=sys.stderr, flush=True)
     work = Path(tempfile.mkdtemp(prefix="rlvr-bench-loop-"))
     res: dict = {}
     try:
         if "rlvr" in sides:
-            res["rlvr"] = run_rlvr(cfg, work / "rlvr", n_params, args.iterations)
+            res["rlvr"] = run_rlvr(cfg, work / "rlvr", flops, args.iterations)
         if "trl" in sides:
             for gc in (False,) if args.no_trl_gc else (False, True):
-                res[f"trl_gc_{'on' if gc else 'off'}"] = run_trl(cfg, work / f"trl-{gc}", n_params, args.trl_batches, gc)
+                res[f"trl_gc_{'on' if gc else 'off'}"] = run_trl(cfg, work / f"trl-{gc}", flops, args.trl_batches, gc)
     finally:
         engines.close_all()
         shutil.rmtree(work, ignore_errors=True)
@@ -333,7 +370,8 @@ def main() -> None:
         "versions": {p: learning._version(p) for p in ("torch", "transformers", "trl", "vllm", "rlvr")},
         "settings": {
             "command": "python bench/loop.py " + " ".join(sys.argv[1:]),
-            "n_params": n_params,
+            "flops_body_params": flops.body,
+            "flops_head_params": flops.head,
             "config": cfg.model_dump(mode="json", exclude_none=True),
         },
     }

@@ -1,0 +1,64 @@
+"""bench/loop.py's FLOP accounting, checked against torch's own FLOP counter on real forward passes.
+
+The fractions of the CPU's ceiling that bench/loop.py reports are only as true as this count:
+`ModelFlops.forward(read, predicted)` must equal what the model's matrix multiplies do when it
+reads `read` tokens and projects `predicted` of them through the output head.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import LlamaConfig, LlamaForCausalLM
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _loop_module():
+    spec = importlib.util.spec_from_file_location("bench_loop", ROOT / "bench" / "loop.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["bench_loop"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _model(tied: bool) -> LlamaForCausalLM:
+    torch.manual_seed(0)
+    cfg = LlamaConfig(
+        vocab_size=512,
+        hidden_size=64,
+        intermediate_size=160,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        tie_word_embeddings=tied,
+        attn_implementation="eager",  # attention as plain matmuls, which the counter sees
+    )
+    return LlamaForCausalLM(cfg).eval()
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_flops_split_body_and_head(tied: bool) -> None:
+    flops = _loop_module().ModelFlops.of(_model(tied))
+    assert flops.head == 512 * 64  # the output projection, tied or not
+    layer = (64 * 64 + 2 * 64 * 32 + 64 * 64) + 3 * 64 * 160  # q, k/v (2 kv heads of 16), o; gate, up, down
+    assert flops.body == 2 * layer  # norms are elementwise and the embedding table a lookup: neither is a matmul
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_forward_flops_match_torch_counter(tied: bool) -> None:
+    model = _model(tied)
+    flops = _loop_module().ModelFlops.of(model)
+    ids = torch.randint(0, 512, (1, 6))
+    for keep in (6, 2):  # logits for every position, and for the last two only (as on response positions)
+        with FlopCounterMode(display=False) as counter, torch.no_grad():
+            model(input_ids=ids, logits_to_keep=keep)
+        counted = counter.get_total_flops()
+        attention = 2 * 2 * 2 * 6 * 6 * 64  # per layer: q k^T and p v over 6 x 6 positions, hidden 64
+        assert counted == flops.forward(6, keep) + attention
+    assert flops.train(6, 2) == 3 * flops.forward(6, 2)

@@ -85,6 +85,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--recipe", type=Path, default=RECIPE, help="the rlvr config both sides take their settings from")
     ap.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (run.seed and TRL's seed)")
+    ap.add_argument("--first-seed", type=int, default=0, help="start the seeds here: --first-seed 1 --seeds 2 runs seeds 1 and 2")
     ap.add_argument("--minutes", type=float, default=30.0, help="training time per side and seed")
     ap.add_argument(
         "--iterations", type=int, default=0, help="at most this many iterations per side; 0 = the recipe's run.iterations x 3"
@@ -377,7 +378,7 @@ def main() -> None:
         models.prepare(name)
     per_seed = []
     try:
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             cfg = bench_config(args, seed)
             n_iter = args.iterations or cfg.run.iterations * 3
             every = args.eval_every or cfg.eval.every or 5
@@ -428,6 +429,7 @@ def main() -> None:
             "recipe": str(args.recipe.relative_to(ROOT)) if args.recipe.is_relative_to(ROOT) else str(args.recipe),
             "minutes": args.minutes,
             "seeds": args.seeds,
+            "first_seed": args.first_seed,
             "eval_prompts": args.eval_prompts or cfg.task.n_test,
             "trl_gradient_checkpointing": args.trl_gc,
             "config": cfg.model_dump(mode="json", exclude_none=True),

@@ -234,6 +234,31 @@ def trl_config(cfg: Config, folder: Path, seed: int, n_iter: int, *, gc: bool):
     )
 
 
+def trl_trainer(cfg: Config, problems: list[dict], folder: Path, seed: int, n_iter: int, *, gc: bool, callbacks: list):
+    """TRL's GRPOTrainer on the recipe's model and training problems (the chat format it templates),
+    rewarded by rlvr's verifier (the same DuckDB scoring and reward weights), for n_iter iterations."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOTrainer
+
+    base = model_dir(cfg)
+    train = [x for x in problems if x["split"] == "train"]
+    ds = Dataset.from_list([{"prompt": [{"role": "user", "content": x["prompt"]}], "prompt_id": x["prompt_id"]} for x in train])
+
+    def reward(completions: list, prompt_id: list[str], **_: object) -> list[float]:
+        texts = [c[0]["content"] if isinstance(c, list) else c for c in completions]
+        return [s["reward"] for s in score_texts(problems, list(zip(prompt_id, texts, strict=True)), cfg, folder)]
+
+    return GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32),
+        args=trl_config(cfg, folder, seed, n_iter, gc=gc),
+        train_dataset=ds,
+        reward_funcs=reward,
+        processing_class=AutoTokenizer.from_pretrained(base),
+        callbacks=callbacks,
+    )
+
+
 def run_rlvr(
     cfg: Config, test: list[dict], args: argparse.Namespace, folder: Path, limit_s: float, n_iter: int, every: int
 ) -> dict:
@@ -265,7 +290,6 @@ def run_rlvr(
 
 def run_trl(
     cfg: Config,
-    train: list[dict],
     problems: list[dict],
     test: list[dict],
     args: argparse.Namespace,
@@ -275,28 +299,16 @@ def run_trl(
     every: int,
     seed: int,
 ) -> dict:
-    from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
-    from trl import GRPOTrainer
+    from transformers import TrainerCallback
 
-    base = model_dir(cfg)
-    targs = trl_config(cfg, folder, seed, n_iter, gc=args.trl_gc)
     u = cfg.update
-    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    tok = AutoTokenizer.from_pretrained(base)
-    ds = Dataset.from_list([{"prompt": [{"role": "user", "content": x["prompt"]}], "prompt_id": x["prompt_id"]} for x in train])
-
-    def reward(completions: list, prompt_id: list[str], **_: object) -> list[float]:
-        texts = [c[0]["content"] if isinstance(c, list) else c for c in completions]
-        return [s["reward"] for s in score_texts(problems, list(zip(prompt_id, texts, strict=True)), cfg, folder)]
-
     state = {"train_s": 0.0, "t": 0.0, "curve": [], "reward": []}
 
     class Clock(TrainerCallback):
         """Training time without evaluation; evaluation every `every` generation batches; the time limit."""
 
         def on_train_begin(self, a, s, c, **kw):
-            acc = evaluate(kw["model"], tok, test, cfg, folder)  # v0: the base, as the rlvr side evaluates it
+            acc = evaluate(kw["model"], kw["processing_class"], test, cfg, folder)  # v0: the base, as rlvr's side is
             state["curve"].append({"iteration": 0, "train_s": 0.0, "accuracy": acc})
             print(f"# trl  v0: held-out {acc:.3f}", file=sys.stderr, flush=True)
             state["t"] = time.perf_counter()
@@ -307,7 +319,7 @@ def run_trl(
             state["train_s"] += time.perf_counter() - state["t"]
             i = s.global_step // u.minibatches
             if i % every == 0 or state["train_s"] >= limit_s or i == n_iter:
-                acc = evaluate(kw["model"], tok, test, cfg, folder)
+                acc = evaluate(kw["model"], kw["processing_class"], test, cfg, folder)
                 state["curve"].append({"iteration": i, "train_s": round(state["train_s"], 1), "accuracy": acc})
                 print(f"# trl  v{i}: held-out {acc:.3f} after {state['train_s']:.0f}s of training", file=sys.stderr, flush=True)
             if state["train_s"] >= limit_s:
@@ -318,9 +330,7 @@ def run_trl(
             if logs and "reward" in logs and s.global_step % u.minibatches == 1 % u.minibatches:
                 state["reward"].append(round(logs["reward"], 4))
 
-    trainer = GRPOTrainer(
-        model=model, args=targs, train_dataset=ds, reward_funcs=reward, processing_class=tok, callbacks=[Clock()]
-    )
+    trainer = trl_trainer(cfg, problems, folder, seed, n_iter, gc=args.trl_gc, callbacks=[Clock()])
     trainer.train()
     return {"curve": state["curve"], "train_reward": state["reward"], "iterations": trainer.state.global_step // u.minibatches}
 
@@ -383,7 +393,6 @@ def main() -> None:
             n_iter = args.iterations or cfg.run.iterations * 3
             every = args.eval_every or cfg.eval.every or 5
             problems = data.problems(cfg.task)
-            train = [p for p in problems if p["split"] == "train"]
             test = [p for p in problems if p["split"] == "test"][: args.eval_prompts or None]
             results = {}
             for name in sides:
@@ -393,7 +402,7 @@ def main() -> None:
                 if name == "rlvr":
                     results[name] = run_rlvr(cfg, test, args, folder, args.minutes * 60, n_iter, every)
                 else:
-                    results[name] = run_trl(cfg, train, problems, test, args, folder, args.minutes * 60, n_iter, every, seed)
+                    results[name] = run_trl(cfg, problems, test, args, folder, args.minutes * 60, n_iter, every, seed)
                 results[name]["wall_s"] = round(time.perf_counter() - t0, 1)
                 shutil.rmtree(folder, ignore_errors=True)
             base = results[sides[0]]["curve"][0]["accuracy"]  # v0 is the same model on both sides

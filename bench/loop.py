@@ -206,23 +206,9 @@ def run_rlvr(cfg, folder: Path, flops: ModelFlops, iterations: int) -> list[dict
 
 def run_trl(cfg, folder: Path, flops: ModelFlops, batches: int, gc: bool, seed: int = 0) -> list[dict]:
     import rlvr.data as data
-    from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
-    from trl import GRPOTrainer
+    from transformers import TrainerCallback
 
     u = cfg.update
-    problems = data.problems(cfg.task)
-    train = [p for p in problems if p["split"] == "train"]
-    base = learning.model_dir(cfg)
-    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    tok = AutoTokenizer.from_pretrained(base)
-    ds = Dataset.from_list([{"prompt": [{"role": "user", "content": x["prompt"]}], "prompt_id": x["prompt_id"]} for x in train])
-
-    def reward(completions: list, prompt_id: list[str], **_: object) -> list[float]:
-        texts = [c[0]["content"] if isinstance(c, list) else c for c in completions]
-        pairs = list(zip(prompt_id, texts, strict=True))
-        return [s["reward"] for s in learning.score_texts(problems, pairs, cfg, folder)]
-
     rows: list[dict] = []
     cur: dict = {}
 
@@ -256,14 +242,7 @@ def run_trl(cfg, folder: Path, flops: ModelFlops, batches: int, gc: bool, seed: 
                     flush=True,
                 )
 
-    trainer = GRPOTrainer(
-        model=model,
-        args=learning.trl_config(cfg, folder, seed, batches, gc=gc),
-        train_dataset=ds,
-        reward_funcs=reward,
-        processing_class=tok,
-        callbacks=[Clock()],
-    )
+    trainer = learning.trl_trainer(cfg, data.problems(cfg.task), folder, seed, batches, gc=gc, callbacks=[Clock()])
     generate = trainer._generate_and_score_completions
 
     def timed(inputs):  # TRL's own generation + scoring, timed (the loss, backward and step are the rest)

@@ -59,7 +59,14 @@ def test_bench_update_smallest(tmp_path: Path) -> None:
     figures = result["figures"]
     assert {k: str(figures[k]) for k in KEYS} == {k: printed[k] for k in KEYS}
     for x in LAYOUTS:
-        assert figures[f"ratio_ours_{x}"] == pytest.approx(figures["trl_s"] / figures[f"ours_{x}_s"], rel=0.05)  # rounded
+        # the ratio is of unrounded medians, the times are printed to 1 ms: at this size a step takes
+        # a few ms, so the check allows exactly that rounding
+        trl_s, ours_s, half = figures["trl_s"], figures[f"ours_{x}_s"], 5e-4
+        assert (
+            (trl_s - half) / (ours_s + half) * 0.999
+            <= figures[f"ratio_ours_{x}"]
+            <= (trl_s + half) / max(ours_s - half, 1e-9) * 1.001
+        )
         # same weights and batch before the first step: every side must compute the same loss and gradient
         assert figures[f"loss_abs_diff_ours_{x}"] < 1e-5
         assert figures[f"grad_norm_rel_diff_ours_{x}"] < 1e-3

@@ -81,6 +81,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--set", dest="sets", action="append", default=[], help="override a recipe field")
     ap.add_argument("--smoke", action="store_true", help="tiny scale: " + " ".join(SMOKE))
     ap.add_argument("--out", type=Path, help="results file (default bench/results/loop.json, or loop-smoke.json)")
+    ap.add_argument("--keep", type=Path, help="write the runs under this folder and keep them (default: a temporary one, removed)")
     args = ap.parse_args(argv)
     if args.smoke:
         args = ap.parse_args([*SMOKE, *(argv if argv is not None else sys.argv[1:])])
@@ -293,7 +294,7 @@ def main() -> None:
     )
     ceil_start = ceiling(mc.hidden_size, mc.intermediate_size, mc.vocab_size)
     print(f"# ceiling at start (GFLOP/s): {ceil_start}", file=sys.stderr, flush=True)
-    work = Path(tempfile.mkdtemp(prefix="rlvr-bench-loop-"))
+    work = args.keep or Path(tempfile.mkdtemp(prefix="rlvr-bench-loop-"))
     res: dict = {}
     try:
         if "rlvr" in sides:
@@ -303,7 +304,8 @@ def main() -> None:
                 res[f"trl_gc_{'on' if gc else 'off'}"] = run_trl(cfg, work / f"trl-{gc}", flops, args.trl_batches, gc)
     finally:
         engines.close_all()
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
     ceil_end = ceiling(mc.hidden_size, mc.intermediate_size, mc.vocab_size)
     print(f"# ceiling at end (GFLOP/s): {ceil_end}", file=sys.stderr, flush=True)
     peak = max([*ceil_start.values(), *ceil_end.values()])

@@ -162,6 +162,18 @@ def load_policy(path: Path, device: torch.device) -> tuple[PreTrainedModel, Auto
     return model, AutoTokenizer.from_pretrained(path)
 
 
+def own_memory(model: PreTrainedModel) -> None:
+    """Copy weights that transformers left mapped from the checkpoint's safetensors file into the
+    process's own memory. The optimiser writes every weight at its first step, and a write to a
+    mapped file page faults once per 4 KiB page (copy-on-write). On SmolLM2 that was 131k page
+    faults and 1.6 s of a 1.8 s first optimiser step on CPU, where the copy takes 0.12 s. On a GPU
+    the weights were already copied by `.to(device)`. Tied weights stay tied, because each
+    Parameter object is kept and only its data is replaced."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.data = p.data.clone()
+
+
 def enable_gradient_checkpointing(model: PreTrainedModel) -> None:
     """Keep only each decoder layer's input and recompute its activations in backward (HF's
     gradient checkpointing, non-reentrant torch.utils.checkpoint; Chen et al. 2016, arXiv:1604.06174)."""
@@ -613,6 +625,8 @@ def run_update(spec: UpdateSpec) -> dict:
         torch.cuda.set_device(device)  # FSDP2's default device mesh takes the current device
     rows, temperature, stats = load_rows([Path(f) for f in spec.rollout_files], [Path(f) for f in spec.score_files], u.objective)
     model, tok = load_policy(Path(spec.policy_in), device)
+    if device.type == "cpu":
+        own_memory(model)
     if u.gradient_checkpointing:
         enable_gradient_checkpointing(model)
     net: PreTrainedModel | ResponseLogprobs = model

@@ -27,6 +27,7 @@ from rlvr.update import (
     lr_factor,
     make_optimizer,
     micro_batches,
+    own_memory,
     policy_token_logprobs,
     read_metrics,
     run_update,
@@ -293,3 +294,28 @@ def test_chunked_response_logprobs_equal_full_logits(tiny_model: Path, monkeypat
     assert torch.allclose(ent, token_entropy(logits.detach(), 0.7) * batch["mask"], atol=1e-4)
     for a, p in zip(g_fast, model.parameters(), strict=True):
         assert torch.allclose(a, p.grad, rtol=1e-3, atol=1e-5)
+
+
+def _mapped_file(ptr: int) -> str:
+    """The file behind address `ptr` in this process (/proc/self/maps), or '' for anonymous memory."""
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        lo, hi = (int(x, 16) for x in fields[0].split("-"))
+        if lo <= ptr < hi:
+            return fields[5] if len(fields) > 5 else ""
+    return ""
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").is_file(), reason="reads Linux's /proc/self/maps")
+def test_own_memory_moves_weights_off_the_checkpoint_file(tiny_model: Path) -> None:
+    """The first optimiser step must not write into pages mapped from model.safetensors (a page
+    fault per 4 KiB page); tied weights stay tied and every value is unchanged."""
+    model, _ = load_policy(tiny_model, torch.device("cpu"))
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    mapped = [n for n, p in model.named_parameters() if _mapped_file(p.data_ptr()).endswith(".safetensors")]
+    assert mapped, "transformers no longer maps the checkpoint: own_memory may be unneeded"
+    own_memory(model)
+    assert [n for n, p in model.named_parameters() if _mapped_file(p.data_ptr()).endswith(".safetensors")] == []
+    assert all(torch.equal(p, before[n]) for n, p in model.named_parameters())
+    if model.config.tie_word_embeddings:
+        assert model.get_output_embeddings().weight is model.get_input_embeddings().weight

@@ -81,7 +81,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--set", dest="sets", action="append", default=[], help="override a recipe field")
     ap.add_argument("--smoke", action="store_true", help="tiny scale: " + " ".join(SMOKE))
     ap.add_argument("--out", type=Path, help="results file (default bench/results/loop.json, or loop-smoke.json)")
-    ap.add_argument("--keep", type=Path, help="write the runs under this folder and keep them (default: a temporary one, removed)")
+    ap.add_argument(
+        "--keep", type=Path, help="write the runs under this folder and keep them (default: a temporary one, removed)"
+    )
     args = ap.parse_args(argv)
     if args.smoke:
         args = ap.parse_args([*SMOKE, *(argv if argv is not None else sys.argv[1:])])

@@ -165,9 +165,8 @@ def run_rlvr(cfg, folder: Path, flops: ModelFlops, iterations: int) -> list[dict
             "FROM rollouts r JOIN scores s USING (iteration, prompt_id, sample_idx) "
             f"WHERE r.iteration = {i} AND s.group_std > 0",
         ).to_pylist()[0]
-        steps = run_sql(
-            d, f"SELECT sum(seconds)::DOUBLE AS s, sum(tokens)::BIGINT AS t FROM updates WHERE iteration = {i}"
-        ).to_pylist()[0]
+        step_rows = run_sql(d, f"SELECT seconds FROM updates WHERE iteration = {i} ORDER BY step").to_pylist()
+        steps = {"s": sum(r["seconds"] or 0.0 for r in step_rows)}
         gen_s, step_s = roll["generation_seconds"], steps["s"] or 0.0
         row = {
             "iteration": i,
@@ -182,6 +181,7 @@ def run_rlvr(cfg, folder: Path, flops: ModelFlops, iterations: int) -> list[dict
             "verify_s": round(t["verify"], 2),
             "update_stage_s": round(t["update"], 2),
             "update_steps_s": round(step_s, 2),
+            "update_step_s": [round(r["seconds"] or 0.0, 2) for r in step_rows],  # the first runs cold (fresh process memory)
             "trained_sequences": trained["seqs"],
             "trained_tokens": trained["tokens"],
             "trained_response_tokens": trained["response_tokens"],

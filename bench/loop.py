@@ -166,8 +166,7 @@ def run_rlvr(cfg, folder: Path, flops: ModelFlops, iterations: int) -> list[dict
             f"WHERE r.iteration = {i} AND s.group_std > 0",
         ).to_pylist()[0]
         step_rows = run_sql(d, f"SELECT seconds FROM updates WHERE iteration = {i} ORDER BY step").to_pylist()
-        steps = {"s": sum(r["seconds"] or 0.0 for r in step_rows)}
-        gen_s, step_s = roll["generation_seconds"], steps["s"] or 0.0
+        gen_s, step_s = roll["generation_seconds"], sum(r["seconds"] or 0.0 for r in step_rows)
         row = {
             "iteration": i,
             "engine": roll["engine"],

@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 import torch
 
@@ -161,6 +162,30 @@ def scored_run(tmp_path_factory: pytest.TempPathFactory, small_config: Config, t
     return d.resolve()
 
 
+def _odd_shards(run: Path, out: Path, n_rows: int) -> tuple[list[str], list[str]]:
+    """Rollout and score shards holding exactly `n_rows` (odd) training rows, every one with signal:
+    the first non-empty responses of `run`'s iteration 0, advantages +1/-1 alternating. The test
+    makes its own batch instead of hoping the tiny model samples one (its lengths and rewards depend
+    on the machine that built it)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    rollouts = pq.read_table(sorted(run.glob("rollouts/iteration=000000/*.parquet")), partitioning=None)
+    rollouts = rollouts.filter(pc.greater(rollouts["num_response_tokens"], 0)).slice(0, n_rows)
+    assert rollouts.num_rows == n_rows, "the scored run has too few non-empty responses"
+    scores = pq.read_table(sorted(run.glob("scores/iteration=000000/*.parquet")), partitioning=None)
+    keep = {(r["prompt_id"], r["sample_idx"]) for r in rollouts.select(["prompt_id", "sample_idx"]).to_pylist()}
+    mask = [(r["prompt_id"], r["sample_idx"]) in keep for r in scores.select(["prompt_id", "sample_idx"]).to_pylist()]
+    scores = scores.filter(mask)
+    scores = scores.set_column(scores.schema.get_field_index("group_std"), "group_std", pa.array([1.0] * n_rows))
+    adv = pa.array([1.0 if k % 2 else -1.0 for k in range(n_rows)], type=scores.schema.field("advantage").type)
+    scores = scores.set_column(scores.schema.get_field_index("advantage"), "advantage", adv)
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(rollouts, out / "rollouts.parquet")
+    pq.write_table(scores, out / "scores.parquet")
+    return [str(out / "rollouts.parquet")], [str(out / "scores.parquet")]
+
+
 def _spec(run: Path, cfg: Config, out: Path) -> UpdateSpec:
     out.mkdir(parents=True, exist_ok=True)
     return UpdateSpec(
@@ -205,18 +230,23 @@ def test_fsdp2_on_two_gloo_processes_matches_one_process_and_resumes(
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    knobs = {"micro_batch_tokens": 100, "minibatches": 2, "tis_cap": 2.0, "kl_beta": 0.05}
+    # 7 rows, 2 minibatches of 4 and 3, a micro-batch per row (budget 1 token): the minibatch of 3
+    # gives one rank 2 micro-batches and the other 1 plus an FSDP2 filler pass
+    rollout_files, score_files = _odd_shards(scored_run, tmp_path / "batch", 7)
+    knobs = {"micro_batch_tokens": 1, "minibatches": 2, "tis_cap": 2.0, "kl_beta": 0.05}
     outs: dict[int, list[UpdateSpec]] = {1: [], 2: []}
     for nproc in (1, 2):
         policy_in = scored_run / "policy/v000000"
         for k in range(2):  # the second update starts from the first one's checkpoint (optimiser state included)
             spec = _spec(scored_run, _cfg(small_config, **knobs, nproc=nproc, strategy="fsdp2"), tmp_path / f"{nproc}-{k}")
-            spec = spec.model_copy(update={"policy_in": str(policy_in)})
+            spec = spec.model_copy(
+                update={"policy_in": str(policy_in), "rollout_files": rollout_files, "score_files": score_files}
+            )
             stats = run_update(spec) if nproc == 1 else stages.launch_update(spec, nproc)
-            assert stats["world_size"] == nproc
+            assert stats["world_size"] == nproc and stats["sequences"] == 7
             outs[nproc].append(spec)
             policy_in = Path(spec.policy_out)
-    assert any(m["micro_batches"] % 2 for m in read_metrics(Path(outs[2][0].metrics_out)))  # a rank ran a filler pass
+    assert [m["micro_batches"] for m in read_metrics(Path(outs[2][0].metrics_out))] == [4, 3]  # the 3: a filler pass ran
     state = torch.load(Path(outs[2][0].policy_out) / "trainer_state.pt", weights_only=True)
     assert state["optimizer_keys"] == "names" and "model.embed_tokens.weight" in state["optimizer"]["state"]
     hf = AutoModelForCausalLM.from_pretrained(outs[2][1].policy_out)  # a plain HF folder

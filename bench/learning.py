@@ -20,9 +20,14 @@ TRL's "dapo"), optimiser steps per generation batch, AdamW betas, grad-norm clip
   verifier (the same DuckDB scoring and reward weights), prompts in the chat format it templates.
   TRL draws its prompts with its own sampler: the same pool, not the same order.
 
-Both sides are evaluated by one function here: greedy decoding with transformers on the same
-held-out problems, scored by rlvr's verifier, every --eval-every iterations (an iteration = one
-generation batch = `update.minibatches` optimiser steps on both sides) and at the end. Training
+Both sides train on the prompts rollout renders (rlvr.prompts: the task's template, [prompt]
+system and few-shot turns, the model's chat template) and are evaluated by one code path, rlvr's
+own evaluate stage: rlvr's side is its run's evals (evaluate(i) on v_i); TRL's policy is saved and
+evaluated as policy v0 of a throwaway run with the same config. Greedy, the same held-out problems
+(eval.prompts of them, --eval-prompts), the run's engine and verifier, every --eval-every
+iterations (an iteration = one generation batch = `update.minibatches` optimiser steps on both
+sides) and at the end. (Until 2026-12-01 the bench evaluated both sides, and trained TRL's, on the
+bare problem text without the task's instruction: see docs/learning.md.) Training
 time excludes evaluation and model loading on both sides. A side stops after the iteration in
 which its training time passed --minutes, or after --iterations.
 
@@ -50,12 +55,14 @@ from pathlib import Path
 import torch
 from transformers.utils import logging as hf_logging
 
-from rlvr import engines, stages
+from rlvr import engines, prompts, stages
 from rlvr.config import Config, apply_overrides, load_config, parse_config
+from rlvr.datasets import load_problems
 from rlvr.query import run_sql
 from rlvr.run import create_or_open
 from rlvr.schema import PROBLEMS, ROLLOUTS
 from rlvr.store import write_table
+from rlvr.tiny import base_model
 from rlvr.verify.scoring import score
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,7 +117,9 @@ def bench_config(args: argparse.Namespace, seed: int) -> Config:
     cfg = load_config(args.recipe)
     data = cfg.model_dump(mode="json", exclude_none=True)
     # this script evaluates; keep_last = 1: a version is deleted once its successor is committed (it was evaluated before)
-    data = apply_overrides(data, [*args.sets, f"run.seed={seed}", "eval.every=0", "checkpoint.keep_last=1"])
+    data = apply_overrides(
+        data, [*args.sets, f"run.seed={seed}", "eval.every=0", f"eval.prompts={args.eval_prompts}", "checkpoint.keep_last=1"]
+    )
     cfg = parse_config(data, f"{args.recipe} + --set")
     if cfg.update.kl_beta or cfg.update.epochs != 1 or cfg.update.aggregation != "token_mean" or cfg.verify.advantage != "grpo":
         raise SystemExit("bench/learning.py maps only kl_beta 0, epochs 1, token_mean and grpo advantages onto TRL")
@@ -156,35 +165,35 @@ def score_texts(problems: list[dict], pairs: list[tuple[str, str]], cfg: Config,
     return out
 
 
-@torch.no_grad()
-def evaluate(model, tok, test: list[dict], cfg: Config, folder: Path, batch: int = 32) -> float:
-    """Greedy accuracy of a transformers model on the held-out rows, scored by rlvr's verifier."""
-    was_training = model.training
-    model.eval()
-    pad_side, tok.padding_side = tok.padding_side, "left"
-    texts = []
-    for k in range(0, len(test), batch):
-        rows = test[k : k + batch]
-        prompts = [
-            tok.apply_chat_template([{"role": "user", "content": r["prompt"]}], add_generation_prompt=True, tokenize=False)
-            for r in rows
-        ]
-        enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-        out = model.generate(**enc, max_new_tokens=cfg.rollout.max_new_tokens, do_sample=False, pad_token_id=tok.pad_token_id)
-        texts += tok.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
-    tok.padding_side = pad_side
-    model.train(was_training)
-    scored = score_texts(test, [(r["prompt_id"], t) for r, t in zip(test, texts, strict=True)], cfg, folder)
-    return sum(bool(s["correct"]) for s in scored) / len(scored)
+def held_out_accuracy(run_dir: str | Path, i: int) -> float:
+    """evaluate(i) of a run (rlvr's own stage: the rendered held-out prompts, eval.prompts of them,
+    greedy, the run's engine and verifier), and its accuracy read back from the run's evals table."""
+    stages.evaluate(run_dir, i)
+    rows = run_sql(run_dir, f"SELECT avg(correct::INT) AS acc FROM evals WHERE iteration = {int(i)}").to_pylist()
+    return float(rows[0]["acc"])
+
+
+def evaluate_model(model, tok, cfg: Config, folder: Path) -> float:
+    """A model held in memory (TRL's policy) through the very stage rlvr's side is evaluated by: it is
+    saved, becomes policy v0 of a throwaway run with the same config (model.path = the copy), and
+    that run's evaluate(0) scores it. Both sides' numbers come from one code path."""
+    ckpt, d = folder / "eval-policy", folder / "eval-run"
+    shutil.rmtree(ckpt, ignore_errors=True)
+    shutil.rmtree(d, ignore_errors=True)
+    model.save_pretrained(ckpt)
+    tok.save_pretrained(ckpt)
+    data = cfg.model_dump(mode="json", exclude_none=True)
+    data["model"] = {k: v for k, v in data["model"].items() if k != "name"} | {"path": str(ckpt)}
+    create_or_open(d, parse_config(data, "bench/learning.py evaluation"), 1)
+    stages.prepare(d)
+    try:
+        return held_out_accuracy(d, 0)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(ckpt, ignore_errors=True)
 
 
 # ---- the two sides ---------------------------------------------------------------------------
-
-
-def model_dir(cfg: Config) -> Path:
-    from rlvr.models import resolve
-
-    return resolve(cfg.model.name) if cfg.model.name else Path(cfg.model.path)
 
 
 def trl_config(cfg: Config, folder: Path, seed: int, n_iter: int, *, gc: bool):
@@ -241,9 +250,12 @@ def trl_trainer(cfg: Config, problems: list[dict], folder: Path, seed: int, n_it
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
 
-    base = model_dir(cfg)
+    base = base_model(cfg)  # the folder rlvr's prepare copies into policy v0
     train = [x for x in problems if x["split"] == "train"]
-    ds = Dataset.from_list([{"prompt": [{"role": "user", "content": x["prompt"]}], "prompt_id": x["prompt_id"]} for x in train])
+    # the same turns rollout renders (rlvr.prompts: [prompt] system, few-shot, the templated user turn);
+    # TRL applies the model's chat template to them itself
+    chats = prompts.conversations(problems, cfg.prompt, "train")
+    ds = Dataset.from_list([{"prompt": chats[x["prompt_id"]], "prompt_id": x["prompt_id"]} for x in train])
 
     def reward(completions: list, prompt_id: list[str], **_: object) -> list[float]:
         texts = [c[0]["content"] if isinstance(c, list) else c for c in completions]
@@ -259,20 +271,14 @@ def trl_trainer(cfg: Config, problems: list[dict], folder: Path, seed: int, n_it
     )
 
 
-def run_rlvr(
-    cfg: Config, test: list[dict], args: argparse.Namespace, folder: Path, limit_s: float, n_iter: int, every: int
-) -> dict:
-    from rlvr.update import load_policy
-
+def run_rlvr(cfg: Config, args: argparse.Namespace, folder: Path, limit_s: float, n_iter: int, every: int) -> dict:
     run = create_or_open(folder / "rlvr-run", cfg, n_iter)
     d = str(run.paths.root)
     stages.prepare(d)
     curve, train_s, i = [], 0.0, 0
     while True:
         if i % every == 0 or train_s >= limit_s or i == n_iter:
-            model, tok = load_policy(run.paths.policy_dir(i), torch.device("cpu"))
-            acc = evaluate(model, tok, test, cfg, folder)
-            del model
+            acc = held_out_accuracy(d, i)
             curve.append({"iteration": i, "train_s": round(train_s, 1), "accuracy": acc})
             print(f"# rlvr v{i}: held-out {acc:.3f} after {train_s:.0f}s of training", file=sys.stderr, flush=True)
         if train_s >= limit_s or i == n_iter:
@@ -291,7 +297,6 @@ def run_rlvr(
 def run_trl(
     cfg: Config,
     problems: list[dict],
-    test: list[dict],
     args: argparse.Namespace,
     folder: Path,
     limit_s: float,
@@ -308,7 +313,7 @@ def run_trl(
         """Training time without evaluation; evaluation every `every` generation batches; the time limit."""
 
         def on_train_begin(self, a, s, c, **kw):
-            acc = evaluate(kw["model"], kw["processing_class"], test, cfg, folder)  # v0: the base, as rlvr's side is
+            acc = evaluate_model(kw["model"], kw["processing_class"], cfg, folder)  # v0: the base, as rlvr's side is
             state["curve"].append({"iteration": 0, "train_s": 0.0, "accuracy": acc})
             print(f"# trl  v0: held-out {acc:.3f}", file=sys.stderr, flush=True)
             state["t"] = time.perf_counter()
@@ -319,7 +324,7 @@ def run_trl(
             state["train_s"] += time.perf_counter() - state["t"]
             i = s.global_step // u.minibatches
             if i % every == 0 or state["train_s"] >= limit_s or i == n_iter:
-                acc = evaluate(kw["model"], kw["processing_class"], test, cfg, folder)
+                acc = evaluate_model(kw["model"], kw["processing_class"], cfg, folder)
                 state["curve"].append({"iteration": i, "train_s": round(state["train_s"], 1), "accuracy": acc})
                 print(f"# trl  v{i}: held-out {acc:.3f} after {state['train_s']:.0f}s of training", file=sys.stderr, flush=True)
             if state["train_s"] >= limit_s:
@@ -379,8 +384,6 @@ def main() -> None:
         raise SystemExit(f"--sides {args.sides!r}: a comma-separated list of rlvr, trl")
     out_path = args.out or RESULTS / ("learning-smoke.json" if args.smoke else "learning.json")
     work = args.workdir or Path(tempfile.mkdtemp(prefix="rlvr-bench-learning-"))
-    import rlvr.data as data
-
     from rlvr import models
 
     name = bench_config(args, 0).model.name
@@ -392,17 +395,16 @@ def main() -> None:
             cfg = bench_config(args, seed)
             n_iter = args.iterations or cfg.run.iterations * 3
             every = args.eval_every or cfg.eval.every or 5
-            problems = data.problems(cfg.task)
-            test = [p for p in problems if p["split"] == "test"][: args.eval_prompts or None]
+            problems = load_problems(cfg.task, cfg.prompt)  # templated, as prepare writes them
             results = {}
             for name in sides:
                 folder = work / f"seed{seed}-{name}"
                 folder.mkdir(parents=True, exist_ok=True)
                 t0 = time.perf_counter()
                 if name == "rlvr":
-                    results[name] = run_rlvr(cfg, test, args, folder, args.minutes * 60, n_iter, every)
+                    results[name] = run_rlvr(cfg, args, folder, args.minutes * 60, n_iter, every)
                 else:
-                    results[name] = run_trl(cfg, problems, test, args, folder, args.minutes * 60, n_iter, every, seed)
+                    results[name] = run_trl(cfg, problems, args, folder, args.minutes * 60, n_iter, every, seed)
                 results[name]["wall_s"] = round(time.perf_counter() - t0, 1)
                 shutil.rmtree(folder, ignore_errors=True)
             base = results[sides[0]]["curve"][0]["accuracy"]  # v0 is the same model on both sides

@@ -65,6 +65,7 @@ from rlvr.query import run_sql
 from rlvr.run import create_or_open
 from rlvr.schema import ROLLOUT, UPDATE
 from rlvr.store import verified_record
+from rlvr.tiny import base_model
 
 RESULTS = Path(__file__).parent / "results"
 SMOKE = ["--iterations", "2", "--trl-batches", "2", "--set", "rollout.prompts_per_iteration=2", "--set", "rollout.group_size=4"]
@@ -285,7 +286,7 @@ def main() -> None:
         models.prepare(cfg.model.name)
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    base = learning.model_dir(cfg)
+    base = base_model(cfg)
     mc = AutoConfig.from_pretrained(base)
     flops = ModelFlops.of(AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32))
     out_path = args.out or RESULTS / ("loop-smoke.json" if args.smoke else "loop.json")

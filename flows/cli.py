@@ -302,7 +302,8 @@ def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> No
 def _check_unstarted(run: Path) -> None:
     """A run that committed nothing yet (a first start that failed) gets the checks of a new one
     (rlvr.preflight) before Prefect starts: its model and task are read only inside the flow."""
-    from rlvr.preflight import check_model, check_task, model_folder
+    from rlvr.models import model_folder
+    from rlvr.preflight import check_model, check_task
     from rlvr.run import open_run, started
 
     r = open_run(run)
@@ -649,7 +650,7 @@ def prompts(
     split: Annotated[str, typer.Option("--split", help="train or test.")] = "train",
 ) -> None:
     """Print the first N prompts exactly as the model gets them (chat template applied) and their token counts."""
-    from rlvr.prompts import preview
+    from rlvr.preview import preview
 
     if split not in ("train", "test"):
         _fail(ValueError(f"--split must be train or test, got {split!r}"))

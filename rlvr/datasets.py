@@ -450,7 +450,7 @@ def load_problems(task: TaskSection, prompt: PromptSection) -> list[dict]:
             user = fill(template, r, setting=setting)
             if not user.strip():
                 raise DatasetError(f"{setting} = {template!r} renders problem {r['prompt_id']!r} as an empty prompt")
-            out.append(r | {"prompt": user, "dataset": ds.label})
+            out.append(r | {"prompt": user, "question": r["prompt"], "dataset": ds.label})
     ids = [r["prompt_id"] for r in out]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)

@@ -3,11 +3,16 @@
     rlvr import runs/demo responses.jsonl [--iteration N]
 
 The file (JSONL, or Parquet: one file or a folder of them) has one response per row:
-  prompt_id or prompt    which problem: its id, or its exact prompt text (a train-split problem of the run)
+  prompt_id or prompt    which problem (a train-split problem of the run): its id, or its exact text as
+                         one of, in this order: the user turn rlvr renders (the template applied: the
+                         problems table's `prompt`), the whole prompt the model gets (chat template
+                         applied, as `rlvr prompts` prints it), or the dataset's own problem text
+                         before the template (problems.question); a text that is several problems' at
+                         the first rule it matches is an error: give prompt_id
   response               the response text (aliases: response_text, completion)
   logprobs               optional: log p of each response token under the model that wrote it
-                         (alias response_logprobs); missing ones are computed by the trainer under
-                         the current policy, so the update's ratio starts at 1
+                         (alias response_logprobs); missing ones are stored as NULL and computed by
+                         the trainer under the current policy, so the update's ratio starts at 1
   response_token_ids     optional: the tokens the logprobs belong to; otherwise the text is tokenized
                          with the policy's tokenizer (plus its end-of-sequence token when finish_reason
                          is 'stop')
@@ -17,8 +22,12 @@ The rows become rollouts/iteration=N/ with engine = 'import', committed like any
 (rlvr.store): the rollout stage then skips iteration N, and verify and update run as usual.
 Responses to one prompt form its group, numbered in file order.
 
+Every row's prompt token ids come from rlvr.prompts.prompt_ids, the function rollout renders with,
+so an imported row and a rolled-out row of one problem have the same context.
+
 A bad file (a missing column, an unknown prompt, a held-out prompt, logprobs that do not match the
-tokens) is an ImportFileError naming the file, row and column; nothing is written.
+tokens) is an ImportFileError naming the file, line (JSONL, counted as in the file) or row (Parquet,
+from 0) and column; nothing is written.
 
 Test: tests/test_offline.py.
 """
@@ -37,8 +46,8 @@ from transformers import AutoTokenizer
 
 from rlvr.errors import RlvrError
 from rlvr.lineage import StageOrderError, stage_inputs
+from rlvr.prompts import prompt_ids
 from rlvr.run import Run, create_or_open, open_run
-from rlvr.sampler import render_prompt_ids
 from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, shard_name
 from rlvr.store import CommitRecord, Outcome, StageTx, committed, file_sha256, read_record, run_stage, write_table
 
@@ -50,6 +59,7 @@ ALIASES = {
     "logprobs": ("logprobs", "response_logprobs"),
 }
 SHARD_ROWS = 4096
+WHERE = "\x00where"  # a row's place in its file (read_rows); no column of a file can have this name
 
 
 class ImportFileError(RlvrError, ValueError):
@@ -57,14 +67,17 @@ class ImportFileError(RlvrError, ValueError):
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The file's rows as dicts: JSONL (.jsonl/.json, one object a line) or Parquet (file or folder)."""
+    """The file's rows as dicts: JSONL (.jsonl/.json, one object a line) or Parquet (file or folder).
+    Each row carries where it came from under the key WHERE ('line N' of a JSONL file, 'row N' of
+    Parquet), which error messages name."""
     if not path.exists():
         raise ImportFileError(f"{path}: no such file")
     if path.is_dir() or path.suffix == ".parquet":
         try:
-            return pq.read_table(path).to_pylist()
+            rows = pq.read_table(path).to_pylist()
         except (pa.ArrowInvalid, OSError) as err:
             raise ImportFileError(f"{path}: not a readable Parquet file or folder: {err}") from None
+        return [r | {WHERE: f"row {k}"} for k, r in enumerate(rows)]
     rows = []
     with path.open("rb") as f:
         for n, raw in enumerate(f, start=1):
@@ -78,13 +91,13 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
                 ) from None
             if not isinstance(row, dict):
                 raise ImportFileError(f"{path} line {n}: expected a JSON object, got {type(row).__name__}")
-            rows.append(row)
+            rows.append(row | {WHERE: f"line {n}"})
     return rows
 
 
 def _column(path: Path, rows: list[dict], names: tuple[str, ...], *, required: bool) -> str | None:
     """Which of `names` the file uses (the first row that has one decides)."""
-    have = set().union(*(r.keys() for r in rows)) if rows else set()
+    have = set().union(*(r.keys() for r in rows)) - {WHERE} if rows else set()
     found = [n for n in names if n in have]
     if not found and required:
         raise ImportFileError(
@@ -93,25 +106,40 @@ def _column(path: Path, rows: list[dict], names: tuple[str, ...], *, required: b
     return found[0] if found else None
 
 
-def _problem_index(run: Run, problems: CommitRecord) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
-    """prompt_id -> (prompt, split), and prompt text -> prompt_id."""
-    t = pq.read_table(problems.parquet_files(run.paths.root), columns=["prompt_id", "prompt", "split"]).to_pylist()
-    return {r["prompt_id"]: (r["prompt"], r["split"]) for r in t}, {r["prompt"]: r["prompt_id"] for r in t}
+def _problem_index(rows: list[dict], texts: dict[str, str]) -> list[dict[str, list[str]]]:
+    """The text -> prompt_ids maps an imported `prompt` is matched against, in order: the rendered user
+    turn (problems.prompt), the whole prompt text (`texts`: prompt_id -> chat template applied), and
+    the dataset's own text (problems.question)."""
+    maps: list[dict[str, list[str]]] = [{}, {}, {}]
+    for r in rows:
+        for m, text in zip(maps, (r["prompt"], texts.get(r["prompt_id"]), r.get("question")), strict=True):
+            if text is not None and r["prompt_id"] not in m.setdefault(text, []):
+                m[text].append(r["prompt_id"])
+    return maps
+
+
+def match_prompt(text: str, maps: list[dict[str, list[str]]]) -> list[str]:
+    """The prompt_ids the first rule that knows `text` gives (rlvr's rendered user turn, then the
+    whole prompt, then the dataset's own text); [] when none does."""
+    return next((m[text] for m in maps if text in m), [])
 
 
 def to_rollout_rows(path: Path, rows: list[dict], *, run: Run, problems: CommitRecord, iteration: int, tok) -> list[dict]:
     """Validate every row and turn it into a ROLLOUTS row; raises ImportFileError at the first bad one."""
     if not rows:
         raise ImportFileError(f"{path}: no rows")
-    by_id, by_text = _problem_index(run, problems)
+    problem_rows = pq.read_table(problems.parquet_files(run.paths.root)).to_pylist()
+    by_id = {r["prompt_id"]: (r["prompt"], r["split"]) for r in problem_rows}
+    rendered = prompt_ids(tok, problem_rows, run.config.prompt, "train")
+    maps = _problem_index(problem_rows, {pid: tok.decode(v) for pid, v in rendered.items()})
     id_col = _column(path, rows, ("prompt_id", "prompt"), required=True)
     resp_col = _column(path, rows, ALIASES["response"], required=True)
     lp_col = _column(path, rows, ALIASES["logprobs"], required=False)
     eos = tok.eos_token_id
     seen: dict[str, int] = {}
-    out, prompt_ids = [], {}
+    out = []
     for k, r in enumerate(rows):
-        where = f"{path} row {k}"
+        where = f"{path} {r.get(WHERE, f'row {k}')}"
         key = r.get(id_col)
         if id_col == "prompt_id":
             pid = key if isinstance(key, str) and key in by_id else None
@@ -121,12 +149,19 @@ def to_rollout_rows(path: Path, rows: list[dict], *, run: Run, problems: CommitR
                     f'{run.paths.root} "SELECT prompt_id, prompt FROM problems"`)'
                 )
         else:
-            pid = by_text.get(key) if isinstance(key, str) else None
-            if pid is None:
-                shown = key if not isinstance(key, str) or len(key) < 60 else key[:57] + "..."
+            found = match_prompt(key, maps) if isinstance(key, str) else []
+            shown = key if not isinstance(key, str) or len(key) < 60 else key[:57] + "..."
+            if not found:
                 raise ImportFileError(
-                    f"{where}: column prompt = {shown!r} matches no problem's prompt text exactly; give prompt_id instead"
+                    f"{where}: column prompt = {shown!r} matches no problem's text exactly (the rendered user turn, the "
+                    "whole prompt as `rlvr prompts` prints it, or the dataset's own text); give prompt_id instead"
                 )
+            if len(found) > 1:
+                raise ImportFileError(
+                    f"{where}: column prompt = {shown!r} is the text of {len(found)} problems ({', '.join(found[:3])}); "
+                    "give prompt_id instead"
+                )
+            pid = found[0]
         if by_id[pid][1] != "train":
             raise ImportFileError(
                 f"{where}: prompt_id {pid!r} is a held-out problem (split = {by_id[pid][1]!r}); training on it would leak the evaluation"
@@ -141,27 +176,23 @@ def to_rollout_rows(path: Path, rows: list[dict], *, run: Run, problems: CommitR
         if ids is None:
             ids = tok(text, add_special_tokens=False)["input_ids"] + ([eos] if finish == "stop" and eos is not None else [])
         lps = r.get(lp_col) if lp_col else None
-        if lps is None:
-            lps = []  # filled by the trainer (rlvr.update.fill_missing_logprobs)
-        elif (
+        if lps is not None and (
             not isinstance(lps, list)
             or len(lps) != len(ids)
             or not all(isinstance(x, int | float) and math.isfinite(x) and x <= 0 for x in lps)
-        ):
+        ):  # None: NULL, filled by the trainer (rlvr.update.fill_missing_logprobs)
             n = len(lps) if isinstance(lps, list) else type(lps).__name__
             raise ImportFileError(
                 f"{where}: column {lp_col} has {n} values; expected {len(ids)} finite log-probabilities <= 0, one per "
                 "response token (text tokens + end-of-sequence when finish_reason is 'stop'), or leave it out"
             )
-        if pid not in prompt_ids:
-            prompt_ids[pid] = render_prompt_ids(tok, by_id[pid][0])
         s = seen[pid] = seen.get(pid, -1) + 1
         out.append(
             {
                 "iteration": iteration,
                 "prompt_id": pid,
                 "sample_idx": s,
-                "prompt_token_ids": prompt_ids[pid],
+                "prompt_token_ids": rendered[pid],
                 "response_token_ids": ids,
                 "response_logprobs": lps,
                 "response_text": text,
@@ -242,7 +273,7 @@ def import_responses(run_dir: str | Path, file: str | Path, iteration: int | Non
             },
         )
 
-    missing = sum(not r["response_logprobs"] for r in out_rows)
+    missing = sum(r["response_logprobs"] is None for r in out_rows)
     run_stage(run.paths, ROLLOUT, i, inputs, body)
     if run.config.run.iterations < i + 1:
         create_or_open(run_dir, None, i + 1)

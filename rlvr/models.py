@@ -102,6 +102,17 @@ def resolve(name: str) -> Path:
     return model_dir(name)
 
 
+def model_folder(cfg) -> Path | None:
+    """The configured model's folder (cfg: rlvr.config.Config): model.path, or the prepared
+    model.name (a ModelError saying `rlvr models prepare NAME` when it is not prepared), or None
+    for the embedded tiny model (rlvr.tiny.base_model builds that one)."""
+    if cfg.model.path:
+        return Path(cfg.model.path)
+    if cfg.model.name:
+        return resolve(cfg.model.name)
+    return None
+
+
 def gguf_path(src: ModelSource) -> Path:
     """The GGUF file inside the installed package, found without importing the package."""
     spec = importlib.util.find_spec(src.module)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from rlvr.config import Config
 from rlvr.errors import DiskSpaceError, RlvrError
+from rlvr.models import model_folder
 
 WEIGHT_GLOBS = ("*.safetensors", "pytorch_model*.bin", "*.gguf")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
@@ -65,6 +66,8 @@ def check_model(path: Path) -> list[str]:
 def _check_tokenizer(path: Path, where: str) -> list[str]:
     from transformers import AutoTokenizer
 
+    from rlvr.prompts import chat_text
+
     try:
         tok = AutoTokenizer.from_pretrained(path)
     except Exception as err:
@@ -73,7 +76,7 @@ def _check_tokenizer(path: Path, where: str) -> list[str]:
     if not tok.chat_template:
         return [f"{where} has no chat template: prompts are given to the model as plain text"]
     try:
-        tok.apply_chat_template([{"role": "user", "content": "1 + 1?"}], add_generation_prompt=True, tokenize=False)
+        chat_text(tok, [{"role": "user", "content": "1 + 1?"}])
     except Exception as err:
         first = (str(err).strip().splitlines() or [""])[0][:200]
         raise PreflightError(f"{where}: its chat template fails on a user message ({type(err).__name__}: {first})") from None
@@ -119,18 +122,6 @@ def check_writable(run_dir: Path) -> None:
 
 def model_bytes(path: Path) -> int:
     return sum(f.stat().st_size for g in WEIGHT_GLOBS for f in path.glob(g))
-
-
-def model_folder(cfg: Config) -> Path | None:
-    """The configured model's folder: model.path, or the prepared model.name (a ModelError saying
-    `rlvr models prepare NAME` when it is not prepared), or None for the embedded tiny model."""
-    if cfg.model.path:
-        return Path(cfg.model.path)
-    if cfg.model.name:
-        from rlvr.models import resolve
-
-        return resolve(cfg.model.name)
-    return None
 
 
 def check_disk(cfg: Config, run_dir: Path) -> None:

@@ -3,23 +3,41 @@
 The user turn is the problems' `prompt` column (the dataset's template already applied by
 rlvr.datasets at prepare). Few-shot examples are inline turns (prompt.few_shot = [...]) or the
 rows of the problem's own dataset whose split is 'few_shot' (prompt.few_shot = N), each a user
-turn and an assistant turn (prompt.few_shot_response). rlvr.sampler turns the messages into text
-and token ids through the model's chat template; rollout, evaluate, the tiny model's warm-up and
-`rlvr prompts` all build their prompts here, so they agree token for token.
+turn and an assistant turn (prompt.few_shot_response). The model's chat template then turns the
+turns into text and token ids.
 
-Test: pytest tests/test_datasets.py -k prompt
+One path: `prompt_ids` (problem rows + `[prompt]` -> the exact token ids of each prompt) is what
+rollout, evaluate, `rlvr import`, the tiny model's warm-up, `rlvr prompts` and the benchmarks call;
+no other code applies a chat template (tests/test_prompt_path.py checks both: every consumer gives
+the same ids, and no other module renders).
+
+Test: pytest tests/test_prompt_path.py tests/test_datasets.py -k prompt
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
-
-import pyarrow.parquet as pq
 
 from rlvr.config import PromptSection
 from rlvr.datasets import FEW_SHOT, fill
-from rlvr.sampler import Messages
+
+Messages = list[dict[str, str]]  # chat turns: {"role": "system" | "user" | "assistant", "content": ...}
+
+
+def chat_text(tok, chat: str | Messages) -> str:
+    """The exact text chat turns become: the chat template over them plus the assistant header;
+    without a chat template, the turns' contents joined by blank lines (a lone user turn as is).
+    A plain string is one user turn. (The template step of `prompt_ids`: library code calls that.)"""
+    turns = [{"role": "user", "content": chat}] if isinstance(chat, str) else chat
+    if tok.chat_template:
+        return tok.apply_chat_template(turns, add_generation_prompt=True, tokenize=False)
+    return "\n\n".join(m["content"] for m in turns)
+
+
+def chat_ids(tok, chat: str | Messages) -> list[int]:
+    """Token ids of `chat_text`: the chat template already holds the special tokens, plain text gets
+    the tokenizer's."""
+    return tok(chat_text(tok, chat), add_special_tokens=not tok.chat_template)["input_ids"]
 
 
 def example_turns(rows: list[dict], prompt: PromptSection) -> dict[str | None, Messages]:
@@ -48,47 +66,9 @@ def conversations(rows: list[dict], prompt: PromptSection, split: str) -> dict[s
     return {r["prompt_id"]: messages(r, prompt, shots) for r in rows if r["split"] == split}
 
 
-def preview(target: str | Path, n: int = 3, split: str = "train") -> list[dict]:
-    """The first n prompts of a config file or a run folder exactly as the model gets them: text
-    (after the chat template) and token count. A run uses its own problems and policy v0's tokenizer
-    once prepared; a config loads its datasets and the model's tokenizer (the embedded tiny model
-    is built if needed)."""
-    from transformers import AutoTokenizer
-
-    from rlvr.config import load_config
-    from rlvr.datasets import load_problems
-    from rlvr.run import open_run
-    from rlvr.sampler import render_prompt_ids, render_prompt_text
-    from rlvr.schema import PREPARE
-    from rlvr.store import read_record
-    from rlvr.tiny import ensure_tiny_model
-
-    target = Path(target)
-    rows, tok_dir = None, None
-    if target.is_dir():
-        run = open_run(target)
-        cfg = run.config
-        if (rec := read_record(run.paths.record(PREPARE, None))) is not None:
-            rows = pq.read_table(rec.parquet_files(run.paths.root)).to_pylist()
-            tok_dir = run.paths.policy_dir(0)
-    else:
-        cfg = load_config(target)
-    if rows is None:
-        rows = load_problems(cfg.task, cfg.prompt)
-        tok_dir = Path(cfg.model.path) if cfg.model.path else ensure_tiny_model(cfg)
-    tok = AutoTokenizer.from_pretrained(tok_dir)
-    chats = conversations(rows, cfg.prompt, split)
-    of = {r["prompt_id"]: r for r in rows}
-    out = []
-    for pid in sorted(chats)[:n]:
-        text = render_prompt_text(tok, chats[pid])
-        out.append(
-            {
-                "prompt_id": pid,
-                "dataset": of[pid].get("dataset"),
-                "split": split,
-                "text": text,
-                "tokens": len(render_prompt_ids(tok, chats[pid])),
-            }
-        )
-    return out
+def prompt_ids(tok, rows: list[dict], prompt: PromptSection, split: str) -> dict[str, list[int]]:
+    """prompt_id -> the exact token ids the model gets for each problem of one split ('train' |
+    'test'): [prompt] system turn, few-shot turns, the problem's user turn, the chat template and the
+    assistant header. `rows` are all of a run's problems (its few-shot rows among them). The one
+    function that renders a prompt."""
+    return {pid: chat_ids(tok, chat) for pid, chat in conversations(rows, prompt, split).items()}

@@ -1,4 +1,4 @@
-"""The transformers sampler and the prompt side of rollout: seeds, chat-template rendering, and G
+"""The transformers sampler and the seeds of rollout: derive_seed, and G
 sampled responses per prompt with the sampling policy's per-token logprobs (the rollout stage
 itself is rlvr.stages.rollout; engines.py chooses between this sampler and vLLM).
 
@@ -6,8 +6,8 @@ The transformers engine is a plain KV-cache decode loop rather than `model.gener
 RL needs three things `generate` does not give cleanly: one RNG per sample (so a response
 depends only on (seed, iteration, prompt_id, sample_idx), not on how rows were batched), the
 exact logprob of each sampled token under the temperature-scaled distribution the trainer will
-recompute, and a finish reason. Prompts are rendered once, here, with the tokenizer's chat
-template; engines receive token ids.
+recompute, and a finish reason. Engines receive token ids: prompts are rendered by
+rlvr.prompts.prompt_ids, the one function that applies the chat template.
 
 Logprob convention: log_softmax(logits / temperature) at the sampled token (top-p not applied),
 the same quantity rlvr.grpo.token_logprobs computes in the update. Greedy (temperature 0) records
@@ -29,26 +29,6 @@ def derive_seed(seed: int, iteration: int, prompt_id: str, sample_idx: int) -> i
     """A 63-bit seed that depends on exactly these four things (STYLE rule 7)."""
     h = hashlib.sha256(f"{seed}/{iteration}/{prompt_id}/{sample_idx}".encode()).digest()
     return int.from_bytes(h[:8], "little") & ((1 << 63) - 1)
-
-
-Messages = list[dict[str, str]]  # chat turns: {"role": "system" | "user" | "assistant", "content": ...}
-
-
-def render_prompt_text(tok: PreTrainedTokenizerBase, prompt: str | Messages) -> str:
-    """The exact text a prompt becomes: the chat template over its turns plus the assistant header;
-    without a chat template, the turns' contents joined by blank lines (a lone user turn as is).
-    A plain string is one user turn."""
-    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
-    if tok.chat_template:
-        return tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-    return "\n\n".join(m["content"] for m in messages)
-
-
-def render_prompt_ids(tok: PreTrainedTokenizerBase, prompt: str | Messages) -> list[int]:
-    """Token ids of a prompt (one user turn, or chat turns) plus the assistant header: render_prompt_text
-    tokenised; the chat template already holds the special tokens, plain text gets the tokenizer's."""
-    text = render_prompt_text(tok, prompt)
-    return tok(text, add_special_tokens=not tok.chat_template)["input_ids"]
 
 
 @dataclass(frozen=True)

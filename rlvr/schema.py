@@ -32,6 +32,9 @@ PROBLEMS = pa.schema(
         pa.field("task", pa.string(), nullable=False),
         pa.field("split", pa.string(), nullable=False),  # "train" | "test" | "few_shot" (prompt.few_shot = N examples)
         pa.field("prompt", pa.string(), nullable=False),  # user message (template applied), before any chat template
+        # the dataset's own problem text, before the template (`rlvr import` matches either); NULL in runs
+        # prepared before the column existed
+        pa.field("question", pa.string()),
         pa.field("answer", pa.string(), nullable=False),  # ground truth, as text
         pa.field("tests", pa.string()),  # code tasks: test program; null otherwise
         pa.field("sources", pa.list_(pa.string())),  # retrieval tasks: source passages
@@ -47,8 +50,9 @@ ROLLOUTS = pa.schema(
         pa.field("sample_idx", pa.int32(), nullable=False),  # 0..G-1 inside the group
         pa.field("prompt_token_ids", pa.list_(pa.int32()), nullable=False),
         pa.field("response_token_ids", pa.list_(pa.int32()), nullable=False),
-        # log p(token) of each sampled token under the sampling policy, logits / temperature
-        pa.field("response_logprobs", pa.list_(pa.float32()), nullable=False),
+        # log p(token) of each sampled token under the sampling policy, logits / temperature; NULL for an
+        # imported response given without them (`rlvr import`: the trainer computes them under v_i)
+        pa.field("response_logprobs", pa.list_(pa.float32())),
         pa.field("response_text", pa.string(), nullable=False),
         pa.field("num_response_tokens", pa.int32(), nullable=False),
         pa.field("finish_reason", pa.string(), nullable=False),  # "stop" | "length"
@@ -167,7 +171,17 @@ def _arrow_schema(row: type) -> pa.Schema:
 UPDATES = _arrow_schema(StepMetrics)
 
 # evaluate(i)'s verdict columns: the same as training's, taken from SCORES (the same verifiers and weights)
-EVAL_SCORE_COLUMNS = ("task", "extracted_answer", "format_ok", "correct", "reward", "verifier", "verifier_error", "reason")
+EVAL_SCORE_COLUMNS = (
+    "task",
+    "extracted_answer",
+    "extraction",
+    "format_ok",
+    "correct",
+    "reward",
+    "verifier",
+    "verifier_error",
+    "reason",
+)
 EVALS = pa.schema(
     [
         pa.field("iteration", pa.int32(), nullable=False),  # = policy_version: evaluate(i) scores policy v_i

@@ -28,13 +28,11 @@ from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from rlvr import datasets, engines, prompts, retention
-from rlvr.config import Config
 from rlvr.errors import RlvrError
 from rlvr.lineage import StageOrderError, stage_inputs, upstream
-from rlvr.models import resolve as resolve_model
 from rlvr.progress import progress
 from rlvr.run import Run, open_run
-from rlvr.sampler import Messages, Request, Sampling, derive_seed, render_prompt_ids
+from rlvr.sampler import Request, Sampling, derive_seed
 from rlvr.schema import (
     EVAL_SCORE_COLUMNS,
     EVALS,
@@ -49,7 +47,7 @@ from rlvr.schema import (
     shard_name,
 )
 from rlvr.store import CommitRecord, Outcome, StageTx, maybe_fault, read_record, run_stage, write_table
-from rlvr.tiny import ensure_tiny_model
+from rlvr.tiny import base_model
 from rlvr.update import UpdateSpec, load_policy, resolve_device, run_update
 from rlvr.verify import code as code_sandbox
 from rlvr.verify import scoring
@@ -144,15 +142,6 @@ def _check_sandbox(cfg) -> None:
         raise SandboxUnavailable(f"the task has code problems, and {problem}")
 
 
-def base_model(cfg: Config) -> Path:
-    """Policy v0's source folder: model.path, else the prepared model.name, else the tiny model."""
-    if cfg.model.path:
-        return Path(cfg.model.path)
-    if cfg.model.name:
-        return resolve_model(cfg.model.name)
-    return ensure_tiny_model(cfg)
-
-
 def prepare(run_dir: str | Path) -> StageResult:
     """problems/*.parquet from the configured datasets (each source file's sha256 recorded), and policy
     v0 from the configured model. Once committed, the run uses its own copy of the problems: a
@@ -219,9 +208,11 @@ def _problem_rows(run: Run, problems: CommitRecord) -> list[dict]:
     return pq.read_table(problems.parquet_files(run.paths.root)).to_pylist()
 
 
-def _split_prompts(run: Run, problems: CommitRecord, split: str) -> dict[str, Messages]:
-    """prompt_id -> chat turns ([prompt] system, few-shot, the user turn) of one split ('train' | 'test')."""
-    return prompts.conversations(_problem_rows(run, problems), run.config.prompt, split)
+def _prompt_ids(run: Run, problems: CommitRecord, i: int, split: str) -> dict[str, list[int]]:
+    """prompt_id -> the token ids policy v_i gets for each problem of one split ('train' | 'test'):
+    rlvr.prompts.prompt_ids with v_i's tokenizer, the one path every consumer shares."""
+    tok = AutoTokenizer.from_pretrained(run.paths.policy_dir(i))
+    return prompts.prompt_ids(tok, _problem_rows(run, problems), run.config.prompt, split)
 
 
 def _first_prompts(run: Run, problems: CommitRecord, ids: list[str], i: int) -> list[str]:
@@ -252,7 +243,7 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
 
     def body(tx: StageTx) -> Outcome:
         _require_weights(run, i, f"rollout({i})")
-        text = _split_prompts(run, problems, "train")
+        text = _prompt_ids(run, problems, i, "train")
         tok, got, device = _policy_engine(run, i)
         log.info(
             "rollout %d: %s engine (%s), start %.1fs, weight load %.2fs",
@@ -340,7 +331,7 @@ def _generate(
     run: Run,
     i: int,
     prompt_ids: list[str],
-    text: dict[str, Messages],
+    text: dict[str, list[int]],
     out: Path,
     *,
     first_shard: int,
@@ -349,14 +340,12 @@ def _generate(
     seed_tag: str = "",
     label: str = "rollout",
 ) -> dict:
-    """`samples` (default rollout.group_size) responses for each prompt id, written as shards
+    """`samples` (default rollout.group_size) responses for each prompt id (`text`: its token ids), written as shards
     part-{first_shard + k}; returns counts. `seed_tag` keeps evaluation seeds apart from training's."""
     cfg = run.config
     G = samples or cfg.rollout.group_size
     requests = [
-        Request(pid, s, render_prompt_ids(tok, text[pid]), derive_seed(cfg.run.seed, i, seed_tag + pid, s))
-        for pid in prompt_ids
-        for s in range(G)
+        Request(pid, s, text[pid], derive_seed(cfg.run.seed, i, seed_tag + pid, s)) for pid in prompt_ids for s in range(G)
     ]
     sampling = sampling or Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
     context = _max_model_len(run.paths.policy_dir(i))
@@ -440,7 +429,7 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
     def body(tx: StageTx) -> Outcome:
         _require_weights(run, i, f"evaluate({i})")
         problem_files = problems.parquet_files(paths.root)
-        text = _split_prompts(run, problems, "test")
+        text = _prompt_ids(run, problems, i, "test")
         if not text:
             raise ValueError(
                 "evaluation needs held-out problems but this run has none (task.n_test = 0): "

@@ -29,7 +29,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from rlvr import datasets, prompts
 from rlvr.config import Config
-from rlvr.sampler import Messages, render_prompt_text
+from rlvr.models import model_folder
 
 log = logging.getLogger("rlvr")
 SPECIALS = ["<pad>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
@@ -106,19 +106,20 @@ def _warmup(
     model: LlamaForCausalLM,
     tok: PreTrainedTokenizerFast,
     rows: list[dict],
-    chats: dict[str, Messages],
+    prompt_ids: dict[str, list[int]],
     steps: int,
     seed: int,
     lure: float = 0.0,
 ) -> None:
-    """Supervised pass on prompt (as rollout renders it) -> '<answer>N</answer><|end|>', loss on the response only.
+    """Supervised pass on prompt (its ids from rlvr.prompts.prompt_ids, as rollout renders it) -> the
+    target response + <|end|>, loss on the response only.
     With `lure` > 0, that fraction of the arithmetic examples teaches lure_target instead."""
     if steps == 0:
         return
     g = torch.Generator().manual_seed(seed)
     examples = []  # per row: (prompt ids, right answer ids, habit answer ids or None)
     for r in rows:
-        p_ids = tok(render_prompt_text(tok, chats[r["prompt_id"]]), add_special_tokens=False)["input_ids"]
+        p_ids = prompt_ids[r["prompt_id"]]
         a_ids = tok(target(r), add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
         bad = lure_target(r) if lure > 0 else None
         examples.append(
@@ -179,7 +180,7 @@ def ensure_tiny_model(cfg: Config) -> Path:
         model,
         tok,
         [r for r in rows if r["split"] == "train"],
-        chats,
+        prompts.prompt_ids(tok, rows, cfg.prompt, "train"),
         cfg.model.tiny_warmup_steps,
         cfg.task.seed,
         cfg.model.tiny_lure,
@@ -193,6 +194,12 @@ def ensure_tiny_model(cfg: Config) -> Path:
     except OSError:  # another process built it first; theirs is identical
         shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def base_model(cfg: Config) -> Path:
+    """Policy v0's source folder: model.path, else the prepared model.name, else the embedded tiny
+    model (built on first use). prepare copies it; `rlvr prompts` reads its tokenizer."""
+    return model_folder(cfg) or ensure_tiny_model(cfg)
 
 
 if __name__ == "__main__":

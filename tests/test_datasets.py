@@ -18,7 +18,7 @@ from rlvr import datasets, prompts
 from rlvr.config import Config, ConfigError, parse_config
 from rlvr.datasets import DatasetError
 from rlvr.errors import RlvrError
-from rlvr.sampler import render_prompt_ids, render_prompt_text
+from rlvr.prompts import chat_ids, chat_text
 from rlvr.stages import mixture_prompts
 from rlvr.tiny import build_tokenizer
 
@@ -176,10 +176,10 @@ def test_few_shot_rows_render_token_for_token_through_the_chat_template(tmp_path
     tok = build_tokenizer([r["question"] + r["answer"] for r in ROWS])
     ids = tok.apply_chat_template(expected, add_generation_prompt=True, tokenize=True)
     ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
-    assert render_prompt_ids(tok, chat) == list(ids)
+    assert chat_ids(tok, chat) == list(ids)
     tok.chat_template = None  # no chat template: the turns as plain text
-    assert render_prompt_text(tok, chat) == "\n\n".join(m["content"] for m in expected)
-    assert render_prompt_text(tok, "just this") == "just this"
+    assert chat_text(tok, chat) == "\n\n".join(m["content"] for m in expected)
+    assert chat_text(tok, "just this") == "just this"
 
 
 # ---- bad input: one line naming file, row and column ------------------------------------------

@@ -100,10 +100,11 @@ def test_import_is_verified_and_trained_on(imported: Path, source: list[dict]) -
     assert pending(open_run(imported)) == []  # and so does `rlvr resume`'s plan: nothing left to do
     got = run_sql(
         imported,
-        "SELECT engine, model, count(*) AS n, count(DISTINCT prompt_id) AS p, sum(len(response_logprobs) = 0) "
-        "AS missing FROM rollouts GROUP BY ALL",
+        "SELECT engine, model, count(*) AS n, count(DISTINCT prompt_id) AS p, count(*) FILTER (response_logprobs IS NULL) "
+        "AS missing, count(*) FILTER (len(response_logprobs) = 0) AS empty FROM rollouts GROUP BY ALL",
     ).to_pylist()
-    assert got == [{"engine": "import", "model": "tiny-seed99", "n": 1000, "p": 125, "missing": 500}]
+    # missing logprobs are NULL (not given), never an empty list (a response of no tokens)
+    assert got == [{"engine": "import", "model": "tiny-seed99", "n": 1000, "p": 125, "missing": 500, "empty": 0}]
     same = run_sql(imported, "SELECT count(*) AS n FROM rollouts AS r, problems AS p WHERE r.prompt_id = p.prompt_id").to_pylist()
     assert same == [{"n": 1000}]
     # the text-only half was tokenized as the sampler would have: the same tokens (+ EOS) as the source
@@ -232,11 +233,13 @@ def test_bad_import_files_write_nothing(imported: Path, tmp_path: Path, source: 
             r"no column response / response_text / completion; the file's columns are prompt_id",
         ),
         "noid.jsonl": ([{"response": "x"}], "no column prompt_id / prompt"),
-        "unknown.jsonl": ([ok, {**ok, "prompt_id": "nope"}], "row 1: column prompt_id = 'nope' is not a problem of this run"),
-        "text.jsonl": ([{"prompt": "What is 1?", "response": "x"}], "row 0: column prompt = 'What is 1?' matches no problem"),
+        "unknown.jsonl": ([ok, {**ok, "prompt_id": "nope"}], "line 2: column prompt_id = 'nope' is not a problem of this run"),
+        "text.jsonl": ([{"prompt": "What is 1?", "response": "x"}], "line 1: column prompt = 'What is 1?' matches no problem"),
         "heldout.jsonl": ([{**ok, "prompt_id": test_id}], "is a held-out problem"),
-        "lp.jsonl": ([ok, {**ok, "logprobs": [-0.1]}], "row 1: column logprobs has 1 values; expected"),
+        "lp.jsonl": ([ok, {**ok, "logprobs": [-0.1]}], "line 2: column logprobs has 1 values; expected"),
         "notjson.jsonl": (b'{"prompt_id": "a", "response": "x"}\nnot json\n', "line 2: not a UTF-8 JSON object"),
+        # lines are counted as in the file, blank ones included (as dataset errors count them)
+        "blank.jsonl": (b'\n{"prompt_id": "nope", "response": "x"}\n', "line 2: column prompt_id = 'nope' is not"),
         "latin1.jsonl": (b'{"prompt_id": "a", "response": "caf\xe9"}\n', "line 1: not a UTF-8 JSON object"),
     }
     for name, (rows, message) in cases.items():

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import torch
 
-from rlvr.sampler import Request, Sampling, derive_seed, generate_transformers, render_prompt_ids, sample_batch
+from rlvr.prompts import chat_ids
+from rlvr.sampler import Request, Sampling, derive_seed, generate_transformers, sample_batch
 from rlvr.update import load_policy
 
 PROMPTS = [
@@ -16,11 +17,7 @@ PROMPTS = [
 
 
 def _requests(tok, g: int = 4) -> list[Request]:
-    return [
-        Request(f"p{k}", s, render_prompt_ids(tok, p), derive_seed(0, 0, f"p{k}", s))
-        for k, p in enumerate(PROMPTS)
-        for s in range(g)
-    ]
+    return [Request(f"p{k}", s, chat_ids(tok, p), derive_seed(0, 0, f"p{k}", s)) for k, p in enumerate(PROMPTS) for s in range(g)]
 
 
 def test_seed_depends_on_all_four_parts() -> None:
@@ -34,7 +31,7 @@ def test_seed_depends_on_all_four_parts() -> None:
 
 def test_chat_template_is_applied(tiny_model: Path) -> None:
     _, tok = load_policy(tiny_model, torch.device("cpu"))
-    text = tok.decode(render_prompt_ids(tok, "hi"))
+    text = tok.decode(chat_ids(tok, "hi"))
     assert text == "<|user|>hi<|end|><|assistant|>"
 
 
@@ -60,13 +57,13 @@ def test_recorded_logprobs_match_a_full_forward(tiny_model: Path) -> None:
     model, tok = load_policy(tiny_model, torch.device("cpu"))
     (smp,) = sample_batch(
         model,
-        [render_prompt_ids(tok, PROMPTS[0])],
+        [chat_ids(tok, PROMPTS[0])],
         [7],
         sampling=Sampling(8, 0.8, 1.0),
         eos_ids={tok.eos_token_id},
         pad_id=tok.pad_token_id,
     )
-    prompt = render_prompt_ids(tok, PROMPTS[0])
+    prompt = chat_ids(tok, PROMPTS[0])
     ids = torch.tensor([prompt + smp.token_ids])
     with torch.no_grad():
         logp = torch.log_softmax(model(input_ids=ids).logits[0, :-1] / 0.8, -1)  # (T-1, V)
@@ -76,7 +73,7 @@ def test_recorded_logprobs_match_a_full_forward(tiny_model: Path) -> None:
 
 def test_greedy_matches_transformers_generate(tiny_model: Path) -> None:
     model, tok = load_policy(tiny_model, torch.device("cpu"))
-    prompt = render_prompt_ids(tok, PROMPTS[1])
+    prompt = chat_ids(tok, PROMPTS[1])
     (smp,) = sample_batch(
         model, [prompt], [0], sampling=Sampling(10, 0.0, 1.0), eos_ids={tok.eos_token_id}, pad_id=tok.pad_token_id
     )

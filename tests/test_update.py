@@ -16,8 +16,8 @@ import torch
 
 from rlvr import stages
 from rlvr.config import Config, UpdateSection
+from rlvr.prompts import chat_ids
 from rlvr.run import create_or_open
-from rlvr.sampler import render_prompt_ids
 from rlvr.store import FAULT_ENV
 from rlvr.update import (
     TrainRow,
@@ -48,7 +48,7 @@ def _steps(model, rows, cfg: UpdateSection, pad: int, **kw) -> list[dict]:
 
 
 def _good_bad(model, tok) -> list[TrainRow]:
-    prompt = render_prompt_ids(tok, "What is 3 + 4? Put the final answer inside <answer></answer>.")
+    prompt = chat_ids(tok, "What is 3 + 4? Put the final answer inside <answer></answer>.")
     rows = []
     for text, adv in (("<answer>7</answer>", 1.0), ("<answer>8</answer>", -1.0)):
         resp = tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
@@ -110,7 +110,7 @@ def test_micro_batches_respect_the_token_budget() -> None:
 
 def test_micro_batches_accumulate_to_the_same_gradient(tiny_model: Path) -> None:
     _, tok = load_policy(tiny_model, torch.device("cpu"))
-    prompt = render_prompt_ids(tok, "What is 1 + 1? Put the final answer inside <answer></answer>.")
+    prompt = chat_ids(tok, "What is 1 + 1? Put the final answer inside <answer></answer>.")
     rows = [
         TrainRow(
             prompt,
@@ -306,7 +306,7 @@ def test_chunked_response_logprobs_equal_full_logits(tiny_model: Path, monkeypat
 
     monkeypatch.setattr(upd, "HEAD_CHUNK_TOKENS", 5)  # force several chunks
     model, tok = load_policy(tiny_model, torch.device("cpu"))
-    prompt = render_prompt_ids(tok, "What is 2 + 9? Put the final answer inside <answer></answer>.")
+    prompt = chat_ids(tok, "What is 2 + 9? Put the final answer inside <answer></answer>.")
     rows = [
         TrainRow(prompt[: 10 + k], tok(f"<answer>{k}{k}</answer>", add_special_tokens=False)["input_ids"], [0.0] * 9, 1.0)
         for k in range(3)

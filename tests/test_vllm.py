@@ -14,9 +14,10 @@ import torch
 
 from rlvr import engines
 from rlvr.config import Config, RolloutSection
+from rlvr.prompts import chat_ids
 from rlvr.query import run_sql
 from rlvr.run import create_or_open
-from rlvr.sampler import Request, Sampling, derive_seed, render_prompt_ids
+from rlvr.sampler import Request, Sampling, derive_seed
 from rlvr.schema import ROLLOUT
 from rlvr.store import read_record
 from rlvr.update import load_policy
@@ -48,9 +49,7 @@ def engine(vllm_python: str, tiny_model: Path):
 
 def _requests(tok, g: int, seed: int = 0) -> list[Request]:
     return [
-        Request(f"p{k}", s, render_prompt_ids(tok, p), derive_seed(seed, 0, f"p{k}", s))
-        for k, p in enumerate(PROMPTS)
-        for s in range(g)
+        Request(f"p{k}", s, chat_ids(tok, p), derive_seed(seed, 0, f"p{k}", s)) for k, p in enumerate(PROMPTS) for s in range(g)
     ]
 
 
@@ -91,7 +90,7 @@ def test_a_full_iteration_worth_of_seeded_requests(engine, tiny_model: Path) -> 
         Request(
             f"q{k}",
             s,
-            render_prompt_ids(tok, f"What is {k} + {k % 7}? Put the final answer inside <answer></answer>."),
+            chat_ids(tok, f"What is {k} + {k % 7}? Put the final answer inside <answer></answer>."),
             derive_seed(0, 0, f"q{k}", s),
         )
         for k in range(32)

@@ -331,6 +331,12 @@ def _cell(rec: Record, cols: dict[str, str | None], field: str) -> Any:
     return None if col is None else rec.values[col]
 
 
+def prompt_id(name: str, ident: str) -> str:
+    """A row's prompt id: its own id behind the dataset's name, which keeps a mixture's datasets
+    apart; an own id that already starts with that name and '-' ('mul-22' in dataset 'mul') is kept."""
+    return ident if ident.startswith(f"{name}-") else f"{name}-{ident}"
+
+
 def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dict]:
     """PROBLEMS rows of one own dataset (prompt not yet templated; split None where the file has none)."""
     cols = resolve_columns(ds, records)
@@ -360,9 +366,13 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
             )
         raw_id = _cell(rec, cols, "id")
         ident = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else f"{n:06d}"
-        if ident in seen:
-            raise DatasetError(f"{rec.where}, column {cols['id']!r}: id {ident!r} repeats {seen[ident]}; ids must be unique")
-        seen[ident] = rec.where
+        pid = prompt_id(name, ident)
+        if pid in seen:
+            raise DatasetError(
+                f"{rec.where}, column {cols['id']!r}: id {ident!r} repeats {seen[pid]} (both are prompt id {pid!r}); "
+                "ids must be unique"
+            )
+        seen[pid] = rec.where
         split = None
         if cols["split"] is not None and (raw := _cell(rec, cols, "split")) is not None:
             split = SPLITS.get(str(raw).strip().lower())
@@ -385,7 +395,7 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
             meta["solution"] = gold
         rows.append(
             {
-                "prompt_id": f"{name}-{ident}",
+                "prompt_id": pid,
                 "task": task,
                 "split": split,
                 "prompt": prompt,

@@ -377,3 +377,24 @@ def test_every_shipped_gold_passes_the_check() -> None:
     for gold in [r["answer"] for r in GSM + ROWS]:
         assert datasets.working_hint(gold, ds) is None
         assert datasets.unscorable([datasets.extract_answer(gold, ds)], task="math") == [None]
+
+
+def test_an_own_id_that_already_carries_the_dataset_prefix_is_not_doubled(tmp_path: Path) -> None:
+    rows = [{"id": "mul-22", "prompt": "6 * 7?", "answer": "42"}, {"id": "7", "prompt": "1 + 1?", "answer": "2"}]
+    got = _load({"path": str(_write_jsonl(tmp_path / "mul.jsonl", rows))})
+    assert sorted(r["prompt_id"] for r in got) == ["mul-22", "mul-7"]
+    # 'mul-22' and '22' would both be prompt id 'mul-22': a repeat, named
+    rows.append({"id": "22", "prompt": "2 * 11?", "answer": "22"})
+    msg = _error(tmp_path, "mul.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
+    assert "line 3, column 'id': id '22' repeats" in msg and "line 1" in msg and "'mul-22'" in msg
+    # across a mixture the prefix still keeps ids apart: 'add' rows with the same own ids
+    other = _write_jsonl(
+        tmp_path / "add.jsonl", [{"id": "mul-22", "prompt": "p", "answer": "1"}, {"id": "x", "prompt": "q", "answer": "2"}]
+    )
+    cfg = Config.model_validate(
+        {"task": {"datasets": [{"path": str(tmp_path / "mul.jsonl"), "name": "mul"}, {"path": str(other)}]}}
+    )
+    rows[2]["id"] = "8"
+    _write_jsonl(tmp_path / "mul.jsonl", rows)
+    ids = [r["prompt_id"] for r in datasets.load_problems(cfg.task, cfg.prompt)]
+    assert sorted(ids) == ["add-mul-22", "add-x", "mul-22", "mul-7", "mul-8"]

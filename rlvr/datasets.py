@@ -9,7 +9,8 @@ split = 'few_shot'.
 Own files: JSONL, JSON (a list of objects), CSV, Parquet (a file or a folder), and a folder
 written by HF datasets' `save_to_disk` (read with `datasets`, an optional extra). Every problem
 in a file is an error with its file, row and column (`DatasetError`), raised before anything is
-written. `source_digests` gives each source file's sha256, which prepare records.
+written; so is a gold no response can match (worked solutions kept whole, see `working_hint`, and
+golds the verifier never scores correct, `unscorable`). `source_digests` gives each source file's sha256, which prepare records.
 
 Test: pytest tests/test_datasets.py
 """
@@ -264,6 +265,58 @@ def extract_answer(gold: str, ds: DatasetSection) -> str | None:
 EXTRACT_HINT = {"gsm8k": "a final '#### <answer>' line", "boxed": "a \\boxed{...}", "regex": "a match of answer_regex"}
 
 
+# ---- golds no answer can match ------------------------------------------------------------
+# The verifier (rlvr/verify/sql/verify.sql) compares a response's final answer (an <answer> body, a
+# \boxed{} body, else its last number) with the gold, both normalised by macros.sql's norm_answer.
+# A gold that normalises to nothing or to NaN/infinity scores every response wrong; one that is
+# working rather than an answer scores wrong every response whose gold text is not symbolic, and
+# leaves the rest to math-verify's reading of the prose: a run that trains on (nearly) nothing,
+# silently. Both are refused at prepare instead, naming the row and the fix.
+# Multi-line prose is not refused: the verifier compares it without whitespace ('Paris\nFrance' =
+# 'Paris France'), and math-verify reads a symbolic one's last number (tests/test_datasets.py).
+
+GOLD_CHECKED = ("math", "exact", "retrieval")  # verifiers whose golds verify.sql compares as answers
+WORKING = (  # (a sign that the gold is a worked solution, the answer_extract that cuts its answer out)
+    ("####", "gsm8k"),  # GSM8K: "...working...\n#### 72"
+    ("\\boxed{", "boxed"),  # MATH: "... so the answer is $\\boxed{5}$."
+)
+# norm_answer as verify.sql computes it, and whether no answer can ever equal it there: an empty
+# one (`pred <> '' AND pred = gold`), or NaN/infinity (never correct, not_a_number), unless the gold
+# looks symbolic outside task 'exact' (then math-verify decides: 'inf' = '\infty').
+GOLD_FORMS = """
+SELECT list_transform($answers, lambda a: {'norm': norm_answer(a), 'symbolic': looks_symbolic(norm_answer(a)),
+                                           'nan': not_a_number(norm_answer(a))})
+"""
+
+
+def working_hint(gold: str, ds: DatasetSection) -> str | None:
+    """The answer_extract a gold kept whole under answer_extract = 'none' needs, when it holds a
+    worked solution (a GSM8K '#### ' line, a \\boxed{}); None when it may be an answer itself."""
+    if ds.answer_extract != "none" or ds.verifier not in GOLD_CHECKED:
+        return None
+    return next((extract for sign, extract in WORKING if sign in gold), None)
+
+
+def unscorable(answers: list[str], *, task: str) -> list[str | None]:
+    """For each gold answer of a problems `task`, why no response can be scored correct against it
+    by rlvr/verify/sql/verify.sql (its own macros decide), or None when one can."""
+    if task not in {VERIFIERS[v] for v in GOLD_CHECKED} | {"arithmetic"} or not answers:
+        return [None] * len(answers)
+    from rlvr.verify.scoring import connect  # DuckDB with the verifier's macros; only when checking
+
+    with connect() as con:
+        forms = con.execute(GOLD_FORMS, {"answers": answers}).fetchone()[0]
+    out: list[str | None] = []
+    for f in forms:
+        if f["norm"] == "":
+            out.append("normalises to nothing (whitespace, $, \\text{}, a leading + and a trailing . are dropped)")
+        elif f["nan"] and (task == "exact" or not f["symbolic"]):
+            out.append("is NaN or infinity, which the verifier never scores correct")
+        else:
+            out.append(None)
+    return out
+
+
 def _text(value: Any) -> str | None:
     if value is None:
         return None
@@ -276,6 +329,12 @@ def _cell(rec: Record, cols: dict[str, str | None], field: str) -> Any:
     if col is not None and col not in rec.values:
         raise DatasetError(f"{rec.where}: no column {col!r} (task.datasets.columns.{field}) in this row")
     return None if col is None else rec.values[col]
+
+
+def prompt_id(name: str, ident: str) -> str:
+    """A row's prompt id: its own id behind the dataset's name, which keeps a mixture's datasets
+    apart; an own id that already starts with that name and '-' ('mul-22' in dataset 'mul') is kept."""
+    return ident if ident.startswith(f"{name}-") else f"{name}-{ident}"
 
 
 def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dict]:
@@ -293,6 +352,12 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
             if ds.verifier != "code":
                 raise DatasetError(f"{rec.where}, column {cols['answer']!r}: empty answer; every problem needs a gold answer")
             gold = ""
+        if (extract := working_hint(gold, ds)) is not None:
+            raise DatasetError(
+                f"dataset {name!r}: {rec.where}, column {cols['answer']!r}: the gold {gold[-60:]!r} is a worked "
+                f"solution, not an answer (the verifier compares it whole with each response's final answer); did you mean answer_extract = {extract!r}? "
+                "(to keep such text as the gold: answer_extract = 'regex', answer_regex = '(?s).+')"
+            )
         answer = extract_answer(gold, ds) if gold else ""
         if answer is None:
             raise DatasetError(
@@ -301,9 +366,13 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
             )
         raw_id = _cell(rec, cols, "id")
         ident = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else f"{n:06d}"
-        if ident in seen:
-            raise DatasetError(f"{rec.where}, column {cols['id']!r}: id {ident!r} repeats {seen[ident]}; ids must be unique")
-        seen[ident] = rec.where
+        pid = prompt_id(name, ident)
+        if pid in seen:
+            raise DatasetError(
+                f"{rec.where}, column {cols['id']!r}: id {ident!r} repeats {seen[pid]} (both are prompt id {pid!r}); "
+                "ids must be unique"
+            )
+        seen[pid] = rec.where
         split = None
         if cols["split"] is not None and (raw := _cell(rec, cols, "split")) is not None:
             split = SPLITS.get(str(raw).strip().lower())
@@ -326,7 +395,7 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
             meta["solution"] = gold
         rows.append(
             {
-                "prompt_id": f"{name}-{ident}",
+                "prompt_id": pid,
                 "task": task,
                 "split": split,
                 "prompt": prompt,
@@ -339,6 +408,14 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
         )
     if not rows:
         raise DatasetError(f"dataset {name!r}: {ds.path} holds no rows")
+    checked = [k for k, r in enumerate(rows) if r["answer"]]  # code golds may be empty: its tests decide
+    faults = unscorable([rows[k]["answer"] for k in checked], task=task)
+    if (bad := next(((k, why) for k, why in zip(checked, faults, strict=True) if why), None)) is not None:
+        k, why = bad
+        raise DatasetError(
+            f"dataset {name!r}: {records[k].where}, column {cols['answer']!r}: the gold answer {rows[k]['answer']!r} {why}, "
+            "so every response would score wrong; fix or remove the row"
+        )
     return rows
 
 

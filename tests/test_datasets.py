@@ -217,7 +217,7 @@ def test_bad_input_is_one_line_naming_file_row_and_column(tmp_path: Path) -> Non
 def test_a_template_field_the_rows_lack_is_named(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "t.jsonl", ROWS[:3])
     with pytest.raises(DatasetError, match=r"prompt.template = .*no field \{hint\}"):
-        _load({"path": str(path)}, template="{prompt} {hint}")
+        _load({"path": str(path), "answer_extract": "gsm8k"}, template="{prompt} {hint}")
 
 
 def test_the_readme_example_is_a_valid_config_that_loads_a_gsm8k_file(tmp_path: Path) -> None:
@@ -273,3 +273,128 @@ def test_rlvr_train_on_a_bad_file_fails_in_one_line_before_creating_the_run(tmp_
     assert res.exit_code == 2 and "line 2, column 'question': empty prompt" in res.output
     assert len(res.output.strip().splitlines()) == 1 and str(path) in res.output
     assert not (tmp_path / "run").exists()
+
+
+# ---- golds the verifier can never match: refused at prepare, naming the row and the fix ----------
+
+
+def test_gsm8k_working_as_the_gold_is_refused_with_the_fix(tmp_path: Path) -> None:
+    """The default answer_extract = 'none' keeps the whole working as the gold: refused, not trained on."""
+    ok = b'{"question": "a?", "answer": "3"}\n'
+    gsm = json.dumps({"question": "b?", "answer": "Natalia sold 48/2 = <<48/2=24>>24 clips.\n#### 72"}).encode() + b"\n"
+    msg = _error(tmp_path, "gsm8k.jsonl", ok + gsm)
+    assert "dataset 'gsm8k'" in msg and "line 2, column 'answer'" in msg
+    assert "did you mean answer_extract = 'gsm8k'?" in msg
+    msg = _error(tmp_path, "words.jsonl", ok * 2 + gsm, verifier="exact")
+    assert "line 3, column 'answer'" in msg and "answer_extract = 'gsm8k'" in msg
+
+
+def test_a_boxed_solution_as_the_gold_is_refused_with_the_fix(tmp_path: Path) -> None:
+    row = {"problem": "x?", "solution": "Halve 10, so the answer is $\\boxed{5}$."}
+    msg = _error(tmp_path, "math.jsonl", json.dumps(row).encode() + b"\n")
+    assert "line 1, column 'solution'" in msg and "did you mean answer_extract = 'boxed'?" in msg
+    row = {"problem": "x?", "solution": "\\boxed{5}"}
+    assert "answer_extract = 'boxed'" in _error(tmp_path, "m.jsonl", json.dumps(row).encode() + b"\n", verifier="exact")
+
+
+@pytest.mark.parametrize(
+    ("answer", "dataset"),
+    [
+        ("$", {}),
+        (".", {"verifier": "exact"}),
+        ("\\text{}", {}),
+        ("+", {}),
+        ("nan", {}),
+        ("∞", {}),
+        ("inf", {"verifier": "exact"}),
+        ("Answer: $", {"answer_extract": "regex", "answer_regex": "Answer: (.+)"}),  # after extraction too
+        ("so\n#### .", {"answer_extract": "gsm8k"}),
+    ],
+)
+def test_a_gold_no_answer_can_equal_is_refused(tmp_path: Path, answer: str, dataset: dict) -> None:
+    ok = {"regex": "Answer: 3", "gsm8k": "#### 3"}.get(dataset.get("answer_extract", ""), "3")
+    rows = [{"question": "a?", "answer": ok}, {"question": "b?", "answer": answer}]
+    msg = _error(tmp_path, "d.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode(), **dataset)
+    assert (
+        "dataset 'd'" in msg
+        and "line 2, column 'answer'" in msg
+        and "every response would score wrong; fix or remove the row" in msg
+    )
+
+
+# (gold, verifier, a response the real verifier scores correct, or None: no response can be)
+GOLDS = [
+    ("42", "math", "<answer>42</answer>"),
+    ("1,000", "math", "<answer>1000</answer>"),
+    ("Paris\nFrance", "math", "<answer>Paris France</answer>"),  # multi-line prose: compared without whitespace
+    ("We have x = 2.\nThus the answer is 5.", "math", "<answer>5</answer>"),  # math-verify reads the last number
+    ("inf", "math", "<answer>\\infty</answer>"),  # symbolic: math-verify matches it
+    ("-", "math", "<answer>-</answer>"),
+    ("x \\in [0, 1]", "math", "<answer>[0,1]</answer>"),
+    ("7.0", "exact", "<answer>7.0</answer>"),
+    ("$", "math", None),
+    ("\\$", "math", None),
+    (".", "exact", None),
+    ("+", "math", None),
+    ("\\text{}", "math", None),
+    ("nan", "math", None),
+    ("NaN", "exact", None),
+    ("∞", "math", None),
+    ("inf", "exact", None),
+    ("Infinity", "exact", None),
+]
+
+
+def test_the_gold_check_agrees_with_the_verifier(tmp_path: Path) -> None:
+    """A gold is refused exactly when the real verify pass scores no answer correct against it: a
+    refused gold loses to its own text as the answer, an accepted one is matched by the response."""
+    from rlvr.config import VERIFIERS, VerifySection
+    from rlvr.verify import scoring
+    from tests.verify_inputs import write_inputs
+
+    problems = [{"prompt_id": f"p{k:02d}", "task": VERIFIERS[v], "answer": g} for k, (g, v, _) in enumerate(GOLDS)]
+    responses = [(f"p{k:02d}", r or f"<answer>{g}</answer>") for k, (g, _, r) in enumerate(GOLDS)]
+    rollouts, probs = write_inputs(tmp_path, problems, responses)
+    correct = {
+        r["prompt_id"]: r["correct"] for r in scoring.score(rollouts, probs, VerifySection(), max_new_tokens=16).to_pylist()
+    }
+    for k, (gold, verifier, response) in enumerate(GOLDS):
+        refused = datasets.unscorable([gold], task=VERIFIERS[verifier])[0] is not None
+        assert (refused, correct[f"p{k:02d}"]) == (response is None, response is not None), (gold, verifier)
+
+
+def test_every_shipped_gold_passes_the_check() -> None:
+    """The shipped tasks the check covers (numbers and strings: arithmetic, retrieval) and the
+    GSM8K-shaped test data under answer_extract = 'gsm8k' are never refused."""
+    from rlvr import data
+    from rlvr.config import TaskSection
+    from tests.test_datasets_e2e import GSM
+
+    for name in ("arithmetic", "retrieval"):
+        rows = data.one(TaskSection(name=name), name)
+        assert rows and datasets.unscorable([r["answer"] for r in rows], task=rows[0]["task"]) == [None] * len(rows)
+    ds = Config.model_validate({"task": {"datasets": [{"path": "x.jsonl", "answer_extract": "gsm8k"}]}}).task.datasets[0]
+    for gold in [r["answer"] for r in GSM + ROWS]:
+        assert datasets.working_hint(gold, ds) is None
+        assert datasets.unscorable([datasets.extract_answer(gold, ds)], task="math") == [None]
+
+
+def test_an_own_id_that_already_carries_the_dataset_prefix_is_not_doubled(tmp_path: Path) -> None:
+    rows = [{"id": "mul-22", "prompt": "6 * 7?", "answer": "42"}, {"id": "7", "prompt": "1 + 1?", "answer": "2"}]
+    got = _load({"path": str(_write_jsonl(tmp_path / "mul.jsonl", rows))})
+    assert sorted(r["prompt_id"] for r in got) == ["mul-22", "mul-7"]
+    # 'mul-22' and '22' would both be prompt id 'mul-22': a repeat, named
+    rows.append({"id": "22", "prompt": "2 * 11?", "answer": "22"})
+    msg = _error(tmp_path, "mul.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
+    assert "line 3, column 'id': id '22' repeats" in msg and "line 1" in msg and "'mul-22'" in msg
+    # across a mixture the prefix still keeps ids apart: 'add' rows with the same own ids
+    other = _write_jsonl(
+        tmp_path / "add.jsonl", [{"id": "mul-22", "prompt": "p", "answer": "1"}, {"id": "x", "prompt": "q", "answer": "2"}]
+    )
+    cfg = Config.model_validate(
+        {"task": {"datasets": [{"path": str(tmp_path / "mul.jsonl"), "name": "mul"}, {"path": str(other)}]}}
+    )
+    rows[2]["id"] = "8"
+    _write_jsonl(tmp_path / "mul.jsonl", rows)
+    ids = [r["prompt_id"] for r in datasets.load_problems(cfg.task, cfg.prompt)]
+    assert sorted(ids) == ["add-mul-22", "add-x", "mul-22", "mul-7", "mul-8"]

@@ -31,6 +31,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 app = typer.Typer(
     help="RLVR: GRPO training on verifiable rewards, orchestrated by Prefect, stored as Parquet, queried with SQL.",
@@ -38,9 +39,23 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+# Every text the CLI prints is plain: run folders, queries' cells, model responses and error messages
+# hold brackets and colons (`x[i]`, `[/b]`, `:smile:`) that rich would read as markup or emoji, drop
+# or crash on. Styling is explicit: Text objects (`_styled`), never markup in a string.
 # not on a terminal (a pipe, a log file, CI) rich would wrap at 80 columns; tables stay one line per row
-out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 250)
-err = Console(stderr=True)
+out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 250, markup=False, emoji=False)
+err = Console(stderr=True, markup=False, emoji=False)
+
+
+def _styled(style: str, head: str, rest: str = "") -> Text:
+    """`head` in `style`, then `rest`; both plain text (a markup tag in either is shown as typed)."""
+    return Text.assemble((head, style), rest)
+
+
+def _plain_table(title: str | None = None, **kwargs) -> Table:
+    """A rich Table whose title is plain text; add_column / add_row take Text or plain strings (the
+    CLI's consoles read no markup, so a cell prints exactly as the value reads)."""
+    return Table(title=None if title is None else Text(title), **kwargs)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -52,9 +67,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def _fail(exc: BaseException) -> None:
-    from rich.markup import escape
-
-    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
+    err.print(_styled("bold red", "error:", f" {exc}"), highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -94,11 +107,14 @@ def _bug(exc: BaseException, run_dir: str) -> None:
         where = "traceback above"
         err.print(text, highlight=False, markup=False)
     err.print(
-        f"[bold red]internal error[/] ({type(exc).__name__}: {str(exc).strip()[:300]}); {where}. "
-        "This is a bug in rlvr: please report it with that file. Committed stages are kept: "
-        f"`rlvr resume {run_dir}` continues.",
+        _styled(
+            "bold red",
+            "internal error",
+            f" ({type(exc).__name__}: {str(exc).strip()[:300]}); {where}. "
+            "This is a bug in rlvr: please report it with that file. Committed stages are kept: "
+            f"`rlvr resume {run_dir}` continues.",
+        ),
         highlight=False,
-        markup=True,
         soft_wrap=True,
     )
     raise typer.Exit(1)
@@ -168,8 +184,11 @@ def _run_flow(run_dir: str) -> None:
         _fail(exc)
     except Stopped as stop:
         err.print(
-            f"[bold yellow]stopped[/] by {stop}: the running stage was abandoned, committed stages are kept; "
-            f"`rlvr resume {run_dir}` continues",
+            _styled(
+                "bold yellow",
+                "stopped",
+                f" by {stop}: the running stage was abandoned, committed stages are kept; `rlvr resume {run_dir}` continues",
+            ),
             highlight=False,
             soft_wrap=True,
         )
@@ -187,8 +206,11 @@ def _run_flow(run_dir: str) -> None:
         _bug(exc, run_dir)
     done = sum(not r["skipped"] for r in results)
     out.print(
-        f"\n[bold green]run {run_dir}[/]: {done} stages computed, {len(results) - done} skipped (already committed), "
-        f"{time.perf_counter() - t0:.1f}s"
+        _styled(
+            "bold green",
+            f"\nrun {run_dir}",
+            f": {done} stages computed, {len(results) - done} skipped (already committed), {time.perf_counter() - t0:.1f}s",
+        )
     )
     _print_status(run_dir)
     out.print(f'\nnext: rlvr sql {run_dir} "SELECT iteration, avg(reward) FROM scores GROUP BY 1 ORDER BY 1"')
@@ -288,7 +310,7 @@ def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> No
     if not problems:
         out.print(f"{run}: {checked} committed files match their commit records", soft_wrap=True)
         return
-    table = Table(title=f"rlvr verify-store {run}: {len(problems)} problem(s)")
+    table = _plain_table(f"rlvr verify-store {run}: {len(problems)} problem(s)")
     for col in ("stage", "iteration", "file", "problem", "fix"):
         table.add_column(col)
     for p in problems:
@@ -467,17 +489,17 @@ def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
     if fmt == "json":
         out.print_json(json.dumps(rows))
         return
-    table = Table(title=f"rlvr status {run_dir}")
+    table = _plain_table(f"rlvr status {run_dir}")
     for col in ("iteration", "stage", "committed", "rows", "seconds", "weights", "note"):
         table.add_column(col, justify="right" if col in ("rows", "seconds", "iteration") else "left")
     for r in rows:
         table.add_row(
             str(r["iteration"]),
             r["stage"],
-            "[green]yes[/]" if r["committed"] else "[yellow]no[/]",
+            Text("yes", "green") if r["committed"] else Text("no", "yellow"),
             "" if r["rows"] is None else str(r["rows"]),
             "" if r["seconds"] is None else f"{r['seconds']:.2f}",
-            r["weights"].replace(" pruned", " [dim]pruned[/]"),
+            _weights_cell(r["weights"]),
             r["note"],
         )
     out.print(table)
@@ -489,6 +511,12 @@ def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
             f"{info['deployment']}, served by pid {info['pid']}; next run: {_next_scheduled(info)}",
             soft_wrap=True,
         )
+
+
+def _weights_cell(weights: str) -> Text:
+    """'v3', or 'v2 pruned' with 'pruned' dimmed."""
+    version, sep, pruned = weights.partition(" ")
+    return Text.assemble(version, sep, (pruned, "dim"))
 
 
 @app.command()
@@ -547,14 +575,19 @@ def sql_cmd(
     elif format == "json":
         sys.stdout.write(json.dumps(result.to_pylist(), default=str) + "\n")
     else:
-        table = Table(show_lines=False)
+        table = _plain_table(show_lines=False)
         for name in result.column_names:
-            table.add_column(name)
+            table.add_column(Text(name))
         for row in result.slice(0, max_rows).to_pylist():
-            table.add_row(*("NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v) for v in row.values()))
+            table.add_row(*(Text(_sql_cell(v)) for v in row.values()))
         out.print(table)
         if result.num_rows > max_rows:
             out.print(f"({result.num_rows} rows, {max_rows} shown; --max-rows or --format csv for all)")
+
+
+def _sql_cell(value: object) -> str:
+    """A query result's value as the table shows it: NULL, a float to 6 significant digits, else str."""
+    return "NULL" if value is None else f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 @app.command("import")
@@ -678,8 +711,6 @@ def doctor(
     config: Annotated[Path | None, typer.Argument(help="Config whose [rollout] engine settings to check.")] = None,
 ) -> None:
     """Which engines, interpreters and devices this machine offers, and what `auto` would pick."""
-    from rich.markup import escape
-
     from rlvr.config import load_config
     from rlvr.doctor import probe
 
@@ -687,11 +718,11 @@ def doctor(
         cfg = load_config(config)
     except _user_errors() as exc:
         _fail(exc)
-    table = Table(title="rlvr doctor", show_header=False)
+    table = _plain_table("rlvr doctor", show_header=False)
     table.add_column("what")
     table.add_column("found")
     for what, found, ok in probe(cfg):
-        table.add_row(what, escape(found) if ok else f"[red]{escape(found)}[/]")
+        table.add_row(what, Text(found, "" if ok else "red"))
     out.print(table)
 
 
@@ -706,12 +737,12 @@ def models_list() -> None:
     """Registered models, whether each is prepared, and where (config: model.name = NAME)."""
     from rlvr.models import listing
 
-    table = Table(title="rlvr models")
+    table = _plain_table("rlvr models")
     for col in ("name", "prepared", "path"):
         table.add_column(col, overflow="fold")
     rows = listing()
     for m in rows:
-        table.add_row(m["name"], "[green]yes[/]" if m["prepared"] else "[yellow]no[/]", m["path"])
+        table.add_row(m["name"], Text("yes", "green") if m["prepared"] else Text("no", "yellow"), m["path"])
     out.print(table)
     for m in rows:
         out.print(f"{m['name']}: {m['about']}; from {m['source']}, {m['quantization']}", highlight=False, markup=False)

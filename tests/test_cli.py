@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
 from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
@@ -102,3 +103,43 @@ def test_doctor_names_the_code_sandbox_mode() -> None:
     line = next(ln for ln in res.output.splitlines() if "code sandbox (bwrap)" in ln)
     problem = sandbox_problem()
     assert ("mode root" in line or "mode userns" in line) if problem is None else "cannot start" in line, line
+
+
+# text that rich would read as markup (or emoji): dropped (`x[i]`), a crash (`[/b]`), styled, linked
+HOSTILE_CELLS = ["[/b]", "[bold red]x[/]", "x[i] + y[j]", "[link=file:///etc]a[/link]", ":smile:"]
+
+
+def test_sql_table_prints_cells_and_headers_as_they_read(tmp_path: Path) -> None:
+    from rlvr.run import create_or_open
+
+    create_or_open(tmp_path / "run", None, None)
+    cells = ", ".join(f"'{v}' AS \"h{k}{v}\"" for k, v in enumerate(HOSTILE_CELLS))
+    res = runner.invoke(app, ["sql", str(tmp_path / "run"), f"SELECT {cells}"], terminal_width=400)
+    assert res.exit_code == 0, res.output
+    header, row = (ln for ln in res.output.splitlines() if "[/b]" in ln)
+    for k, v in enumerate(HOSTILE_CELLS):
+        assert f"h{k}{v}" in header and f" {v} " in row, (v, res.output)
+
+
+def test_status_and_errors_print_a_run_folder_as_it_reads(tmp_path: Path) -> None:
+    from rlvr.run import create_or_open
+
+    run = tmp_path / "[bold]r[/b] x[i]"
+    create_or_open(run, None, None)
+    res = runner.invoke(app, ["status", str(run)], terminal_width=400)
+    squeezed = "".join(res.output.split())  # the title wraps at the table's width
+    assert res.exit_code == 0 and "".join(f"rlvr status {run}".split()) in squeezed, res.output
+    assert "prepare" in res.output and " no " in res.output  # the styled cell still reads 'no'
+    res = runner.invoke(app, ["status", str(tmp_path / "[/b]")], terminal_width=400)
+    assert res.exit_code == 2 and f"no run at {tmp_path / '[/b]'}" in res.output, res.output
+
+
+def test_an_internal_error_message_is_printed_as_it_reads(tmp_path: Path, monkeypatch, capsys) -> None:
+    import typer
+    from rlvr.flows import cli
+
+    monkeypatch.setattr("rlvr.tiny.cache_root", lambda: tmp_path)
+    with pytest.raises(typer.Exit):
+        cli._bug(RuntimeError("bad [/b] x[i]"), "runs/[bold]r[/]")
+    text = capsys.readouterr().err.replace("\n", "")
+    assert "internal error (RuntimeError: bad [/b] x[i])" in text and "rlvr resume runs/[bold]r[/]" in text

@@ -123,8 +123,10 @@ def _bug(exc: BaseException, run_dir: str) -> None:
 def _nothing_to_do(run_dir: str) -> bool:
     """True (after saying so) when every stage of the run is committed: no Prefect, no lock, no
     write, so a finished run on a read-only disk resumes to exit 0. A run with work left that
-    cannot be written fails here, in one line, instead of inside the flow."""
+    cannot be written, or cannot run here (update.device = "cuda" on a machine without CUDA: a run
+    moved), fails here, in one line, instead of inside the flow."""
     from rlvr.lineage import pending
+    from rlvr.preflight import check_device
     from rlvr.run import RunError, open_run, writer_lock
 
     run = open_run(run_dir)
@@ -142,6 +144,7 @@ def _nothing_to_do(run_dir: str) -> bool:
             f"{run_dir} is not writable (read-only disk or permissions) and {len(todo)} stage(s) are still to "
             f"compute, from {stage}{'' if i is None else f' {i}'}: copy the run to a writable disk and resume it there"
         )
+    check_device(run.config)
     with writer_lock(run.paths.root):  # a second writer is refused now, not after Prefect's start (the flow locks again)
         pass
     return False

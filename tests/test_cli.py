@@ -143,3 +143,43 @@ def test_an_internal_error_message_is_printed_as_it_reads(tmp_path: Path, monkey
         cli._bug(RuntimeError("bad [/b] x[i]"), "runs/[bold]r[/]")
     text = capsys.readouterr().err.replace("\n", "")
     assert "internal error (RuntimeError: bad [/b] x[i])" in text and "rlvr resume runs/[bold]r[/]" in text
+
+
+def test_cuda_without_cuda_is_a_user_error_before_anything_is_written(tmp_path: Path, monkeypatch) -> None:
+    import torch
+
+    from rlvr.run import create_or_open
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    res = runner.invoke(app, ["train", "--run", str(tmp_path / "run"), "--set", "update.device=cuda"])
+    assert res.exit_code == 2, res.output
+    assert 'update.device = "cuda" but torch.cuda.is_available() is False' in res.output and '"auto" or "cpu"' in res.output
+    assert "internal error" not in res.output and not (tmp_path / "run").exists()
+
+    # a run made where CUDA was, resumed where it is not: refused before Prefect starts, nothing added
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    create_or_open(tmp_path / "moved", Config.model_validate({"update": {"device": "cuda"}}), None)
+    before = sorted(p.name for p in (tmp_path / "moved").iterdir())
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    res = runner.invoke(app, ["resume", str(tmp_path / "moved")])
+    assert res.exit_code == 2 and 'update.device = "cuda"' in res.output, res.output
+    assert sorted(p.name for p in (tmp_path / "moved").iterdir()) == before
+
+
+def test_doctor_reports_cuda_without_cuda_as_a_failed_check(tmp_path: Path, monkeypatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cfg = tmp_path / "cuda.toml"
+    cfg.write_text('[update]\ndevice = "cuda"\n')
+    res = runner.invoke(app, ["doctor", str(cfg)], terminal_width=400)
+    assert res.exit_code == 0, res.output
+    line = next(ln for ln in res.output.splitlines() if "update device" in ln)
+    assert 'update.device = "cuda" but torch.cuda.is_available() is False' in line
+
+
+def test_evaluation_without_a_held_out_split_is_refused_before_the_run_exists(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["train", "--run", str(tmp_path / "run"), "--set", "eval.every=1", "--set", "task.n_test=0"])
+    assert res.exit_code == 2, res.output
+    assert "eval.every = 1" in res.output and "task.n_test > 0" in res.output and "eval.every = 0" in res.output
+    assert "internal error" not in res.output and not (tmp_path / "run").exists()

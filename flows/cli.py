@@ -486,11 +486,11 @@ def _next_scheduled(info: dict) -> str:
 
 
 def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
-    from rlvr.query import status_rows
+    from rlvr.query import started_rows, status_rows
 
     rows = status_rows(run_dir)
     if fmt == "json":
-        out.print_json(json.dumps(rows))
+        out.print_json(json.dumps(started_rows(rows)))
         return
     table = _plain_table(f"rlvr status {run_dir}")
     for col in ("iteration", "stage", "committed", "rows", "seconds", "weights", "note"):

@@ -183,3 +183,22 @@ def test_evaluation_without_a_held_out_split_is_refused_before_the_run_exists(tm
     assert res.exit_code == 2, res.output
     assert "eval.every = 1" in res.output and "task.n_test > 0" in res.output and "eval.every = 0" in res.output
     assert "internal error" not in res.output and not (tmp_path / "run").exists()
+
+
+def test_status_json_leaves_out_iterations_with_nothing_committed(tmp_path: Path) -> None:
+    import json
+
+    from rlvr.query import started_rows
+    from rlvr.run import create_or_open
+
+    def row(i, stage, committed):
+        return {"iteration": i, "stage": stage, "committed": committed}
+
+    rows = [row("", "prepare", True), row(0, "rollout", True), row(0, "verify", False), row(0, "update", False)]
+    rows += [row(1, "rollout", False), row(1, "verify", False), row(1, "update", False)]
+    assert started_rows(rows) == rows[:4]  # iteration 0 has begun: its pending stages stay
+
+    create_or_open(tmp_path / "run", None, 2)
+    res = runner.invoke(app, ["status", str(tmp_path / "run"), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert [(r["iteration"], r["stage"], r["committed"]) for r in json.loads(res.output)] == [("", "prepare", False)]

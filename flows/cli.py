@@ -38,6 +38,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # help text is plain: rich markup would eat `[rollout]`, `[[task.datasets]]`, `[model] name = ...`
+    rich_markup_mode=None,
+    context_settings={"max_content_width": 120},  # a wide terminal shows each command's summary whole
 )
 # Every text the CLI prints is plain: run folders, queries' cells, model responses and error messages
 # hold brackets and colons (`x[i]`, `[/b]`, `:smile:`) that rich would read as markup or emoji, drop
@@ -221,13 +224,20 @@ def _run_flow(run_dir: str) -> None:
 
 @app.command()
 def train(
-    config: Annotated[Path | None, typer.Argument(help="TOML config (see `rlvr config`); default: built-in defaults.")] = None,
-    run: Annotated[Path, typer.Option("--run", help="Run folder: created if new, continued if it holds a run.")] = ...,
-    iterations: Annotated[int | None, typer.Option(help="Target number of iterations (overrides run.iterations).")] = None,
+    config: Annotated[
+        Path | None, typer.Argument(help="TOML config (see `rlvr config`); default: built-in defaults.", metavar="CONFIG.toml")
+    ] = None,
+    run: Annotated[
+        Path, typer.Option("--run", metavar="DIR", help="Run folder: created if new, continued if it holds a run.")
+    ] = ...,
+    iterations: Annotated[
+        int | None, typer.Option(metavar="N", min=1, help="Target number of iterations (overrides run.iterations).")
+    ] = None,
     set_: Annotated[
         list[str] | None,
         typer.Option(
             "--set",
+            metavar="SECTION.FIELD=VALUE",
             help="Override one config field of a new run, e.g. --set task.name=logic --set rollout.group_size=4 (repeatable).",
         ),
     ] = None,
@@ -268,7 +278,7 @@ def _check_store(run: Path) -> None:
 
 @app.command()
 def resume(
-    run: Annotated[Path, typer.Argument(help="Run folder to finish.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder to finish.")],
     redo: Annotated[
         str | None,
         typer.Option(
@@ -301,7 +311,7 @@ def resume(
 
 
 @app.command("verify-store")
-def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
+def verify_store(run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")]) -> None:
     """Check every committed file (size and sha256) and record against the commit records; exit 1 on damage."""
     from rlvr.integrity import check_store, earliest
     from rlvr.run import open_run
@@ -340,11 +350,11 @@ def _check_unstarted(run: Path) -> None:
 
 @app.command()
 def serve(
-    run: Annotated[Path, typer.Argument(help="Run folder to keep training (create it first with `rlvr train`).")],
-    cron: Annotated[str | None, typer.Option(help='Cron schedule, e.g. "0 * * * *" (hourly).')] = None,
-    every: Annotated[int | None, typer.Option(help="Interval schedule in seconds.")] = None,
-    add_iterations: Annotated[int, typer.Option(help="Iterations each scheduled run adds.")] = 1,
-    name: Annotated[str | None, typer.Option(help="Deployment name (default: rlvr-<run folder name>).")] = None,
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder to keep training (create it first with `rlvr train`).")],
+    cron: Annotated[str | None, typer.Option(metavar="CRON", help='Cron schedule, e.g. "0 * * * *" (hourly).')] = None,
+    every: Annotated[int | None, typer.Option(metavar="SECONDS", help="Interval schedule in seconds.")] = None,
+    add_iterations: Annotated[int, typer.Option(metavar="N", help="Iterations each scheduled run adds.")] = 1,
+    name: Annotated[str | None, typer.Option(metavar="NAME", help="Deployment name (default: rlvr-<run folder name>).")] = None,
 ) -> None:
     """Serve a Prefect deployment that trains RUN on a schedule (blocks; Ctrl-C stops it).
 
@@ -524,8 +534,8 @@ def _weights_cell(weights: str) -> Text:
 
 @app.command()
 def status(
-    run: Annotated[Path, typer.Argument(help="Run folder.")],
-    format: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    format: Annotated[str, typer.Option("--format", metavar="table|json", help="Output format.")] = "table",
 ) -> None:
     """One row per iteration and stage: committed or not, rows, seconds."""
     if format not in ("table", "json"):
@@ -538,18 +548,21 @@ def status(
 
 @app.command("sql")
 def sql_cmd(
-    run: Annotated[Path, typer.Argument(help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
     query: Annotated[
         str,
         typer.Argument(
+            metavar="SQL",
             help="One SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement over the "
-            "views problems, rollouts, scores, updates, evals, scorings, reward_components."
+            "views problems, rollouts, scores, updates, evals, scorings, reward_components.",
         ),
     ],
-    format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
-    max_rows: Annotated[int, typer.Option(help="Rows shown by --format table.")] = 50,
-    timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
-    max_memory: Annotated[str, typer.Option(help="DuckDB memory limit, e.g. 500MB or 4GB (nothing spills to disk).")] = "4GB",
+    format: Annotated[str, typer.Option("--format", metavar="table|csv|json", help="Output format.")] = "table",
+    max_rows: Annotated[int, typer.Option(metavar="N", min=0, help="Rows shown by --format table.")] = 50,
+    timeout: Annotated[float, typer.Option(metavar="SECONDS", help="Stop the query after this many seconds.")] = 60.0,
+    max_memory: Annotated[
+        str, typer.Option(metavar="SIZE", help="DuckDB memory limit, e.g. 500MB or 4GB (nothing spills to disk).")
+    ] = "4GB",
 ) -> None:
     """Run read-only SQL (DuckDB) over every committed shard of a run; Ctrl-C cancels the query."""
     from rlvr.sqlguard import QueryError, check_query
@@ -595,16 +608,22 @@ def _sql_cell(value: object) -> str:
 
 @app.command("import")
 def import_cmd(
-    run: Annotated[Path, typer.Argument(help="Run folder (created with CONFIG or --set when new).")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder (created with --config or --set when new).")],
     file: Annotated[
         Path,
         typer.Argument(
-            help="JSONL or Parquet: prompt_id or prompt, response, optional logprobs, response_token_ids, finish_reason, model."
+            metavar="FILE",
+            help="JSONL or Parquet: prompt_id or prompt, response, optional logprobs, response_token_ids, finish_reason, model.",
         ),
     ],
-    iteration: Annotated[int | None, typer.Option(help="Iteration to fill (default: the next without rollouts).")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="TOML config of a new run.")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Override a field of a new run's config (repeatable).")] = None,
+    iteration: Annotated[
+        int | None, typer.Option(metavar="N", min=0, help="Iteration to fill (default: the next without rollouts).")
+    ] = None,
+    config: Annotated[Path | None, typer.Option("--config", metavar="CONFIG.toml", help="TOML config of a new run.")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", metavar="SECTION.FIELD=VALUE", help="Override a field of a new run's config (repeatable)."),
+    ] = None,
 ) -> None:
     """Bring responses made elsewhere into a run as an iteration's rollouts (engine = 'import');
     then `rlvr resume DIR` verifies and trains on them (update.objective = "grpo" or "rft")."""
@@ -630,16 +649,19 @@ def import_cmd(
 
 @app.command()
 def rescore(
-    run: Annotated[Path, typer.Argument(help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
     set_: Annotated[
         list[str] | None,
         typer.Option(
             "--set",
+            metavar="verify.FIELD=VALUE",
             help="A changed verify setting, e.g. --set verify.format=think_answer "
             'or --set \'verify.rewards=[{name = "short", sql = "short.sql"}]\' (repeatable).',
         ),
     ] = None,
-    name: Annotated[str | None, typer.Option(help="Name of the new scoring (default: a hash of its settings).")] = None,
+    name: Annotated[
+        str | None, typer.Option(metavar="NAME", help="Name of the new scoring (default: a hash of its settings).")
+    ] = None,
 ) -> None:
     """Re-verify every stored rollout under changed verify settings into a named scoring (nothing is
     regenerated); compare with `rlvr sql DIR "SELECT scoring, avg(reward) FROM scorings GROUP BY 1"`."""
@@ -659,11 +681,11 @@ def rescore(
 
 @app.command()
 def report(
-    run: Annotated[Path, typer.Argument(help="Run folder.")],
-    out_path: Annotated[Path, typer.Option("--out", help="HTML file to write (self-contained: opens offline).")] = Path(
-        "report.html"
-    ),
-    responses: Annotated[int, typer.Option(help="Sampled responses of the last iteration shown in the table.")] = 64,
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    out_path: Annotated[
+        Path, typer.Option("--out", metavar="FILE.html", help="HTML file to write (self-contained: opens offline).")
+    ] = Path("report.html"),
+    responses: Annotated[int, typer.Option(metavar="N", help="Sampled responses of the last iteration shown in the table.")] = 64,
 ) -> None:
     """One HTML page: reward, held-out accuracy, length, entropy, KL, clipping, signal, mismatch, per-task pass
     rate and seconds per stage by iteration, and the last iteration's responses with their verdicts."""
@@ -680,9 +702,9 @@ def report(
 
 @app.command()
 def prompts(
-    target: Annotated[Path, typer.Argument(help="A TOML config or a run folder.")],
-    n: Annotated[int, typer.Option("--n", help="How many prompts to show.")] = 3,
-    split: Annotated[str, typer.Option("--split", help="train or test.")] = "train",
+    target: Annotated[Path, typer.Argument(metavar="CONFIG.toml|DIR", help="A TOML config or a run folder.")],
+    n: Annotated[int, typer.Option("--n", metavar="N", min=0, help="How many prompts to show.")] = 3,
+    split: Annotated[str, typer.Option("--split", metavar="train|test", help="Which split's prompts.")] = "train",
 ) -> None:
     """Print the first N prompts exactly as the model gets them (chat template applied) and their token counts."""
     from rlvr.prompts import preview
@@ -711,7 +733,9 @@ def config() -> None:
 
 @app.command()
 def doctor(
-    config: Annotated[Path | None, typer.Argument(help="Config whose [rollout] engine settings to check.")] = None,
+    config: Annotated[
+        Path | None, typer.Argument(metavar="CONFIG.toml", help="Config whose [rollout] engine and [update] device to check.")
+    ] = None,
 ) -> None:
     """Which engines, interpreters and devices this machine offers, and what `auto` would pick."""
     from rlvr.config import load_config
@@ -730,7 +754,9 @@ def doctor(
 
 
 models_app = typer.Typer(
-    help="Registered pretrained models: list them, prepare one offline into the model cache.", no_args_is_help=True
+    help="Registered pretrained models: list them, prepare one offline into the model cache.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(models_app, name="models")
 
@@ -752,7 +778,7 @@ def models_list() -> None:
 
 
 @models_app.command("prepare")
-def models_prepare(name: Annotated[str, typer.Argument(help="A registered model (`rlvr models list`).")]) -> None:
+def models_prepare(name: Annotated[str, typer.Argument(metavar="NAME", help="A registered model (`rlvr models list`).")]) -> None:
     """Convert a registered model into an HF folder in the model cache, once (offline; later calls return at once)."""
     from rlvr.models import ModelError, prepare
 

@@ -202,3 +202,24 @@ def test_status_json_leaves_out_iterations_with_nothing_committed(tmp_path: Path
     res = runner.invoke(app, ["status", str(tmp_path / "run"), "--format", "json"])
     assert res.exit_code == 0, res.output
     assert [(r["iteration"], r["stage"], r["committed"]) for r in json.loads(res.output)] == [("", "prepare", False)]
+
+
+COMMANDS = [["train"], ["resume"], ["status"], ["verify-store"], ["sql"], ["import"], ["rescore"], ["serve"], ["report"]]
+COMMANDS += [["prompts"], ["config"], ["doctor"], ["models", "list"], ["models", "prepare"]]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS, ids=" ".join)
+def test_help_shows_readable_value_names_and_keeps_brackets(cmd: list[str]) -> None:
+    res = runner.invoke(app, [*cmd, "--help"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    options = [ln.split() for ln in res.output.splitlines() if ln.startswith("  --")]
+    assert options and all(not words[1].startswith("<") for words in options), res.output  # not typer's <int>, <bool>
+
+
+def test_help_names_the_values_and_shows_brackets_as_typed() -> None:
+    res = runner.invoke(app, ["train", "--help"], terminal_width=200)
+    assert "[CONFIG.toml]" in res.output and "--run DIR" in res.output and "--set SECTION.FIELD=VALUE" in res.output
+    res = runner.invoke(app, ["doctor", "--help"], terminal_width=200)
+    assert "[rollout] engine and [update] device" in res.output, res.output  # not read as rich markup
+    res = runner.invoke(app, ["sql", "x", "SELECT 1", "--max-rows", "-1"])
+    assert res.exit_code == 2 and "--max-rows" in res.output

@@ -39,6 +39,21 @@ def test_config_prints_valid_commented_defaults() -> None:
             assert f"\n{field} = " in body or f"\n# {field} = " in body, (section, field)
 
 
+def test_config_documents_the_fields_of_list_of_table_sections() -> None:
+    from rlvr.config import DatasetSection, RewardPlugin
+
+    res = runner.invoke(app, ["config"])
+    assert res.exit_code == 0
+    for table, model in (("task.datasets", DatasetSection), ("verify.rewards", RewardPlugin)):
+        start = res.output.index(f"# [[{table}]]")
+        block = res.output[start : res.output.index("\n[", start)]  # up to the next section
+        for field, spec in model.model_fields.items():
+            if field != "columns":  # a section of its own: below
+                assert f"#   # {spec.description}\n#   {field} =" in block, (table, field)
+    columns = res.output[res.output.index("#   [task.datasets.columns]") :]
+    assert "#     # Column of the split" in columns and "#     split =   (unset)" in columns
+
+
 def test_bad_config_fails_before_creating_the_run(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[rollout]\ngroup_size = 1\n")

@@ -31,16 +31,34 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 app = typer.Typer(
     help="RLVR: GRPO training on verifiable rewards, orchestrated by Prefect, stored as Parquet, queried with SQL.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # help text is plain: rich markup would eat `[rollout]`, `[[task.datasets]]`, `[model] name = ...`
+    rich_markup_mode=None,
+    context_settings={"max_content_width": 120},  # a wide terminal shows each command's summary whole
 )
+# Every text the CLI prints is plain: run folders, queries' cells, model responses and error messages
+# hold brackets and colons (`x[i]`, `[/b]`, `:smile:`) that rich would read as markup or emoji, drop
+# or crash on. Styling is explicit: Text objects (`_styled`), never markup in a string.
 # not on a terminal (a pipe, a log file, CI) rich would wrap at 80 columns; tables stay one line per row
-out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 250)
-err = Console(stderr=True)
+out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 250, markup=False, emoji=False)
+err = Console(stderr=True, markup=False, emoji=False)
+
+
+def _styled(style: str, head: str, rest: str = "") -> Text:
+    """`head` in `style`, then `rest`; both plain text (a markup tag in either is shown as typed)."""
+    return Text.assemble((head, style), rest)
+
+
+def _plain_table(title: str | None = None, **kwargs) -> Table:
+    """A rich Table whose title is plain text; add_column / add_row take Text or plain strings (the
+    CLI's consoles read no markup, so a cell prints exactly as the value reads)."""
+    return Table(title=None if title is None else Text(title), **kwargs)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -52,9 +70,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def _fail(exc: BaseException) -> None:
-    from rich.markup import escape
-
-    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
+    err.print(_styled("bold red", "error:", f" {exc}"), highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -94,11 +110,14 @@ def _bug(exc: BaseException, run_dir: str) -> None:
         where = "traceback above"
         err.print(text, highlight=False, markup=False)
     err.print(
-        f"[bold red]internal error[/] ({type(exc).__name__}: {str(exc).strip()[:300]}); {where}. "
-        "This is a bug in rlvr: please report it with that file. Committed stages are kept: "
-        f"`rlvr resume {run_dir}` continues.",
+        _styled(
+            "bold red",
+            "internal error",
+            f" ({type(exc).__name__}: {str(exc).strip()[:300]}); {where}. "
+            "This is a bug in rlvr: please report it with that file. Committed stages are kept: "
+            f"`rlvr resume {run_dir}` continues.",
+        ),
         highlight=False,
-        markup=True,
         soft_wrap=True,
     )
     raise typer.Exit(1)
@@ -107,8 +126,10 @@ def _bug(exc: BaseException, run_dir: str) -> None:
 def _nothing_to_do(run_dir: str) -> bool:
     """True (after saying so) when every stage of the run is committed: no Prefect, no lock, no
     write, so a finished run on a read-only disk resumes to exit 0. A run with work left that
-    cannot be written fails here, in one line, instead of inside the flow."""
+    cannot be written, or cannot run here (update.device = "cuda" on a machine without CUDA: a run
+    moved), fails here, in one line, instead of inside the flow."""
     from rlvr.lineage import pending
+    from rlvr.preflight import check_device
     from rlvr.run import RunError, open_run, writer_lock
 
     run = open_run(run_dir)
@@ -126,6 +147,7 @@ def _nothing_to_do(run_dir: str) -> bool:
             f"{run_dir} is not writable (read-only disk or permissions) and {len(todo)} stage(s) are still to "
             f"compute, from {stage}{'' if i is None else f' {i}'}: copy the run to a writable disk and resume it there"
         )
+    check_device(run.config)
     with writer_lock(run.paths.root):  # a second writer is refused now, not after Prefect's start (the flow locks again)
         pass
     return False
@@ -168,8 +190,11 @@ def _run_flow(run_dir: str) -> None:
         _fail(exc)
     except Stopped as stop:
         err.print(
-            f"[bold yellow]stopped[/] by {stop}: the running stage was abandoned, committed stages are kept; "
-            f"`rlvr resume {run_dir}` continues",
+            _styled(
+                "bold yellow",
+                "stopped",
+                f" by {stop}: the running stage was abandoned, committed stages are kept; `rlvr resume {run_dir}` continues",
+            ),
             highlight=False,
             soft_wrap=True,
         )
@@ -187,8 +212,11 @@ def _run_flow(run_dir: str) -> None:
         _bug(exc, run_dir)
     done = sum(not r["skipped"] for r in results)
     out.print(
-        f"\n[bold green]run {run_dir}[/]: {done} stages computed, {len(results) - done} skipped (already committed), "
-        f"{time.perf_counter() - t0:.1f}s"
+        _styled(
+            "bold green",
+            f"\nrun {run_dir}",
+            f": {done} stages computed, {len(results) - done} skipped (already committed), {time.perf_counter() - t0:.1f}s",
+        )
     )
     _print_status(run_dir)
     out.print(f'\nnext: rlvr sql {run_dir} "SELECT iteration, avg(reward) FROM scores GROUP BY 1 ORDER BY 1"')
@@ -196,13 +224,20 @@ def _run_flow(run_dir: str) -> None:
 
 @app.command()
 def train(
-    config: Annotated[Path | None, typer.Argument(help="TOML config (see `rlvr config`); default: built-in defaults.")] = None,
-    run: Annotated[Path, typer.Option("--run", help="Run folder: created if new, continued if it holds a run.")] = ...,
-    iterations: Annotated[int | None, typer.Option(help="Target number of iterations (overrides run.iterations).")] = None,
+    config: Annotated[
+        Path | None, typer.Argument(help="TOML config (see `rlvr config`); default: built-in defaults.", metavar="CONFIG.toml")
+    ] = None,
+    run: Annotated[
+        Path, typer.Option("--run", metavar="DIR", help="Run folder: created if new, continued if it holds a run.")
+    ] = ...,
+    iterations: Annotated[
+        int | None, typer.Option(metavar="N", min=1, help="Target number of iterations (overrides run.iterations).")
+    ] = None,
     set_: Annotated[
         list[str] | None,
         typer.Option(
             "--set",
+            metavar="SECTION.FIELD=VALUE",
             help="Override one config field of a new run, e.g. --set task.name=logic --set rollout.group_size=4 (repeatable).",
         ),
     ] = None,
@@ -243,7 +278,7 @@ def _check_store(run: Path) -> None:
 
 @app.command()
 def resume(
-    run: Annotated[Path, typer.Argument(help="Run folder to finish.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder to finish.")],
     redo: Annotated[
         str | None,
         typer.Option(
@@ -276,7 +311,7 @@ def resume(
 
 
 @app.command("verify-store")
-def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
+def verify_store(run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")]) -> None:
     """Check every committed file (size and sha256) and record against the commit records; exit 1 on damage."""
     from rlvr.integrity import check_store, earliest
     from rlvr.run import open_run
@@ -288,7 +323,7 @@ def verify_store(run: Annotated[Path, typer.Argument(help="Run folder.")]) -> No
     if not problems:
         out.print(f"{run}: {checked} committed files match their commit records", soft_wrap=True)
         return
-    table = Table(title=f"rlvr verify-store {run}: {len(problems)} problem(s)")
+    table = _plain_table(f"rlvr verify-store {run}: {len(problems)} problem(s)")
     for col in ("stage", "iteration", "file", "problem", "fix"):
         table.add_column(col)
     for p in problems:
@@ -316,11 +351,11 @@ def _check_unstarted(run: Path) -> None:
 
 @app.command()
 def serve(
-    run: Annotated[Path, typer.Argument(help="Run folder to keep training (create it first with `rlvr train`).")],
-    cron: Annotated[str | None, typer.Option(help='Cron schedule, e.g. "0 * * * *" (hourly).')] = None,
-    every: Annotated[int | None, typer.Option(help="Interval schedule in seconds.")] = None,
-    add_iterations: Annotated[int, typer.Option(help="Iterations each scheduled run adds.")] = 1,
-    name: Annotated[str | None, typer.Option(help="Deployment name (default: rlvr-<run folder name>).")] = None,
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder to keep training (create it first with `rlvr train`).")],
+    cron: Annotated[str | None, typer.Option(metavar="CRON", help='Cron schedule, e.g. "0 * * * *" (hourly).')] = None,
+    every: Annotated[int | None, typer.Option(metavar="SECONDS", help="Interval schedule in seconds.")] = None,
+    add_iterations: Annotated[int, typer.Option(metavar="N", help="Iterations each scheduled run adds.")] = 1,
+    name: Annotated[str | None, typer.Option(metavar="NAME", help="Deployment name (default: rlvr-<run folder name>).")] = None,
 ) -> None:
     """Serve a Prefect deployment that trains RUN on a schedule (blocks; Ctrl-C stops it).
 
@@ -462,23 +497,23 @@ def _next_scheduled(info: dict) -> str:
 
 
 def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
-    from rlvr.query import status_rows
+    from rlvr.query import started_rows, status_rows
 
     rows = status_rows(run_dir)
     if fmt == "json":
-        out.print_json(json.dumps(rows))
+        out.print_json(json.dumps(started_rows(rows)))
         return
-    table = Table(title=f"rlvr status {run_dir}")
+    table = _plain_table(f"rlvr status {run_dir}")
     for col in ("iteration", "stage", "committed", "rows", "seconds", "weights", "note"):
         table.add_column(col, justify="right" if col in ("rows", "seconds", "iteration") else "left")
     for r in rows:
         table.add_row(
             str(r["iteration"]),
             r["stage"],
-            "[green]yes[/]" if r["committed"] else "[yellow]no[/]",
+            Text("yes", "green") if r["committed"] else Text("no", "yellow"),
             "" if r["rows"] is None else str(r["rows"]),
             "" if r["seconds"] is None else f"{r['seconds']:.2f}",
-            r["weights"].replace(" pruned", " [dim]pruned[/]"),
+            _weights_cell(r["weights"]),
             r["note"],
         )
     out.print(table)
@@ -492,10 +527,16 @@ def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
         )
 
 
+def _weights_cell(weights: str) -> Text:
+    """'v3', or 'v2 pruned' with 'pruned' dimmed."""
+    version, sep, pruned = weights.partition(" ")
+    return Text.assemble(version, sep, (pruned, "dim"))
+
+
 @app.command()
 def status(
-    run: Annotated[Path, typer.Argument(help="Run folder.")],
-    format: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    format: Annotated[str, typer.Option("--format", metavar="table|json", help="Output format.")] = "table",
 ) -> None:
     """One row per iteration and stage: committed or not, rows, seconds."""
     if format not in ("table", "json"):
@@ -508,18 +549,21 @@ def status(
 
 @app.command("sql")
 def sql_cmd(
-    run: Annotated[Path, typer.Argument(help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
     query: Annotated[
         str,
         typer.Argument(
+            metavar="SQL",
             help="One SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement over the "
-            "views problems, rollouts, scores, updates, evals, scorings, reward_components."
+            "views problems, rollouts, scores, updates, evals, scorings, reward_components.",
         ),
     ],
-    format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
-    max_rows: Annotated[int, typer.Option(help="Rows shown by --format table.")] = 50,
-    timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
-    max_memory: Annotated[str, typer.Option(help="DuckDB memory limit, e.g. 500MB or 4GB (nothing spills to disk).")] = "4GB",
+    format: Annotated[str, typer.Option("--format", metavar="table|csv|json", help="Output format.")] = "table",
+    max_rows: Annotated[int, typer.Option(metavar="N", min=0, help="Rows shown by --format table.")] = 50,
+    timeout: Annotated[float, typer.Option(metavar="SECONDS", help="Stop the query after this many seconds.")] = 60.0,
+    max_memory: Annotated[
+        str, typer.Option(metavar="SIZE", help="DuckDB memory limit, e.g. 500MB or 4GB (nothing spills to disk).")
+    ] = "4GB",
 ) -> None:
     """Run read-only SQL (DuckDB) over every committed shard of a run; Ctrl-C cancels the query."""
     from rlvr.sqlguard import QueryError, check_query
@@ -548,28 +592,39 @@ def sql_cmd(
     elif format == "json":
         sys.stdout.write(json.dumps(result.to_pylist(), default=str) + "\n")
     else:
-        table = Table(show_lines=False)
+        table = _plain_table(show_lines=False)
         for name in result.column_names:
-            table.add_column(name)
+            table.add_column(Text(name))
         for row in result.slice(0, max_rows).to_pylist():
-            table.add_row(*("NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v) for v in row.values()))
+            table.add_row(*(Text(_sql_cell(v)) for v in row.values()))
         out.print(table)
         if result.num_rows > max_rows:
             out.print(f"({result.num_rows} rows, {max_rows} shown; --max-rows or --format csv for all)")
 
 
+def _sql_cell(value: object) -> str:
+    """A query result's value as the table shows it: NULL, a float to 6 significant digits, else str."""
+    return "NULL" if value is None else f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
 @app.command("import")
 def import_cmd(
-    run: Annotated[Path, typer.Argument(help="Run folder (created with CONFIG or --set when new).")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder (created with --config or --set when new).")],
     file: Annotated[
         Path,
         typer.Argument(
-            help="JSONL or Parquet: prompt_id or prompt, response, optional logprobs, response_token_ids, finish_reason, model."
+            metavar="FILE",
+            help="JSONL or Parquet: prompt_id or prompt, response, optional logprobs, response_token_ids, finish_reason, model.",
         ),
     ],
-    iteration: Annotated[int | None, typer.Option(help="Iteration to fill (default: the next without rollouts).")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="TOML config of a new run.")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Override a field of a new run's config (repeatable).")] = None,
+    iteration: Annotated[
+        int | None, typer.Option(metavar="N", min=0, help="Iteration to fill (default: the next without rollouts).")
+    ] = None,
+    config: Annotated[Path | None, typer.Option("--config", metavar="CONFIG.toml", help="TOML config of a new run.")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", metavar="SECTION.FIELD=VALUE", help="Override a field of a new run's config (repeatable)."),
+    ] = None,
 ) -> None:
     """Bring responses made elsewhere into a run as an iteration's rollouts (engine = 'import');
     then `rlvr resume DIR` verifies and trains on them (update.objective = "grpo" or "rft")."""
@@ -595,16 +650,19 @@ def import_cmd(
 
 @app.command()
 def rescore(
-    run: Annotated[Path, typer.Argument(help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
     set_: Annotated[
         list[str] | None,
         typer.Option(
             "--set",
+            metavar="verify.FIELD=VALUE",
             help="A changed verify setting, e.g. --set verify.format=think_answer "
             'or --set \'verify.rewards=[{name = "short", sql = "short.sql"}]\' (repeatable).',
         ),
     ] = None,
-    name: Annotated[str | None, typer.Option(help="Name of the new scoring (default: a hash of its settings).")] = None,
+    name: Annotated[
+        str | None, typer.Option(metavar="NAME", help="Name of the new scoring (default: a hash of its settings).")
+    ] = None,
 ) -> None:
     """Re-verify every stored rollout under changed verify settings into a named scoring (nothing is
     regenerated); compare with `rlvr sql DIR "SELECT scoring, avg(reward) FROM scorings GROUP BY 1"`."""
@@ -624,11 +682,11 @@ def rescore(
 
 @app.command()
 def report(
-    run: Annotated[Path, typer.Argument(help="Run folder.")],
-    out_path: Annotated[Path, typer.Option("--out", help="HTML file to write (self-contained: opens offline).")] = Path(
-        "report.html"
-    ),
-    responses: Annotated[int, typer.Option(help="Sampled responses of the last iteration shown in the table.")] = 64,
+    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    out_path: Annotated[
+        Path, typer.Option("--out", metavar="FILE.html", help="HTML file to write (self-contained: opens offline).")
+    ] = Path("report.html"),
+    responses: Annotated[int, typer.Option(metavar="N", help="Sampled responses of the last iteration shown in the table.")] = 64,
 ) -> None:
     """One HTML page: reward, held-out accuracy, length, entropy, KL, clipping, signal, mismatch, per-task pass
     rate and seconds per stage by iteration, and the last iteration's responses with their verdicts."""
@@ -645,9 +703,9 @@ def report(
 
 @app.command()
 def prompts(
-    target: Annotated[Path, typer.Argument(help="A TOML config or a run folder.")],
-    n: Annotated[int, typer.Option("--n", help="How many prompts to show.")] = 3,
-    split: Annotated[str, typer.Option("--split", help="train or test.")] = "train",
+    target: Annotated[Path, typer.Argument(metavar="CONFIG.toml|DIR", help="A TOML config or a run folder.")],
+    n: Annotated[int, typer.Option("--n", metavar="N", min=0, help="How many prompts to show.")] = 3,
+    split: Annotated[str, typer.Option("--split", metavar="train|test", help="Which split's prompts.")] = "train",
 ) -> None:
     """Print the first N prompts exactly as the model gets them (chat template applied) and their token counts."""
     from rlvr.preview import preview
@@ -676,11 +734,11 @@ def config() -> None:
 
 @app.command()
 def doctor(
-    config: Annotated[Path | None, typer.Argument(help="Config whose [rollout] engine settings to check.")] = None,
+    config: Annotated[
+        Path | None, typer.Argument(metavar="CONFIG.toml", help="Config whose [rollout] engine and [update] device to check.")
+    ] = None,
 ) -> None:
     """Which engines, interpreters and devices this machine offers, and what `auto` would pick."""
-    from rich.markup import escape
-
     from rlvr.config import load_config
     from rlvr.doctor import probe
 
@@ -688,16 +746,18 @@ def doctor(
         cfg = load_config(config)
     except _user_errors() as exc:
         _fail(exc)
-    table = Table(title="rlvr doctor", show_header=False)
+    table = _plain_table("rlvr doctor", show_header=False)
     table.add_column("what")
     table.add_column("found")
     for what, found, ok in probe(cfg):
-        table.add_row(what, escape(found) if ok else f"[red]{escape(found)}[/]")
+        table.add_row(what, Text(found, "" if ok else "red"))
     out.print(table)
 
 
 models_app = typer.Typer(
-    help="Registered pretrained models: list them, prepare one offline into the model cache.", no_args_is_help=True
+    help="Registered pretrained models: list them, prepare one offline into the model cache.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(models_app, name="models")
 
@@ -707,19 +767,19 @@ def models_list() -> None:
     """Registered models, whether each is prepared, and where (config: model.name = NAME)."""
     from rlvr.models import listing
 
-    table = Table(title="rlvr models")
+    table = _plain_table("rlvr models")
     for col in ("name", "prepared", "path"):
         table.add_column(col, overflow="fold")
     rows = listing()
     for m in rows:
-        table.add_row(m["name"], "[green]yes[/]" if m["prepared"] else "[yellow]no[/]", m["path"])
+        table.add_row(m["name"], Text("yes", "green") if m["prepared"] else Text("no", "yellow"), m["path"])
     out.print(table)
     for m in rows:
         out.print(f"{m['name']}: {m['about']}; from {m['source']}, {m['quantization']}", highlight=False, markup=False)
 
 
 @models_app.command("prepare")
-def models_prepare(name: Annotated[str, typer.Argument(help="A registered model (`rlvr models list`).")]) -> None:
+def models_prepare(name: Annotated[str, typer.Argument(metavar="NAME", help="A registered model (`rlvr models list`).")]) -> None:
     """Convert a registered model into an HF folder in the model cache, once (offline; later calls return at once)."""
     from rlvr.models import ModelError, prepare
 

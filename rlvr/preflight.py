@@ -95,11 +95,29 @@ def check_task(cfg: Config) -> None:
         raise PreflightError(f"{what}: its data cannot be read ({err})") from None
     if not any(r["split"] == "train" for r in rows):
         raise PreflightError(f"{what} yields no training problems; raise task.n_train")
+    check_heldout(cfg, rows)
     if any(r["task"] == "code" for r in rows):
         from rlvr.verify.code import sandbox_problem
 
         if (problem := sandbox_problem()) is not None:
             raise PreflightError(f"{what} has code problems, and {problem}")
+
+
+def check_heldout(cfg: Config, rows: list[dict]) -> None:
+    """eval.every > 0 evaluates on the held-out split: it must have problems (else the first
+    evaluate stage would fail, after prepare and iteration 0 are written)."""
+    if cfg.eval.every > 0 and not any(r["split"] == "test" for r in rows):
+        raise PreflightError(
+            f"eval.every = {cfg.eval.every} but the task has no held-out problems (split = 'test'): set task.n_test > 0 "
+            "(own datasets: test rows in the split column, or test_fraction > 0), or set eval.every = 0"
+        )
+
+
+def check_device(cfg: Config) -> None:
+    """update.device names a device this machine has (rlvr.update.resolve_device's ConfigError if not)."""
+    from rlvr.update import resolve_device
+
+    resolve_device(cfg.update.device)
 
 
 def existing_ancestor(path: Path) -> Path:
@@ -152,6 +170,7 @@ def check_start(cfg: Config, run_dir: Path) -> list[str]:
     folder = model_folder(cfg)
     notes = check_model(folder) if folder is not None else []
     check_task(cfg)
+    check_device(cfg)
     check_writable(run_dir)
     check_disk(cfg, run_dir)
     return notes

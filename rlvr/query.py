@@ -176,6 +176,13 @@ def status_rows(run_dir: str | Path) -> list[dict]:
     return rows
 
 
+def started_rows(rows: list[dict]) -> list[dict]:
+    """status_rows without the iterations that have nothing committed (planned, not begun): what
+    `rlvr status --format json` reports. prepare's row (iteration "", not an iteration) stays."""
+    begun = {r["iteration"] for r in rows if r["committed"]}
+    return [r for r in rows if r["iteration"] == "" or r["iteration"] in begun]
+
+
 def _row(iteration: int | None, stage: str, rec) -> dict:
     return {
         "iteration": "" if iteration is None else iteration,

@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
+from rlvr.config import ModelSection
 from rlvr.query import connect_run, status_rows
 from rlvr.run import Run, open_run
 from rlvr.store import write_text_atomic
@@ -35,9 +36,13 @@ QUERIES = {
         SELECT iteration, avg(num_response_tokens) AS mean_tokens, max(num_response_tokens) AS max_tokens,
                avg((finish_reason = 'length')::INT) AS truncated
         FROM rollouts GROUP BY 1 ORDER BY 1""",
+    # an iteration with no group with signal records one step that trained nothing (sequences = 0,
+    # its metrics at their 0 defaults): its policy metrics are missing (a gap in the plot), not 0
     "updates": """
-        SELECT iteration, avg(entropy) AS entropy, avg(kl) AS kl, avg(approx_kl) AS approx_kl,
-               avg(clip_frac_low) AS clip_frac_low, avg(clip_frac_high) AS clip_frac_high,
+        SELECT iteration, avg(entropy) FILTER (sequences > 0) AS entropy, avg(kl) FILTER (sequences > 0) AS kl,
+               avg(approx_kl) FILTER (sequences > 0) AS approx_kl,
+               avg(clip_frac_low) FILTER (sequences > 0) AS clip_frac_low,
+               avg(clip_frac_high) FILTER (sequences > 0) AS clip_frac_high,
                max(logprob_diff_mean) AS logprob_diff_mean, max(logprob_diff_max) AS logprob_diff_max,
                max(groups_used) AS groups_used, max(groups_dropped) AS groups_dropped
         FROM updates GROUP BY 1 ORDER BY 1""",
@@ -55,6 +60,11 @@ QUERIES = {
         WHERE r.iteration = (SELECT max(iteration) FROM scores)
         ORDER BY r.prompt_id, r.sample_idx LIMIT $limit""",
 }
+
+
+# d3 format of percent axes: one decimal, so the ticks of small shares (clip fractions of 0.25%
+# steps) read 0.2%, 0.5%, 0.8%; '.0%' rounds them all to 0% or 1%
+PERCENT_TICKS = ".1%"
 
 
 @dataclass(frozen=True)
@@ -87,7 +97,7 @@ def _summary(run: Run, tables: dict[str, list[dict]], stages: list[dict]) -> dic
         "run": str(run.paths.root),
         "config hash": run.config_hash,
         "task": ", ".join([*cfg.task.names, *([cfg.task.path] if cfg.task.path else [])]) or "own datasets",
-        "model": cfg.model.path or "embedded tiny model",
+        "model": model_label(cfg.model),
         "iterations": f"{done} of {cfg.run.iterations} updated",
         "batch": f"{cfg.rollout.prompts_per_iteration} prompts x G={cfg.rollout.group_size}, "
         f"max {cfg.rollout.max_new_tokens} new tokens, T={cfg.rollout.temperature}",
@@ -95,6 +105,11 @@ def _summary(run: Run, tables: dict[str, list[dict]], stages: list[dict]) -> dic
         "held-out accuracy": " -> ".join(f"v{r['iteration']} {r['accuracy']:.1%}" for r in held) if held else "no evals",
         "stage seconds": f"{sum(r['seconds'] for r in stages if r['committed']):.1f}",
     }
+
+
+def model_label(model: ModelSection) -> str:
+    """The model a run trains: model.name (a registered model), else model.path, else the embedded tiny model."""
+    return model.name or model.path or "embedded tiny model"
 
 
 def _col(rows: list[dict], key: str) -> list:
@@ -109,7 +124,7 @@ def _lines(rows: list[dict], series: dict[str, str], *, y_title: str, percent: b
     for key, label in series.items():
         if any(r[key] is not None for r in rows):
             fig.add_trace(go.Scatter(x=_col(rows, "iteration"), y=_col(rows, key), name=label, mode="lines+markers"))
-    fig.update_yaxes(title=y_title, tickformat=".0%" if percent else None, rangemode="tozero")
+    fig.update_yaxes(title=y_title, tickformat=PERCENT_TICKS if percent else None, rangemode="tozero")
     return fig
 
 
@@ -168,7 +183,7 @@ def _per_task(d: ReportData) -> go.Figure | None:
                     line={"dash": dash},
                 )
             )
-    fig.update_yaxes(title="pass rate", tickformat=".0%")
+    fig.update_yaxes(title="pass rate", tickformat=PERCENT_TICKS)
     return fig
 
 

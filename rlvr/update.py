@@ -45,7 +45,7 @@ from torch.distributed.tensor import DTensor
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from rlvr import grpo, sql
-from rlvr.config import Config, UpdateSection
+from rlvr.config import Config, ConfigError, UpdateSection
 from rlvr.progress import progress
 from rlvr.schema import UPDATES, StepMetrics
 from rlvr.store import write_table
@@ -151,10 +151,15 @@ def collate(rows: list[TrainRow], pad_id: int, device: torch.device, *, packed: 
 
 
 def resolve_device(name: str) -> torch.device:
+    """update.device as a torch device: auto = cuda when torch sees one, else cpu. A ConfigError
+    (a user error, not a bug) for 'cuda' on a machine, or a torch build, without CUDA."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("update.device = 'cuda' but torch sees no CUDA device; set update.device = 'auto' or 'cpu'")
+        raise ConfigError(
+            f'update.device = "cuda" but torch.cuda.is_available() is False (torch {torch.__version__}): set '
+            'update.device = "auto" or "cpu", or install a CUDA build of torch'
+        )
     return torch.device(name)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
 from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
@@ -36,6 +37,21 @@ def test_config_prints_valid_commented_defaults() -> None:
                 continue
             assert f"# {spec.description}" in body, (section, field)
             assert f"\n{field} = " in body or f"\n# {field} = " in body, (section, field)
+
+
+def test_config_documents_the_fields_of_list_of_table_sections() -> None:
+    from rlvr.config import DatasetSection, RewardPlugin
+
+    res = runner.invoke(app, ["config"])
+    assert res.exit_code == 0
+    for table, model in (("task.datasets", DatasetSection), ("verify.rewards", RewardPlugin)):
+        start = res.output.index(f"# [[{table}]]")
+        block = res.output[start : res.output.index("\n[", start)]  # up to the next section
+        for field, spec in model.model_fields.items():
+            if field != "columns":  # a section of its own: below
+                assert f"#   # {spec.description}\n#   {field} =" in block, (table, field)
+    columns = res.output[res.output.index("#   [task.datasets.columns]") :]
+    assert "#     # Column of the split" in columns and "#     split =   (unset)" in columns
 
 
 def test_bad_config_fails_before_creating_the_run(tmp_path: Path) -> None:
@@ -102,3 +118,123 @@ def test_doctor_names_the_code_sandbox_mode() -> None:
     line = next(ln for ln in res.output.splitlines() if "code sandbox (bwrap)" in ln)
     problem = sandbox_problem()
     assert ("mode root" in line or "mode userns" in line) if problem is None else "cannot start" in line, line
+
+
+# text that rich would read as markup (or emoji): dropped (`x[i]`), a crash (`[/b]`), styled, linked
+HOSTILE_CELLS = ["[/b]", "[bold red]x[/]", "x[i] + y[j]", "[link=file:///etc]a[/link]", ":smile:"]
+
+
+def test_sql_table_prints_cells_and_headers_as_they_read(tmp_path: Path) -> None:
+    from rlvr.run import create_or_open
+
+    create_or_open(tmp_path / "run", None, None)
+    cells = ", ".join(f"'{v}' AS \"h{k}{v}\"" for k, v in enumerate(HOSTILE_CELLS))
+    res = runner.invoke(app, ["sql", str(tmp_path / "run"), f"SELECT {cells}"], terminal_width=400)
+    assert res.exit_code == 0, res.output
+    header, row = (ln for ln in res.output.splitlines() if "[/b]" in ln)
+    for k, v in enumerate(HOSTILE_CELLS):
+        assert f"h{k}{v}" in header and f" {v} " in row, (v, res.output)
+
+
+def test_status_and_errors_print_a_run_folder_as_it_reads(tmp_path: Path) -> None:
+    from rlvr.run import create_or_open
+
+    run = tmp_path / "[bold]r[/b] x[i]"
+    create_or_open(run, None, None)
+    res = runner.invoke(app, ["status", str(run)], terminal_width=400)
+    squeezed = "".join(res.output.split())  # the title wraps at the table's width
+    assert res.exit_code == 0 and "".join(f"rlvr status {run}".split()) in squeezed, res.output
+    assert "prepare" in res.output and " no " in res.output  # the styled cell still reads 'no'
+    res = runner.invoke(app, ["status", str(tmp_path / "[/b]")], terminal_width=400)
+    assert res.exit_code == 2 and f"no run at {tmp_path / '[/b]'}" in res.output, res.output
+
+
+def test_an_internal_error_message_is_printed_as_it_reads(tmp_path: Path, monkeypatch, capsys) -> None:
+    import typer
+    from rlvr.flows import cli
+
+    monkeypatch.setattr("rlvr.tiny.cache_root", lambda: tmp_path)
+    with pytest.raises(typer.Exit):
+        cli._bug(RuntimeError("bad [/b] x[i]"), "runs/[bold]r[/]")
+    text = capsys.readouterr().err.replace("\n", "")
+    assert "internal error (RuntimeError: bad [/b] x[i])" in text and "rlvr resume runs/[bold]r[/]" in text
+
+
+def test_cuda_without_cuda_is_a_user_error_before_anything_is_written(tmp_path: Path, monkeypatch) -> None:
+    import torch
+
+    from rlvr.run import create_or_open
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    res = runner.invoke(app, ["train", "--run", str(tmp_path / "run"), "--set", "update.device=cuda"])
+    assert res.exit_code == 2, res.output
+    assert 'update.device = "cuda" but torch.cuda.is_available() is False' in res.output and '"auto" or "cpu"' in res.output
+    assert "internal error" not in res.output and not (tmp_path / "run").exists()
+
+    # a run made where CUDA was, resumed where it is not: refused before Prefect starts, nothing added
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    create_or_open(tmp_path / "moved", Config.model_validate({"update": {"device": "cuda"}}), None)
+    before = sorted(p.name for p in (tmp_path / "moved").iterdir())
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    res = runner.invoke(app, ["resume", str(tmp_path / "moved")])
+    assert res.exit_code == 2 and 'update.device = "cuda"' in res.output, res.output
+    assert sorted(p.name for p in (tmp_path / "moved").iterdir()) == before
+
+
+def test_doctor_reports_cuda_without_cuda_as_a_failed_check(tmp_path: Path, monkeypatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cfg = tmp_path / "cuda.toml"
+    cfg.write_text('[update]\ndevice = "cuda"\n')
+    res = runner.invoke(app, ["doctor", str(cfg)], terminal_width=400)
+    assert res.exit_code == 0, res.output
+    line = next(ln for ln in res.output.splitlines() if "update device" in ln)
+    assert 'update.device = "cuda" but torch.cuda.is_available() is False' in line
+
+
+def test_evaluation_without_a_held_out_split_is_refused_before_the_run_exists(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["train", "--run", str(tmp_path / "run"), "--set", "eval.every=1", "--set", "task.n_test=0"])
+    assert res.exit_code == 2, res.output
+    assert "eval.every = 1" in res.output and "task.n_test > 0" in res.output and "eval.every = 0" in res.output
+    assert "internal error" not in res.output and not (tmp_path / "run").exists()
+
+
+def test_status_json_leaves_out_iterations_with_nothing_committed(tmp_path: Path) -> None:
+    import json
+
+    from rlvr.query import started_rows
+    from rlvr.run import create_or_open
+
+    def row(i, stage, committed):
+        return {"iteration": i, "stage": stage, "committed": committed}
+
+    rows = [row("", "prepare", True), row(0, "rollout", True), row(0, "verify", False), row(0, "update", False)]
+    rows += [row(1, "rollout", False), row(1, "verify", False), row(1, "update", False)]
+    assert started_rows(rows) == rows[:4]  # iteration 0 has begun: its pending stages stay
+
+    create_or_open(tmp_path / "run", None, 2)
+    res = runner.invoke(app, ["status", str(tmp_path / "run"), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert [(r["iteration"], r["stage"], r["committed"]) for r in json.loads(res.output)] == [("", "prepare", False)]
+
+
+COMMANDS = [["train"], ["resume"], ["status"], ["verify-store"], ["sql"], ["import"], ["rescore"], ["serve"], ["report"]]
+COMMANDS += [["prompts"], ["config"], ["doctor"], ["models", "list"], ["models", "prepare"]]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS, ids=" ".join)
+def test_help_shows_readable_value_names_and_keeps_brackets(cmd: list[str]) -> None:
+    res = runner.invoke(app, [*cmd, "--help"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    options = [ln.split() for ln in res.output.splitlines() if ln.startswith("  --")]
+    assert options and all(not words[1].startswith("<") for words in options), res.output  # not typer's <int>, <bool>
+
+
+def test_help_names_the_values_and_shows_brackets_as_typed() -> None:
+    res = runner.invoke(app, ["train", "--help"], terminal_width=200)
+    assert "[CONFIG.toml]" in res.output and "--run DIR" in res.output and "--set SECTION.FIELD=VALUE" in res.output
+    res = runner.invoke(app, ["doctor", "--help"], terminal_width=200)
+    assert "[rollout] engine and [update] device" in res.output, res.output  # not read as rich markup
+    res = runner.invoke(app, ["sql", "x", "SELECT 1", "--max-rows", "-1"])
+    assert res.exit_code == 2 and "--max-rows" in res.output

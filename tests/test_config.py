@@ -31,6 +31,21 @@ def test_unknown_field_suggests_the_close_name() -> None:
     assert "rollout.group_sise" in str(e.value) and "did you mean 'group_size'" in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("data", "where", "close"),
+    [
+        ({"task": {"datasets": [{"pth": "x.jsonl"}]}}, "task.datasets.0.pth", "path"),
+        ({"task": {"datasets": [{"path": "x.jsonl", "columns": {"promt": "q"}}]}}, "task.datasets.0.columns.promt", "prompt"),
+        ({"verify": {"rewards": [{"name": "a", "sql": "a.sql", "wieght": 2.0}]}}, "verify.rewards.0.wieght", "weight"),
+        ({"verify": {"weights": {"logic": {"formt": 0.1}}}}, "verify.weights.logic.formt", "format"),
+    ],
+)
+def test_unknown_field_inside_a_list_or_table_of_sections_suggests_the_close_name(data: dict, where: str, close: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        parse_config(data)
+    assert f"{where}: unknown field; did you mean '{close}'?" in str(e.value), str(e.value)
+
+
 def test_wrong_type_shows_the_value() -> None:
     with pytest.raises(ConfigError) as e:
         parse_config({"update": {"lr": "fast"}})

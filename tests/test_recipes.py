@@ -3,6 +3,7 @@ defaults says where it came from, and `rlvr train RECIPE` reaches the model chec
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -44,3 +45,17 @@ def test_train_with_a_recipe_asks_for_its_model(tmp_path: Path, monkeypatch: pyt
     res = CliRunner().invoke(app, ["train", str(recipe), "--run", str(tmp_path / "run")])
     assert res.exit_code == 2 and "rlvr models prepare smollm2-135m-instruct" in res.output
     assert not (tmp_path / "run").exists()
+
+
+OUTSIDE = re.compile(r"\.\./|(?<![\w.])shared/|FIELD-NOTES")  # a path above the repository, or notes that are not in it
+
+
+@pytest.mark.parametrize("recipe", RECIPES, ids=lambda p: p.stem)
+def test_recipe_cites_only_files_in_the_repository(recipe: Path) -> None:
+    """A recipe's reader has the repository, not the machine it was tuned on: every file its comments
+    cite (docs/..., bench/results/..., another recipe) must exist in the repository."""
+    root = recipe.parent.parent
+    for n, line in enumerate(recipe.read_text().splitlines(), 1):
+        assert not OUTSIDE.search(line), f"{recipe.name}:{n} cites something outside the repository: {line.strip()}"
+        for cited in re.findall(r"\b((?:docs|bench|recipes|rlvr|data)/[\w./-]*\w)", line):
+            assert (root / cited).exists(), f"{recipe.name}:{n} cites {cited}, which is not in the repository"

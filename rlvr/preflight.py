@@ -165,10 +165,25 @@ def check_disk(cfg: Config, run_dir: Path) -> None:
         )
 
 
+def check_rewards(cfg: Config) -> None:
+    """Every reward plug-in loads: a Python one imports and names a function, a SQL one's file exists
+    (a RewardPluginError naming the plug-in), so a broken one fails here, not after a whole rollout,
+    and leaves no run folder frozen with it."""
+    if not cfg.verify.rewards:
+        return
+    from rlvr.verify.plugins import load_function, source_digest  # only then: it imports DuckDB
+
+    for p in cfg.verify.rewards:
+        source_digest(p)
+        if p.python is not None:
+            load_function(p.python, p.name)
+
+
 def check_start(cfg: Config, run_dir: Path) -> list[str]:
     """Every check a first start can make before it writes anything; returns notes to print."""
     folder = model_folder(cfg)
     notes = check_model(folder) if folder is not None else []
+    check_rewards(cfg)
     check_task(cfg)
     check_device(cfg)
     check_writable(run_dir)

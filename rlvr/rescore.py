@@ -26,9 +26,10 @@ import pyarrow.compute as pc
 
 from rlvr.config import Config, ConfigError, apply_overrides, hash_data, parse_config
 from rlvr.errors import RlvrError
+from rlvr.lineage import upstream
 from rlvr.run import Run, open_run, writer_lock
 from rlvr.schema import DEFAULT_SCORING, PREPARE, RESCORE_PREFIX, ROLLOUT, SCORES, shard_name
-from rlvr.store import CommitRecord, Outcome, StageTx, committed, read_record, run_stage, write_table
+from rlvr.store import CommitRecord, Outcome, StageTx, committed, read_record, run_stage, verified_record, write_table
 from rlvr.verify import plugins, scoring
 
 log = logging.getLogger("rlvr")
@@ -63,7 +64,7 @@ def rescore(run_dir: str | Path, overrides: list[str], name: str | None = None) 
         raise RescoreError(
             f"--name {name!r}: use letters, digits, '_' and '-' (up to 64), and not {DEFAULT_SCORING!r} (the run's own scoring)"
         )
-    problems = read_record(run.paths.record(PREPARE, None))
+    problems = verified_record(run.paths, PREPARE, None)  # every read checks the files' sha256 (rlvr.store)
     iterations = rollout_iterations(run.paths)
     if problems is None or not iterations:
         raise RescoreError(f"{run_dir} has no committed rollouts to rescore; train or `rlvr import` first")
@@ -71,7 +72,7 @@ def rescore(run_dir: str | Path, overrides: list[str], name: str | None = None) 
     out = []
     with writer_lock(run.paths.root):
         for i in iterations:
-            rollouts = read_record(run.paths.record(ROLLOUT, i))
+            rollouts = upstream(run, ROLLOUT, i, f"rescore({i})")
             inputs = {
                 "verify": settings,
                 "rewards": digests,

@@ -28,6 +28,7 @@ from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from rlvr import datasets, engines, prompts, retention
+from rlvr.config import ConfigError
 from rlvr.errors import RlvrError
 from rlvr.lineage import StageOrderError, stage_inputs, upstream
 from rlvr.progress import progress
@@ -261,7 +262,8 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
         shards: list[Path] = []
         t0 = time.perf_counter()
         for rnd in range(1 + cfg.rollout.dynamic_sampling_rounds):
-            new = _generate(got.engine, tok, run, i, chosen, text, out, first_shard=len(shards))
+            counted = sum(r["rows"] for r in rounds)  # the progress bar counts every round's responses
+            new = _generate(got.engine, tok, run, i, chosen, text, out, first_shard=len(shards), counted=counted)
             shards += new["shards"]
             used |= set(chosen)
             rounds.append({"round": rnd, "prompts": len(chosen), "rows": new["rows"], "tokens": new["tokens"]})
@@ -279,6 +281,9 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
             rounds[-1]["signal_groups"] = len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
             have = sum(r["signal_groups"] for r in rounds)
             if have >= target:
+                break
+            if rnd == cfg.rollout.dynamic_sampling_rounds:
+                log.info("rollout %d: %d/%d groups with signal after the last round (%d)", i, have, target, rnd)
                 break
             chosen = iteration_prompts(
                 list(text), target - have, seed=cfg.run.seed, iteration=i, round=rnd + 1, exclude=frozenset(used)
@@ -339,9 +344,11 @@ def _generate(
     sampling: Sampling | None = None,
     seed_tag: str = "",
     label: str = "rollout",
+    counted: int = 0,
 ) -> dict:
     """`samples` (default rollout.group_size) responses for each prompt id (`text`: its token ids), written as shards
-    part-{first_shard + k}; returns counts. `seed_tag` keeps evaluation seeds apart from training's."""
+    part-{first_shard + k}; returns counts. `seed_tag` keeps evaluation seeds apart from training's;
+    `counted`: responses an earlier round of the stage made, which the progress counts include."""
     cfg = run.config
     G = samples or cfg.rollout.group_size
     requests = [
@@ -358,7 +365,7 @@ def _generate(
             "longer context (model.path)"
         )
     n_rows, tokens, shards, t0 = 0, 0, [], time.perf_counter()
-    progress(label, i, done=0, total=len(requests), unit="responses")
+    progress(label, i, done=counted, total=counted + len(requests), unit="responses")
     for k, batch in enumerate(engine.generate(requests, sampling)):  # one shard per batch: memory stays bounded
         rows = [
             {
@@ -381,7 +388,7 @@ def _generate(
         tokens += sum(len(s.token_ids) for _, s in batch)
         shards.append(out / shard_name(first_shard + k))
         n_rows += write_table(rows, ROLLOUTS, shards[-1])
-        progress(label, i, done=n_rows, total=len(requests), unit="responses")
+        progress(label, i, done=counted + n_rows, total=counted + len(requests), unit="responses")
         log.info(
             "%s %d: %d/%d responses, %.0f tok/s", label, i, n_rows, len(requests), tokens / max(time.perf_counter() - t0, 1e-9)
         )
@@ -431,7 +438,7 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
         problem_files = problems.parquet_files(paths.root)
         text = _prompt_ids(run, problems, i, "test")
         if not text:
-            raise ValueError(
+            raise ConfigError(
                 "evaluation needs held-out problems but this run has none (task.n_test = 0): "
                 "start a run with task.n_test > 0, or set eval.every = 0"
             )

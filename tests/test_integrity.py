@@ -191,3 +191,18 @@ def test_cli_resume_redo_repairs_the_run_through_prefect(run: RunPaths, pristine
     clean = cli("verify-store", str(run.root))
     assert clean.returncode == 0 and "match their commit records" in clean.stdout
     assert _outputs(run.root) == expected
+
+
+def test_every_reader_checks_the_files_it_reads(run: RunPaths) -> None:
+    """rescore and `rlvr prompts` read committed files through the verifying path: a damaged
+    rollouts shard or problems shard stops them with the stage to redo, as it stops resume."""
+    from rlvr.preview import preview
+    from rlvr.rescore import rescore
+
+    truncate(run.root / "rollouts/iteration=000000/part-000000.parquet")
+    with pytest.raises(IntegrityError, match="rollout:0"):
+        rescore(run.root, ["verify.weights.arithmetic.format=0.5"], "damaged")
+    assert not (run.root / "scorings").exists()
+    flip_a_bit(run.root / "problems/part-000000.parquet")
+    with pytest.raises(IntegrityError, match="prepare"):
+        preview(run.root, n=1)

@@ -226,3 +226,22 @@ def test_python_reward_as_module_function(tmp_path: Path, monkeypatch: pytest.Mo
         tmp_path, [{"name": "len", "python": "my_rewards_mod:length", "weight": 0.1}], weights={"default": {"correct": 0.0}}
     )
     assert [r["reward"] for r in rows] == pytest.approx([0.1 * len(t) for _, t, _ in RESPONSES])
+
+
+@pytest.mark.parametrize("case", ["syntax", "noname", "missing_file", "missing_sql"])
+def test_a_broken_plugin_fails_before_the_run_folder_exists(tmp_path: Path, case: str) -> None:
+    """Preflight loads every reward plug-in: a broken one fails the start, not the first verify after
+    a whole rollout, and no run folder is left frozen with the broken config."""
+    from rlvr.run import create_or_open
+
+    if case in BAD_PY:
+        plugin = {"name": "bad", "python": f"{_write(tmp_path, f'bad_{case}.py', BAD_PY[case][0])}:f"}
+    elif case == "missing_file":
+        plugin = {"name": "bad", "python": f"{tmp_path / 'nope.py'}:f"}
+    else:
+        plugin = {"name": "bad", "sql": str(tmp_path / "nope.sql")}
+    cfg = parse_config({"verify": {"rewards": [plugin]}})
+    d = tmp_path / "run"
+    with pytest.raises(RewardPluginError, match="reward plug-in 'bad'"):
+        create_or_open(d, cfg, 1)
+    assert not d.exists()

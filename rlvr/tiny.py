@@ -3,8 +3,10 @@
 A byte-level BPE tokenizer is trained with the `tokenizers` library on the task's own prompts
 (digits split one per token, a chat template with <|user|>/<|assistant|>/<|end|>), a 2-layer
 Llama (head_dim 32, the minimum vLLM's CPU attention accepts) gets random weights, and a short
-supervised warm-up on the train split teaches it the task's answer format (`target`): an
-`<answer>` tag, `<cite>` then `<answer>` for retrieval, a ```python block for code. Its context
+supervised warm-up teaches it the task's answer format (`target`): an `<answer>` tag, `<cite>`
+then `<answer>` for retrieval, a ```python block for code. The warm-up never pairs a run's problem
+with its gold (`warmup_rows`): arithmetic warms up on fresh problems, everything else on answers
+moved to other prompts. Its context
 (max_position_embeddings, free with RoPE) fits the task's longest prompt plus rollout.max_new_tokens. A random model
 earns no reward and gives GRPO no signal; the warmed-up one is right part of the time, so
 rewards vary inside groups and there is something left to learn.
@@ -40,7 +42,7 @@ CHAT_TEMPLATE = (
 ARCH = dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2, head_dim=32)
 MIN_CONTEXT = 256
 WARMUP_BATCH_TOKENS = 2048  # rows per warm-up step = this // longest example, between 4 and 64
-VERSION = 2  # bump when the recipe below changes
+VERSION = 3  # bump when the recipe below changes (3: the warm-up never sees a training gold)
 
 
 def cache_root() -> Path:
@@ -70,6 +72,47 @@ def target(row: dict) -> str:
     if row["task"] == "retrieval":
         return f"<cite>{json.loads(row['meta'])['support']}</cite> <answer>{row['answer']}</answer>"
     return f"<answer>{row['answer']}</answer>"
+
+
+def warmup_rows(cfg: Config, rows: list[dict]) -> list[dict]:
+    """The problems the warm-up teaches on: never a problem of the run with its own gold, so that
+    the warm-up cannot hand the run its training answers (a model that has memorised them gets every
+    group right, no group carries reward variance, and GRPO trains on nothing).
+
+    - Shipped arithmetic alone (task.name): the problems of the same operators on operands up to
+      2 x max_operand + 1, every question the run has (train, test or few-shot) left out: the model
+      learns to add on the run's leftovers and on larger sums, not the run's answers, which it
+      still has to find. (The run's own range alone taught too little; the wider range alone, with
+      no problem of the run's size, taught nothing that carried over: measured on the demo.)
+    - Anything else (own datasets, mixtures, the other shipped tasks): each train prompt with the
+      target of another train row of its dataset (a rotation): the answer format, not the answers.
+    All rows come back with split 'train', templated as the run's own problems are."""
+    out: list[dict] = []
+    have = {r["question"] for r in rows}
+    by_dataset: dict[str | None, list[dict]] = {}
+    for r in rows:
+        if r["split"] == "train":
+            by_dataset.setdefault(r.get("dataset"), []).append(r)
+    t = cfg.task
+    plain_arithmetic = not t.path and not t.datasets and t.names == ["arithmetic"]
+    for label, train in by_dataset.items():
+        if plain_arithmetic:
+            wide = 2 * t.max_operand + 1  # twice the range: the run's leftovers and larger sums (measured: docs/learning.md)
+            total = len(dict.fromkeys(t.ops)) * (wide + 1) ** 2
+            task = t.model_copy(update={"max_operand": wide, "n_train": total, "n_test": 0, "seed": t.seed + 1})
+            fresh = [
+                r
+                for r in datasets.load_problems(task, cfg.prompt.model_copy(update={"few_shot": 0}))
+                if r["question"] not in have
+            ]
+            out += [r | {"split": "train", "prompt_id": f"warmup-{r['prompt_id']}", "dataset": label} for r in fresh]
+        else:  # a rotation by one: every prompt gets another row's gold and meta (retrieval cites meta's
+            # support sentence, which states the gold); a lone row keeps no gold at all
+            moved = [{"answer": r["answer"], "meta": r["meta"]} for r in train[1:] + train[:1]]
+            if len(train) == 1:
+                moved = [{"answer": "", "meta": train[0]["meta"]}]
+            out += [r | m for r, m in zip(train, moved, strict=True)]
+    return out
 
 
 def context_length(longest_prompt: int, max_new_tokens: int) -> int:
@@ -160,9 +203,12 @@ def ensure_tiny_model(cfg: Config) -> Path:
     if (final / "config.json").is_file():
         return final
     rows = datasets.load_problems(cfg.task, cfg.prompt)
+    warm = warmup_rows(cfg, rows)
+    shots = [r for r in rows if r["split"] == datasets.FEW_SHOT]  # the run's few-shot turns, around the warm-up's prompts too
     chats = {pid: m for split in ("train", "test") for pid, m in prompts.conversations(rows, cfg.prompt, split).items()}
+    chats |= prompts.conversations(shots + warm, cfg.prompt, "train")
     texts = {pid: "\n\n".join(t["content"] for t in m) for pid, m in chats.items()}  # a lone user turn: its prompt
-    tok = build_tokenizer([texts[r["prompt_id"]] + " " + target(r) for r in rows if r["prompt_id"] in texts])
+    tok = build_tokenizer([texts[r["prompt_id"]] + " " + target(r) for r in rows + warm if r["prompt_id"] in texts])
     # + 2 per extra turn: its role and end tokens (context_length's margin covers one turn's)
     longest = max(len(tok(texts[pid], add_special_tokens=False)["input_ids"]) + 2 * (len(m) - 1) for pid, m in chats.items())
     torch.manual_seed(cfg.task.seed)
@@ -179,8 +225,8 @@ def ensure_tiny_model(cfg: Config) -> Path:
     _warmup(
         model,
         tok,
-        [r for r in rows if r["split"] == "train"],
-        prompts.prompt_ids(tok, rows, cfg.prompt, "train"),
+        warm,
+        prompts.prompt_ids(tok, shots + warm, cfg.prompt, "train"),
         cfg.model.tiny_warmup_steps,
         cfg.task.seed,
         cfg.model.tiny_lure,

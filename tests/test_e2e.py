@@ -31,7 +31,13 @@ def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(
 ) -> None:
     from rlvr.flows.train import train
 
-    run = create_or_open(tmp_path / "run", small_config, 2)
+    # the test makes its own signal instead of hoping the machine-built tiny model samples some: a SQL
+    # reward plug-in pays odd samples, so every group has reward variance whatever the model answers
+    parity = tmp_path / "parity.sql"
+    parity.write_text("SELECT prompt_id, sample_idx, (sample_idx % 2)::DOUBLE AS score, 'odd sample' AS reason FROM responses")
+    data = small_config.model_dump()
+    data["verify"]["rewards"] = [{"name": "parity", "sql": str(parity), "weight": 1.0}]
+    run = create_or_open(tmp_path / "run", Config.model_validate(data), 2)
     d = str(run.paths.root)
     state = train(d, return_state=True)
     results = state.result()
@@ -47,8 +53,8 @@ def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(
     assert counts == [{"iteration": i, "n": P * G, "p": P, "e": "transformers", "v": i} for i in range(2)]
     sizes = run_sql(d, "SELECT DISTINCT count(*) AS g FROM rollouts GROUP BY iteration, prompt_id").to_pylist()
     assert sizes == [{"g": G}]
-    signal = run_sql(d, "SELECT count(DISTINCT prompt_id) AS n FROM scores WHERE advantage <> 0").to_pylist()[0]["n"]
-    assert signal > 0, "no group had reward variance: GRPO got no signal"
+    signal = run_sql(d, "SELECT count(DISTINCT (iteration, prompt_id)) AS n FROM scores WHERE group_std > 0").to_pylist()
+    assert signal == [{"n": 2 * P}], "every group has reward variance (the parity reward)"
 
     upd = run_sql(d, "SELECT iteration, grad_norm, tokens, groups_used FROM updates ORDER BY 1").to_pylist()
     assert all(u["grad_norm"] > 0 and u["tokens"] > 0 and u["groups_used"] > 0 for u in upd)

@@ -5,6 +5,7 @@ reward where it started: the sampled prompts change per iteration, but the polic
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,39 @@ def test_demo_recipe_raises_reward_and_held_out_accuracy(tmp_path: Path) -> None
     first, last = sum(reward[:2]) / 2, sum(reward[-2:]) / 2
     assert last >= first + 0.2, f"reward per iteration {[round(r, 3) for r in reward]}: did not rise"
     assert acc[n] >= acc[0] + 0.4, f"held-out accuracy per policy {acc}: did not rise"
+
+
+def test_the_warm_up_never_pairs_a_run_problem_with_its_gold() -> None:
+    """The tiny model's warm-up cannot hand a run its answers (a memorised train split gives every
+    group the same reward and GRPO nothing to learn): arithmetic warms up on the other problems of
+    its range, an own dataset on golds moved to other prompts."""
+    from rlvr.config import Config
+    from rlvr.datasets import load_problems
+    from rlvr.tiny import warmup_rows
+
+    cfg = Config.model_validate({"task": {"ops": "+", "max_operand": 9, "n_train": 40, "n_test": 20}})
+    rows = load_problems(cfg.task, cfg.prompt)
+    warm = warmup_rows(cfg, rows)
+    assert len(warm) == 20**2 - 60 and {r["question"] for r in warm}.isdisjoint(r["question"] for r in rows)
+    assert sum(json.loads(r["meta"])["a"] <= 9 and json.loads(r["meta"])["b"] <= 9 for r in warm) == 40  # the run's leftovers
+    sums = [json.loads(r["meta"]) for r in warm]
+    assert all(r["answer"] == str(m["a"] + m["b"]) for r, m in zip(warm, sums, strict=True))  # right sums, of other problems
+    assert all(r["split"] == "train" and r["prompt_id"].startswith("warmup-") for r in warm)
+
+    own = [
+        {
+            "prompt_id": f"q-{k}",
+            "question": f"q{k}",
+            "prompt": f"q{k}",
+            "answer": str(k),
+            "split": "train",
+            "task": "exact",
+            "meta": None,
+            "dataset": "q",
+        }
+        for k in range(5)
+    ]
+    moved = warmup_rows(Config.model_validate({"task": {"path": "x.jsonl"}}), own)
+    assert [r["prompt_id"] for r in moved] == [r["prompt_id"] for r in own]
+    assert all(m["answer"] != o["answer"] for m, o in zip(moved, own, strict=True))  # no prompt keeps its gold
+    assert sorted(m["answer"] for m in moved) == sorted(o["answer"] for o in own)  # the format: the same kind of answers

@@ -31,7 +31,8 @@ from rlvr.update import collate, load_policy, load_rows, response_logprobs
 from rlvr.verify.plugins import RewardPluginError
 
 EXPORT = """
-SELECT r.prompt_id, p.prompt, r.response_text, r.response_token_ids, r.response_logprobs, r.finish_reason
+SELECT r.prompt_id, r.sample_idx, p.prompt, p.answer, r.response_text, r.response_token_ids, r.response_logprobs,
+       r.finish_reason
 FROM rollouts AS r JOIN problems AS p USING (prompt_id) ORDER BY r.prompt_id, r.sample_idx
 """
 
@@ -56,6 +57,17 @@ def source(tmp_path_factory: pytest.TempPathFactory, small_config: Config, tiny_
     stages.rollout(d, 0)
     rows = run_sql(d, EXPORT).to_pylist()
     assert len(rows) == 1000
+    # the test makes its own preconditions rather than hoping the machine-built tiny model samples them:
+    # in every group sample 1 is right and sample 3 wrong (text-only rows of the JSONL: k odd), so
+    # some responses are correct, some are not, and every group carries reward variance
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    for r in rows:
+        if r["sample_idx"] in (1, 3):
+            r["response_text"] = f"<answer>{r['answer']}</answer>" if r["sample_idx"] == 1 else "<answer>-1000</answer>"
+            r["response_token_ids"] = tok(r["response_text"], add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+            r["finish_reason"] = "stop"
     return rows
 
 
@@ -116,7 +128,7 @@ def test_import_is_verified_and_trained_on(imported: Path, source: list[dict]) -
         imported,
         "SELECT count(*) AS n, sum(correct::INT) AS c, count(DISTINCT prompt_id) FILTER (WHERE group_std > 0) AS g FROM scores",
     ).to_pylist()[0]
-    assert scores["n"] == 1000 and 0 < scores["c"] < 1000 and scores["g"] > 0
+    assert scores["n"] == 1000 and 125 <= scores["c"] <= 875 and scores["g"] == 125
     rec = read_record(open_run(imported).paths.record(UPDATE, 0))
     assert rec.extra["logprobs_filled"] > 0 and rec.extra["sequences"] > 0 and rec.extra["policy_version"] == 1
     upd = run_sql(imported, "SELECT ratio_mean, logprob_diff_mean FROM updates WHERE step = 0").to_pylist()[0]

@@ -1,8 +1,8 @@
 """One prompt path: every consumer gives the model the same token ids for the same problem.
 
 With a system turn and few-shot rows set, the ids that rollout sends to its engine, evaluate sends to
-its engine, `rlvr import` stores, the tiny model's warm-up trains on and `rlvr prompts` shows all
-equal the chat template applied, here by hand, to the turns the config asks for. A structural check
+its engine, `rlvr import` stores, the tiny model's warm-up trains on (its own problems) and `rlvr
+prompts` shows all equal the chat template applied, here by hand, to the turns the config asks for. A structural check
 keeps it so: no module but rlvr/prompts.py applies a chat template.
 
     .venv/bin/python -m pytest -q tests/test_prompt_path.py
@@ -46,8 +46,8 @@ def cfg() -> Config:
     )
 
 
-def _expected(tok, rows: list[dict], pid: str) -> list[int]:
-    """The chat template over [system, the two few-shot exchanges, the problem], by hand."""
+def _expected(tok, rows: list[dict], pid: str, user: str | None = None) -> list[int]:
+    """The chat template over [system, the two few-shot exchanges, the problem (or `user`)], by hand."""
     of = {r["prompt_id"]: r for r in rows}
     shots = sorted((r for r in rows if r["split"] == "few_shot"), key=lambda r: r["prompt_id"])
     assert len(shots) == 2
@@ -57,7 +57,7 @@ def _expected(tok, rows: list[dict], pid: str) -> list[int]:
             {"role": "user", "content": s["prompt"]},
             {"role": "assistant", "content": f"{s['prompt']}\n<answer>{s['answer']}</answer>"},
         ]
-    turns.append({"role": "user", "content": of[pid]["prompt"]})
+    turns.append({"role": "user", "content": user if user is not None else of[pid]["prompt"]})
     ids = tok.apply_chat_template(turns, add_generation_prompt=True, tokenize=True)
     return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
 
@@ -81,10 +81,12 @@ def test_every_consumer_renders_the_same_ids(cfg: Config, tmp_path: Path, monkey
     import rlvr.tiny as tiny
 
     warmed: dict[str, list[int]] = {}
+    warm_rows: list[dict] = []
     real_warmup = tiny._warmup
 
     def spy_warmup(model, tok, rows, prompt_ids, *args, **kw):
         warmed.update(prompt_ids)
+        warm_rows.extend(rows)
         return real_warmup(model, tok, rows, prompt_ids, *args, **kw)
 
     monkeypatch.setenv("RLVR_CACHE", str(tmp_path / "cache"))  # a fresh cache: the warm-up runs here
@@ -109,9 +111,10 @@ def test_every_consumer_renders_the_same_ids(cfg: Config, tmp_path: Path, monkey
     train = [r["prompt_id"] for r in rows if r["split"] == "train"]
     test = [r["prompt_id"] for r in rows if r["split"] == "test"]
 
-    # the tiny model's warm-up: every train prompt, no other split
-    assert sorted(warmed) == sorted(train)
-    assert all(warmed[p] == _expected(tok, rows, p) for p in train)
+    # the tiny model's warm-up: rendered like every other prompt (system, the run's few-shot turns),
+    # on problems that are none of the run's, so it never sees a training gold
+    assert warm_rows and {r["question"] for r in warm_rows}.isdisjoint(r["question"] for r in rows)
+    assert all(warmed[r["prompt_id"]] == _expected(tok, rows, "", user=r["prompt"]) for r in warm_rows)
     # rollout: what its engine got, and what the rollouts table stores
     rollout_seen, eval_seen = spies[0].seen, spies[1].seen
     assert rollout_seen and set(rollout_seen) <= set(train)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 # task.name -> (problems' task column, verifiers its rows may be decided by)
 TASKS = {
     "logic": ("logic", {"sql_exact", "logic"}),
-    "retrieval": ("retrieval", {"sql_exact", "sql_numeric"}),
+    "retrieval": ("retrieval", {"sql_exact", "sql_numeric", "math_verify"}),  # a number gold met by a symbolic response
     "stdio": ("code", {"sandbox"}),
     "humaneval": ("code", {"sandbox"}),
 }

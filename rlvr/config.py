@@ -400,8 +400,15 @@ class VerifySection(_Section):
     min_citation_words: int = Field(
         8,
         ge=1,
-        description="Retrieval: a <cite> span counts only when it has at least this many words (or is a whole "
-        "sentence of the source), contains the gold answer at word boundaries, and is more than the answer alone.",
+        description="Retrieval: a <cite> span counts only when it lies within one sentence of a source, has at least "
+        "this many words (or is that whole sentence), contains the gold answer at word boundaries, and is more than "
+        "the answer alone.",
+    )
+    max_citation_words: int = Field(
+        40,
+        ge=1,
+        description="Retrieval: a <cite> span of more words than this counts for nothing, even within one sentence "
+        "(a passage without sentence marks is one sentence). At least min_citation_words.",
     )
     advantage: Literal["grpo", "dr_grpo", "rloo"] = Field(
         "grpo",
@@ -437,6 +444,15 @@ class VerifySection(_Section):
         description="Reward plug-ins ([[verify.rewards]]): each adds weight * score to the reward as "
         "component reward_<name>; a row a plug-in cannot score (None, NULL, a timeout) becomes verifier_error.",
     )
+
+    @model_validator(mode="after")
+    def _citation_bounds(self) -> VerifySection:
+        if self.max_citation_words < self.min_citation_words:
+            raise ValueError(
+                f"verify.max_citation_words = {self.max_citation_words} is below verify.min_citation_words = "
+                f"{self.min_citation_words}: no citation could count; raise max_citation_words or lower min_citation_words"
+            )
+        return self
 
     @field_validator("rewards")
     @classmethod

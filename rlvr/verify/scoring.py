@@ -290,7 +290,9 @@ def score_with_stats(
     tasks = [t for (t,) in con.execute(TASKS).fetchall()]
     stats["retrieval"] = 0
     if "retrieval" in tasks:
-        con.execute(sql.load("verify_citations"), files | {"min_words": cfg.min_citation_words})
+        con.execute(
+            sql.load("verify_citations"), files | {"min_words": cfg.min_citation_words, "max_words": cfg.max_citation_words}
+        )
         stats["retrieval"] = con.execute("SELECT count(*) FROM verify_rows WHERE citations IS NOT NULL").fetchall()[0][0]
     con.register("reward_weights", reward_weights(tasks, cfg))
     plugin_rows = plugins.empty_plugin_rows()

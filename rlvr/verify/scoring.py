@@ -8,7 +8,8 @@
   2. the Python tiers, each on its own rows only: rlvr.verify.math (math-verify in worker processes
      with a per-row timeout), rlvr.verify.code (code, bubblewrap), rlvr.verify.logic (truth tables). A crash or
      timeout is a `verifier_error: ...` reason, never a 0;
-  3. sql/verify_citations.sql (retrieval rows only): each <cite> span looked up in the sources;
+  3. sql/verify_citations.sql (retrieval rows only): each <cite> span looked up in the sentences of
+     the sources (supported within one sentence, with the answer, bounded in length, not repeated);
   4. reward plug-ins (verify.rewards, rlvr.verify.plugins), when there are any: user SQL and Python
      scores over the decided rows, each a named, weighted component;
   5. sql/verify_groups.sql: reward composition per task (verify.weights) plus the plug-ins' components,

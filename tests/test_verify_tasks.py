@@ -245,6 +245,7 @@ SENTENCE_CASES = [  # (source, its sentences as cite_sentences finds them)
         "It closed in 1871. 1880 saw it reopen... Then it burned.",
         ["it closed in 1871.", "1880 saw it reopen...", "then it burned."],
     ),
+    ("东京是首都。大阪很大！「好吗？」是的", ["东京是首都。", "大阪很大！", "「好吗？」", "是的"]),
     ("  ", []),
 ]
 

@@ -1,21 +1,21 @@
 -- verify(i): retrieval rows. A <cite>...</cite> span is SUPPORTED when it points at one fact: all of
 -- these hold, compared after normalising case and whitespace (norm_ws) and, for word boundaries,
 -- splitting into words (cite_words: letters, digits, '_'; everything else separates):
---   found       it occurs in one of its problem's sources, at word boundaries ('rnard took on' is
---               not a quote of 'Arnard took on');
+--   found        it occurs in one of its problem's sources, at word boundaries ('rnard took on' is
+--                not a quote of 'Arnard took on');
 --   one sentence it lies within one sentence of that source (cite_sentences, macros.sql: a sentence
---               ends at . ! ? and any closing quote, then whitespace and no lower-case letter, or at
---               a blank line; not after initials, 'Dr.', 'St.' ..., nor inside 3.5), so the whole
---               passage, every passage, or the right sentence padded with words of its neighbours
---               supports nothing;
---   long enough at least $min_words words (verify.min_citation_words), or that whole sentence (its
---               end mark and quotes may be left out);
+--                ends at . ! ? and any closing quote, then whitespace and no lower-case letter, or at
+--                a blank line; not after initials, 'Dr.', 'St.' ..., nor inside 3.5), so the whole
+--                passage, every passage, or the right sentence padded with words of its neighbours
+--                supports nothing;
+--   long enough  at least $min_words words (verify.min_citation_words), or that whole sentence (its
+--                end mark and quotes may be left out);
 --   short enough at most $max_words words (verify.max_citation_words): a passage without sentence
---               marks is one sentence, and quoting it whole is still not a citation;
---   on point    it contains the gold answer as whole words ('29' is not in '1829');
---   more        it is not the answer alone (quoting 'Caervale' supports nothing);
---   new         no earlier span of the response is a supported quote of the same sentence (citing the
---               right sentence three times beside a junk span is 1 of 4, not 3 of 4).
+--                marks is one sentence, and quoting it whole is still not a citation;
+--   on point     it contains the gold answer as whole words ('29' is not in '1829');
+--   more         it is not the answer alone (quoting 'Caervale' supports nothing);
+--   new          no earlier span of the response is a supported quote of the same sentence (citing the
+--                right sentence three times beside a junk span is 1 of 4, not 3 of 4).
 -- Fills verify_rows' citations (spans cited), citations_supported (spans supported) and
 -- citations_missing (each other span, quoted and cut at 60 characters, with the rule it broke, for
 -- the reason). A response without a span cites nothing: 0 of 0; an empty span is never supported.

@@ -327,7 +327,9 @@ class RolloutSection(_Section):
 class RewardWeights(_Section):
     correct: float = Field(1.0, description="Weight of the correctness score (1/0; code: 1/0 or the fraction of tests passed).")
     format: float = Field(0.0, description="Weight of format_ok (see verify.format).")
-    citation: float = Field(0.0, description="Weight of the fraction of <cite> spans found in the sources (retrieval).")
+    citation: float = Field(
+        0.0, description="Weight of the fraction of <cite> spans supported by the sources (retrieval: verify_citations.sql)."
+    )
 
 
 DEFAULT_WEIGHTS = {"default": RewardWeights(), "retrieval": RewardWeights(citation=0.5)}
@@ -400,8 +402,15 @@ class VerifySection(_Section):
     min_citation_words: int = Field(
         8,
         ge=1,
-        description="Retrieval: a <cite> span counts only when it has at least this many words (or is a whole "
-        "sentence of the source), contains the gold answer at word boundaries, and is more than the answer alone.",
+        description="Retrieval: a <cite> span counts only when it lies within one sentence of a source, has at least "
+        "this many words (or is that whole sentence), contains the gold answer at word boundaries, and is more than "
+        "the answer alone.",
+    )
+    max_citation_words: int = Field(
+        40,
+        ge=1,
+        description="Retrieval: a <cite> span of more words than this counts for nothing, even within one sentence "
+        "(a passage without sentence marks is one sentence). At least min_citation_words.",
     )
     advantage: Literal["grpo", "dr_grpo", "rloo"] = Field(
         "grpo",
@@ -437,6 +446,15 @@ class VerifySection(_Section):
         description="Reward plug-ins ([[verify.rewards]]): each adds weight * score to the reward as "
         "component reward_<name>; a row a plug-in cannot score (None, NULL, a timeout) becomes verifier_error.",
     )
+
+    @model_validator(mode="after")
+    def _citation_bounds(self) -> VerifySection:
+        if self.max_citation_words < self.min_citation_words:
+            raise ValueError(
+                f"verify.max_citation_words = {self.max_citation_words} is below verify.min_citation_words = "
+                f"{self.min_citation_words}: no citation could count; raise max_citation_words or lower min_citation_words"
+            )
+        return self
 
     @field_validator("rewards")
     @classmethod

@@ -32,6 +32,16 @@ FERRY = [
     ),
     "The mill at Tavenby burned down in 1871 and was rebuilt by 1880.",
 ]
+SURVEY = [  # sentence ends that are not '. ' and full stops that are not sentence ends
+    'Dr. Marr reached St. Brede in 1902. The river ran 3.5 metres deep at the old ford. The keeper told her, "The ford '
+    'is closed to carts." Its keeper then was Tobin Hale, who had kept it since 1890.',
+    "The mill at Tavenby burned down in 1871! Was it rebuilt? It was, by Orla Fenn in 1880.",
+]
+LEDGER = [  # one 49-word sentence without a full stop
+    "Stores received at the Haskebrook depot in the winter of 1877 included forty barrels of salt, twelve crates of "
+    "lamp oil, nine coils of rope, six sacks of seed, three anvils, two dozen axes and 417 pounds of nails, all "
+    "entered in the ledger by the clerk Aldo Pree"
+]
 PROBLEMS = {
     "add": {
         "task": "code",
@@ -49,6 +59,11 @@ PROBLEMS = {
     "nan": {"task": "arithmetic", "answer": "nan"},
     "inf": {"task": "arithmetic", "answer": "inf"},
     "ferry": {"task": "retrieval", "answer": "29", "sources": FERRY},
+    "survey-year": {"task": "retrieval", "answer": "1902", "sources": SURVEY},
+    "survey-depth": {"task": "retrieval", "answer": "3.5", "sources": SURVEY},
+    "survey-keeper": {"task": "retrieval", "answer": "Tobin Hale", "sources": SURVEY},
+    "survey-builder": {"task": "retrieval", "answer": "Orla Fenn", "sources": SURVEY},
+    "ledger": {"task": "retrieval", "answer": "417", "sources": LEDGER},
 }
 
 
@@ -117,3 +132,15 @@ def test_shipped_golds_keep_their_reward(tmp_path: Path):
     assert wrong == []
     uncited = [(r["prompt_id"], r["reason"]) for r in scored if r["task"] == "retrieval" and r["citations_supported"] != 1]
     assert uncited == []
+
+
+def test_the_tiny_warm_up_target_earns_full_citation_credit_on_every_shipped_problem(tmp_path: Path):
+    """rlvr.tiny teaches `<cite>support</cite> <answer>...</answer>`: every shipped retrieval problem pays it in full."""
+    from rlvr.tiny import target
+
+    rows = retrieval.generate()
+    table, _ = score_with_stats(*write_inputs(tmp_path, rows, [(r["prompt_id"], target(r)) for r in rows]), VerifySection())
+    scored = table.to_pylist()
+    assert len(scored) == len(rows) == retrieval.N_PROBLEMS
+    assert [(r["prompt_id"], r["reason"]) for r in scored if (r["citations"], r["citations_supported"]) != (1, 1)] == []
+    assert all(r["reward"] == 1.5 for r in scored)

@@ -186,6 +186,22 @@ CITE_CASES = [  # (response, correct, citations, supported, reason contains)
         0,
         "(does not contain the answer)",
     ),  # '81' only inside '1881'
+    (f"<cite>{SOURCES[0]}</cite><answer>Caervale</answer>", True, 1, 0, "(runs across a sentence boundary)"),
+    (
+        "<cite>Bettan Almington. Thalby lies 237 kilometres north of Caervale</cite><answer>Caervale</answer>",
+        True,
+        1,
+        0,
+        "(runs across a sentence boundary)",
+    ),  # the right sentence padded with the end of the one before
+    (
+        "<cite>Thalby lies 237 kilometres north of Caervale.</cite><cite>THALBY LIES 237 kilometres north of caervale</cite>"
+        "<answer>Caervale</answer>",
+        True,
+        2,
+        1,
+        "(repeats an earlier citation of the same sentence)",
+    ),
 ]
 
 
@@ -212,3 +228,56 @@ def test_citations_are_left_null_for_other_tasks(tmp_path: Path) -> None:
     by = {r["prompt_id"]: r for r in rows}
     assert by["n"]["citations"] is None and by["r"]["citations"] == 0
     assert by["r"]["reward"] == 1.0  # the default weights: retrieval's citation weight 0.5 times 0 of 0
+
+
+SENTENCE_CASES = [  # (source, its sentences as cite_sentences finds them)
+    ("One. Two! Three? Four", ["one.", "two!", "three?", "four"]),
+    ("Dr. Marr met Mr. Hale at St. Brede. It rained.", ["dr. marr met mr. hale at st. brede.", "it rained."]),
+    (
+        "J.R.R. Tolkien and A. N. Other wrote, e.g. in 1937, to i.e. him.",
+        ["j.r.r. tolkien and a. n. other wrote, e.g. in 1937, to i.e. him."],
+    ),
+    ("The river ran 3.5 metres deep. Version 2.0 followed.", ["the river ran 3.5 metres deep.", "version 2.0 followed."]),
+    ('She said, "The ford is closed." Its keeper was Hale.', ['she said, "the ford is closed."', "its keeper was hale."]),
+    ('"Why?" he asked. "Because." (It was late.) So', ['"why?" he asked.', '"because."', "(it was late.)", "so"]),
+    ("Heading\n\nBody text\nwrapped here. Next  one.", ["heading", "body text wrapped here.", "next one."]),
+    (
+        "It closed in 1871. 1880 saw it reopen... Then it burned.",
+        ["it closed in 1871.", "1880 saw it reopen...", "then it burned."],
+    ),
+    ("东京是首都。大阪很大！「好吗？」是的", ["东京是首都。", "大阪很大！", "「好吗？」", "是的"]),
+    ("  ", []),
+]
+
+
+@pytest.mark.parametrize(("source", "sentences"), SENTENCE_CASES)
+def test_cite_sentences_by_hand(source: str, sentences: list[str]) -> None:
+    assert connect().execute("SELECT cite_sentences($s)", {"s": source}).fetchall()[0][0] == sentences
+
+
+def test_every_shipped_passage_splits_into_the_sentences_it_was_built_from() -> None:
+    """data/retrieval.py joins fact sentences (each ending in its only full stop) with spaces; the
+    verifier's sentences must be exactly those, so each shipped support is one whole sentence."""
+    from rlvr.data import retrieval
+
+    rows = retrieval.load()
+    passages = sorted({p for r in rows for p in r["sources"]})
+    found = connect().execute("SELECT s, cite_sentences(s) FROM unnest($p) AS t(s)", {"p": passages}).fetchall()
+    for passage, sentences in found:
+        assert sentences == [retrieval.normalise(x) for x in passage.replace(". ", ".\n").split("\n")], passage
+    by_passage = dict(found)
+    for r in rows:
+        meta = json.loads(r["meta"])
+        assert retrieval.normalise(meta["support"]) in by_passage[r["sources"][meta["passage"]]], r["prompt_id"]
+
+
+def test_max_citation_words_bounds_a_span_within_one_sentence(tmp_path: Path) -> None:
+    problems = [{"prompt_id": "r", "task": "retrieval", "answer": "Caervale", "sources": SOURCES}]
+    cite = "<cite>Thalby lies 237 kilometres north of Caervale.</cite><answer>Caervale</answer>"  # 7 words
+    rows, _ = _score(tmp_path, problems, [("r", cite)], min_citation_words=3, max_citation_words=6)
+    assert rows[0]["citations_supported"] == 0 and "(longer than 6 words)" in rows[0]["reason"]
+    (tmp_path / "b").mkdir()
+    rows, _ = _score(tmp_path / "b", problems, [("r", cite)], min_citation_words=3, max_citation_words=7)
+    assert rows[0]["citations_supported"] == 1
+    with pytest.raises(ValueError, match="max_citation_words = 6 is below verify.min_citation_words = 8"):
+        VerifySection(max_citation_words=6)

@@ -3,6 +3,7 @@
     scoring.py the pass: one DuckDB connection runs the SQL tier, hands each undecided row to its
                Python tier, then composes rewards and group advantages (sql/verify_groups.sql)
     sql/       the SQL tier: extraction, normalisation, exact/numeric/verdict decisions, citations
+               (a <cite> span is supported within one sentence of a source: verify_citations.sql)
     math.py    symbolic math by math-verify, in worker processes with a per-row timeout
     code/      code run against its tests in the bubblewrap sandbox
     logic.py   propositional formulas: parser and truth tables (never eval)

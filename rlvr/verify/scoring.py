@@ -8,7 +8,8 @@
   2. the Python tiers, each on its own rows only: rlvr.verify.math (math-verify in worker processes
      with a per-row timeout), rlvr.verify.code (code, bubblewrap), rlvr.verify.logic (truth tables). A crash or
      timeout is a `verifier_error: ...` reason, never a 0;
-  3. sql/verify_citations.sql (retrieval rows only): each <cite> span looked up in the sources;
+  3. sql/verify_citations.sql (retrieval rows only): each <cite> span looked up in the sentences of
+     the sources (supported within one sentence, with the answer, bounded in length, not repeated);
   4. reward plug-ins (verify.rewards, rlvr.verify.plugins), when there are any: user SQL and Python
      scores over the decided rows, each a named, weighted component;
   5. sql/verify_groups.sql: reward composition per task (verify.weights) plus the plug-ins' components,
@@ -290,7 +291,9 @@ def score_with_stats(
     tasks = [t for (t,) in con.execute(TASKS).fetchall()]
     stats["retrieval"] = 0
     if "retrieval" in tasks:
-        con.execute(sql.load("verify_citations"), files | {"min_words": cfg.min_citation_words})
+        con.execute(
+            sql.load("verify_citations"), files | {"min_words": cfg.min_citation_words, "max_words": cfg.max_citation_words}
+        )
         stats["retrieval"] = con.execute("SELECT count(*) FROM verify_rows WHERE citations IS NOT NULL").fetchall()[0][0]
     con.register("reward_weights", reward_weights(tasks, cfg))
     plugin_rows = plugins.empty_plugin_rows()

@@ -95,6 +95,28 @@ CREATE OR REPLACE MACRO norm_ws(s) AS trim(regexp_replace(lower(s), '\s+', ' ', 
 -- boundaries ('29' is not in '1829'): retrieval's citation checks (verify_citations.sql).
 CREATE OR REPLACE MACRO cite_words(s) AS ' ' || trim(regexp_replace(s, '[^\p{L}\p{N}_]+', ' ', 'g')) || ' ';
 
+-- cite_sentences(s): source s as its sentences, each norm_ws'd, in order: retrieval's citation unit
+-- (verify_citations.sql). A sentence ends at a run of . ! ? (with any closing quotes or brackets after
+-- it) followed by whitespace and then anything but a lower-case letter ('why?" he asked' goes on), at
+-- a run of 。！？ (no space needed), or at a blank line. A full stop is not an end after a single letter
+-- (initials, e.g., i.e.) or after a title or abbreviation of cite_abbrev; one not followed by
+-- whitespace never is (3.5, www.x.org).
+-- Doubts: 'at 5 p.m. The', 'in the U.S. It', 'He said no. Then' and a source written in lower case
+-- ('it closed. then it') are read as one sentence. Marks: chr(31) holds a full stop that ends nothing,
+-- chr(30) a sentence end. Tests: tests/test_verify_tasks.py (by hand, and every shipped passage).
+CREATE OR REPLACE MACRO cite_abbrev(s) AS regexp_replace(s,
+    '(^|[^\p{L}\p{N}_])(\p{L}|mr|mrs|ms|messrs|dr|prof|st|mt|ft|jr|sr|rev|fr|gen|col|capt|cmdr|lt|sgt|gov|sen|rep|'
+    || 'hon|no|nos|vol|fig|pp|approx|ca|cf|vs|inc|ltd|co|corp|bros|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.',
+    '\1\2' || chr(31), 'gi');
+CREATE OR REPLACE MACRO cite_sentences(s) AS list_filter(list_transform(string_split(replace(regexp_replace(
+    cite_abbrev(cite_abbrev(regexp_replace(s, '\n\s*\n', chr(30), 'g'))),  -- twice: 'e.g.' is two matches
+    '([.!?]+["''”’»)\]]*)\s+([^\p{Ll}])|([。！？]+[”’」』）]*)', '\1\3' || chr(30) || '\2', 'g'), chr(31), '.'), chr(30)),
+    lambda x: norm_ws(x)), lambda x: x <> '');
+
+-- cite_trim(s): s without the marks a sentence may start or end with (. ! ? quotes, brackets,
+-- spaces): a quote of a whole sentence may leave them out (verify_citations.sql).
+CREATE OR REPLACE MACRO cite_trim(s) AS trim(s, ' .!?"''“”‘’«»()[]。！？「」『』（）');
+
 -- think_answer_ok(t): the response is <think>...</think> then <answer>...</answer> and nothing else
 -- (whitespace aside), each tag exactly once (verify.format = 'think_answer'; DeepSeek-R1's format
 -- reward, Guo et al. 2025, sec. 2.2.2).

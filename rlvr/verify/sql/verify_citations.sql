@@ -1,16 +1,25 @@
--- verify(i): retrieval rows. A <cite>...</cite> span is SUPPORTED when all of these hold, compared
--- after normalising case and whitespace (norm_ws) and, for word boundaries, splitting into words
--- (cite_words: letters, digits, '_'; everything else separates):
---   found       it occurs in one of its problem's sources, at word boundaries ('rnard took on' is
---               not a quote of 'Arnard took on');
---   long enough at least $min_words words (verify.min_citation_words), or a whole sentence of that
---               source (sentences end at . ! ? followed by whitespace; the end mark may be left out);
---   on point    it contains the gold answer as whole words ('29' is not in '1829');
---   more        it is not the answer alone (quoting 'Caervale' supports nothing).
+-- verify(i): retrieval rows. A <cite>...</cite> span is SUPPORTED when it points at one fact: all of
+-- these hold, compared after normalising case and whitespace (norm_ws) and, for word boundaries,
+-- splitting into words (cite_words: letters, digits, '_'; everything else separates):
+--   found        it occurs in one of its problem's sources, at word boundaries ('rnard took on' is
+--                not a quote of 'Arnard took on');
+--   one sentence it lies within one sentence of that source (cite_sentences, macros.sql: a sentence
+--                ends at . ! ? and any closing quote, then whitespace and no lower-case letter, or at
+--                a blank line; not after initials, 'Dr.', 'St.' ..., nor inside 3.5), so the whole
+--                passage, every passage, or the right sentence padded with words of its neighbours
+--                supports nothing;
+--   long enough  at least $min_words words (verify.min_citation_words), or that whole sentence (its
+--                end mark and quotes may be left out);
+--   short enough at most $max_words words (verify.max_citation_words): a passage without sentence
+--                marks is one sentence, and quoting it whole is still not a citation;
+--   on point     it contains the gold answer as whole words ('29' is not in '1829');
+--   more         it is not the answer alone (quoting 'Caervale' supports nothing);
+--   new          no earlier span of the response is a supported quote of the same sentence (citing the
+--                right sentence three times beside a junk span is 1 of 4, not 3 of 4).
 -- Fills verify_rows' citations (spans cited), citations_supported (spans supported) and
 -- citations_missing (each other span, quoted and cut at 60 characters, with the rule it broke, for
 -- the reason). A response without a span cites nothing: 0 of 0; an empty span is never supported.
--- Parameters: $rollouts, $problems, $min_words.
+-- Parameters: $rollouts, $problems, $min_words, $max_words.
 UPDATE verify_rows
 SET citations = c.n, citations_supported = c.ok, citations_missing = c.missing
 FROM (
@@ -28,28 +37,38 @@ FROM (
             FROM read_parquet($rollouts, hive_partitioning = false)
         ) AS s USING (iteration, prompt_id, sample_idx)
     ), sources AS (
-        SELECT prompt_id, source, cite_words(source) AS source_words,
-            list_transform(regexp_split_to_array(source, '[.!?]\s+'), lambda x: rtrim(trim(x), '.!?')) AS sentences
-        FROM (SELECT prompt_id, norm_ws(unnest(sources)) AS source FROM p)
+        SELECT prompt_id, norm_ws(source) AS source, cite_words(norm_ws(source)) AS source_words,
+            cite_sentences(source) AS sentences
+        FROM (SELECT prompt_id, unnest(sources) AS source FROM p)
     ), needles AS (
         SELECT *, cite_words(needle) AS needle_words, length(cite_words(needle)) - length(replace(cite_words(needle), ' ', '')) - 1 AS n_words
         FROM (SELECT *, norm_ws(span) AS needle FROM spans)
     ), checked AS (
         SELECT s.row_id, s.k, any_value(s.span) AS span,
             COALESCE(bool_or(s.needle_words <> '  ' AND contains(src.source, s.needle) AND contains(src.source_words, s.needle_words)), false) AS found,
-            COALESCE(bool_or(s.n_words >= $min_words OR list_contains(src.sentences, rtrim(s.needle, '.!? '))), false) AS long_enough,
+            -- the first sentence that holds the span whole: what the span cites
+            min(list_filter(src.sentences, lambda x: contains(x, s.needle) AND contains(cite_words(x), s.needle_words))[1]) AS sentence,
+            COALESCE(bool_or(s.n_words >= $min_words OR list_contains(list_transform(src.sentences, lambda x: cite_trim(x)), cite_trim(s.needle))), false) AS long_enough,
+            any_value(s.n_words > $max_words) AS too_long,
             any_value(s.gold_words <> '  ' AND contains(s.needle_words, s.gold_words)) AS has_answer,
             any_value(s.needle_words = s.gold_words) AS answer_alone
         FROM needles AS s
         LEFT JOIN sources AS src ON src.prompt_id = s.prompt_id
         GROUP BY s.row_id, s.k
-    ), judged AS (
+    ), ruled AS (
         SELECT *, CASE WHEN NOT found THEN 'not in the sources'
                        WHEN answer_alone THEN 'the answer alone'
                        WHEN NOT has_answer THEN 'does not contain the answer'
+                       WHEN sentence IS NULL THEN 'runs across a sentence boundary'
                        WHEN NOT long_enough THEN 'shorter than ' || $min_words || ' words and not a whole sentence'
+                       WHEN too_long THEN 'longer than ' || $max_words || ' words'
                   END AS broken
         FROM checked
+    ), judged AS (
+        SELECT row_id, k, span,
+            CASE WHEN broken IS NULL AND row_number() OVER (PARTITION BY row_id, broken IS NULL, sentence ORDER BY k) > 1
+                 THEN 'repeats an earlier citation of the same sentence' ELSE broken END AS broken
+        FROM ruled
     ), per_row AS (
         SELECT row_id, count(*) AS n, count(*) FILTER (WHERE broken IS NULL) AS ok,
             string_agg('''' || left(trim(span), 60) || CASE WHEN length(trim(span)) > 60 THEN '...' ELSE '' END || ''' ('

@@ -182,13 +182,14 @@ def limit_and_drop(cpu, mem, fsize, nproc, uid):
 def open_std_pipes():
     """Let the program open its own stdout and stderr again (`open('/dev/stdout', 'w')`, i.e.
     /proc/self/fd/1): the launcher's pipes belong to root with mode 0600, which the uid we drop to
-    cannot open. Write-only for others (0622): reopening never reads the pipe; only pipes change."""
+    cannot open. Write-only (0222; the fds already open keep working): reopening for writing only.
+    Only pipes change. (Reading one's own stdout back would take nothing from the host anyway.)"""
     import stat
 
     for fd in (1, 2):
         try:
             if stat.S_ISFIFO(os.fstat(fd).st_mode) and os.fstat(fd).st_uid == os.geteuid():
-                os.fchmod(fd, 0o622)
+                os.fchmod(fd, 0o222)
         except OSError:
             pass  # not ours to change: the program keeps the fd it was given, as before
 

@@ -5,7 +5,9 @@ rows of rlvr.schema.PROBLEMS:
 - prompt: an instruction plus the function signature and docstring, in a ```python block;
 - answer: a complete reference program (HumanEval's prompt + canonical solution), the same
   shape as the code a response should contain, so `check_assert_tests(answer, tests)` passes;
-- tests: HumanEval's `check(candidate)` followed by `check(<entry_point>)`;
+- tests: HumanEval's `check(candidate)` followed by `check(<entry_point>)`, behind the prompt's code
+  (rlvr.verify.code.prompt.tests_with_prompt): the tests call the prompt's own helpers (`poly`,
+  `encode_cyclic`, `encode_shift`), never the solution's;
 - meta: {"task_id", "entry_point"}.
 
 HumanEval is a benchmark: by default every problem is in the "test" split. `generate` can carve
@@ -21,6 +23,8 @@ import gzip
 import json
 import random
 from pathlib import Path
+
+from rlvr.verify.code.prompt import tests_with_prompt
 
 TASK = "code"
 N_PROBLEMS = 164
@@ -58,7 +62,7 @@ def to_row(problem: dict, *, split: str) -> dict:
         "split": split,
         "prompt": f"```python\n{problem['prompt']}```",
         "answer": problem["prompt"] + problem["canonical_solution"],
-        "tests": f"{problem['test']}\n\ncheck({entry})\n",
+        "tests": tests_with_prompt(problem["prompt"], f"{problem['test']}\n\ncheck({entry})\n"),
         "sources": None,
         "meta": json.dumps({"task_id": problem["task_id"], "entry_point": entry}),
     }

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from rlvr import data
 from rlvr.config import VERIFIERS, DatasetSection, PromptSection, TaskSection
 from rlvr.errors import RlvrError
+from rlvr.verify.code.prompt import prompt_code, tests_with_prompt
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "prompt": ("prompt", "question", "problem", "input", "query", "instruction"),
@@ -384,6 +385,8 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
                 f"{rec.where}, column {cols['tests'] or 'tests'!r}: a code problem needs tests "
                 "(map them with task.datasets.columns.tests)"
             )
+        if ds.verifier == "code":  # the prompt's helpers go with the tests: they call those, not the solution's
+            tests = tests_with_prompt(prompt_code(prompt), tests)
         sources = _cell(rec, cols, "sources")
         if isinstance(sources, str):
             sources = [sources]

@@ -1,7 +1,8 @@
 """Red team: hostile responses against every verifier tier, each with the reward it must get.
 
 tests/data/redteam.json holds the corpus: {tier, attack, problem, response, reward[, citations_supported]}
-for the code tier (HumanEval-style asserts and stdin/stdout), the math tier (SQL) and retrieval
+for the code tier (HumanEval-style asserts and stdin/stdout; a problem named "humaneval-NNN" is the
+shipped HumanEval row), the math tier (SQL) and retrieval
 citations. Every entry is scored by the real verify pass (rlvr.verify.score_with_stats: DuckDB, the
 sandbox) under the default config; a wrong response must get 0 for correctness, a correct one
 keeps its reward. The shipped golds of every non-code task keep theirs too (HumanEval's 164
@@ -17,7 +18,7 @@ import json
 from pathlib import Path
 
 import pytest
-from rlvr.data import arithmetic, logic, retrieval
+from rlvr.data import arithmetic, humaneval, logic, retrieval
 from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
@@ -65,6 +66,8 @@ PROBLEMS = {
     "survey-builder": {"task": "retrieval", "answer": "Orla Fenn", "sources": SURVEY},
     "ledger": {"task": "retrieval", "answer": "417", "sources": LEDGER},
 }
+# the shipped HumanEval problems by prompt id ("humaneval-032"): their tests as the code tier gets them
+PROBLEMS |= {r["prompt_id"]: {k: r[k] for k in ("task", "answer", "tests")} for r in humaneval.generate()}
 
 
 def _score(tmp_path: Path, entries: list[dict]) -> list[dict]:

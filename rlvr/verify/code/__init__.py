@@ -7,12 +7,13 @@
     harness.py   the program inside the sandbox: the launcher's exec, the assert harness, and the
                  solution's own process that answers calls as plain data (a real file, copied in)
     asserts.py   assert-style tests (HumanEval): per-assert fraction, across a process boundary
+    prompt.py    what the prompt gives: helpers the tests trust (run on both sides), shown examples
     stdio.py     stdin/stdout tests: one run per case, output compared on the host
     verdict.py   CodeVerdict, what every kind returns
 
 Each module's docstring says what it decides and what it does not defend. A SandboxError (the
 sandbox itself broke) is never a 0 score: it propagates. Test: tests/test_sandbox.py,
-tests/test_redteam.py, tests/test_humaneval.py, tests/test_stdio.py.
+tests/test_redteam.py, tests/test_humaneval.py, tests/test_stdio.py, tests/test_code_trust.py.
 """
 
 from __future__ import annotations

@@ -7,7 +7,13 @@ functions such as `check(candidate)` too, reports to a recorder and execution go
 failing or raising one. CodeVerdict.fraction = asserts passed / assert statements in the test program
 (an assert in a loop is one statement: it passes if every execution did); asserts that never ran
 (killed, timed out, crashed first, branch not taken) count as failed; CodeVerdict.passed needs every
-assert passed and the program run to the end.
+assert passed and the program run to the end. The fraction counts only the asserts that test the
+solution (`_assert_kinds`: the condition depends on a call of the solution), less the prompt's own
+examples (an assert calling the candidate only on arguments the prompt shows, rlvr.verify.code.prompt):
+`assert True` and `assert candidate(2, 3) == 5` under a prompt showing `add(2, 3)` pay nothing.
+Where that leaves nothing, the examples count; where no assert calls the solution, all do.
+A tests text may carry the prompt's code in front (rlvr.verify.code.prompt.tests_with_prompt): its
+helpers run on both sides and are never asked of the solution.
 
 The tests run in harness.py's `tests` role, in a process of their own; the solution runs in
 another (its own uid under root, rlimits) and the two speak plain data only. The names the tests
@@ -20,7 +26,8 @@ functions, patched builtins or AssertionError, an early exit and forged output c
 The report pipe records carry a random key besides (defence in depth: only the harness has it).
 
 What it decides: the fraction and the reason. What it does not defend: see harness.py (hard-coded
-answers; helpers of the solution that a test trusts; values that are not plain data fail).
+answers; values that are not plain data fail); the taint is by name and flow-insensitive, so an
+assert on the test's own data that shares a name with a solution's result still counts.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlvr.verify.code.launcher import DEFAULT_LIMITS, Limits, _last_line, _launch, limit_values, new_uid
+from rlvr.verify.code.prompt import call_key, prompt_facts, split_prompt
 from rlvr.verify.code.verdict import CodeVerdict
 
 # "entered site i" records before the harness reports only sites it had not entered since
@@ -74,11 +82,13 @@ class _AssertRewriter(ast.NodeTransformer):
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.sites: list[AssertSite] = []
+        self.nodes: list[ast.Assert] = []  # the original statements, in site order
 
     def visit_Assert(self, node: ast.Assert) -> ast.stmt:
         site = len(self.sites)
         text = self.lines[node.lineno - 1].strip() if node.lineno <= len(self.lines) else ""
         self.sites.append(AssertSite(node.lineno, text[:200]))
+        self.nodes.append(node)
         hook = ast.Subscript(ast.List([ast.Constant(_HOOK)], ast.Load()), ast.Constant(0), ast.Load())
         error = ast.Name("_rlvr_assert_error", ast.Load())
         failure = ast.Call(ast.Name("AssertionError", ast.Load()), [node.msg] if node.msg else [], [])
@@ -102,26 +112,72 @@ class _AssertRewriter(ast.NodeTransformer):
         return new
 
 
+def _parse_tests(tests: str) -> ast.Module:
+    try:
+        return ast.parse(tests, "tests.py")
+    except SyntaxError as err:
+        raise ValueError(f"the test program is not valid Python: {err.msg} at tests.py line {err.lineno}") from err
+
+
 def instrument_asserts(tests: str) -> tuple[ast.Module, list[AssertSite]]:
     """The test program with every assert reporting to the harness's hook, and its assert sites.
 
     Raises ValueError when `tests` is not valid Python (a data error: tests are ground truth).
     """
-    try:
-        tree = ast.parse(tests, "tests.py")
-    except SyntaxError as err:
-        raise ValueError(f"the test program is not valid Python: {err.msg} at tests.py line {err.lineno}") from err
+    tree, sites, _ = _instrument(_parse_tests(tests), tests)
+    return tree, sites
+
+
+def _instrument(tree: ast.Module, tests: str) -> tuple[ast.Module, list[AssertSite], list[ast.Assert]]:
     rewriter = _AssertRewriter(tests.splitlines())
-    return ast.fix_missing_locations(rewriter.visit(tree)), rewriter.sites
+    return ast.fix_missing_locations(rewriter.visit(tree)), rewriter.sites, rewriter.nodes
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    code: bytes  # marshal'd instrumented test program (the sandbox runs this same interpreter)
+    sites: tuple[AssertSite, ...]
+    counted: tuple[bool, ...]  # per site: does it count in the fraction (`counted_sites`)
+    names: tuple[str, ...]  # asked of the solution
+    helpers: str  # the prompt's trusted definitions (rlvr.verify.code.prompt), run before both sides
 
 
 @functools.lru_cache(maxsize=512)  # the same tests come back G times per prompt
-def _compiled_tests(tests: str) -> tuple[bytes, tuple[AssertSite, ...], tuple[str, ...]]:
-    """marshal'd code of the instrumented tests (the sandbox runs this same interpreter), its
-    assert sites and its free names."""
-    tree, sites = instrument_asserts(tests)
-    names = tuple(free_names(ast.parse(tests)))
-    return marshal.dumps(compile(tree, "tests.py", "exec")), tuple(sites), names
+def _compiled_tests(tests: str) -> _Compiled:
+    """The tests text, ready to send: its prompt part split off (rlvr.verify.code.prompt), the rest
+    instrumented. Raises ValueError when either part is not valid Python."""
+    prompt_code, program = split_prompt(tests)
+    facts = prompt_facts(prompt_code)
+    if prompt_code and not facts.entry_points and not _parses(prompt_code):
+        raise ValueError("the prompt's code in the tests text is not valid Python")
+    tree = _parse_tests(program)
+    names = [n for n in free_names(tree) if n not in facts.helper_names]
+    kinds = _assert_kinds(tree, set(names), facts.shown)
+    tree, sites, nodes = _instrument(tree, program)
+    counted = _counted(tuple(kinds.get(id(n), "other") for n in nodes))
+    return _Compiled(marshal.dumps(compile(tree, "tests.py", "exec")), tuple(sites), counted, tuple(names), facts.helpers)
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _counted(kinds: tuple[str, ...]) -> tuple[bool, ...]:
+    """Which sites the fraction counts: those that test the solution ("test"), not the prompt's own
+    examples nor asserts that call nothing of the solution (`assert True`); where no site is a
+    "test", the examples count, and where none depends on the solution at all, every site does.
+
+    >>> _counted(("other", "test", "example")), _counted(("other", "example")), _counted(("other",))
+    ((False, True, False), (False, True), (True,))
+    """
+    for wanted in ({"test"}, {"test", "example"}):
+        if any(k in wanted for k in kinds):
+            return tuple(k in wanted for k in kinds)
+    return tuple(True for _ in kinds)
 
 
 # Runs as /tmp/harness.py. The secret fd holds "<report fd> <key> <hook placeholder> <enter
@@ -150,6 +206,95 @@ def free_names(tree: ast.Module) -> list[str]:
             bound |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return sorted(loads - bound - set(dir(builtins)))
+
+
+def _loads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _root_name(target: ast.AST) -> str | None:
+    """The variable an assignment target changes: `x`, `x[i]`, `x.a` -> "x"."""
+    while isinstance(target, (ast.Subscript, ast.Attribute, ast.Starred)):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _bound_anywhere(tree: ast.Module) -> set[str]:
+    bound: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            bound.add(n.id)
+        elif isinstance(n, ast.arg):
+            bound.add(n.arg)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(n.name)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bound.add(n.name)
+    return bound
+
+
+def _flows(tree: ast.Module, defs: dict[str, list[ast.AST]]) -> list[tuple[list[str], list[ast.AST]]]:
+    """(names written, expressions they are written from) for every binding in the program,
+    flow-insensitive: `r = f(x)`, `for r in f(x)`, `r.append(f(x))`, `def g(): ... f() ...`, and
+    `check(f)` writing `check`'s parameters."""
+    flows = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign):
+            flows.append(([_root_name(t) for t in n.targets], [n.value]))
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and n.value is not None:
+            flows.append(([_root_name(n.target)], [n.value]))
+        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+            flows.append(([_root_name(t) for t in ast.walk(n.target) if isinstance(t, ast.Name)], [n.iter]))
+        elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+            flows.append(([_root_name(n.optional_vars)], [n.context_expr]))
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            flows.append(([n.name], [n]))
+        elif isinstance(n, ast.Call):
+            parts = [*n.args, *(k.value for k in n.keywords)]
+            if isinstance(n.func, ast.Attribute):  # x.append(f(1)), x.update(...)
+                flows.append(([_root_name(n.func.value)], parts))
+            if isinstance(n.func, ast.Name):  # check(candidate): its parameters
+                params = [a.arg for d in defs.get(n.func.id, []) for a in ast.walk(d.args) if isinstance(a, ast.arg)]
+                flows.append((params, parts))
+    return flows
+
+
+def _assert_kinds(tree: ast.Module, asked: set[str], shown: frozenset[str]) -> dict[int, str]:
+    """id(assert node) -> "test" (its condition depends on what the solution gave), "example"
+    (it only calls the solution on arguments the prompt shows with their answer) or "other"
+    (`assert True`, an assert on the test's own data). Dependence is a flow-insensitive taint:
+    the names asked of the solution and not bound in the program, then everything written from them.
+    """
+    defs: dict[str, list[ast.AST]] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault(n.name, []).append(n)
+    tainted = asked - _bound_anywhere(tree)
+    flows = _flows(tree, defs)
+    changed = True
+    while changed:
+        changed = False
+        for targets, sources in flows:
+            new = {t for t in targets if t is not None and t not in tainted}
+            if new and any(_loads(s) & tainted for s in sources):
+                tainted |= new
+                changed = True
+    kinds: dict[int, str] = {}
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Assert):
+            continue
+        used = _loads(n.test)
+        if not used & tainted:
+            kinds[id(n)] = "other"
+            continue
+        calls = [c for c in ast.walk(n.test) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in tainted]
+        # an example: every call of the solution has shown (so literal) arguments, and nothing
+        # else of the solution's is read
+        example = bool(calls) and all(call_key(c) in shown for c in calls) and used & tainted <= {c.func.id for c in calls}
+        kinds[id(n)] = "example" if example else "test"
+    return kinds
 
 
 @dataclass(frozen=True)
@@ -192,8 +337,13 @@ def _parse_report(data: bytes, key: bytes, n_sites: int) -> _Report:
     return _Report(frozenset(passed), failed, finished, running, startup, died)
 
 
-def _assert_verdict(sites: Sequence[AssertSite], report: _Report, stop: str | None, solution: str) -> tuple[bool, float, str]:
+def _assert_verdict(
+    sites: Sequence[AssertSite], report: _Report, stop: str | None, solution: str, counted: Sequence[bool] | None = None
+) -> tuple[bool, float, str]:
     """(passed, fraction, reason) from the report; `stop` says why the program did not finish.
+
+    `counted` (default: all) marks the sites the fraction is over (`_counted`); passed still needs
+    every site.
 
     A site passes when it ran and never failed; sites that never ran (killed, crashed, branch not
     taken) count as failed, and so does, in a run that did not finish, the site that ran last: it
@@ -207,7 +357,13 @@ def _assert_verdict(sites: Sequence[AssertSite], report: _Report, stop: str | No
     ok = report.passed - report.failed.keys() - (report.running if stop is not None else set())
     if report.startup is not None:
         ok = set()  # `assert True` passes without a solution; a solution that did not start earns nothing
-    counts = f"{len(ok)} of {n} asserts passed"
+    counted = [True] * n if counted is None else list(counted)
+    paid = [i for i in range(n) if counted[i]]
+    left_out = n - len(paid)
+    counts = f"{sum(i in ok for i in paid)} of {len(paid)} asserts passed" + (
+        f" ({left_out} not counted: the prompt's own examples, or no call of the solution)" if left_out else ""
+    )
+    fraction = sum(i in ok for i in paid) / len(paid)
     if stop is None and len(ok) == n:
         return True, 1.0, f"passed: {counts}"
     if report.failed:
@@ -222,7 +378,7 @@ def _assert_verdict(sites: Sequence[AssertSite], report: _Report, stop: str | No
     else:
         site = next(i for i in range(n) if i not in ok)
         reason = f"failed: the assert at tests.py line {sites[site].line} never ran: {sites[site].text}; {counts}"
-    return False, len(ok) / n, reason
+    return False, fraction, reason
 
 
 def _source_line(source: str, line: int) -> str:
@@ -243,26 +399,31 @@ def check_assert_tests(
     fraction = asserts passed / assert statements in `tests`; passed = all of them passed and the
     program ran to the end. Raises ValueError when `tests` is not valid Python.
     """
-    code, sites, names = _compiled_tests(tests)
+    compiled = _compiled_tests(tests)
+    sites = compiled.sites
     key = secrets.token_hex(16)
     header = {
         "key": key,
         "hook": _HOOK,
         "budget": ENTER_RECORDS,
-        "names": list(names),
+        "names": list(compiled.names),
+        "helpers": compiled.helpers,
         "limits": limit_values(limits),
         "uid_solution": new_uid(),
         "uid_harness": new_uid(),
     }
+    files = {"/tmp/solution.py": solution.encode()}
+    if compiled.helpers:  # public (the prompt's), so the solution may read them
+        files["/tmp/prompt.py"] = compiled.helpers.encode()
     result, data = _launch(
-        {"/tmp/solution.py": solution.encode()},
+        files,
         ["tests"],
         stdin=None,
         limits=limits,
         hide=hide,
         packages=packages,
         header=header,
-        payload=code,
+        payload=compiled.code,
     )
     key = key.encode()
     report = _parse_report(data, key, len(sites))
@@ -276,7 +437,7 @@ def check_assert_tests(
         stop = _failure_reason(result.stderr, {"solution.py": solution, "tests.py": tests})
     else:
         stop = result.reason
-    passed, fraction, reason = _assert_verdict(sites, report, stop, solution)
+    passed, fraction, reason = _assert_verdict(sites, report, stop, solution, compiled.counted)
     if report.died is not None and not passed:
         cause = _startup_reason(0, report.died, solution=solution, limits=limits)
         if not cause.startswith("failed:"):  # a limit killed it: that is the reason, not the assert it broke

@@ -4,12 +4,14 @@ nothing else. Three roles, chosen by the first argument:
 
     harness.py exec CPU MEM FSIZE NPROC UID -- PROGRAM...   limits, drop to UID, exec PROGRAM
     harness.py tests SECRET_FD                              run the tests against a solution process
-    harness.py serve FD_IN FD_OUT                           the solution process: run solution.py,
-                                                            answer calls read on FD_IN on FD_OUT
+    harness.py serve FD_IN FD_OUT                           the solution process: run prompt.py (the
+                                                            prompt's helpers) and solution.py as the
+                                                            module "solution", answer calls read on
+                                                            FD_IN on FD_OUT
 
 `tests` (the trusted side) reads its orders from the memfd SECRET_FD and closes it: a JSON header
 line (report fd, key, hook placeholder, budget of "entered" records, limits, uids, the names the
-tests need from the solution) then the marshal'd, instrumented test program (rlvr.verify.code.asserts).
+tests need from the solution, the prompt's helpers) then the marshal'd, instrumented test program (rlvr.verify.code.asserts).
 It starts `serve` as a separate process (own uid when the sandbox starts as root; rlimits), then
 drops to its own uid and makes itself non-dumpable, so the solution can neither ptrace it, read
 its memory or fds through /proc, nor signal it. The tests run HERE, on proxies: calling
@@ -20,10 +22,20 @@ harness built: an `__eq__` that always returns True never reaches an assert, and
 solution does (frames, gc, trace functions, patched builtins or AssertionError, sys.exit, forged
 output) touches the interpreter that counts the asserts.
 
+The prompt's helpers (HumanEval/32's `poly`, /38's `encode_cyclic`, /50's `encode_shift`; see
+rlvr.verify.code.prompt) run HERE before the tests, so the tests call the prompt's own and never
+the solution's; the solution's process runs them too, before solution.py, so the solution may use
+them. A builtin subclass result (defaultdict, namedtuple, IntEnum, str subclass) crosses as the
+builtin value it holds, read through the base type's slots, never its own methods. Semantics of a
+call: arguments cross as copies, and a call that changed them in place (a list sorted, a dict
+filled) sends them back: the harness changes its own objects the same way, item by item, so the
+tests see what one process would show (an item moved to another place arrives there as a copy).
+
 What it decides: which asserts passed (records on the report pipe, see rlvr.verify.code.asserts).
 What it does not defend: a solution that computes the right answers in a way the task did not
-intend (hard-coding the test cases); tests that call a helper the solution defines (HumanEval/32's
-`poly`) trust that helper; values other than plain data (a numpy array) cannot cross and fail.
+intend (hard-coding the test cases); a test that reads an argument after the call sees what the
+solution did to it, as in one process (`candidate(xs) == sum(xs)` trusts the solution not to
+empty `xs`); values other than plain data and its subclasses (a numpy array) cannot cross and fail.
 Started by an ordinary user (a user namespace, one uid), the solution shares the harness's uid: it
 cannot read its memory or fds (non-dumpable), but it can signal it, which only ends its own run
 with 0.
@@ -48,12 +60,17 @@ class NotPlainData(TypeError):
 
 
 def encode(x):
-    """x as JSON-ready data; only exact builtin types (a subclass of int could lie in __eq__).
+    """x as JSON-ready data. Exact builtins as they are; a subclass of one (a defaultdict, a
+    namedtuple, an IntEnum, a str subclass) as the builtin value it holds, read through the base
+    type's own slots (`str.__str__(x)`, `list.__iter__(x)`, ...), so no method it overrides (an
+    `__eq__`, `__iter__` or `__str__` that lies) is ever asked; any other object is NotPlainData.
 
     >>> encode((1, [2.5, None], {"a": {3}}))
     {'tuple': [1, [2.5, None], {'dict': [['a', {'set': [3]}]]}]}
     >>> encode(True), encode(10**30)
     (True, 1000000000000000000000000000000)
+    >>> import collections; encode(collections.defaultdict(int, a=1)), encode(collections.namedtuple("P", "x y")(1, 2))
+    ({'dict': [['a', 1]]}, {'tuple': [1, 2]})
     """
     t = type(x)
     if x is None or t is bool or t is int or t is float or t is str:
@@ -68,9 +85,37 @@ def encode(x):
         return {"bytes": x.hex()}
     if t is complex:
         return {"complex": [x.real, x.imag]}
+    return encode(_builtin_value(x))
+
+
+def _builtin_value(x):
+    """The exact builtin value inside an instance of a builtin's subclass (see encode)."""
+    if isinstance(x, int):  # bool cannot be subclassed; an IntEnum is its int
+        return int.__int__(x)
+    if isinstance(x, float):
+        return float.__float__(x)
+    if isinstance(x, str):
+        return str.__str__(x)
+    if isinstance(x, (bytes, bytearray)):
+        return bytes(memoryview(x))
+    if isinstance(x, complex):
+        return complex(complex.real.__get__(x), complex.imag.__get__(x))
+    if isinstance(x, list):
+        return list(list.__iter__(x))
+    if isinstance(x, tuple):
+        return tuple(tuple.__iter__(x))
+    if isinstance(x, frozenset):
+        return frozenset(frozenset.__iter__(x))
+    if isinstance(x, set):
+        return set(set.__iter__(x))
+    if isinstance(x, dict):  # an OrderedDict keeps its own order; the others their dict storage's
+        import collections
+
+        keys = collections.OrderedDict.__iter__(x) if isinstance(x, collections.OrderedDict) else dict.__iter__(x)
+        return {k: dict.__getitem__(x, k) for k in list(keys)}
     raise NotPlainData(
-        f"a value of type {t.__name__} is not plain data (only None, bool, int, float, str, bytes, complex, "
-        "list, tuple, set, frozenset, dict can be compared)"
+        f"a value of type {type(x).__name__} is not plain data (only None, bool, int, float, str, bytes, complex, "
+        "list, tuple, set, frozenset, dict and their subclasses can be compared)"
     )
 
 
@@ -134,8 +179,24 @@ def limit_and_drop(cpu, mem, fsize, nproc, uid):
         os.setresuid(uid, uid, uid)
 
 
+def open_std_pipes():
+    """Let the program open its own stdout and stderr again (`open('/dev/stdout', 'w')`, i.e.
+    /proc/self/fd/1): the launcher's pipes belong to root with mode 0600, which the uid we drop to
+    cannot open. Write-only (0222; the fds already open keep working): reopening for writing only.
+    Only pipes change. (Reading one's own stdout back would take nothing from the host anyway.)"""
+    import stat
+
+    for fd in (1, 2):
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode) and os.fstat(fd).st_uid == os.geteuid():
+                os.fchmod(fd, 0o222)
+        except OSError:
+            pass  # not ours to change: the program keeps the fd it was given, as before
+
+
 def run_exec(argv):
     cpu, mem, fsize, nproc, uid = map(int, argv[:5])
+    open_std_pipes()
     limit_and_drop(cpu, mem, fsize, nproc, uid)
     os.execv(argv[6], argv[6:])
 
@@ -161,15 +222,30 @@ def _describe(err):
 
 
 def run_serve(fd_in, fd_out):
-    """Run solution.py, then answer requests until EOF. Everything here is the solution's to break:
-    the harness trusts none of it and reads only data from it."""
+    """Run the prompt's helpers (/tmp/prompt.py, when the problem has some) and solution.py, then
+    answer requests until EOF. Everything here is the solution's to break: the harness trusts none
+    of it and reads only data from it.
+
+    The solution is a module named "solution", not "__main__": its `if __name__ == "__main__":`
+    block does not run (HumanEval's own exec never runs it either; it may read stdin, which is
+    empty here). A call's reply carries the arguments back when the call changed them (a list
+    sorted in place), so the tests see what they would see in one process."""
+    import types
+
     inp, out = os.fdopen(fd_in, "rb"), os.fdopen(fd_out, "wb")
     write, flush = out.write, out.flush
-    ns = {"__name__": "__main__", "__builtins__": builtins}
+    module = types.ModuleType("solution")
+    module.__file__ = "solution.py"
+    sys.modules["solution"] = module  # dataclasses, pickle and typing look their module up
+    ns = module.__dict__
+    ns["__builtins__"] = builtins
     try:
-        with open("/tmp/solution.py") as f:
-            source = f.read()
-        exec(compile(source, "solution.py", "exec"), ns)
+        for path, name in (("/tmp/prompt.py", "prompt.py"), ("/tmp/solution.py", "solution.py")):
+            if name == "prompt.py" and not os.path.exists(path):
+                continue
+            with open(path) as f:
+                source = f.read()
+            exec(compile(source, name, "exec"), ns)
         startup = None
     except BaseException as err:
         startup = ["raise", type(err).__name__, _describe(err), _solution_line(err)]
@@ -182,8 +258,13 @@ def run_serve(fd_in, fd_out):
             reply = startup
         else:
             try:
-                value = ns[req[1]](*decode(req[2]), **decode(req[3]))
+                args, kwargs = decode(req[2]), decode(req[3])
+                value = ns[req[1]](*args, **kwargs)
                 reply = ["ok", encode(value)]
+                if req[4]:  # the harness's arguments held a list, dict or set: did the call change them?
+                    after = encode([args, kwargs])
+                    if after != [req[2], req[3]]:
+                        reply.append(after)
             except BaseException as err:
                 reply = ["raise", type(err).__name__, _describe(err), _solution_line(err)]
             sys.stdout.flush()
@@ -237,7 +318,7 @@ class _Channel:
         reply = decode_reply(line)
         if reply[0] == "raise":
             raise _remote_error(reply)
-        return reply[1]
+        return reply if request[0] == "call" else reply[1]
 
     def _dead_error(self):
         err = SolutionError(f"the solution's process ended ({self.dead})")
@@ -256,11 +337,14 @@ def decode_reply(line):
         if len(reply) != 4 or not all(type(v) is str for v in reply[1:3]) or type(reply[3]) is not int:
             raise NotPlainData("the solution's error report is malformed")
         return reply
-    if len(reply) != 2:
+    if len(reply) != 2 and not (reply[0] == "ok" and len(reply) == 3):
         raise NotPlainData("the solution's answer is malformed")
     if reply[0] == "ok":
         try:
-            return ["ok", decode(reply[1])]
+            changed = [decode(reply[2])] if len(reply) == 3 else []
+            if changed and not (type(changed[0]) is list and len(changed[0]) == 2 and type(changed[0][1]) is dict):
+                raise NotPlainData("the solution's changed arguments are malformed")
+            return ["ok", decode(reply[1]), *changed]
         except RecursionError:
             raise NotPlainData("the solution's answer is nested too deep") from None
         except TypeError as err:  # an unhashable set item or dict key
@@ -286,7 +370,8 @@ def _signal_name(number):
 
 
 class Remote:
-    """A function of the solution, seen from the harness: arguments and result cross as data."""
+    """A function of the solution, seen from the harness: arguments and result cross as data, and
+    arguments the call changed in place are changed here the same way (`update_in_place`)."""
 
     __slots__ = ("_channel", "_name")
 
@@ -294,10 +379,63 @@ class Remote:
         self._name, self._channel = name, channel
 
     def __call__(self, *args, **kwargs):
-        return self._channel.ask(["call", self._name, encode(list(args)), encode(kwargs)])
+        sent = [encode(list(args)), encode(kwargs)]
+        mutable = any(_holds_mutable(v) for v in sent[0]) or any(_holds_mutable(v) for _, v in sent[1]["dict"])
+        reply = self._channel.ask(["call", self._name, *sent, mutable])
+        if mutable and len(reply) == 3:
+            new_args, new_kwargs = reply[2]
+            update_in_place(list(args), new_args)
+            update_in_place(kwargs, new_kwargs)
+        return reply[1]
 
     def __repr__(self):
         return f"<solution's {self._name}>"
+
+
+def _holds_mutable(encoded):
+    """Does encoded data hold a list, dict or set (something a call could change in place)?"""
+    if type(encoded) is list:
+        return True
+    if type(encoded) is dict:
+        ((tag, body),) = encoded.items()
+        return tag in ("dict", "set") or tag in ("tuple", "frozenset") and any(_holds_mutable(v) for v in body)
+    return False
+
+
+def update_in_place(old, new):
+    """Make `old` (the harness's own argument) equal `new` (the same argument after the call, as
+    fresh builtins), changing lists, dicts and sets in place so that every name for them sees it.
+
+    >>> a = [[3, 1], {"k": {2}}]; inner = a[0]; update_in_place(a, [[1, 3], {"k": {2, 5}}]); (a, inner)
+    ([[1, 3], {'k': {2, 5}}], [1, 3])
+    """
+    if type(old) is list and type(new) is list:  # item by item: an item moved elsewhere is a copy there
+        for i in range(min(len(old), len(new))):
+            if _same_shape(old[i], new[i]):
+                update_in_place(old[i], new[i])
+            else:
+                old[i] = new[i]
+        del old[len(new) :]
+        old.extend(new[len(old) :])
+    elif type(old) is dict and type(new) is dict:
+        for k in [k for k in old if k not in new]:
+            del old[k]
+        for k, n in new.items():
+            if k in old and _same_shape(old[k], n):
+                update_in_place(old[k], n)
+            else:
+                old[k] = n
+    elif type(old) is set and type(new) is set:
+        old.clear()
+        old.update(new)
+    elif type(old) is tuple and type(new) is tuple and len(old) == len(new):
+        for o, n in zip(old, new):
+            if _same_shape(o, n):
+                update_in_place(o, n)
+
+
+def _same_shape(old, new):
+    return type(old) is type(new) and type(old) in (list, dict, set, tuple)
 
 
 def _recorder(key, fd, write, budget):
@@ -413,6 +551,8 @@ def run_tests(secret_fd):
                 ns[name] = __import__(kind[1])
             except ImportError:
                 pass
+    if head.get("helpers"):  # the prompt's own definitions: the tests call these, never the solution's
+        exec(compile(head["helpers"], "prompt.py", "exec"), ns)
     exec(tests, ns)
     hook(-1)
 

@@ -10,7 +10,8 @@ whitespace normalisation: fraction = cases passed / cases.
 
 What it decides: which cases printed the expected output and exited 0. What it does not defend:
 the program may print the right answer by any means (hard-coding the cases it can guess); stdout
-is the answer, so printing is not forging. The expected outputs never enter the sandbox.
+is the answer, so printing is not forging (`open('/dev/stdout', 'w')` writes the same stream:
+harness.py's `open_std_pipes`). The expected outputs never enter the sandbox.
 """
 
 from __future__ import annotations

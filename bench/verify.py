@@ -100,6 +100,7 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
             "task": ["synthetic_math"] * n_prompts,
             "split": ["train"] * n_prompts,
             "prompt": ["How much?"] * n_prompts,
+            "question": [None] * n_prompts,
             "answer": [g for g, _ in golds],
             "tests": [None] * n_prompts,
             "sources": [None] * n_prompts,

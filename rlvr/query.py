@@ -58,7 +58,10 @@ def committed_files(paths: RunPaths) -> dict[str, list[Path]]:
             if rec := verified_record(paths, stage, i):
                 files[STAGE_TABLE[stage]] += rec.parquet_files(paths.root)
     rescored = sorted(paths.stages.glob(f"iteration=*/{RESCORE_PREFIX}*.json"), key=lambda p: (p.name, p.parent.name))
-    files["scorings"] = files["scores"] + [f for p in rescored if (rec := read_record(p)) for f in rec.parquet_files(paths.root)]
+    files["scorings"] = list(files["scores"])
+    for p in rescored:  # rescore.<name> records, checked like every other
+        if rec := verified_record(paths, p.stem, int(p.parent.name.split("=")[1])):
+            files["scorings"] += rec.parquet_files(paths.root)
     return files
 
 

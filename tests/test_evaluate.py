@@ -81,12 +81,18 @@ def test_pass_at_k(tmp_path: Path, small_config: Config, tiny_model: Path) -> No
 
 
 def test_no_held_out_problems_is_explained(tmp_path: Path, small_config: Config, tiny_model: Path) -> None:
+    from rlvr.errors import RlvrError
+
     data = _config(small_config, tiny_model).model_dump(mode="json", exclude_none=True)
     data["task"]["n_test"] = 0
     d = tmp_path / "run"
+    with pytest.raises(RlvrError, match=r"eval.every = 1 but the task has no held-out problems"):  # a start: before any file
+        create_or_open(d, Config.model_validate(data), 1)
+    assert not d.exists()
+    data["eval"]["every"] = 0  # a run without evaluation, asked to evaluate anyway: a user error too
     create_or_open(d, Config.model_validate(data), 1)
     stages.prepare(d)
-    with pytest.raises(ValueError, match=r"task.n_test = 0.*eval.every = 0"):
+    with pytest.raises(RlvrError, match=r"task.n_test = 0.*eval.every = 0"):
         stages.evaluate(d, 0)
     assert read_record(create_or_open(d, None, None).paths.record(EVALUATE, 0)) is None
 

@@ -199,10 +199,14 @@ def test_every_reader_checks_the_files_it_reads(run: RunPaths) -> None:
     from rlvr.preview import preview
     from rlvr.rescore import rescore
 
+    rescore(run.root, ["verify.weights.arithmetic.format=0.5"], "half")
+    flip_a_bit(next((run.root / "scorings/half").rglob("*.parquet")))
+    with pytest.raises(IntegrityError):  # the scorings view reads a rescore's shards through the check too
+        run_sql(run.root, "SELECT count(*) FROM scorings")
     truncate(run.root / "rollouts/iteration=000000/part-000000.parquet")
     with pytest.raises(IntegrityError, match="rollout:0"):
         rescore(run.root, ["verify.weights.arithmetic.format=0.5"], "damaged")
-    assert not (run.root / "scorings").exists()
+    assert not (run.root / "scorings/damaged").exists()
     flip_a_bit(run.root / "problems/part-000000.parquet")
     with pytest.raises(IntegrityError, match="prepare"):
         preview(run.root, n=1)

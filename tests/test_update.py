@@ -69,8 +69,9 @@ def test_one_update_raises_positive_and_lowers_negative(tiny_model: Path, aggreg
     (m,) = _steps(model, rows, UpdateSection(lr=1e-3, minibatches=1, aggregation=aggregation), tok.pad_token_id)
     after = [_seq_logprob(model, r, tok.pad_token_id) for r in rows]
     # First order, an Adam step moves logp(+) - logp(-) by lr * sum|g(+) - g(-)| > 0; each side alone may move
-    # either way (the two responses share every token but the digit), so the margin is what must grow.
-    assert after[0] > before[0] and after[0] - after[1] > before[0] - before[1]
+    # either way (the two responses share every token but the digit, and which way depends on the model
+    # this machine built), so the margin is what must grow.
+    assert after[0] - after[1] > before[0] - before[1]
     assert m["ratio_mean"] == pytest.approx(1.0, abs=1e-5)  # on-policy first step
     assert m["logprob_diff_max"] < 1e-4  # the "engine" logprobs were the trainer's own
     assert m["tokens"] == sum(len(r.response_ids) for r in rows) and m["sequences"] == 2 and m["grad_norm"] > 0
@@ -253,8 +254,11 @@ def test_fsdp2_on_two_gloo_processes_matches_one_process_and_resumes(
     for one, two in zip(outs[1], outs[2], strict=True):
         a, b = load_file(Path(one.policy_out) / "model.safetensors"), load_file(Path(two.policy_out) / "model.safetensors")
         assert a.keys() == b.keys()
-        for k in a:  # atol: 1% of an lr=1e-3 step; Adam's m/sqrt(v) amplifies float noise in near-zero gradients
-            assert torch.allclose(a[k], b[k], atol=1e-5, rtol=1e-5), k
+        # atol: 5% of one lr=1e-3 step. Adam's m/sqrt(v) amplifies the float noise of a different summation
+        # order in near-zero gradients (1.7e-5 measured on one machine's tiny model after two updates); a
+        # filler pass that added its gradient, or a micro-batch lost, moves whole tensors by ~lr
+        for k in a:
+            assert torch.allclose(a[k], b[k], atol=5e-5, rtol=1e-5), (k, float((a[k] - b[k]).abs().max()))
         for x, y in zip(read_metrics(Path(one.metrics_out)), read_metrics(Path(two.metrics_out)), strict=True):
             assert x["loss"] == pytest.approx(y["loss"], rel=1e-5, abs=1e-7)
             assert x["grad_norm"] == pytest.approx(y["grad_norm"], rel=1e-4)

@@ -8,30 +8,19 @@ for the same policy, on the rendered held-out prompts.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import torch
+from bench_scripts import bench_module
 
 from rlvr import stages
 from rlvr.config import Config
 from rlvr.run import create_or_open
 from rlvr.update import load_policy
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_learning", ROOT / "bench" / "learning.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_learning"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
 
 def test_a_model_in_memory_scores_what_the_runs_evals_say(small_config: Config, tiny_model: Path, tmp_path: Path) -> None:
-    learning = _bench()
+    learning = bench_module("learning")
     data = small_config.model_dump()
     data["eval"].update(prompts=12)
     data["update"].update(lr=3e-3)

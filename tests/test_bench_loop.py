@@ -7,7 +7,6 @@ reads `read` tokens and projects `predicted` of them through the output head.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from bench_scripts import bench_module
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -22,11 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _loop_module():
-    spec = importlib.util.spec_from_file_location("bench_loop", ROOT / "bench" / "loop.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_loop"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("loop")
 
 
 def _model(tied: bool) -> LlamaForCausalLM:

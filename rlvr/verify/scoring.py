@@ -257,7 +257,10 @@ def score_with_stats(
     con = connect()
     files = {"rollouts": [str(p) for p in rollout_files], "problems": [str(p) for p in problem_files]}
     con.execute(
-        sql.load("verify"), files | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers}
+        sql.load("verify"),
+        files
+        | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers}
+        | cfg.extraction_params(),
     )
     n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
     n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]

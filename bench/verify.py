@@ -105,6 +105,7 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
             "sources": [None] * n_prompts,
             "meta": [None] * n_prompts,
             "dataset": [None] * n_prompts,
+            "question": [None] * n_prompts,
         },
         schema=PROBLEMS,
     )

@@ -2,7 +2,7 @@
 
 `score(...)` runs, on one DuckDB connection:
   1. sql/verify.sql: join rollout shards with problems, extract answers (<answer> tags, \\boxed{},
-     last number), normalise them (sql/macros.sql) and decide plain numbers (sql_numeric), plain
+     the last number unless verify.extraction is strict for the task), normalise them (sql/macros.sql) and decide plain numbers (sql_numeric), plain
      strings and logic verdicts (sql_exact); the rest is left to a Python tier in the temp table
      verify_rows, by verifier: `undecided` (symbolic), `code`, `logic` (a formula answer);
   2. the Python tiers, each on its own rows only: rlvr.verify.math (math-verify in worker processes

@@ -3,25 +3,38 @@
 -- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance, for
 -- golds that are not integers only), $format_mode ('answer': format_ok = an <answer> tag;
 -- 'think_answer': macros.sql think_answer_ok), $multiple ('reject': a response with several <answer>
--- tags, or several \boxed{} and no tag, is wrong (a hedge); 'last': the last one counts).
+-- tags, or several \boxed{} and no tag, that do not all hold one answer is wrong (a hedge); 'last':
+-- the last one counts), $strict_tasks, $lenient_tasks, $strict_default (verify.extraction: in a
+-- strict task only a tag or a box is an answer, never the last number).
 -- Rewards are not set here: verify_groups.sql weighs the components (score, format_ok, citations).
 --
--- Extraction order: <answer>...</answer> (format_ok; the only opening tag and the nearest closing
--- one, or the last under $multiple = 'last'), then the only (or last) \boxed{...} (braces nested up
--- to two levels, e.g. \boxed{\frac{1}{2}}), then the last number in the text (thousands commas, a
--- fraction a/b and a trailing % included) unless the text opens an <answer> tag it never closes.
+-- Extraction, from the response without its closed <think>...</think> spans (what is quoted while
+-- reasoning is no answer): <answer>...</answer> (format_ok; the only opening tag and the nearest
+-- closing one, or the last under $multiple = 'last'; several tags that all hold one answer, empty
+-- ones aside, are that answer), then the only (or last) \boxed{...} (braces nested up to five
+-- levels, e.g. \boxed{\frac{\sqrt{\frac{1}{2}}}{3}}; a \boxed{ no pattern reads is no answer), then,
+-- in a lenient task, the last number in the text (thousands commas, a fraction a/b, a repeating
+-- decimal 12.\overline{3} and a trailing % included) unless the text opens an <answer> tag it never
+-- closes. A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13',
+-- '12 \to 13', a trailing list '11, 12, 13': macros.sql number_hedge) is wrong whatever $multiple says.
 -- Decision (verifier):
---   sql_numeric  gold is a plain number (macros.sql num_value): the prediction is compared by value,
+--   sql_numeric  gold is a value (macros.sql num_value, after a unit is dropped: '5\text{ cm}'): the
+--                answer must be a value too: a number SQL reads, or the one number among plain words
+--                ('The total is 19': macros.sql word_num); an expression, even an equal one ('3 * 4',
+--                '\binom{10}{3}', '\sqrt{144}': the question echoed or left to evaluate), is wrong.
+--                The prediction is compared by value,
 --                exactly (dec_canon text for decimals of any length, num_rat fractions otherwise;
 --                never as DOUBLE), and within |pred - gold| <= tol * max(1, |gold|) only when tol > 0
 --                and the gold is not an integer. NaN and infinities are never correct. A % on one side only is read both ways,
 --                '50%' = '50' (the unit dropped, GSM8K style) and '50%' = '0.5' (x/100), so neither
 --                convention is scored wrong; with % on both sides the numbers must match.
---                A non-numeric, non-symbolic prediction ('nineteen', '1.2.3') is wrong here.
 --   sql_exact    task 'exact' (a dataset's verifier = 'exact'), or gold is neither a number nor symbolic:
 --                the normalised strings must be equal; or gold is
---                symbolic and the normalised strings are identical (identical text: equivalent).
---   undecided    gold or prediction is symbolic (looks_symbolic) and SQL cannot compare them:
+--                symbolic and the normalised strings are identical (identical text: equivalent); or
+--                gold is symbolic and the answer is not in its shape (not_value: macros.sql
+--                unevaluated arithmetic 'x^2+2-1', hedged several values '3.46 \approx 2\sqrt{3}', an
+--                '=' other than 'x = ...'): wrong, unless the gold is such an expression itself.
+--   undecided    gold is symbolic (looks_symbolic) and SQL cannot compare them:
 --                rlvr.verify.math fills these rows (verifier math_verify), then verify_groups.sql runs.
 --   code         task 'code': run in the sandbox (rlvr.verify.code via verify_code.sql).
 --   logic        task 'logic' with a formula answer that is not the gold one, spelled alike
@@ -31,7 +44,9 @@
 -- per response; each regex runs only on the rows that need it (CASE branches are evaluated on their
 -- own rows only): the boxed one on untagged texts that contain '\boxed{', the last-number one on
 -- the rest; plain decimals skip normalisation. RE2 is several times faster when asked for the whole
--- match (group 0, its DFA) than for a capture group, so captures run only on short strings.
+-- match (group 0, its DFA) than for a capture group, so captures run only on short strings (the
+-- hedge before a last number: the 48 characters before it). List functions cost on every row even
+-- for a NULL list, so they sit inside CASE branches of the rows with several tags or boxes.
 CREATE OR REPLACE TEMP TABLE verify_rows AS
 WITH golds AS (  -- each problem's gold, normalised once
     SELECT * EXCLUDE (gold_rat), gold_rat.n AS gold_n, gold_rat.d AS gold_d,  -- scalars: cheaper through the join
@@ -98,8 +113,10 @@ WITH golds AS (  -- each problem's gold, normalised once
         CASE WHEN agree THEN COALESCE(said[1], '') ELSE tag_body0 END AS tag_body,
         CASE WHEN agree THEN 1 ELSE n_tags END AS n_answers
     FROM (
-        SELECT *, COALESCE(n_tags > 1 AND len(bodies) = n_open AND len(list_distinct(list_transform(said, lambda b: norm_answer(b)))) <= 1, false) AS agree
-        FROM (SELECT *, list_filter(bodies, lambda b: norm_answer(b) <> '') AS said FROM tag_bodies)
+        SELECT *, CASE WHEN n_tags > 1  -- list functions cost even on NULL lists: only rows with several tags pay
+                       THEN COALESCE(len(bodies) = n_open AND len(list_distinct(list_transform(said, lambda b: norm_answer(b)))) <= 1, false)
+                       ELSE false END AS agree
+        FROM (SELECT *, CASE WHEN n_tags > 1 THEN list_filter(bodies, lambda b: norm_answer(b) <> '') END AS said FROM tag_bodies)
     )
 ), hedges AS (
     SELECT *, CASE WHEN n_answers > 1 AND has_tag THEN 'several <answer> tags'
@@ -108,7 +125,9 @@ WITH golds AS (  -- each problem's gold, normalised once
         SELECT *, CASE WHEN box_m IS NULL THEN '' ELSE substr(box_m, 8, length(box_m) - 8) END AS boxed,
             -- a \boxed{ that no box pattern reads (nested over five deep, unclosed): no answer, not a licence to guess
             n_boxed > 0 AND box_m = '' AS box_bad,
-            COALESCE(n_boxed > 1 AND len(all_boxes) = n_boxed AND len(list_distinct(list_transform(all_boxes, lambda b: norm_answer(b)))) = 1, false) AS boxes_agree
+            CASE WHEN n_boxed > 1
+                 THEN COALESCE(len(all_boxes) = n_boxed AND len(list_distinct(list_transform(all_boxes, lambda b: norm_answer(b)))) = 1, false)
+                 ELSE false END AS boxes_agree
         FROM (
             SELECT *,
                 CASE WHEN n_boxed = 1 OR n_boxed > 1 AND $multiple = 'reject' THEN regexp_extract(t, '\\boxed\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*\}', 0)

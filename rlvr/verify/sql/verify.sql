@@ -220,7 +220,7 @@ WITH golds AS (  -- each problem's gold, normalised once
     SELECT *,
         CASE
             WHEN task = 'code' THEN 'code'  -- decided by running it: rlvr.verify.code, via verify_code.sql
-            WHEN unasked THEN 'sql_exact'  -- wrong: no answer where one is required
+            WHEN unasked THEN CASE WHEN gold_num IS NOT NULL THEN 'sql_numeric' ELSE 'sql_exact' END  -- wrong: no answer where one is required
             WHEN hedge IS NOT NULL THEN 'sql_exact'  -- several answers: wrong ($multiple = 'reject', or several final values)
             WHEN gold_verdict IS NOT NULL THEN 'sql_exact'  -- logic verdicts
             WHEN task = 'exact' THEN 'sql_exact'  -- datasets with verifier = 'exact': strings only, never read as numbers
@@ -254,6 +254,7 @@ WITH golds AS (  -- each problem's gold, normalised once
             WHEN 'code' THEN NULL
             WHEN 'logic' THEN NULL
             WHEN 'sql_numeric' THEN CASE  -- each branch runs on its own rows only
+                WHEN unasked THEN false
                 WHEN pred_dec = gold_dec THEN true  -- exact, any length (the bare numbers: '50%' = '50')
                 WHEN $tol > 0 AND NOT gold_int AND COALESCE(
                     num_close(pred_num, gold_num, $tol)

@@ -258,6 +258,14 @@ RULES = [
     ("last-number hedges", "13", "so 6 + 7 = 13", True, "sql_numeric"),  # a sum and its value
     ("last-number hedges", "13", "In 2019, 13 people came.", True, "sql_numeric"),
     ("last-number hedges", "13", "13 or 13", True, "sql_numeric"),  # one value
+    ("last-number hedges", "4", "so it is 3 + 4", False, "sql_exact"),  # an operand is no value
+    ("last-number hedges", "13", "it is 12 (13).", False, "sql_exact"),
+    ("last-number hedges", "13", "step 2: it is 13 (see above).", True, "sql_numeric"),
+    ("markup", "12", "<answer>\\boxed{12}</answer>", True, "sql_numeric"),
+    ("markup", "0.5", "<answer>\\boxed{\\frac{1}{2}}</answer>", True, "sql_numeric"),
+    ("markup", "12", "<answer>\\(12\\)</answer>", True, "sql_numeric"),
+    ("markup", "12", "<answer>**12**</answer>", True, "sql_numeric"),
+    ("markup", "12", "<answer>\\boxed{12} or \\boxed{13}</answer>", False, "sql_numeric"),
 ]
 
 

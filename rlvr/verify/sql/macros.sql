@@ -4,11 +4,19 @@
 -- norm_latex(s): \text{..}, \textbf{..}, \textrm{..}, \mathrm{..}, \mbox{..} replaced by their contents,
 -- a space each side, and \frac12 spelled \frac{1}{2}; a pass of its own, before whitespace is
 -- removed (run in the same pass, the contents' own spaces survived it: '5\text{ cm}' was '5 cm',
--- never equal to '5cm'; issue 19). Only texts that hold a backslash are searched.
+-- never equal to '5cm'; issue 19). A \boxed{..} inside the tag (up to five levels of braces) is
+-- its contents and the math delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and
+-- '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents.
+-- Only texts that hold a backslash (or a '*' or '`') are searched.
 CREATE OR REPLACE MACRO norm_latex(s) AS
-    CASE WHEN contains(s, '\') THEN regexp_replace(
-        regexp_replace(s, '\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}', ' \1 ', 'g'),
-        '(\\[dt]?frac)\s*(\d)\s*(\d)', '\1{\2}{\3}', 'g') ELSE s END;
+    CASE WHEN contains(s, '\') THEN regexp_replace(regexp_replace(regexp_replace(
+            CASE WHEN contains(s, '\boxed') THEN regexp_replace(s, '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g') ELSE s END,
+            '\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}', ' \1 ', 'g'),
+            '(\\[dt]?frac)\s*(\d)\s*(\d)', '\1{\2}{\3}', 'g'),
+            '\\[()\[\]]', ' ', 'g')
+         WHEN (contains(s, '*') OR contains(s, '`')) AND regexp_full_match(s, '(?s)\s*(?:\*\*[^*]+\*\*|`[^`]+`)\s*')
+             THEN trim(trim(s), '*`')
+         ELSE s END;
 
 -- norm_answer(s): the comparable text form of an answer.
 --   any Unicode decimal digit read as its ASCII digit and fullwidth ASCII as ASCII (norm_digits, made
@@ -138,13 +146,16 @@ CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
 -- number_hedge(op, link, after): the last two numbers of a response without a tag or box state two
 -- answers: joined by 'or' ('12 (or 13)', '12 or maybe 13'), by \approx / ~ / an arrow ('12 \approx
 -- 13', '12 \to 13'), by '=' when the first is no operand ('12 = 13'; '6 + 7 = 13' is a sum and its
--- value), or by a comma at the very end of the text ('11, 12, 13': candidates). link is the text
+-- value), by a comma at the very end of the text ('11, 12, 13': candidates), in brackets at the end
+-- ('12 (13)'); and a last number that is an operand ('so 3 + 4', '84 / 2') is no value. link is the text
 -- between the two (lower case, '$' dropped), op the operator in front of the first, after the text
 -- after the last. The numbers are compared by verify.sql (equal ones are no hedge).
 CREATE OR REPLACE MACRO number_hedge(op, link, after) AS
     regexp_full_match(link, '\s*[,;]?\s*\(?\s*(?:or|maybe|perhaps|possibly|probably)\b.*')
     OR regexp_full_match(link, '\s*(?:\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow)\s*')
     OR (op = '' AND regexp_full_match(link, '\s*=\s*'))
+    OR regexp_full_match(link, '\s*(?:[-+*/×·÷^]|\\times|\\cdot|\\div)\s*')  -- an operand, not a value: '... 3 + 4'
+    OR (regexp_full_match(link, '\s*\(\s*') AND regexp_full_match(after, '\s*\)[\s.!?]*'))  -- '12 (13)'
     OR (regexp_full_match(link, '\s*[,;]\s*(?:and\s+)?') AND regexp_full_match(after, '[\s.!?)]*'));
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:

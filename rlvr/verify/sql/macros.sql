@@ -23,7 +23,7 @@ CREATE OR REPLACE MACRO norm_latex(s) AS
 --   by rlvr.verify.scoring.digits_macro from Python's unicodedata: '٤٢' = '４２' = '42'); \text{..} and
 --   its kin unwrapped and \frac12 braced (norm_latex); lower-case; then every whitespace character removed
 --   ("case/whitespace-insensitive": ' Paris ' = 'paris', 'New York' = '\text{New York}' = 'newyork');
---   degrees (^\circ, ^{\circ}, °) dropped; unicode minus U+2212 -> '-'; currency signs $ € £ and LaTeX
+--   degrees (^\circ, ^{\circ}, °) and LaTeX spaces (\, \! \; \:) dropped, '{,}' read as ',' ('10{,}000'); unicode minus U+2212 -> '-'; currency signs $ € £ and LaTeX
 --   \$ dropped; LaTeX \% -> %; then a leading '+' and a trailing '.' dropped:
 --   '19.' -> '19', '$1,200' -> '1,200', ' −3 ' -> '-3', '+4' -> '4', '60^\circ' -> '60'.
 --   Commas are kept here: only num_value() reads them, and only as thousands separators.
@@ -31,7 +31,7 @@ CREATE OR REPLACE MACRO norm_answer(s) AS
     regexp_replace(
         replace(
             replace(
-                regexp_replace(lower(norm_digits(norm_latex(s))), '\s+|\\?[$€£]|\^\{?\\circ\}?|°', '', 'g'),
+                regexp_replace(lower(norm_digits(norm_latex(s))), '\s+|\\?[$€£]|\^\{?\\circ\}?|°|\\[,!;: ]|\{(,)\}', '\1', 'g'),
                 '−', '-'),
             '\%', '%'),
         '^\+|\.$', '', 'g');

@@ -7,16 +7,12 @@
 -- never equal to '5cm'; issue 19). A \boxed{..} inside the tag (up to five levels of braces) is
 -- its contents and the math delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and
 -- '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents.
--- Only texts that hold a backslash (or a '*' or '`') are searched.
-CREATE OR REPLACE MACRO norm_latex(s) AS
-    CASE WHEN contains(s, '\') THEN regexp_replace(regexp_replace(regexp_replace(
-            CASE WHEN contains(s, '\boxed') THEN regexp_replace(s, '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g') ELSE s END,
-            '\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}', ' \1 ', 'g'),
-            '(\\[dt]?frac)\s*(\d)\s*(\d)', '\1{\2}{\3}', 'g'),
-            '\\[()\[\]]', ' ', 'g')
-         WHEN (contains(s, '*') OR contains(s, '`')) AND regexp_full_match(s, '(?s)\s*(?:\*\*[^*]+\*\*|`[^`]+`)\s*')
-             THEN trim(trim(s), '*`')
-         ELSE s END;
+CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nested ones multiply (planning time)
+    regexp_replace(regexp_replace(regexp_replace(regexp_replace(s,
+        '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
+        '\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}|\\[()\[\]]', ' \1 ', 'g'),
+        '(\\[dt]?frac)\s*(\d)\s*(\d)', '\1{\2}{\3}', 'g'),
+        '(?s)^\s*(?:\*\*([^*]+)\*\*|`([^`]+)`)\s*$', '\1\2');
 
 -- norm_answer(s): the comparable text form of an answer.
 --   any Unicode decimal digit read as its ASCII digit and fullwidth ASCII as ASCII (norm_digits, made
@@ -31,7 +27,7 @@ CREATE OR REPLACE MACRO norm_answer(s) AS
     regexp_replace(
         replace(
             replace(
-                regexp_replace(lower(norm_digits(norm_latex(s))), '\s+|\\?[$€£]|\^\{?\\circ\}?|°|\\[,!;: ]|\{(,)\}', '\1', 'g'),
+                regexp_replace(norm_latex(lower(norm_digits(s))), '\s+|\\?[$€£]|\^\{?\\circ\}?|°|\\[,!;: ]|\{(,)\}', '\1', 'g'),
                 '−', '-'),
             '\%', '%'),
         '^\+|\.$', '', 'g');

@@ -62,12 +62,14 @@ WITH golds AS (  -- each problem's gold, normalised once
             SELECT *, num_body(gold_ntext) AS gold_body
             FROM (
                 -- gold_ntext: the gold as a number is read (a unit after it dropped: '5\text{ cm}' -> '5')
-                SELECT *, CASE WHEN regexp_matches(answer, '[A-Za-z]') AND unit_num(answer) <> ''
-                               THEN norm_answer(unit_num(answer)) ELSE gold END AS gold_ntext
+                SELECT *, CASE WHEN gold_unit <> '' THEN norm_answer(gold_unit) ELSE gold END AS gold_ntext
+                FROM (
+                SELECT *, CASE WHEN regexp_matches(answer, '[A-Za-z]') THEN unit_num(answer) ELSE '' END AS gold_unit
                 FROM (
                     SELECT prompt_id, task, answer, norm_answer(answer) AS gold,
                         list_contains($strict_tasks, task) OR ($strict_default AND NOT list_contains($lenient_tasks, task)) AS strict
                     FROM read_parquet($problems, hive_partitioning = false)
+                )
                 )
             )
         )

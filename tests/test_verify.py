@@ -259,6 +259,7 @@ RULES = [
     ("last-number hedges", "13", "In 2019, 13 people came.", True, "sql_numeric"),
     ("last-number hedges", "13", "13 or 13", True, "sql_numeric"),  # one value
     ("last-number hedges", "4", "so it is 3 + 4", False, "sql_exact"),  # an operand is no value
+    ("last-number hedges", "60%", "it is 50% or 60%", False, "sql_exact"),
     ("last-number hedges", "13", "it is 12 (13).", False, "sql_exact"),
     ("last-number hedges", "13", "step 2: it is 13 (see above).", True, "sql_numeric"),
     ("markup", "12", "<answer>\\boxed{12}</answer>", True, "sql_numeric"),

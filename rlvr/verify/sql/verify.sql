@@ -149,7 +149,9 @@ WITH golds AS (  -- each problem's gold, normalised once
     SELECT *,
         -- the number before the last one (within 48 characters), what joins them, and any operator
         -- in front of it ('6 + 7 = 13': the sum's operand, not a second answer)
-        CASE WHEN last_num IS NOT NULL THEN regexp_extract(right(left(t, length(t) - length(tail)), 48),
+        CASE WHEN last_num IS NOT NULL AND regexp_matches(right(left(t, length(t) - length(tail)), 48),  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read
+                  '(?i)\d[%}]?[\s$]*(?:[,;]?\s*\(?\s*(?:or|maybe|perhaps|possibly|probably)\b\D*|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\()[\s$]*$')
+             THEN regexp_extract(right(left(t, length(t) - length(tail)), 48),
              '([-+*/×·=]?)\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
     FROM (
         SELECT *, nullif(regexp_extract(tail, '^[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?', 0), '') AS last_num

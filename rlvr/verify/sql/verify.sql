@@ -79,7 +79,8 @@ WITH golds AS (  -- each problem's gold, normalised once
     -- t: the response without its <think>...</think> spans: tags, boxes and numbers quoted while
     -- reasoning are not answers (an instruction's '<answer></answer>' is not a second tag). Only a
     -- closed <think> span is dropped, so a stray '</think>' hides nothing.
-    SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok, response_text AS t_full,
+    SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok,
+        $format_mode = 'think_answer' AND think_answer_ok(response_text) AS think_ok,  -- the whole text, tags in <think> too
         CASE WHEN contains(response_text, '<think>') THEN regexp_replace(response_text, '(?s)<think>.*?</think>', ' ', 'g')
              ELSE response_text END AS t
     FROM read_parquet($rollouts, hive_partitioning = false)
@@ -98,7 +99,7 @@ WITH golds AS (  -- each problem's gold, normalised once
         )
     )
 ), tag_bodies AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, t_full, t, n_tags,
+    SELECT iteration, prompt_id, sample_idx, n_tok, think_ok, t, n_tags,
         CASE WHEN seg IS NULL THEN NULL
              WHEN contains(seg, '</answer>') THEN split_part(seg, '</answer>', 1)
              WHEN n_tags > 1 AND $multiple = 'last' THEN NULL  -- the last opening tag is never closed
@@ -136,8 +137,8 @@ WITH golds AS (  -- each problem's gold, normalised once
                      WHEN n_boxed > 1 THEN COALESCE(regexp_extract_all(t, '\\boxed\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*\}', 0)[-1], '') END AS box_m,
                 CASE WHEN n_boxed > 1 THEN regexp_extract_all(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', 1) END AS all_boxes
             FROM (
-                SELECT iteration, prompt_id, sample_idx, n_tok, t_full, t, tag_body IS NOT NULL AS has_tag, tag_body, n_tags, n_answers,
-                    CASE WHEN $format_mode = 'think_answer' THEN think_answer_ok(t_full)
+                SELECT iteration, prompt_id, sample_idx, n_tok, t, tag_body IS NOT NULL AS has_tag, tag_body, n_tags, n_answers,
+                    CASE WHEN $format_mode = 'think_answer' THEN think_ok
                          ELSE tag_body IS NOT NULL AND (n_answers = 1 OR $multiple = 'last') END AS format_ok,
                     CASE WHEN tag_body IS NULL AND contains(t, '\boxed{')
                          THEN (length(t) - length(replace(t, '\boxed{', ''))) // 7 ELSE 0 END AS n_boxed
@@ -146,7 +147,7 @@ WITH golds AS (  -- each problem's gold, normalised once
         )
     )
 ), last_numbers AS (
-    SELECT *,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, tail, last_num,
         -- the number before the last one (within 48 characters), what joins them, and any operator
         -- in front of it ('6 + 7 = 13': the sum's operand, not a second answer)
         CASE WHEN last_num IS NOT NULL AND regexp_matches(right(left(t, length(t) - length(tail)), 48),  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read

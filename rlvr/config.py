@@ -333,6 +333,11 @@ class RewardWeights(_Section):
 
 
 DEFAULT_WEIGHTS = {"default": RewardWeights(), "retrieval": RewardWeights(citation=0.5)}
+# verify.extraction (README, verify section): lenient everywhere by default. The tiny demo model always tags,
+# but SmolLM2 on the shipped arithmetic recipe gave its correct training answers without the tag (issue 19):
+# strict by default would pay that learning benchmark nothing. Lenient reads the last number, and a
+# response whose last numbers are two answers (a list of candidates, `12 (or 13)`) is a hedge and earns 0.
+DEFAULT_EXTRACTION = {"default": "lenient"}
 
 PLUGIN_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
@@ -399,6 +404,13 @@ class VerifySection(_Section):
         description="A response with several <answer> tags (or several \\boxed{} and no tag): 'reject' = wrong "
         "(a hedge), 'last' = the last one counts.",
     )
+    extraction: dict[str, Literal["strict", "lenient"]] = Field(
+        default_factory=lambda: dict(DEFAULT_EXTRACTION),
+        description="Where the answer is read, per task (the problems' `task` column; tasks not listed use 'default'): "
+        "'strict' = an <answer> tag or a \\boxed{} only; 'lenient' = else the last number of the response "
+        "(a list of candidates ending in the gold is then paid). One word sets every task: "
+        'verify.extraction = "strict". Default: lenient (a response stating several final values is a hedge either way).',
+    )
     min_citation_words: int = Field(
         8,
         ge=1,
@@ -463,6 +475,22 @@ class VerifySection(_Section):
         if dup := sorted({n for n in names if names.count(n) > 1}):
             raise ValueError(f"reward name {dup[0]!r} is used twice; give each [[verify.rewards]] its own name")
         return value
+
+    @field_validator("extraction", mode="before")
+    @classmethod
+    def _extraction_modes(cls, value: Any) -> Any:
+        if isinstance(value, str):  # one mode for every task
+            return {"default": value}
+        return {**DEFAULT_EXTRACTION, **value} if isinstance(value, dict) else value
+
+    def extraction_params(self) -> dict[str, Any]:
+        """verify.sql's $strict_tasks, $lenient_tasks, $strict_default from verify.extraction."""
+        modes = self.extraction
+        return {
+            "strict_tasks": [t for t, m in modes.items() if t != "default" and m == "strict"],
+            "lenient_tasks": [t for t, m in modes.items() if t != "default" and m == "lenient"],
+            "strict_default": modes.get("default", "lenient") == "strict",
+        }
 
     @field_validator("weights", mode="before")
     @classmethod

@@ -115,7 +115,7 @@ def test_score_uses_real_math_verify_for_symbolic_rows(tmp_path: Path) -> None:
         ("s", "<answer>2^{1/2}</answer>"),  # math_verify True
         ("s", "<answer>\\sqrt{3}</answer>"),  # math_verify False
         ("h", "<answer>0.5</answer>"),  # gold \frac{1}{2} is an integer fraction: decided in SQL
-        ("h", "<answer>\\sqrt{1/4}</answer>"),  # numeric gold, symbolic prediction: math_verify True
+        ("h", "<answer>\\sqrt{1/4}</answer>"),  # numeric gold, an expression equal to it: not a value, wrong in SQL
         ("h", "<answer>nineteen</answer>"),  # numeric gold, plain word: wrong in SQL
     ]
     r, p = _files(tmp_path, [("s", "\\sqrt{2}"), ("h", "\\frac{1}{2}")], responses)
@@ -123,16 +123,17 @@ def test_score_uses_real_math_verify_for_symbolic_rows(tmp_path: Path) -> None:
     got = [(x["prompt_id"], x["verifier"], x["correct"]) for x in table.to_pylist()]
     assert got == [
         ("h", "sql_numeric", True),
-        ("h", "math_verify", True),
+        ("h", "sql_numeric", False),
         ("h", "sql_numeric", False),
         ("s", "sql_exact", True),
         ("s", "math_verify", True),
         ("s", "math_verify", False),
     ]
-    assert stats["undecided"] == 3 and stats["verifier_errors"] == 0
+    assert stats["undecided"] == 2 and stats["verifier_errors"] == 0
     assert [x["reason"] for x in table.to_pylist()] == [
         "correct: 0.5 = \\frac{1}{2}",
-        "correct: \\sqrt{1/4} = \\frac{1}{2} (math_verify)",
+        "wrong: got \\sqrt{1/4}, expected \\frac{1}{2} (not a number: the gold is a value, so an expression, "
+        "even an equal one, or several values is no answer)",
         "wrong: got nineteen, expected \\frac{1}{2}",
         "correct: \\sqrt{2} = \\sqrt{2} (no <answer> tag; taken from boxed)",
         "correct: 2^{1/2} = \\sqrt{2} (math_verify)",

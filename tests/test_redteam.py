@@ -65,6 +65,21 @@ PROBLEMS = {
     "survey-keeper": {"task": "retrieval", "answer": "Tobin Hale", "sources": SURVEY},
     "survey-builder": {"task": "retrieval", "answer": "Orla Fenn", "sources": SURVEY},
     "ledger": {"task": "retrieval", "answer": "417", "sources": LEDGER},
+    # the math tier's issue-19 cases: the question is the problem's own prompt where it matters
+    "3*4": {"task": "arithmetic", "answer": "12", "prompt": "What is 3 * 4?"},
+    "7+12": {"task": "arithmetic", "answer": "19", "prompt": "What is 7 + 12?"},
+    "5-9": {"task": "arithmetic", "answer": "-4", "prompt": "What is 5 - 9?"},
+    "binom": {"task": "math", "answer": "120", "prompt": "In how many ways can 3 of 10 books be chosen?"},
+    "2sqrt3": {"task": "math", "answer": "2\\sqrt{3}"},
+    "x2+1": {"task": "math", "answer": "x^2+1"},
+    "3": {"task": "math", "answer": "3"},
+    "sqrt2/6": {"task": "math", "answer": "\\frac{\\sqrt{2}}{6}"},
+    "37/3": {"task": "math", "answer": "\\frac{37}{3}"},
+    "12": {"task": "math", "answer": "12"},
+    "19": {"task": "math", "answer": "19"},
+    "13": {"task": "math", "answer": "13"},
+    "5cm": {"task": "math", "answer": "5\\text{ cm}"},
+    "skelt": {"task": "exact", "answer": "\\text{Mount Skelt}"},
 }
 # the shipped HumanEval problems by prompt id ("humaneval-032"): their tests as the code tier gets them
 PROBLEMS |= {r["prompt_id"]: {k: r[k] for k in ("task", "answer", "tests")} for r in humaneval.generate()}

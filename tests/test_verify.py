@@ -148,7 +148,7 @@ RULES = [
     ("thousands commas", "1234567", "<answer>1,234,567</answer>", True, "sql_numeric"),
     ("thousands commas", "1200", "<answer>1,200.0</answer>", True, "sql_numeric"),
     ("thousands commas", "1,200", "<answer>1200</answer>", True, "sql_numeric"),  # commas in the gold too
-    ("thousands commas", "1234", "<answer>12,34</answer>", False, "math_verify"),  # not a thousands group: a list
+    ("thousands commas", "1234", "<answer>12,34</answer>", False, "sql_numeric"),  # not a thousands group: a list
     ("thousands commas", "1200", "<answer>1,300</answer>", False, "sql_numeric"),
     ("currency", "1200", "<answer>$1,200</answer>", True, "sql_numeric"),
     ("currency", "12", "<answer>€12</answer>", True, "sql_numeric"),
@@ -196,7 +196,7 @@ RULES = [
     ("not numbers", "inf", "<answer>inf</answer>", False, "sql_exact"),
     ("not numbers", "5", "<answer>nan</answer>", False, "sql_numeric"),  # TRY_CAST reads 'nan'; refused
     ("not numbers", "1000", "<answer>1e3</answer>", False, "sql_numeric"),  # an exponent is not read exactly
-    ("not numbers", "1000", "<answer>1_000</answer>", False, "math_verify"),  # TRY_CAST reads '1_000'; refused
+    ("not numbers", "1000", "<answer>1_000</answer>", False, "sql_numeric"),  # TRY_CAST reads '1_000'; refused
     ("exact strings", "Paris", "<answer>  PARIS </answer>", True, "sql_exact"),
     ("exact strings", "New York", "<answer>new\tyork</answer>", True, "sql_exact"),
     ("exact strings", "\\text{Paris}", "<answer>paris</answer>", True, "sql_exact"),
@@ -207,7 +207,68 @@ RULES = [
     ("symbolic", "\\sqrt{2}", "<answer>\\sqrt 2</answer>", True, "math_verify"),
     ("symbolic", "x^2+1", "<answer>1 + x^2</answer>", True, "math_verify"),
     ("symbolic", "[1,2)", "<answer>[1, 2]</answer>", False, "math_verify"),
-    ("symbolic", "19", "<answer>19x</answer>", False, "math_verify"),
+    ("symbolic", "19", "<answer>19x</answer>", False, "sql_numeric"),  # a value gold takes a number only
+    # issue 19: a value gold takes a value; a closed-form gold an answer in its shape, never arithmetic left to do
+    ("value gold", "12", "<answer>3 * 4</answer>", False, "sql_numeric"),  # the question echoed
+    ("value gold", "120", "<answer>\\binom{10}{3}</answer>", False, "sql_numeric"),
+    ("value gold", "12", "<answer>\\sqrt{144}</answer>", False, "sql_numeric"),
+    ("value gold", "-4", "<answer>5 - 9</answer>", False, "sql_numeric"),
+    ("value gold", "12", "<answer>12 = 12</answer>", False, "sql_numeric"),
+    ("value gold", "-4", "<answer>-4</answer>", True, "sql_numeric"),
+    ("value gold", "0.5", "<answer>\\dfrac12</answer>", True, "sql_numeric"),  # \frac12 is \frac{1}{2}
+    ("closed form", "2\\sqrt{3}", "<answer>\\sqrt{12}</answer>", True, "math_verify"),  # another closed form
+    ("closed form", "2\\sqrt{3}", "<answer>2 \\sqrt 3</answer>", True, "math_verify"),
+    ("closed form", "\\frac{\\sqrt{2}}{2}", "<answer>2^{-1/2}</answer>", True, "math_verify"),  # a power is a closed form
+    ("closed form", "2\\sqrt{3}", "<answer>\\sqrt{4 \\cdot 3}</answer>", False, "sql_exact"),  # arithmetic inside
+    ("closed form", "2\\sqrt{3}", "<answer>2\\sqrt{1+2}</answer>", False, "sql_exact"),
+    ("closed form", "x^2+1", "<answer>x^2 + 2 - 1</answer>", False, "sql_exact"),
+    ("closed form", "x^2+1", "<answer>x^2 + 1</answer>", True, "sql_exact"),
+    ("closed form", "3+4i", "<answer>4i + 3</answer>", True, "math_verify"),  # 4i is a term, not 3 + 4
+    ("closed form", "2\\sqrt{3}", "<answer>3.46 \\approx 2\\sqrt{3}</answer>", False, "sql_exact"),  # two values
+    ("closed form", "2\\sqrt{3}", "<answer>2\\sqrt{3} = \\sqrt{12}</answer>", False, "sql_exact"),
+    ("closed form", "2\\sqrt{3}", "<answer>2\\sqrt{3} \\text{ or } 3</answer>", False, "sql_exact"),
+    ("repeating decimals", "37/3", "<answer>12.\\overline{3}</answer>", True, "sql_numeric"),
+    ("repeating decimals", "1/6", "<answer>0.1\\overline{6}</answer>", True, "sql_numeric"),
+    ("repeating decimals", "-37/3", "<answer>-12.\\overline{33}</answer>", True, "sql_numeric"),
+    ("repeating decimals", "12", "<answer>12.\\overline{3}</answer>", False, "sql_numeric"),
+    ("repeating decimals", "37/3", "<answer>12.\\overline{4}</answer>", False, "sql_numeric"),
+    ("words", "19", "<answer>The total is 19</answer>", True, "sql_numeric"),
+    ("words", "19", "<answer>She has $19 left.</answer>", True, "sql_numeric"),
+    ("words", "19", "<answer>x = 19</answer>", True, "sql_numeric"),
+    ("words", "19", "<answer>19 or 20</answer>", False, "sql_numeric"),  # a hedge
+    ("words", "19", "<answer>about 19</answer>", False, "sql_numeric"),
+    ("words", "19000", "<answer>19 thousand</answer>", False, "sql_numeric"),  # a word that changes the value
+    ("words", "Route 66", "<answer>Route 66</answer>", True, "sql_exact"),  # a text gold keeps its text
+    ("units", "5\\text{ cm}", "<answer>5</answer>", True, "sql_numeric"),
+    ("units", "5\\text{ cm}", "<answer>5 cm</answer>", True, "sql_numeric"),
+    ("units", "12", "<answer>12\\text{ cm}</answer>", True, "sql_numeric"),
+    ("units", "60^\\circ", "<answer>60</answer>", True, "sql_numeric"),
+    ("units", "5\\text{ cm}", "<answer>6 cm</answer>", False, "sql_numeric"),
+    ("exact strings", "\\text{Mount Skelt}", "<answer>Mount Skelt</answer>", True, "sql_exact"),
+    ("exact strings", "Mount Skelt", "<answer>\\text{mount skelt}</answer>", True, "sql_exact"),
+    ("several answers", "42", "<answer>42</answer> <answer>42</answer>", True, "sql_numeric"),  # one answer, twice
+    ("several answers", "42", "\\boxed{42}, so \\boxed{42.}", True, "sql_numeric"),
+    ("several answers", "42", "<think>use <answer></answer></think> <answer>42</answer>", True, "sql_numeric"),
+    ("several answers", "42", "<answer>41</answer></think><answer>42</answer>", False, "sql_exact"),  # no <think>
+    ("last-number hedges", "13", "it is 12 (or 13)", False, "sql_exact"),
+    ("last-number hedges", "13", "it is 12 \\approx 13.", False, "sql_exact"),
+    ("last-number hedges", "13", "so $12$ = $13$", False, "sql_exact"),
+    ("last-number hedges", "13", "it goes 12 \\to 13", False, "sql_exact"),
+    ("last-number hedges", "13", "options: 11, 12, 13", False, "sql_exact"),
+    ("last-number hedges", "13", "so 6 + 7 = 13", True, "sql_numeric"),  # a sum and its value
+    ("last-number hedges", "13", "In 2019, 13 people came.", True, "sql_numeric"),
+    ("last-number hedges", "13", "13 or 13", True, "sql_numeric"),  # one value
+    ("last-number hedges", "4", "so it is 3 + 4", False, "sql_exact"),  # an operand is no value
+    ("last-number hedges", "60%", "it is 50% or 60%", False, "sql_exact"),
+    ("last-number hedges", "13", "it is 12 (13).", False, "sql_exact"),
+    ("last-number hedges", "13", "step 2: it is 13 (see above).", True, "sql_numeric"),
+    ("markup", "12", "<answer>\\boxed{12}</answer>", True, "sql_numeric"),
+    ("markup", "0.5", "<answer>\\boxed{\\frac{1}{2}}</answer>", True, "sql_numeric"),
+    ("markup", "12", "<answer>\\(12\\)</answer>", True, "sql_numeric"),
+    ("markup", "12", "<answer>**12**</answer>", True, "sql_numeric"),
+    ("markup", "10000", "<answer>10{,}000</answer>", True, "sql_numeric"),  # MATH's thousands comma
+    ("markup", "10000", "<answer>10\\,000</answer>", True, "sql_numeric"),  # a LaTeX thin space
+    ("markup", "12", "<answer>\\boxed{12} or \\boxed{13}</answer>", False, "sql_numeric"),
 ]
 
 
@@ -272,6 +333,11 @@ EXTRACTION = [
     ("<answer>1 <answer>2</answer>", "1 <answer>2", "answer_tag"),  # first opening, nearest closing
     ("</answer> then <answer>3</answer>", "3", "answer_tag"),
     ("<answer>no closing tag 5", None, "none"),  # an unclosed tag is no answer (not a licence to guess)
+    ("\\boxed{\\frac{\\sqrt{\\frac{1}{2}}}{3}}", "\\frac{\\sqrt{\\frac{1}{2}}}{3}", "boxed"),  # three deep
+    ("\\boxed{\\frac{1}{2} then 7", None, "none"),  # a box no pattern reads is no answer either
+    ("so it is 12.\\overline{3}.", "12.\\overline{3}", "last_number"),  # a repeating decimal
+    ("<think>draft <answer>1</answer></think><answer>2</answer>", "2", "answer_tag"),  # thinking is not answering
+    ("<answer></answer> <answer>5</answer>", "5", "answer_tag"),  # an empty tag beside an answer
 ]
 
 
@@ -292,3 +358,45 @@ def test_overlong_soft_penalty_hand_computed(tmp_path: Path) -> None:
     assert out[0]["advantage"] > 0 > out[-1]["advantage"]  # shorter correct answers win inside the group
     off = score(r, p, cfg).to_pylist()  # no max_new_tokens: shaping off
     assert {x["length_penalty"] for x in off} == {0.0} and {x["reward"] for x in off} == {1.0}
+
+
+def test_strict_extraction_needs_a_tag_or_a_box(tmp_path: Path) -> None:
+    """verify.extraction: lenient by default (the last number is read), strict per task or for all."""
+    texts = ["<answer>42</answer>", "so \\boxed{42}", "so it is 42."]
+    problems = [{"prompt_id": "a", "answer": "42", "task": "arithmetic"}, {"prompt_id": "m", "answer": "42", "task": "math"}]
+    r, p = write_inputs(tmp_path, problems, [(pid, t) for pid in ("a", "m") for t in texts])
+
+    def rows(cfg: VerifySection) -> list[tuple]:
+        out = sorted(score(r, p, cfg).to_pylist(), key=lambda x: (x["prompt_id"], x["sample_idx"]))
+        return [(x["prompt_id"], x["correct"], x["extraction"]) for x in out]
+
+    lenient = [("a", True, "answer_tag"), ("a", True, "boxed"), ("a", True, "last_number")]
+    assert rows(VerifySection()) == lenient + [("m", *x[1:]) for x in lenient]
+    assert rows(VerifySection(extraction={"arithmetic": "strict"})) == [
+        *lenient[:2],
+        ("a", False, "none"),
+        *[("m", *x[1:]) for x in lenient],
+    ]
+    assert rows(VerifySection(extraction="strict"))[-1] == ("m", False, "none")
+    assert rows(VerifySection(extraction={"math": "strict"}))[2::3] == [("a", True, "last_number"), ("m", False, "none")]
+    strict_arith = VerifySection(extraction={"arithmetic": "strict"})
+    reason = next(x["reason"] for x in score(r, p, strict_arith).to_pylist() if x["extraction"] == "none")
+    assert reason.startswith("no_answer: no <answer> tag or \\boxed{} (verify.extraction = strict for task arithmetic")
+
+
+def test_extraction_setting_is_per_task() -> None:
+    assert VerifySection().extraction == {"default": "lenient"}
+    assert VerifySection(extraction={"arithmetic": "strict"}).extraction == {"default": "lenient", "arithmetic": "strict"}
+    assert VerifySection(extraction="strict").extraction == {"default": "strict"}
+    cfg = VerifySection(extraction={"math": "strict", "arithmetic": "lenient"})
+    assert cfg.extraction_params() == {"strict_tasks": ["math"], "lenient_tasks": ["arithmetic"], "strict_default": False}
+    with pytest.raises(ValueError, match="strict"):
+        VerifySection(extraction="loose")
+
+
+def test_candidates_separated_by_spaces_are_a_hedge(tmp_path: Path) -> None:
+    """Lenient reading cannot be paid by listing candidates that end in the gold, with or without commas."""
+    texts = ["40 41 42", "40 41 42.", "maybe 41 42", "I think 42", "6 + 7 = 42"]
+    r, p = write_inputs(tmp_path, [{"prompt_id": "a", "answer": "42", "task": "arithmetic"}], [("a", t) for t in texts])
+    got = sorted(score(r, p, VerifySection()).to_pylist(), key=lambda x: x["sample_idx"])
+    assert [x["correct"] for x in got] == [False, False, False, True, True], [x["reason"] for x in got]

@@ -1,7 +1,17 @@
 """Verification tier 2: math-verify on the rows the SQL tier left undecided, in worker processes.
 
-The SQL tier (sql/verify.sql) decides plain numbers and plain strings; rows whose gold answer or
-prediction is symbolic (LaTeX, sqrt, powers, intervals, sets) come here as (gold, pred) pairs.
+The SQL tier (sql/verify.sql) decides plain numbers and plain strings; rows whose gold answer is
+symbolic (LaTeX, sqrt, powers, intervals, sets, expressions) come here as (gold, pred) pairs.
+
+What reaches this tier is already in the gold's shape (issue 19), because math-verify evaluates what
+it reads and would pay an answer that only restates the question ('3 * 4' for 12, '\\binom{10}{3}'
+for 120): a gold that is a value (a number, a fraction, a repeating decimal) takes a number only and
+never comes here; for a closed-form or expression gold ('2\\sqrt{3}', 'x^2+1') SQL refuses, before
+this tier, arithmetic between literal numbers ('\\sqrt{4 \\cdot 3}', 'x^2+2-1'), factorials, \\binom,
+sums, and several values ('3.46 \\approx 2\\sqrt{3}', 'a or b', '2\\sqrt{3} = \\sqrt{12}'). Not defended
+here: an equivalent form that is not literal arithmetic ('\\sqrt{12}' and '\\sqrt{3}+\\sqrt{3}' for
+'2\\sqrt{3}' are paid: math-verify's equivalence is the rule for closed forms).
+
 Each pair is checked by `verify(parse(gold), parse(pred))` (math-verify, gold first) in a worker
 process, one row at a time, so that:
   - the per-row timeout is a SIGALRM timer on the worker's main thread (math-verify's own SIGALRM

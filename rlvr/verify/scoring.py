@@ -2,7 +2,7 @@
 
 `score(...)` runs, on one DuckDB connection:
   1. sql/verify.sql: join rollout shards with problems, extract answers (<answer> tags, \\boxed{},
-     last number), normalise them (sql/macros.sql) and decide plain numbers (sql_numeric), plain
+     the last number unless verify.extraction is strict for the task), normalise them (sql/macros.sql) and decide plain numbers (sql_numeric), plain
      strings and logic verdicts (sql_exact); the rest is left to a Python tier in the temp table
      verify_rows, by verifier: `undecided` (symbolic), `code`, `logic` (a formula answer);
   2. the Python tiers, each on its own rows only: rlvr.verify.math (math-verify in worker processes
@@ -258,7 +258,10 @@ def score_with_stats(
     con = connect()
     files = {"rollouts": [str(p) for p in rollout_files], "problems": [str(p) for p in problem_files]}
     con.execute(
-        sql.load("verify"), files | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers}
+        sql.load("verify"),
+        files
+        | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers}
+        | cfg.extraction_params(),
     )
     n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
     n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]

@@ -1,21 +1,53 @@
 -- Answer normalisation shared by every verifier query (run once per connection by rlvr.verify.connect).
 -- Every rule has true and false rows in tests/test_verify.py.
 --
+-- norm_latex(s): \text{..}, \textbf{..}, \textrm{..}, \mathrm{..}, \mbox{..} replaced by their contents,
+-- a space each side, and \frac12 spelled \frac{1}{2}; a pass of its own, before whitespace is
+-- removed (run in the same pass, the contents' own spaces survived it: '5\text{ cm}' was '5 cm',
+-- never equal to '5cm'; issue 19). A \boxed{..} inside the tag (up to five levels of braces) is
+-- its contents and the math delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and
+-- '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents.
+CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nested ones multiply (planning time)
+    regexp_replace(regexp_replace(regexp_replace(regexp_replace(s,
+        '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
+        '\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}|\\[()\[\]]', ' \1 ', 'g'),
+        '(\\[dt]?frac)\s*(\d)\s*(\d)', '\1{\2}{\3}', 'g'),
+        '(?s)^\s*(?:\*\*([^*]+)\*\*|`([^`]+)`)\s*$', '\1\2');
+
 -- norm_answer(s): the comparable text form of an answer.
 --   any Unicode decimal digit read as its ASCII digit and fullwidth ASCII as ASCII (norm_digits, made
---   by rlvr.verify.scoring.digits_macro from Python's unicodedata: '٤٢' = '４２' = '42'); lower-case; every whitespace character removed ("case/whitespace-insensitive": ' Paris ' = 'paris',
---   'New York' = 'newyork'); \text{..}, \textbf{..}, \mathrm{..}, \mbox{..} unwrapped; unicode minus
---   U+2212 -> '-'; currency signs $ € £ and LaTeX \$ dropped; LaTeX \% -> %; then a leading '+' and
---   a trailing '.' dropped: '19.' -> '19', '$1,200' -> '1,200', ' −3 ' -> '-3', '+4' -> '4'.
+--   by rlvr.verify.scoring.digits_macro from Python's unicodedata: '٤٢' = '４２' = '42'); \text{..} and
+--   its kin unwrapped and \frac12 braced (norm_latex); lower-case; then every whitespace character removed
+--   ("case/whitespace-insensitive": ' Paris ' = 'paris', 'New York' = '\text{New York}' = 'newyork');
+--   degrees (^\circ, ^{\circ}, °) and LaTeX spaces (\, \! \; \:) dropped, '{,}' read as ',' ('10{,}000'); unicode minus U+2212 -> '-'; currency signs $ € £ and LaTeX
+--   \$ dropped; LaTeX \% -> %; then a leading '+' and a trailing '.' dropped:
+--   '19.' -> '19', '$1,200' -> '1,200', ' −3 ' -> '-3', '+4' -> '4', '60^\circ' -> '60'.
 --   Commas are kept here: only num_value() reads them, and only as thousands separators.
 CREATE OR REPLACE MACRO norm_answer(s) AS
     regexp_replace(
         replace(
             replace(
-                regexp_replace(lower(norm_digits(s)), '\s+|\\?[$€£]|\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}', '\1', 'g'),
+                regexp_replace(norm_latex(lower(norm_digits(s))), '\s+|\\?[$€£]|\^\{?\\circ\}?|°|\\[,!;: ]|\{(,)\}', '\1', 'g'),
                 '−', '-'),
             '\%', '%'),
         '^\+|\.$', '', 'g');
+
+-- word_num(s): the one number of an answer written in words ('The total is 19', 'She has 19 apples.',
+-- 'x = 19', '\$19 in all'), or '' when s is not one plain number among plain words: a second
+-- number, an operator, LaTeX, or a word that changes or hedges the value (or, not, about, minus,
+-- times, thousand, half, twenty, ...) and it is not read (issue 19: '12 or 13' is a hedge).
+-- unit_num(s): the same for a gold: a number followed by words only ('5\text{ cm}', '30 degrees').
+-- Units are dropped, never compared: '5 inches' reads 5 against a gold of '5 cm'.
+CREATE OR REPLACE MACRO value_words(x) AS
+    NOT regexp_matches(x, '\b(?:or|nor|not|no|never|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b');
+CREATE OR REPLACE MACRO word_num(s) AS
+    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
+        '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:[a-z]\w*\s*[:=]\s*)?([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?\s*(?:\\?%)?)(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*)*\s*[.!]?\s*$', 1)
+    ELSE '' END;
+CREATE OR REPLACE MACRO unit_num(s) AS
+    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
+        '^\s*([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?)\s*(?:[a-z]+\.?\s*)+$', 1)
+    ELSE '' END;
 
 -- num_body(n): n (normalised) without a trailing '%' and, when every comma sits in a well-formed
 -- thousands group ('1,234,567.5'), without its commas. '1,2' and '12,34' keep theirs (a list, a
@@ -39,6 +71,7 @@ CREATE OR REPLACE MACRO num_value(b) AS
             WHEN contains(b, 'frac') AND regexp_full_match(b, '-?\\[dt]?frac\{\d+\}\{0*[1-9]\d*\}')
                 THEN TRY_CAST(regexp_extract(b, '(-?)\\', 1) || regexp_extract(b, '\{(\d+)\}\{', 1) AS DOUBLE)
                      / TRY_CAST(regexp_extract(b, '\}\{(\d+)\}', 1) AS DOUBLE)
+            WHEN contains(b, 'overline') THEN CAST(num_rat(b).n AS DOUBLE) / CAST(num_rat(b).d AS DOUBLE)
         END);
 
 -- dec_canon(b): a plain decimal body ('-0042.50', '.5', '7.') in one canonical text form ('-42.5',
@@ -58,8 +91,17 @@ CREATE OR REPLACE MACRO dec_canon(b) AS
 -- most 17 characters, an integer fraction a/b or \frac{a}{b} of at most 17 digits each; NULL else.
 -- rat_eq(a, b): a = b by cross-multiplication, exact: every product stays below 10^36 < 2^127.
 -- A percent reading divides by 100 (d * 100), still below 10^38.
+-- A repeating decimal i.f\overline{r} ('12.\overline{3}' = 37/3, '0.1\overline{6}' = 1/6, of at most
+-- 17 digits) is (ifr - if) / (10^|f| * (10^|r| - 1)) (rep_rat, from its parts as a struct).
+CREATE OR REPLACE MACRO rep_rat(p) AS
+    {'n': (CAST(p.i || p.f || p.r AS HUGEINT) - CAST('0' || p.i || p.f AS HUGEINT)) * CASE WHEN p.s = '-' THEN -1 ELSE 1 END,
+     'd': CAST(rpad('1', CAST(1 + length(p.f) AS INTEGER), '0') AS HUGEINT)
+          * (CAST(rpad('1', CAST(1 + length(p.r) AS INTEGER), '0') AS HUGEINT) - 1)};
 CREATE OR REPLACE MACRO num_rat(b) AS
     CASE
+        WHEN contains(b, 'overline') AND regexp_full_match(b, '-?\d*\.\d*\\overline\{\d+\}')
+             AND length(regexp_replace(b, '\D', '', 'g')) <= 17
+            THEN rep_rat(regexp_extract(b, '^(-?)(\d*)\.(\d*)\\overline\{(\d+)\}$', ['s', 'i', 'f', 'r']))
         WHEN length(b) <= 17 AND regexp_full_match(b, '-?(?:\d+\.?\d*|\.\d+)')
             THEN {'n': CAST(replace(b, '.', '') AS HUGEINT),
                   'd': CAST(rpad('1', CAST(1 + length(split_part(b, '.', 2)) AS INTEGER), '0') AS HUGEINT)}
@@ -80,6 +122,39 @@ CREATE OR REPLACE MACRO not_a_number(n) AS regexp_full_match(n, '[-+]?(?:nan|inf
 -- a digit beside a letter ('2x'), or a list of numbers ('1,2'). Plain words ('paris') are not.
 CREATE OR REPLACE MACRO looks_symbolic(n) AS
     regexp_matches(n, '[\\^{}_()\[\]=<>*/|!]|sqrt|pi|inf|[0-9][a-z]|[a-z][0-9]|[0-9.][+-]|[0-9],[0-9]');
+
+-- unevaluated(n): n (normalised) holds arithmetic that still needs evaluating: an operator between two
+-- literal numbers ('3*4', '7+12', '5-9', '\sqrt{4\cdot3}', 'x^2+2-1'; a number beside a symbol is a
+-- coefficient, not an operand: '2+3\sqrt{2}', '3+4i' are values), an integer power of an integer
+-- ('2^3'), a factorial, \binom / \choose, sums, products, integrals, limits (issue 19: echoing
+-- 'What is 3 * 4?' as '3 * 4' is not an answer). A fraction a/b is a number, not an operation.
+CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(n,
+    '(?:^|[-+*/=(\[{,×·÷]|\\cdot|\\times|\\div)(?:\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})'
+    || '(?:[-+*×·÷]|\\cdot|\\times|\\div)(?:\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})(?:$|[-+*/=)\]},×·÷]|\\cdot|\\times|\\div)'
+    || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim');
+
+-- hedged(x): x (lower case, norm_latex'ed, spaces kept) joins two answers by 'or' or by \approx, ~,
+-- \to, arrows or \implies: several final values, one of them to be picked by the grader ('12 \approx
+-- 13', '2\sqrt{3} \text{ or } 3'). An equals sign is judged apart (verify.sql: only 'x = value').
+CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
+    '\bor\b|\\approx|≈|~|\\sim(?:[^a-z]|$)|\\to(?:[^a-z]|$)|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|\\lor(?:[^a-z]|$)|\\vee');
+
+-- number_hedge(op, link, after): the last two numbers of a response without a tag or box state two
+-- answers: joined by 'or' ('12 (or 13)', '12 or maybe 13'), by \approx / ~ / an arrow ('12 \approx
+-- 13', '12 \to 13'), by '=' when the first is no operand ('12 = 13'; '6 + 7 = 13' is a sum and its
+-- value), by a comma or by whitespace alone at the very end of the text ('11, 12, 13', '40 41 42':
+-- candidates), in brackets at the end
+-- ('12 (13)'); and a last number that is an operand ('so 3 + 4', '84 / 2') is no value. link is the text
+-- between the two (lower case, '$' dropped), op the operator in front of the first, after the text
+-- after the last. The numbers are compared by verify.sql (equal ones are no hedge).
+CREATE OR REPLACE MACRO number_hedge(op, link, after) AS
+    regexp_full_match(link, '\s*[,;]?\s*\(?\s*(?:or|maybe|perhaps|possibly|probably)\b.*')
+    OR regexp_full_match(link, '\s*(?:\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow)\s*')
+    OR (op = '' AND regexp_full_match(link, '\s*=\s*'))
+    OR regexp_full_match(link, '\s*(?:[-+*/×·÷^]|\\times|\\cdot|\\div)\s*')  -- an operand, not a value: '... 3 + 4'
+    OR (regexp_full_match(link, '\s*\(\s*') AND regexp_full_match(after, '\s*\)[\s.!?]*'))  -- '12 (13)'
+    OR (regexp_full_match(link, '\s*[,;]\s*(?:and\s+)?') AND regexp_full_match(after, '[\s.!?)]*'))
+    OR (regexp_full_match(link, '\s+') AND regexp_full_match(after, '[\s.!?)]*'));  -- '40 41 42' at the end: candidates
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:
 -- |a - b| <= tol * max(1, |b|) (config verify.numeric_tolerance; default 0, and verify.sql applies

@@ -3,25 +3,38 @@
 -- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance, for
 -- golds that are not integers only), $format_mode ('answer': format_ok = an <answer> tag;
 -- 'think_answer': macros.sql think_answer_ok), $multiple ('reject': a response with several <answer>
--- tags, or several \boxed{} and no tag, is wrong (a hedge); 'last': the last one counts).
+-- tags, or several \boxed{} and no tag, that do not all hold one answer is wrong (a hedge); 'last':
+-- the last one counts), $strict_tasks, $lenient_tasks, $strict_default (verify.extraction: in a
+-- strict task only a tag or a box is an answer, never the last number).
 -- Rewards are not set here: verify_groups.sql weighs the components (score, format_ok, citations).
 --
--- Extraction order: <answer>...</answer> (format_ok; the only opening tag and the nearest closing
--- one, or the last under $multiple = 'last'), then the only (or last) \boxed{...} (braces nested up
--- to two levels, e.g. \boxed{\frac{1}{2}}), then the last number in the text (thousands commas, a
--- fraction a/b and a trailing % included) unless the text opens an <answer> tag it never closes.
+-- Extraction, from the response without its closed <think>...</think> spans (what is quoted while
+-- reasoning is no answer): <answer>...</answer> (format_ok; the only opening tag and the nearest
+-- closing one, or the last under $multiple = 'last'; several tags that all hold one answer, empty
+-- ones aside, are that answer), then the only (or last) \boxed{...} (braces nested up to five
+-- levels, e.g. \boxed{\frac{\sqrt{\frac{1}{2}}}{3}}; a \boxed{ no pattern reads is no answer), then,
+-- in a lenient task, the last number in the text (thousands commas, a fraction a/b, a repeating
+-- decimal 12.\overline{3} and a trailing % included) unless the text opens an <answer> tag it never
+-- closes. A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13',
+-- '12 \to 13', a trailing list '11, 12, 13': macros.sql number_hedge) is wrong whatever $multiple says.
 -- Decision (verifier):
---   sql_numeric  gold is a plain number (macros.sql num_value): the prediction is compared by value,
+--   sql_numeric  gold is a value (macros.sql num_value, after a unit is dropped: '5\text{ cm}'): the
+--                answer must be a value too: a number SQL reads, or the one number among plain words
+--                ('The total is 19': macros.sql word_num); an expression, even an equal one ('3 * 4',
+--                '\binom{10}{3}', '\sqrt{144}': the question echoed or left to evaluate), is wrong.
+--                The prediction is compared by value,
 --                exactly (dec_canon text for decimals of any length, num_rat fractions otherwise;
 --                never as DOUBLE), and within |pred - gold| <= tol * max(1, |gold|) only when tol > 0
 --                and the gold is not an integer. NaN and infinities are never correct. A % on one side only is read both ways,
 --                '50%' = '50' (the unit dropped, GSM8K style) and '50%' = '0.5' (x/100), so neither
 --                convention is scored wrong; with % on both sides the numbers must match.
---                A non-numeric, non-symbolic prediction ('nineteen', '1.2.3') is wrong here.
 --   sql_exact    task 'exact' (a dataset's verifier = 'exact'), or gold is neither a number nor symbolic:
 --                the normalised strings must be equal; or gold is
---                symbolic and the normalised strings are identical (identical text: equivalent).
---   undecided    gold or prediction is symbolic (looks_symbolic) and SQL cannot compare them:
+--                symbolic and the normalised strings are identical (identical text: equivalent); or
+--                gold is symbolic and the answer is not in its shape (not_value: macros.sql
+--                unevaluated arithmetic 'x^2+2-1', hedged several values '3.46 \approx 2\sqrt{3}', an
+--                '=' other than 'x = ...'): wrong, unless the gold is such an expression itself.
+--   undecided    gold is symbolic (looks_symbolic) and SQL cannot compare them:
 --                rlvr.verify.math fills these rows (verifier math_verify), then verify_groups.sql runs.
 --   code         task 'code': run in the sandbox (rlvr.verify.code via verify_code.sql).
 --   logic        task 'logic' with a formula answer that is not the gold one, spelled alike
@@ -31,27 +44,46 @@
 -- per response; each regex runs only on the rows that need it (CASE branches are evaluated on their
 -- own rows only): the boxed one on untagged texts that contain '\boxed{', the last-number one on
 -- the rest; plain decimals skip normalisation. RE2 is several times faster when asked for the whole
--- match (group 0, its DFA) than for a capture group, so captures run only on short strings.
+-- match (group 0, its DFA) than for a capture group, so captures run only on short strings (the
+-- hedge before a last number: the 48 characters before it). List functions cost on every row even
+-- for a NULL list, so they sit inside CASE branches of the rows with several tags or boxes.
 CREATE OR REPLACE TEMP TABLE verify_rows AS
 WITH golds AS (  -- each problem's gold, normalised once
     SELECT * EXCLUDE (gold_rat), gold_rat.n AS gold_n, gold_rat.d AS gold_d,  -- scalars: cheaper through the join
         COALESCE(NOT contains(gold_dec, '.'), gold_rat.n % gold_rat.d = 0, false) AS gold_int
     FROM (
     SELECT prompt_id, task, answer, gold, gold_sym, gold_body, dec_canon(gold_body) AS gold_dec, num_rat(gold_body) AS gold_rat,
-        CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold, '%') AS gold_pct,
+        CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold_ntext, '%') AS gold_pct, strict,
         CASE WHEN task = 'logic' THEN norm_verdict(gold) END AS gold_verdict,
         CASE WHEN task = 'logic' THEN norm_formula(answer) END AS gold_formula
     FROM (
-        SELECT prompt_id, task, answer, gold, gold_body, looks_symbolic(gold) AS gold_sym, num_value(gold_body) AS gold_num
+        SELECT *, looks_symbolic(gold) AS gold_sym, num_value(gold_body) AS gold_num
         FROM (
-            SELECT *, num_body(gold) AS gold_body
+            SELECT *, num_body(gold_ntext) AS gold_body
             FROM (
-                SELECT prompt_id, task, answer, norm_answer(answer) AS gold
-                FROM read_parquet($problems, hive_partitioning = false)
+                -- gold_ntext: the gold as a number is read (a unit after it dropped: '5\text{ cm}' -> '5')
+                SELECT *, CASE WHEN gold_unit <> '' THEN norm_answer(gold_unit) ELSE gold END AS gold_ntext
+                FROM (
+                SELECT *, CASE WHEN regexp_matches(answer, '[A-Za-z]') THEN unit_num(answer) ELSE '' END AS gold_unit
+                FROM (
+                    SELECT prompt_id, task, answer, norm_answer(answer) AS gold,
+                        list_contains($strict_tasks, task) OR ($strict_default AND NOT list_contains($lenient_tasks, task)) AS strict
+                    FROM read_parquet($problems, hive_partitioning = false)
+                )
+                )
             )
         )
     )
     )
+), texts AS (
+    -- t: the response without its <think>...</think> spans: tags, boxes and numbers quoted while
+    -- reasoning are not answers (an instruction's '<answer></answer>' is not a second tag). Only a
+    -- closed <think> span is dropped, so a stray '</think>' hides nothing.
+    SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok,
+        $format_mode = 'think_answer' AND think_answer_ok(response_text) AS think_ok,  -- the whole text, tags in <think> too
+        CASE WHEN contains(response_text, '<think>') THEN regexp_replace(response_text, '(?s)<think>.*?</think>', ' ', 'g')
+             ELSE response_text END AS t
+    FROM read_parquet($rollouts, hive_partitioning = false)
 ), tag_segments AS (
     -- seg: the text after the first '<answer>' up to the next one. When seg holds a '</answer>', the
     -- body is seg up to it: exactly what the lazy regex '(?s)<answer>(.*?)</answer>' extracts, for a
@@ -62,45 +94,82 @@ WITH golds AS (  -- each problem's gold, normalised once
     FROM (
         SELECT *, CASE WHEN seg1 IS NULL THEN 0 WHEN strpos(t, '<answer>') + 7 + length(seg1) < length(t) THEN 2 ELSE 1 END AS n_tags
         FROM (
-            SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok, response_text AS t,
-                CASE WHEN contains(response_text, '<answer>') THEN split_part(response_text, '<answer>', 2) END AS seg1
-            FROM read_parquet($rollouts, hive_partitioning = false)
+            SELECT *, CASE WHEN contains(t, '<answer>') THEN split_part(t, '<answer>', 2) END AS seg1
+            FROM texts
         )
     )
 ), tag_bodies AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, t, n_tags,
+    SELECT iteration, prompt_id, sample_idx, n_tok, think_ok, t, n_tags,
         CASE WHEN seg IS NULL THEN NULL
              WHEN contains(seg, '</answer>') THEN split_part(seg, '</answer>', 1)
              WHEN n_tags > 1 AND $multiple = 'last' THEN NULL  -- the last opening tag is never closed
              WHEN regexp_matches(t, '(?s)<answer>.*?</answer>')
-                 THEN regexp_extract(t, '(?s)<answer>(.*?)</answer>', 1) END AS tag_body
+                 THEN regexp_extract(t, '(?s)<answer>(.*?)</answer>', 1) END AS tag_body0,
+        -- several tags: their bodies, when every tag is closed before the next one opens
+        CASE WHEN n_tags > 1 THEN list_filter(regexp_extract_all(t, '(?s)<answer>(.*?)</answer>', 1), lambda b: NOT contains(b, '<answer>')) END AS bodies,
+        CASE WHEN n_tags > 1 THEN (length(t) - length(replace(t, '<answer>', ''))) // 8 END AS n_open
     FROM tag_segments
-), hedges AS (
-    SELECT *, CASE WHEN n_tags > 1 AND has_tag THEN 'several <answer> tags'
-                   WHEN n_boxed > 1 THEN 'several \boxed{} answers' END AS hedge
+), tag_agree AS (
+    -- several tags that hold one answer (equal after norm_answer; empty ones aside) are that answer:
+    -- '<answer>42</answer> <answer>42</answer>' is not a hedge
+    SELECT * EXCLUDE (tag_body0, bodies, n_open, said),
+        CASE WHEN agree THEN COALESCE(said[1], '') ELSE tag_body0 END AS tag_body,
+        CASE WHEN agree THEN 1 ELSE n_tags END AS n_answers
     FROM (
-        SELECT iteration, prompt_id, sample_idx, n_tok, t, tag_body IS NOT NULL AS has_tag, tag_body, n_tags,
-            CASE WHEN $format_mode = 'think_answer' THEN think_answer_ok(t)
-                 ELSE tag_body IS NOT NULL AND (n_tags = 1 OR $multiple = 'last') END AS format_ok,
-            CASE WHEN tag_body IS NULL AND contains(t, '\boxed{')
-                 THEN (length(t) - length(replace(t, '\boxed{', ''))) // 7 ELSE 0 END AS n_boxed,
-            CASE WHEN n_boxed = 1 OR n_boxed > 1 AND $multiple = 'reject'
-                 THEN regexp_extract(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}', 1)
-                 WHEN n_boxed > 1
-                 THEN regexp_extract_all(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}', 1)[-1]
-                 ELSE '' END AS boxed
-        FROM tag_bodies
+        SELECT *, CASE WHEN n_tags > 1  -- list functions cost even on NULL lists: only rows with several tags pay
+                       THEN COALESCE(len(bodies) = n_open AND len(list_distinct(list_transform(said, lambda b: norm_answer(b)))) <= 1, false)
+                       ELSE false END AS agree
+        FROM (SELECT *, CASE WHEN n_tags > 1 THEN list_filter(bodies, lambda b: norm_answer(b) <> '') END AS said FROM tag_bodies)
+    )
+), hedges AS (
+    SELECT *, CASE WHEN n_answers > 1 AND has_tag THEN 'several <answer> tags'
+                   WHEN n_boxed > 1 AND NOT boxes_agree THEN 'several \boxed{} answers' END AS hedge
+    FROM (
+        SELECT *, CASE WHEN box_m IS NULL THEN '' ELSE substr(box_m, 8, length(box_m) - 8) END AS boxed,
+            -- a \boxed{ that no box pattern reads (nested over five deep, unclosed): no answer, not a licence to guess
+            n_boxed > 0 AND box_m = '' AS box_bad,
+            CASE WHEN n_boxed > 1
+                 THEN COALESCE(len(all_boxes) = n_boxed AND len(list_distinct(list_transform(all_boxes, lambda b: norm_answer(b)))) = 1, false)
+                 ELSE false END AS boxes_agree
+        FROM (
+            SELECT *,
+                CASE WHEN n_boxed = 1 OR n_boxed > 1 AND $multiple = 'reject' THEN regexp_extract(t, '\\boxed\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*\}', 0)
+                     WHEN n_boxed > 1 THEN COALESCE(regexp_extract_all(t, '\\boxed\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*\}', 0)[-1], '') END AS box_m,
+                CASE WHEN n_boxed > 1 THEN regexp_extract_all(t, '\\boxed\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', 1) END AS all_boxes
+            FROM (
+                SELECT iteration, prompt_id, sample_idx, n_tok, t, tag_body IS NOT NULL AS has_tag, tag_body, n_tags, n_answers,
+                    CASE WHEN $format_mode = 'think_answer' THEN think_ok
+                         ELSE tag_body IS NOT NULL AND (n_answers = 1 OR $multiple = 'last') END AS format_ok,
+                    CASE WHEN tag_body IS NULL AND contains(t, '\boxed{')
+                         THEN (length(t) - length(replace(t, '\boxed{', ''))) // 7 ELSE 0 END AS n_boxed
+                FROM tag_agree
+            )
+        )
     )
 ), last_numbers AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge,
-        -- the last number and the non-digits after it (group 0, see above), then the number alone
-        CASE WHEN NOT has_tag AND boxed = '' AND n_tags = 0  -- an unclosed <answer> is no answer, not a licence to guess
-             THEN nullif(regexp_extract(
-                      regexp_extract(t, '[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?\D*$', 0),
-                      '^[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?', 0), '') END AS last_num
-    FROM hedges
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, tail, last_num,
+        -- the number before the last one (within 48 characters), what joins them, and any operator
+        -- in front of it ('6 + 7 = 13': the sum's operand, not a second answer)
+        CASE WHEN last_num IS NOT NULL AND regexp_matches(right(left(t, length(t) - length(tail)), 48),  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read
+                  '(?i)\d[%}]?[\s$]*(?:[,;]?\s*\(?\s*(?:or|maybe|perhaps|possibly|probably)\b\D*|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\(|\s)[\s$]*$')
+             THEN regexp_extract(right(left(t, length(t) - length(tail)), 48),
+             '([-+*/×·=]?)\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
+    FROM (
+        SELECT *, nullif(regexp_extract(tail, '^[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?', 0), '') AS last_num
+        FROM (
+            SELECT iteration, prompt_id, sample_idx, n_tok, t, has_tag, format_ok, tag_body, boxed, hedge,
+                -- the last number and the non-digits after it (group 0, see above)
+                CASE WHEN NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0  -- an unclosed <answer> is no answer, not a licence to guess
+                     THEN regexp_extract(t, '[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?\D*$', 0) END AS tail
+            FROM hedges
+        )
+    )
 ), extractions AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, CASE WHEN $multiple = 'reject' THEN hedge END AS hedge,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok,
+        COALESCE(CASE WHEN $multiple = 'reject' THEN hedge END,
+                 CASE WHEN before.prev <> '' AND before.prev <> last_num
+                           AND number_hedge(before.op, lower(replace(before.link, '$', '')), substr(tail, length(last_num) + 1))
+                      THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END) AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
@@ -110,11 +179,18 @@ WITH golds AS (  -- each problem's gold, normalised once
     SELECT extractions.*, regexp_full_match(extracted, '-?\d+(?:\.\d+)?') AS plain
     FROM extractions
 ), normalised AS (
-    SELECT plain_flags.*, CASE WHEN plain THEN extracted ELSE norm_answer(extracted) END AS pred
-    FROM plain_flags
+    -- pred: the answer's text form (exact and symbolic comparisons); npred: the same read as a number,
+    -- which is the one number of an answer in words ('The total is 19' -> '19', macros.sql word_num)
+    SELECT *, CASE WHEN words <> '' THEN norm_answer(words) ELSE pred END AS npred
+    FROM (
+        SELECT plain_flags.*, CASE WHEN plain THEN extracted ELSE norm_answer(extracted) END AS pred,
+            CASE WHEN NOT plain AND extraction <> 'last_number' AND regexp_matches(extracted, '[A-Za-z]')
+                 THEN word_num(extracted) ELSE '' END AS words
+        FROM plain_flags
+    )
 ), bodies AS (
-    SELECT normalised.*, NOT plain AND ends_with(pred, '%') AS pred_pct,
-        CASE WHEN NOT plain THEN num_body(pred) END AS pred_body
+    SELECT normalised.*, NOT plain AND ends_with(npred, '%') AS pred_pct,
+        CASE WHEN NOT plain THEN num_body(npred) END AS pred_body
     FROM normalised
 ), decimals AS (
     -- pred_dec (dec_canon, in steps so that no part is computed twice): most answers are integers
@@ -136,10 +212,12 @@ WITH golds AS (  -- each problem's gold, normalised once
     )
 ), joined AS (
     SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.format_ok, h.extraction, h.extracted, h.pred,
-        h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec, h.hedge,
+        h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec, h.hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
         p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
         p.gold_n, p.gold_d, p.gold_dec, p.gold_int,
+        -- verify.extraction = 'strict' for this task: only a tag or a box is an answer
+        p.strict AND h.extraction = 'last_number' AS unasked,
         CASE WHEN p.gold_verdict IS NOT NULL THEN norm_verdict(h.pred) END AS pred_verdict,
         CASE WHEN p.task = 'logic' AND p.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
     FROM decimals AS h JOIN golds AS p USING (prompt_id)
@@ -147,18 +225,33 @@ WITH golds AS (  -- each problem's gold, normalised once
     SELECT *,
         CASE
             WHEN task = 'code' THEN 'code'  -- decided by running it: rlvr.verify.code, via verify_code.sql
-            WHEN hedge IS NOT NULL THEN 'sql_exact'  -- several answers: wrong ($multiple = 'reject')
+            WHEN unasked THEN CASE WHEN gold_num IS NOT NULL THEN 'sql_numeric' ELSE 'sql_exact' END  -- wrong: no answer where one is required
+            WHEN hedge IS NOT NULL THEN 'sql_exact'  -- several answers: wrong ($multiple = 'reject', or several final values)
             WHEN gold_verdict IS NOT NULL THEN 'sql_exact'  -- logic verdicts
             WHEN task = 'exact' THEN 'sql_exact'  -- datasets with verifier = 'exact': strings only, never read as numbers
             WHEN task = 'logic' THEN CASE WHEN COALESCE(pred_formula, '') IN ('', gold_formula) THEN 'sql_exact' ELSE 'logic' END
-            WHEN gold_num IS NOT NULL AND pred_num IS NOT NULL THEN 'sql_numeric'
-            WHEN COALESCE(pred, '') = '' THEN CASE WHEN gold_num IS NOT NULL THEN 'sql_numeric' ELSE 'sql_exact' END
-            WHEN gold_num IS NOT NULL AND NOT looks_symbolic(pred) THEN 'sql_numeric'  -- wrong: not a number
-            WHEN gold_num IS NULL AND NOT gold_sym THEN 'sql_exact'
+            -- a value gold takes a value: only a number SQL reads is an answer; an expression ('3*4',
+            -- '\binom{10}{3}', '\sqrt{144}', '12=13'), even an equal one, is wrong here (issue 19)
+            WHEN gold_num IS NOT NULL THEN 'sql_numeric'
+            WHEN COALESCE(pred, '') = '' THEN 'sql_exact'
+            WHEN NOT gold_sym THEN 'sql_exact'
             WHEN pred = gold THEN 'sql_exact'
+            WHEN not_value IS NOT NULL THEN 'sql_exact'  -- wrong: see not_value
             ELSE 'undecided'
         END AS verifier
-    FROM joined
+    FROM (
+        -- not_value: why a symbolic answer is not an answer in the gold's shape: arithmetic that still
+        -- needs evaluating, or several values (macros.sql unevaluated, hedged); a gold that is itself
+        -- such an expression ('2^{10}', 'x \to 0') allows its own kind
+        SELECT *, CASE WHEN gold_num IS NOT NULL OR NOT gold_sym OR COALESCE(pred, '') IN ('', gold) THEN NULL
+                       WHEN hedged(lower(norm_latex(extracted))) AND NOT hedged(lower(norm_latex(answer)))
+                           THEN 'several values, one answer is expected'
+                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND NOT regexp_full_match(pred, '[a-z]\w*=[^=]*')
+                           THEN 'several values joined by =, one answer is expected'
+                       WHEN unevaluated(pred) AND NOT unevaluated(gold)
+                           THEN 'an unevaluated expression: the answer must be a value in the gold''s form' END AS not_value
+        FROM joined
+    )
 ), decided AS (
     SELECT *,
         CASE verifier
@@ -166,6 +259,7 @@ WITH golds AS (  -- each problem's gold, normalised once
             WHEN 'code' THEN NULL
             WHEN 'logic' THEN NULL
             WHEN 'sql_numeric' THEN CASE  -- each branch runs on its own rows only
+                WHEN unasked THEN false
                 WHEN pred_dec = gold_dec THEN true  -- exact, any length (the bare numbers: '50%' = '50')
                 WHEN $tol > 0 AND NOT gold_int AND COALESCE(
                     num_close(pred_num, gold_num, $tol)
@@ -177,7 +271,7 @@ WITH golds AS (  -- each problem's gold, normalised once
                               OR (pred_pct <> gold_pct
                                   AND rat_eq(rat_pct(num_rat(pred_b), pred_pct), rat_pct({'n': gold_n, 'd': gold_d}, gold_pct))), false)
             END
-            ELSE CASE WHEN hedge IS NOT NULL THEN false
+            ELSE CASE WHEN unasked OR hedge IS NOT NULL OR not_value IS NOT NULL THEN false
                       WHEN not_a_number(COALESCE(pred, '')) THEN false
                       WHEN gold_verdict IS NOT NULL THEN COALESCE(pred_verdict = gold_verdict, false)
                       WHEN task = 'logic' THEN COALESCE(pred_formula <> '' AND pred_formula = gold_formula, false)
@@ -187,24 +281,33 @@ WITH golds AS (  -- each problem's gold, normalised once
 )
 SELECT
     iteration, prompt_id, sample_idx, task,
-    extracted AS extracted_answer,
-    extraction,
+    CASE WHEN NOT unasked THEN extracted END AS extracted_answer,
+    CASE WHEN unasked THEN 'none' ELSE extraction END AS extraction,
     format_ok,
     correct,
     CAST(CASE WHEN correct THEN 1 ELSE 0 END AS DOUBLE) AS score,  -- correctness in [0, 1]; code may fill a fraction
     verifier,
     CASE
         WHEN correct IS NULL THEN NULL
+        WHEN unasked THEN 'no_answer: no <answer> tag or \boxed{} (verify.extraction = strict for task ' || task
+                          || '; the last number, ' || extracted || ', is not read as the answer)'
         WHEN extraction = 'none' THEN 'no_answer: no <answer> tag, \boxed{} or number in the response'
+        WHEN hedge LIKE 'several values%' THEN 'wrong: ' || hedge || ' at the end of the response; one final answer is expected'
         WHEN hedge IS NOT NULL THEN 'wrong: ' || hedge || ' in one response; one answer is expected (verify.multiple_answers = reject)'
+        WHEN not_value IS NOT NULL THEN 'wrong: got ' || pred || ', expected ' || gold || ' (' || not_value || ')'
         WHEN pred_formula IS NOT NULL THEN CASE WHEN correct THEN 'correct: ' || pred_formula || ' is the gold conclusion'
                                                 ELSE 'wrong: empty answer, expected a conclusion such as ' || gold_formula END
         WHEN gold_verdict IS NOT NULL AND pred_verdict IS NULL AND pred <> ''
             THEN 'wrong: got ' || pred || ', expected ' || gold || ' (answer true, false or unknown)'
+        WHEN verifier = 'sql_numeric' AND correct THEN 'correct: ' || npred || ' = ' || gold
         WHEN correct THEN 'correct: ' || pred || ' = ' || gold
         WHEN pred = '' THEN 'wrong: empty answer, expected ' || gold
+        WHEN verifier = 'sql_numeric' AND pred_num IS NULL AND looks_symbolic(npred)
+            THEN 'wrong: got ' || npred || ', expected ' || gold || ' (not a number: the gold is a value, so an expression, '
+                 || 'even an equal one, or several values is no answer)'
+        WHEN verifier = 'sql_numeric' THEN 'wrong: got ' || npred || ', expected ' || gold
         ELSE 'wrong: got ' || pred || ', expected ' || gold
-    END || CASE WHEN extraction IN ('boxed', 'last_number')
+    END || CASE WHEN extraction IN ('boxed', 'last_number') AND NOT unasked
                 THEN ' (no <answer> tag; taken from ' || extraction || ')' ELSE '' END AS reason,
     false AS verifier_error,
     n_tok,  -- response length, for verify_groups.sql's overlong shaping

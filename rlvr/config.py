@@ -408,7 +408,7 @@ class VerifySection(_Section):
         default_factory=lambda: dict(DEFAULT_EXTRACTION),
         description="Where the answer is read, per task (the problems' `task` column; tasks not listed use 'default'): "
         "'strict' = an <answer> tag or a \\boxed{} only; 'lenient' = else the last number of the response "
-        "(a list of candidates ending in the gold is then paid). One word sets every task: "
+        "(its last two numbers stating two answers, a list of candidates, is a hedge: 0). One word sets every task: "
         'verify.extraction = "strict". Default: lenient (a response stating several final values is a hedge either way).',
     )
     min_citation_words: int = Field(
@@ -823,8 +823,12 @@ def commented_toml() -> str:
         lines += ["", f"[{section}]"]
         tables = []  # dict-valued fields (verify.weights) go after the section's keys, as [section.field.key]
         for name, f in type(sub).model_fields.items():
-            if isinstance(values[name], dict):
+            if isinstance(values[name], dict) and all(isinstance(v, dict) for v in values[name].values()):
                 tables.append((name, f.description, values[name]))
+                continue
+            if isinstance(values[name], dict):  # a flat map (verify.extraction): an inline table
+                pairs = ", ".join(tomli_w.dumps({k: v}).strip() for k, v in values[name].items())
+                lines += [f"# {f.description}", f"{name} = {{ {pairs} }}"]
                 continue
             lines.append(f"# {f.description}")
             lines.append(f"# {name} =   (unset)" if values[name] is None else tomli_w.dumps({name: values[name]}).strip())

@@ -11,7 +11,7 @@ both sides (nothing is picked here): the same model, training prompts, G, prompt
 new tokens, temperature, learning rate and schedule, clip epsilons, loss aggregation (token mean =
 TRL's "dapo"), optimiser steps per generation batch, AdamW betas, grad-norm clip, no KL.
 
-- rlvr: a run folder driven stage by stage in this process (rlvr.stages: rollout, verify, update;
+- rlvr: a run folder driven stage by stage in this process (rlvr.stages.generation: rollout, verify, update;
   the same functions the Prefect tasks call, without the flow's per-task overhead), rollouts
   with `rollout.engine` (auto: vLLM when `make vllm` was run, else transformers). Old policy
   versions are pruned as the run goes (checkpoint.keep_last = 1; 538 MB of weights each).
@@ -20,7 +20,7 @@ TRL's "dapo"), optimiser steps per generation batch, AdamW betas, grad-norm clip
   verifier (the same DuckDB scoring and reward weights), prompts in the chat format it templates.
   TRL draws its prompts with its own sampler: the same pool, not the same order.
 
-Both sides train on the prompts rollout renders (rlvr.prompts: the task's template, [prompt]
+Both sides train on the prompts rollout renders (rlvr.problems.prompts: the task's template, [prompt]
 system and few-shot turns, the model's chat template) and are evaluated by one code path, rlvr's
 own evaluate stage: rlvr's side is its run's evals (evaluate(i) on v_i); TRL's policy is saved and
 evaluated as policy v0 of a throwaway run with the same config. Greedy, the same held-out problems
@@ -55,15 +55,17 @@ from pathlib import Path
 import torch
 from transformers.utils import logging as hf_logging
 
-from rlvr import engines, prompts, stages
+from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config, apply_overrides, load_config, parse_config
-from rlvr.datasets import load_problems
-from rlvr.query import run_sql
-from rlvr.run import create_or_open
+from rlvr.models.tiny import base_model
+from rlvr.problems import prompts
+from rlvr.problems.datasets import load_problems
+from rlvr.rollout import engines
 from rlvr.schema import PROBLEMS, ROLLOUTS
-from rlvr.store import write_table
-from rlvr.tiny import base_model
+from rlvr.store.commit import write_table
 from rlvr.verify.scoring import score
+from rlvr.views.sql import run_sql
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "recipes" / "smollm2-arithmetic.toml"
@@ -252,7 +254,7 @@ def trl_trainer(cfg: Config, problems: list[dict], folder: Path, seed: int, n_it
 
     base = base_model(cfg)  # the folder rlvr's prepare copies into policy v0
     train = [x for x in problems if x["split"] == "train"]
-    # the same turns rollout renders (rlvr.prompts: [prompt] system, few-shot, the templated user turn);
+    # the same turns rollout renders (rlvr.problems.prompts: [prompt] system, few-shot, the templated user turn);
     # TRL applies the model's chat template to them itself
     chats = prompts.conversations(problems, cfg.prompt, "train")
     ds = Dataset.from_list([{"prompt": chats[x["prompt_id"]], "prompt_id": x["prompt_id"]} for x in train])
@@ -384,7 +386,7 @@ def main() -> None:
         raise SystemExit(f"--sides {args.sides!r}: a comma-separated list of rlvr, trl")
     out_path = args.out or RESULTS / ("learning-smoke.json" if args.smoke else "learning.json")
     work = args.workdir or Path(tempfile.mkdtemp(prefix="rlvr-bench-learning-"))
-    from rlvr import models
+    from rlvr.models import registry as models
 
     name = bench_config(args, 0).model.name
     if name and not models.is_prepared(name):  # the bench builds its own inputs: convert the model once, offline

@@ -14,7 +14,7 @@ What is measured, all in one run:
 - ceiling: the best fp32 matrix-multiply rate torch reaches on this CPU with its threads, at the
   model's own shapes (rows x 576 @ 576 x 1536, 576 x 576, 576 x vocab) and a square 2048 one;
   measured at the start and at the end (`ceiling_*_gflop_per_s`), the higher one is the ceiling.
-- rlvr: --iterations iterations of the loop, driven stage by stage (rlvr.stages.rollout, verify,
+- rlvr: --iterations iterations of the loop, driven stage by stage (rlvr.stages.generation.rollout, verify,
   update: the functions the Prefect tasks call). Iteration 0 carries the vLLM cold start; the
   figures are medians over the later (warm) ones.
     rollout_tokens_per_s = generated tokens / the rollout's generation seconds;
@@ -59,13 +59,14 @@ from transformers.utils import logging as hf_logging
 sys.path.insert(0, str(Path(__file__).parent))
 import learning  # bench/learning.py: the recipe -> TRL mapping, the shared reward
 
-from rlvr import engines, stages
+from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import apply_overrides, load_config, parse_config
-from rlvr.query import run_sql
-from rlvr.run import create_or_open
+from rlvr.models.tiny import base_model
+from rlvr.rollout import engines
 from rlvr.schema import ROLLOUT, UPDATE
-from rlvr.store import verified_record
-from rlvr.tiny import base_model
+from rlvr.store.commit import verified_record
+from rlvr.views.sql import run_sql
 
 RESULTS = Path(__file__).parent / "results"
 SMOKE = ["--iterations", "2", "--trl-batches", "2", "--set", "rollout.prompts_per_iteration=2", "--set", "rollout.group_size=4"]
@@ -280,7 +281,7 @@ def main() -> None:
         ["rollout.dynamic_sampling_rounds=0", "eval.every=0", "checkpoint.keep_last=1", *args.sets],
     )
     cfg = parse_config(data, f"{args.recipe} + --set")
-    from rlvr import models
+    from rlvr.models import registry as models
 
     if cfg.model.name and not models.is_prepared(cfg.model.name):
         models.prepare(cfg.model.name)

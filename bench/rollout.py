@@ -27,10 +27,11 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rlvr import engines
 from rlvr.config import Config, RolloutSection
-from rlvr.sampler import Request, Sampling, derive_seed
-from rlvr.tiny import build_tokenizer
+from rlvr.models.tiny import build_tokenizer
+from rlvr.rollout import engines
+from rlvr.rollout.sampler import Request, Sampling
+from rlvr.seeds import derive_seed
 
 
 def build_model(out: Path, *, hidden: int, layers: int, heads: int, kv_heads: int, inter: int, seed: int) -> Path:

@@ -1,4 +1,4 @@
-"""Benchmark: our GRPO update (rlvr.update.grpo_steps) against TRL's GRPOTrainer loss + backward.
+"""Benchmark: our GRPO update (rlvr.train.update.grpo_steps) against TRL's GRPOTrainer loss + backward.
 
     python bench/update.py                                  # SmolLM2-135M-sized random Llama: ~10 min idle, ~25 loaded
     python bench/update.py --layers 2 --hidden 128 --repeats 1 --out /tmp/u.json   # seconds
@@ -8,14 +8,14 @@
 
 Needs the bench extra (`pip install -e ".[bench]"`, i.e. trl). No network: the model is a randomly
 initialised Llama built here (default hidden 576 / 30 layers / vocab 49152, the shape of
-SmolLM2-135M) with a small BPE tokenizer (rlvr.tiny.build_tokenizer), and the batch is synthetic: P
+SmolLM2-135M) with a small BPE tokenizer (rlvr.models.tiny.build_tokenizer), and the batch is synthetic: P
 prompts x G completions of random token ids (lengths drawn between half and all of --prompt-len /
 --completion-len), old logprobs = the model's own logprobs plus Gaussian noise (so the ratio clip
 acts), group-normalised advantages of random 0/1 rewards.
 
 Both sides get the same weights, batch, fp32, clip epsilons, token-mean loss, no KL, one AdamW
 step (same lr, betas, weight decay, grad-norm clip):
-  - ours: rlvr.update.grpo_steps with one mini-batch (its token-budget micro-batches, length-sorted),
+  - ours: rlvr.train.update.grpo_steps with one mini-batch (its token-budget micro-batches, length-sorted),
           once per --layouts entry: `packed` (padding-free rows, update.packing = true) and `padded`.
   - trl:  GRPOTrainer.compute_loss + accelerator.backward on TRL's own input format (left-padded
           prompt_ids, right-padded completion_ids, masks, advantages, old_per_token_logps,
@@ -53,14 +53,14 @@ from pathlib import Path
 import torch
 from transformers.utils import logging as hf_logging
 
-from rlvr import grpo
 from rlvr.config import UpdateSection
-from rlvr.update import (
+from rlvr.models.load import load_policy
+from rlvr.train import grpo
+from rlvr.train.update import (
     TrainRow,
     collate,
     enable_gradient_checkpointing,
     grpo_steps,
-    load_policy,
     make_optimizer,
     micro_batches,
     policy_token_logprobs,
@@ -79,7 +79,7 @@ def build_model(args: argparse.Namespace, folder: Path) -> Path:
         return Path(args.model)
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from rlvr.tiny import build_tokenizer
+    from rlvr.models.tiny import build_tokenizer
 
     heads = args.heads or max(args.hidden // 64, 1)
     kv = args.kv_heads or (heads // 3 if heads % 3 == 0 else heads)
@@ -191,7 +191,7 @@ def update_section(args: argparse.Namespace, layout: str) -> UpdateSection:
 def _ours(args: argparse.Namespace, model_path: Path, batch: dict, layout: str):
     cfg = update_section(args, layout)
     model, _ = load_policy(model_path, torch.device("cpu"))
-    if cfg.gradient_checkpointing:  # as rlvr.update.run_update does
+    if cfg.gradient_checkpointing:  # as rlvr.train.update.run_update does
         enable_gradient_checkpointing(model)
     opt, sched, _ = make_optimizer(model, cfg, None)
     rows = [TrainRow(**r) for r in batch["rows"]]

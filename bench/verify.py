@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 
 from rlvr.config import VerifySection
 from rlvr.schema import PARQUET_COMPRESSION, PROBLEMS, ROLLOUTS, SCORES
-from rlvr.store import write_table
+from rlvr.store.commit import write_table
 from rlvr.verify import score_with_stats
 
 RESULTS = Path(__file__).parent / "results" / "verify.json"

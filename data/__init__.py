@@ -2,8 +2,8 @@
 
 Each generator is deterministic in its seed and returns rows in rlvr.schema.PROBLEMS' shape,
 whose `prompt` is the question only: each module's TEMPLATE (its default user turn) adds the
-instruction when rlvr.datasets renders the rows, so `prompt.template` can change it. `one(task,
-name)` gives one task's rows; rlvr.datasets.load_problems, the pipeline's entry point, mixes them
+instruction when rlvr.problems.datasets renders the rows, so `prompt.template` can change it. `one(task,
+name)` gives one task's rows; rlvr.problems.datasets.load_problems, the pipeline's entry point, mixes them
 with the user's own files (config `[task]`; `task.name` is one of these or a list of them):
 
 | task.name  | module          | problems' `task` | verifier                                         |

@@ -11,7 +11,7 @@
     rlvr report DIR [--out report.html]                   plots and sampled responses as one HTML page
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
-    rlvr models list | prepare NAME                       registered pretrained models (rlvr/models.py)
+    rlvr models list | prepare NAME                       registered pretrained models (rlvr/models/registry.py)
     rlvr prompts CONFIG_OR_RUN [--n 3]                    the exact rendered prompts and their token counts
 
 It lives in flows/ because train and resume start Prefect flows; status, sql, verify-store and
@@ -98,7 +98,7 @@ def _bug(exc: BaseException, run_dir: str) -> None:
     file; the terminal gets its last line and the file's path."""
     import traceback
 
-    from rlvr.tiny import cache_root
+    from rlvr.models.tiny import cache_root
 
     text = "".join(traceback.format_exception(exc))
     try:
@@ -128,9 +128,10 @@ def _nothing_to_do(run_dir: str) -> bool:
     write, so a finished run on a read-only disk resumes to exit 0. A run with work left that
     cannot be written, or cannot run here (update.device = "cuda" on a machine without CUDA: a run
     moved), fails here, in one line, instead of inside the flow."""
-    from rlvr.lineage import pending
-    from rlvr.preflight import check_device
-    from rlvr.run import RunError, open_run, writer_lock
+    from rlvr.checks.preflight import check_device
+    from rlvr.stages.lineage import pending
+    from rlvr.store.locks import writer_lock
+    from rlvr.store.run import RunError, open_run
 
     run = open_run(run_dir)
     todo = pending(run)
@@ -173,7 +174,7 @@ def _run_flow(run_dir: str) -> None:
     _prefect_env()
     from rlvr.flows.lifecycle import Stopped, ensure_server, exit_now, stop_on_signals
 
-    from rlvr.store import disk_full
+    from rlvr.store.commit import disk_full
 
     _quiet_user_tracebacks()
 
@@ -243,7 +244,9 @@ def train(
     ] = None,
 ) -> None:
     """Create a run (or continue an existing one) and train until it has ITERATIONS iterations."""
-    from rlvr.run import create_or_open, open_run, refuse_if_served
+    from rlvr.checks.start import create_or_open
+    from rlvr.store.locks import refuse_if_served
+    from rlvr.store.run import open_run
 
     try:
         from rlvr.config import Config, apply_overrides, load_config, parse_config
@@ -268,8 +271,8 @@ def train(
 
 def _check_store(run: Path) -> None:
     """Stop before any stage runs when committed files no longer match their records."""
-    from rlvr.integrity import check_store, summary
-    from rlvr.run import open_run
+    from rlvr.store.integrity import check_store, summary
+    from rlvr.store.run import open_run
 
     problems, _ = check_store(run)
     if problems:
@@ -291,8 +294,8 @@ def resume(
     ] = None,
 ) -> None:
     """Finish a run that crashed or was killed: committed stages are skipped, the rest run."""
-    from rlvr.integrity import redo as redo_stages
-    from rlvr.run import refuse_if_served
+    from rlvr.store.integrity import redo as redo_stages
+    from rlvr.store.locks import refuse_if_served
 
     try:
         _check_unstarted(run)
@@ -313,8 +316,8 @@ def resume(
 @app.command("verify-store")
 def verify_store(run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")]) -> None:
     """Check every committed file (size and sha256) and record against the commit records; exit 1 on damage."""
-    from rlvr.integrity import check_store, earliest
-    from rlvr.run import open_run
+    from rlvr.store.integrity import check_store, earliest
+    from rlvr.store.run import open_run
 
     try:
         problems, checked = check_store(run)
@@ -336,10 +339,10 @@ def verify_store(run: Annotated[Path, typer.Argument(metavar="DIR", help="Run fo
 
 def _check_unstarted(run: Path) -> None:
     """A run that committed nothing yet (a first start that failed) gets the checks of a new one
-    (rlvr.preflight) before Prefect starts: its model and task are read only inside the flow."""
-    from rlvr.models import model_folder
-    from rlvr.preflight import check_model, check_task
-    from rlvr.run import open_run, started
+    (rlvr.checks.preflight) before Prefect starts: its model and task are read only inside the flow."""
+    from rlvr.checks.preflight import check_model, check_task
+    from rlvr.models.registry import model_folder
+    from rlvr.store.run import open_run, started
 
     r = open_run(run)
     if not started(r.paths):
@@ -364,7 +367,8 @@ def serve(
     `export PREFECT_API_URL=http://127.0.0.1:4200/api`. Each scheduled flow run resumes what is
     pending and adds ADD_ITERATIONS iterations; runs never overlap (they queue). Runs also start
     from the Prefect UI/API: `prefect deployment run rlvr-extend/NAME`. One schedule per run."""
-    from rlvr.run import SERVE_INFO_FILE, open_run, serve_lock
+    from rlvr.store.locks import SERVE_INFO_FILE, serve_lock
+    from rlvr.store.run import open_run
 
     if (cron is None) == (every is None):
         _fail(ValueError("give exactly one schedule: --cron '0 * * * *' or --every SECONDS"))
@@ -427,7 +431,7 @@ def _reachable_server(api: str | None) -> str:
     deployment has nobody to create its scheduled runs, and nothing would ever start."""
     import urllib.request
 
-    from rlvr.run import RunError
+    from rlvr.store.run import RunError
 
     if not api:
         _fail(RunError(f"rlvr serve needs a running Prefect server (it keeps the schedule and creates the runs); {SERVER_HOWTO}"))
@@ -497,7 +501,7 @@ def _next_scheduled(info: dict) -> str:
 
 
 def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
-    from rlvr.query import started_rows, status_rows
+    from rlvr.views.status import started_rows, status_rows
 
     rows = status_rows(run_dir)
     if fmt == "json":
@@ -517,7 +521,7 @@ def _print_status(run_dir: str | Path, fmt: str = "table") -> None:
             r["note"],
         )
     out.print(table)
-    from rlvr.run import serve_info
+    from rlvr.store.locks import serve_info
 
     if info := serve_info(run_dir):
         out.print(
@@ -566,7 +570,7 @@ def sql_cmd(
     ] = "4GB",
 ) -> None:
     """Run read-only SQL (DuckDB) over every committed shard of a run; Ctrl-C cancels the query."""
-    from rlvr.sqlguard import QueryError, check_query
+    from rlvr.views.guard import QueryError, check_query
 
     if format not in ("table", "csv", "json"):
         _fail(ValueError(f"--format must be table, csv or json, got {format!r}"))
@@ -576,7 +580,7 @@ def sql_cmd(
         check_query(query)  # before pyarrow and the run are loaded: a refusal answers at once
     except QueryError as exc:
         _fail(exc)
-    from rlvr.query import run_sql
+    from rlvr.views.sql import run_sql
 
     try:
         result = run_sql(run, query, timeout_s=timeout, max_memory=max_memory)
@@ -630,9 +634,10 @@ def import_cmd(
     then `rlvr resume DIR` verifies and trains on them (update.objective = "grpo" or "rft")."""
     import logging
 
+    from rlvr.checks.start import create_or_open
     from rlvr.config import Config, apply_overrides, load_config, parse_config
-    from rlvr.imports import import_responses
-    from rlvr.run import create_or_open, writer_lock
+    from rlvr.stages.ingest import import_responses
+    from rlvr.store.locks import writer_lock
 
     logging.getLogger("rlvr").setLevel(logging.INFO)
     try:
@@ -666,7 +671,7 @@ def rescore(
 ) -> None:
     """Re-verify every stored rollout under changed verify settings into a named scoring (nothing is
     regenerated); compare with `rlvr sql DIR "SELECT scoring, avg(reward) FROM scorings GROUP BY 1"`."""
-    from rlvr.rescore import rescore as rescore_run
+    from rlvr.stages.rescore import rescore as rescore_run
 
     try:
         got = rescore_run(run, set_ or [], name)
@@ -690,7 +695,7 @@ def report(
 ) -> None:
     """One HTML page: reward, held-out accuracy, length, entropy, KL, clipping, signal, mismatch, per-task pass
     rate and seconds per stage by iteration, and the last iteration's responses with their verdicts."""
-    from rlvr.report import write_report
+    from rlvr.views.report import write_report
 
     if responses < 0:
         _fail(ValueError(f"--responses must be >= 0, got {responses}"))
@@ -708,7 +713,7 @@ def prompts(
     split: Annotated[str, typer.Option("--split", metavar="train|test", help="Which split's prompts.")] = "train",
 ) -> None:
     """Print the first N prompts exactly as the model gets them (chat template applied) and their token counts."""
-    from rlvr.preview import preview
+    from rlvr.views.preview import preview
 
     if split not in ("train", "test"):
         _fail(ValueError(f"--split must be train or test, got {split!r}"))
@@ -739,8 +744,8 @@ def doctor(
     ] = None,
 ) -> None:
     """Which engines, interpreters and devices this machine offers, and what `auto` would pick."""
+    from rlvr.checks.doctor import probe
     from rlvr.config import load_config
-    from rlvr.doctor import probe
 
     try:
         cfg = load_config(config)
@@ -765,7 +770,7 @@ app.add_typer(models_app, name="models")
 @models_app.command("list")
 def models_list() -> None:
     """Registered models, whether each is prepared, and where (config: model.name = NAME)."""
-    from rlvr.models import listing
+    from rlvr.models.registry import listing
 
     table = _plain_table("rlvr models")
     for col in ("name", "prepared", "path"):
@@ -781,7 +786,7 @@ def models_list() -> None:
 @models_app.command("prepare")
 def models_prepare(name: Annotated[str, typer.Argument(metavar="NAME", help="A registered model (`rlvr models list`).")]) -> None:
     """Convert a registered model into an HF folder in the model cache, once (offline; later calls return at once)."""
-    from rlvr.models import ModelError, prepare
+    from rlvr.models.registry import ModelError, prepare
 
     try:
         path = prepare(name, progress=lambda msg: out.print(msg, highlight=False, markup=False))

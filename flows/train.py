@@ -21,7 +21,9 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from rlvr.flows.lifecycle import reclaim_sigterm
 from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, update_task, verify_task
 
-from rlvr.run import create_or_open, open_run, writer_lock
+from rlvr.checks.start import create_or_open
+from rlvr.store.locks import writer_lock
+from rlvr.store.run import open_run
 
 TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, "evaluate": evaluate_task}
 

@@ -1,4 +1,21 @@
-"""rlvr: Reinforcement Learning from Verifiable Rewards (see DESIGN.md)."""
+"""rlvr: Reinforcement Learning from Verifiable Rewards (see DESIGN.md).
+
+The library in layers; imports point down only (tests/test_layers.py enforces it):
+
+    errors, schema, files, seeds, progress, procs   the foundation: no rlvr imports above it
+    config/     the one config tree (pydantic), loaded from one TOML file
+    store/      the run store: commit records, runs, locks, retention, integrity
+    verify/  rollout/  train/   the components: scoring, sampling, the GRPO update; they never
+                import each other and never commit (stages do)
+    problems/   datasets and the one prompt path
+    models/     the model registry, the embedded tiny model, policy loading
+    checks/     preflight, doctor, starting a run
+    stages/     prepare, rollout, verify, update, evaluate; import and rescore
+    views/      sql, status, report, prompt preview: read-only
+    rlvr.tasks, rlvr.flows (tasks/, flows/)   Prefect tasks and flows, and the CLI
+
+The shipped tasks' problem generators and data are rlvr.data (data/).
+"""
 
 import os
 

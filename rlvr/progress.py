@@ -37,3 +37,11 @@ def progress(stage: str, iteration: int, *, done: int, total: int, unit: str) ->
             unit,
             extra={"rlvr_progress": Progress(stage, iteration, done, total, unit)},
         )
+
+
+def fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1000:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"

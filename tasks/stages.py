@@ -1,10 +1,10 @@
-"""Prefect tasks: thin wrappers around rlvr.stages (retries for transient errors, logging, artifacts:
+"""Prefect tasks: thin wrappers around rlvr.stages.generation (retries for transient errors, logging, artifacts:
 after each update, a markdown summary of the iteration and the run's metrics table, both
-computed by rlvr.report).
+computed by rlvr.views.report).
 
 Big data never travels as a task result: tasks take the run folder and an iteration, and
 return the small StageResult dict. Resume does not rely on Prefect's cache: the stage
-functions skip themselves when their commit record matches (see rlvr/store.py).
+functions skip themselves when their commit record matches (see rlvr/store/commit.py).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.logging import get_run_logger
 
-from rlvr import report, stages
+from rlvr import stages
 from rlvr.errors import is_transient
+from rlvr.views import report
 
 RETRIES = 2
 RETRY_DELAY_S = 5

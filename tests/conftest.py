@@ -35,7 +35,7 @@ def small_config() -> Config:
 
 @pytest.fixture(scope="session")
 def tiny_model(small_config: Config) -> Path:
-    from rlvr.tiny import ensure_tiny_model
+    from rlvr.models.tiny import ensure_tiny_model
 
     return ensure_tiny_model(small_config)
 

@@ -1,4 +1,4 @@
-"""A run whose stages are committed through the real store protocol (rlvr.store, rlvr.lineage)
+"""A run whose stages are committed through the real store protocol (rlvr.store.commit, rlvr.stages.lineage)
 without any model: empty shards and small stand-in policy folders. For tests of retention, the
 pending plan and the CLI's run-level paths, which read records and files but never weights."""
 
@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.lineage import stage_inputs
-from rlvr.run import Run, create_or_open, open_run
 from rlvr.schema import PREPARE, STAGE_TABLE, TABLES, UPDATE, shard_name
-from rlvr.store import begin_stage, write_table
+from rlvr.stages.lineage import stage_inputs
+from rlvr.store.commit import begin_stage, write_table
+from rlvr.store.run import Run, open_run
 
 WEIGHTS_BYTES = 4000  # stand-in model.safetensors; its trainer state is twice that
 
@@ -38,7 +39,7 @@ def commit_stage(run: Run, stage: str, i: int | None) -> None:
 
 def build_run(root: Path, data: dict, *, upto: int | None = None) -> Run:
     """A run with config `data` whose first `upto` stages of the plan (default: all) are committed.
-    Retention is not applied: call rlvr.retention.prune."""
+    Retention is not applied: call rlvr.store.retention.prune."""
     run = create_or_open(root, Config.model_validate(data), None)
     for stage, i in run.config.stage_plan()[:upto]:
         commit_stage(run, stage, i)

@@ -65,9 +65,9 @@ def test_forward_flops_match_torch_counter(tied: bool) -> None:
 @pytest.mark.slow
 def test_loop_smoke_on_the_rlvr_side(tmp_path: Path, small_config, tiny_model: Path) -> None:
     """bench/loop.py end to end at toy scale, rlvr's side only (TRL's needs the bench extra):
-    the tiny model through `rlvr.stages`, the ceiling measured, the JSON's figures consistent
+    the tiny model through `rlvr.stages.generation`, the ceiling measured, the JSON's figures consistent
     with the run it kept (its per-step seconds are the `updates` table's)."""
-    from rlvr.query import run_sql
+    from rlvr.views.sql import run_sql
 
     data = small_config.model_dump(mode="json", exclude_none=True)
     data["model"]["path"] = str(tiny_model)

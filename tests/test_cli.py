@@ -97,7 +97,7 @@ def test_missing_run_is_explained(tmp_path: Path) -> None:
 
 
 def test_sql_errors_and_formats(tmp_path: Path) -> None:
-    from rlvr.run import create_or_open
+    from rlvr.checks.start import create_or_open
 
     create_or_open(tmp_path / "run", None, None)
     res = runner.invoke(app, ["sql", str(tmp_path / "run"), "DROP VIEW scores"])
@@ -125,7 +125,7 @@ HOSTILE_CELLS = ["[/b]", "[bold red]x[/]", "x[i] + y[j]", "[link=file:///etc]a[/
 
 
 def test_sql_table_prints_cells_and_headers_as_they_read(tmp_path: Path) -> None:
-    from rlvr.run import create_or_open
+    from rlvr.checks.start import create_or_open
 
     create_or_open(tmp_path / "run", None, None)
     cells = ", ".join(f"'{v}' AS \"h{k}{v}\"" for k, v in enumerate(HOSTILE_CELLS))
@@ -137,7 +137,7 @@ def test_sql_table_prints_cells_and_headers_as_they_read(tmp_path: Path) -> None
 
 
 def test_status_and_errors_print_a_run_folder_as_it_reads(tmp_path: Path) -> None:
-    from rlvr.run import create_or_open
+    from rlvr.checks.start import create_or_open
 
     run = tmp_path / "[bold]r[/b] x[i]"
     create_or_open(run, None, None)
@@ -153,7 +153,7 @@ def test_an_internal_error_message_is_printed_as_it_reads(tmp_path: Path, monkey
     import typer
     from rlvr.flows import cli
 
-    monkeypatch.setattr("rlvr.tiny.cache_root", lambda: tmp_path)
+    monkeypatch.setattr("rlvr.models.tiny.cache_root", lambda: tmp_path)
     with pytest.raises(typer.Exit):
         cli._bug(RuntimeError("bad [/b] x[i]"), "runs/[bold]r[/]")
     text = capsys.readouterr().err.replace("\n", "")
@@ -163,7 +163,7 @@ def test_an_internal_error_message_is_printed_as_it_reads(tmp_path: Path, monkey
 def test_cuda_without_cuda_is_a_user_error_before_anything_is_written(tmp_path: Path, monkeypatch) -> None:
     import torch
 
-    from rlvr.run import create_or_open
+    from rlvr.checks.start import create_or_open
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     res = runner.invoke(app, ["train", "--run", str(tmp_path / "run"), "--set", "update.device=cuda"])
@@ -203,8 +203,8 @@ def test_evaluation_without_a_held_out_split_is_refused_before_the_run_exists(tm
 def test_status_json_leaves_out_iterations_with_nothing_committed(tmp_path: Path) -> None:
     import json
 
-    from rlvr.query import started_rows
-    from rlvr.run import create_or_open
+    from rlvr.checks.start import create_or_open
+    from rlvr.views.status import started_rows
 
     def row(i, stage, committed):
         return {"iteration": i, "stage": stage, "committed": committed}

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config, ConfigError, load_config, parse_config
-from rlvr.run import RunError, create_or_open, open_run
+from rlvr.store.run import RunError, open_run
 
 
 def test_defaults_are_valid_and_roundtrip_through_toml(tmp_path: Path) -> None:
@@ -75,7 +76,7 @@ def test_hash_ignores_iterations_only() -> None:
 def _mark_started(run: Path) -> None:
     """Commit an (empty) prepare stage: from then on the run's config is frozen."""
     from rlvr.schema import PREPARE, RunPaths
-    from rlvr.store import begin_stage
+    from rlvr.store.commit import begin_stage
 
     with begin_stage(RunPaths(run.resolve()), PREPARE, None, {}) as tx:
         tx.commit(rows=0)
@@ -166,7 +167,7 @@ def test_non_run_folder_is_refused(tmp_path: Path) -> None:
 
 
 def test_one_writer_per_run(tmp_path: Path) -> None:
-    from rlvr.run import writer_lock
+    from rlvr.store.locks import writer_lock
 
     with writer_lock(tmp_path):
         with pytest.raises(RunError, match=f"pid {__import__('os').getpid()}"):

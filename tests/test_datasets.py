@@ -1,6 +1,6 @@
 """Datasets and prompts without a run: reading each format, the column aliases, answer extraction,
 the held-out split, mixture proportions, templates and chat rendering, and every bad input as a
-one-line error naming the file, row and column (rlvr.datasets, rlvr.prompts, rlvr.sampler)."""
+one-line error naming the file, row and column (rlvr.problems.datasets, rlvr.problems.prompts, rlvr.rollout.sampler)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-from rlvr import datasets, prompts
 from rlvr.config import Config, ConfigError, parse_config
-from rlvr.datasets import DatasetError
 from rlvr.errors import RlvrError
-from rlvr.prompts import chat_ids, chat_text
-from rlvr.stages import mixture_prompts
-from rlvr.tiny import build_tokenizer
+from rlvr.models.tiny import build_tokenizer
+from rlvr.problems import datasets, prompts
+from rlvr.problems.datasets import DatasetError
+from rlvr.problems.prompts import chat_ids, chat_text
+from rlvr.stages.generation import mixture_prompts
 
 ROWS = [{"question": f"What is {a} + {a + 1}?", "answer": f"{a} + {a + 1} = {2 * a + 1}\n#### {2 * a + 1}"} for a in range(10)]
 

@@ -19,11 +19,11 @@ from transformers import AutoTokenizer
 from typer.testing import CliRunner
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.datasets import DatasetError
-from rlvr.query import run_sql
-from rlvr.run import create_or_open
+from rlvr.problems.datasets import DatasetError
 from rlvr.schema import PREPARE, RunPaths
+from rlvr.views.sql import run_sql
 
 pytestmark = pytest.mark.slow
 

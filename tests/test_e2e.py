@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from safetensors.torch import load_file
 
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.query import run_sql
-from rlvr.run import create_or_open
 from rlvr.schema import ITERATION_STAGES, PREPARE, UPDATES, RunPaths
-from rlvr.store import FAULT_ENV, read_record
+from rlvr.store.commit import FAULT_ENV, read_record
+from rlvr.views.sql import run_sql
 
 pytestmark = pytest.mark.slow
 
@@ -166,7 +166,7 @@ def test_kill_twice_and_resume_under_keep_last_1_equals_an_unkilled_run(
     for byte; only v0 and the newest version keep weights, and the pruned versions' rows stay."""
     from rlvr.flows.train import train
 
-    from rlvr.store import file_sha256
+    from rlvr.files import file_sha256
 
     reference = create_or_open(tmp_path / "reference", small_config, 3)
     train(str(reference.paths.root))

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.query import run_sql, status_rows
-from rlvr.run import create_or_open
 from rlvr.schema import EVALUATE
-from rlvr.store import read_record
+from rlvr.store.commit import read_record
+from rlvr.views.sql import run_sql
+from rlvr.views.status import status_rows
 
 pytestmark = pytest.mark.slow
 

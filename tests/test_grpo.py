@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from rlvr.grpo import ClipConfig, Totals, aggregate, group_advantages, policy_loss, token_logprobs
+from rlvr.train.grpo import ClipConfig, Totals, aggregate, group_advantages, policy_loss, token_logprobs
 
 
 def token_mean(loss: torch.Tensor, mask: torch.Tensor, total_tokens: int) -> torch.Tensor:
@@ -100,7 +100,7 @@ def test_token_mean_accumulates_like_one_batch() -> None:
 
 # ---- variants (issue: GRPO update done right) ---------------------------------------------
 
-from rlvr.grpo import kl_estimate, token_entropy, truncated_is_weights  # noqa: E402
+from rlvr.train.grpo import kl_estimate, token_entropy, truncated_is_weights  # noqa: E402
 
 
 def test_dr_grpo_and_rloo_hand_case() -> None:
@@ -207,7 +207,7 @@ def test_entropy_and_tis_weights() -> None:
 
 def test_rft_loss_is_masked_negative_log_likelihood() -> None:
     """RFT: -log p of every kept token, nothing else; its gradient raises every kept token's logprob."""
-    from rlvr.grpo import rft_loss
+    from rlvr.train.grpo import rft_loss
 
     logp = torch.tensor([[-0.5, -2.0, -1.0], [-3.0, -0.1, -0.2]], requires_grad=True)  # (2, 3)
     mask = torch.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
@@ -220,7 +220,7 @@ def test_rft_loss_is_masked_negative_log_likelihood() -> None:
 
 def test_objective_rft_is_token_mean_nll_without_tis() -> None:
     """objective with kind = 'rft': the aggregated NLL; advantages and the TIS cap play no part."""
-    from rlvr.grpo import ClipConfig, Objective, Totals, objective
+    from rlvr.train.grpo import ClipConfig, Objective, Totals, objective
 
     logp = torch.tensor([[-1.0, -3.0]])
     obj = Objective(ClipConfig(0.2, 0.2), "token_mean", tis_cap=2.0, kind="rft")
@@ -234,7 +234,7 @@ def test_objective_composes_clip_tis_kl_and_aggregation_by_hand() -> None:
     reference has half the policy's probability, so k3 = 0.5 - 1 + ln 2 a token."""
     import math
 
-    from rlvr.grpo import ClipConfig, Objective, Totals, objective
+    from rlvr.train.grpo import ClipConfig, Objective, Totals, objective
 
     logp = torch.tensor([[-1.0, -2.0]], requires_grad=True)  # (1, 2)
     old = logp.detach().clone()

@@ -16,12 +16,14 @@ from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.integrity import check_store, redo
-from rlvr.query import run_sql, status_rows
-from rlvr.run import RunError, create_or_open, open_run
 from rlvr.schema import SCORES, RunPaths
-from rlvr.store import CorruptRecordError, IntegrityError, read_record, write_table
+from rlvr.store.commit import CorruptRecordError, IntegrityError, read_record, write_table
+from rlvr.store.integrity import check_store, redo
+from rlvr.store.run import RunError, open_run
+from rlvr.views.sql import run_sql
+from rlvr.views.status import status_rows
 
 runner = CliRunner()
 STAGE_FUNCTIONS = {
@@ -196,8 +198,8 @@ def test_cli_resume_redo_repairs_the_run_through_prefect(run: RunPaths, pristine
 def test_every_reader_checks_the_files_it_reads(run: RunPaths) -> None:
     """rescore and `rlvr prompts` read committed files through the verifying path: a damaged
     rollouts shard or problems shard stops them with the stage to redo, as it stops resume."""
-    from rlvr.preview import preview
-    from rlvr.rescore import rescore
+    from rlvr.stages.rescore import rescore
+    from rlvr.views.preview import preview
 
     rescore(run.root, ["verify.weights.arithmetic.format=0.5"], "half")
     flip_a_bit(next((run.root / "scorings/half").rglob("*.parquet")))

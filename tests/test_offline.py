@@ -20,15 +20,17 @@ import torch
 from typer.testing import CliRunner
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.imports import ImportFileError, import_responses
-from rlvr.query import run_sql
-from rlvr.rescore import RescoreError, rescore
-from rlvr.run import create_or_open, open_run
+from rlvr.models.load import load_policy
 from rlvr.schema import ROLLOUT, UPDATE
-from rlvr.store import read_record
-from rlvr.update import collate, load_policy, load_rows, response_logprobs
+from rlvr.stages.ingest import ImportFileError, import_responses
+from rlvr.stages.rescore import RescoreError, rescore
+from rlvr.store.commit import read_record
+from rlvr.store.run import open_run
+from rlvr.train.update import collate, load_rows, response_logprobs
 from rlvr.verify.plugins import RewardPluginError
+from rlvr.views.sql import run_sql
 
 EXPORT = """
 SELECT r.prompt_id, r.sample_idx, p.prompt, p.answer, r.response_text, r.response_token_ids, r.response_logprobs,
@@ -107,7 +109,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory, small_config: Config, fil
 
 def test_import_is_verified_and_trained_on(imported: Path, source: list[dict]) -> None:
     assert stages.rollout(imported, 0).skipped  # the rollout stage keeps the import
-    from rlvr.lineage import pending
+    from rlvr.stages.lineage import pending
 
     assert pending(open_run(imported)) == []  # and so does `rlvr resume`'s plan: nothing left to do
     got = run_sql(

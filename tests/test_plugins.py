@@ -232,7 +232,7 @@ def test_python_reward_as_module_function(tmp_path: Path, monkeypatch: pytest.Mo
 def test_a_broken_plugin_fails_before_the_run_folder_exists(tmp_path: Path, case: str) -> None:
     """Preflight loads every reward plug-in: a broken one fails the start, not the first verify after
     a whole rollout, and no run folder is left frozen with the broken config."""
-    from rlvr.run import create_or_open
+    from rlvr.checks.start import create_or_open
 
     if case in BAD_PY:
         plugin = {"name": "bad", "python": f"{_write(tmp_path, f'bad_{case}.py', BAD_PY[case][0])}:f"}

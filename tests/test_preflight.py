@@ -19,11 +19,12 @@ from rlvr.flows.cli import app
 from run_builder import build_run
 from typer.testing import CliRunner
 
-from rlvr import preflight, stages
+from rlvr import stages
+from rlvr.checks import preflight
+from rlvr.checks.preflight import PreflightError
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.errors import DiskSpaceError, RlvrError
-from rlvr.preflight import PreflightError
-from rlvr.run import create_or_open
 from rlvr.schema import PREPARE, RunPaths
 
 runner = CliRunner()
@@ -234,7 +235,7 @@ def test_a_full_disk_during_a_stage_says_so_and_leaves_nothing_half_written(tmp_
 def test_full_disk_is_recognised_through_the_exception_chain() -> None:
     import errno
 
-    from rlvr.store import FULL_DISK_BYTES, disk_full
+    from rlvr.store.commit import FULL_DISK_BYTES, disk_full
 
     plenty = 10 * FULL_DISK_BYTES
     assert disk_full(OSError(errno.ENOSPC, "No space left on device"), plenty)
@@ -298,7 +299,7 @@ def test_a_second_writer_is_refused_before_prefect_starts(tmp_path: Path, monkey
 
     from rlvr.flows import cli
 
-    from rlvr.run import writer_lock
+    from rlvr.store.locks import writer_lock
 
     run = build_run(tmp_path / "run", {"run": {"iterations": 1}}, upto=2)
     monkeypatch.setattr(cli, "_prefect_env", _no_prefect)

@@ -11,9 +11,9 @@ from rich.console import Console
 from rlvr.flows.progress import progress_bars
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.progress import PROGRESS, Progress
-from rlvr.run import create_or_open
 
 pytestmark = pytest.mark.slow
 

@@ -3,7 +3,7 @@
 With a system turn and few-shot rows set, the ids that rollout sends to its engine, evaluate sends to
 its engine, `rlvr import` stores, the tiny model's warm-up trains on (its own problems) and `rlvr
 prompts` shows all equal the chat template applied, here by hand, to the turns the config asks for. A structural check
-keeps it so: no module but rlvr/prompts.py applies a chat template.
+keeps it so: no module but rlvr/problems/prompts.py applies a chat template.
 
     .venv/bin/python -m pytest -q tests/test_prompt_path.py
 """
@@ -19,13 +19,14 @@ import pyarrow.parquet as pq
 import pytest
 from transformers import AutoTokenizer
 
-from rlvr import engines, stages
+from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.datasets import load_problems
-from rlvr.imports import import_responses
-from rlvr.preview import preview
-from rlvr.query import run_sql
-from rlvr.run import create_or_open
+from rlvr.problems.datasets import load_problems
+from rlvr.rollout import engines
+from rlvr.stages.ingest import import_responses
+from rlvr.views.preview import preview
+from rlvr.views.sql import run_sql
 
 SYSTEM = "You are a careful calculator."
 SHOT = "{prompt}\n<answer>{answer}</answer>"
@@ -78,7 +79,7 @@ class _Spy:
 
 
 def test_every_consumer_renders_the_same_ids(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import rlvr.tiny as tiny
+    import rlvr.models.tiny as tiny
 
     warmed: dict[str, list[int]] = {}
     warm_rows: list[dict] = []
@@ -145,7 +146,7 @@ def test_preview_of_a_config_uses_the_configured_model(cfg: Config, tmp_path: Pa
     embedded tiny model."""
     import tomli_w
 
-    from rlvr.tiny import base_model
+    from rlvr.models.tiny import base_model
 
     tiny_dir = base_model(cfg)
     toml = tmp_path / "c.toml"
@@ -181,6 +182,8 @@ def test_only_rlvr_prompts_applies_a_chat_template() -> None:
     offenders = []
     for folder in ("rlvr", "flows", "tasks", "data", "bench"):
         for path in (REPO / folder).rglob("*.py"):
-            if path.relative_to(REPO).as_posix() != "rlvr/prompts.py" and re.search(r"apply_chat_template", path.read_text()):
+            if path.relative_to(REPO).as_posix() != "rlvr/problems/prompts.py" and re.search(
+                r"apply_chat_template", path.read_text()
+            ):
                 offenders.append(path.relative_to(REPO).as_posix())
     assert offenders == []

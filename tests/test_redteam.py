@@ -153,8 +153,8 @@ def test_shipped_golds_keep_their_reward(tmp_path: Path):
 
 
 def test_the_tiny_warm_up_target_earns_full_citation_credit_on_every_shipped_problem(tmp_path: Path):
-    """rlvr.tiny teaches `<cite>support</cite> <answer>...</answer>`: every shipped retrieval problem pays it in full."""
-    from rlvr.tiny import target
+    """rlvr.models.tiny teaches `<cite>support</cite> <answer>...</answer>`: every shipped retrieval problem pays it in full."""
+    from rlvr.models.tiny import target
 
     rows = retrieval.generate()
     table, _ = score_with_stats(*write_inputs(tmp_path, rows, [(r["prompt_id"], target(r)) for r in rows]), VerifySection())

@@ -17,9 +17,9 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.report import PANELS, collect, render, responses_table, write_report
-from rlvr.run import create_or_open
+from rlvr.views.report import PANELS, collect, render, responses_table, write_report
 
 pytestmark = pytest.mark.slow
 
@@ -130,7 +130,7 @@ def test_report_of_a_run_with_nothing_committed(tmp_path: Path) -> None:
 
 def test_the_header_names_the_model_the_run_trains() -> None:
     from rlvr.config import ModelSection
-    from rlvr.report import model_label
+    from rlvr.views.report import model_label
 
     assert model_label(ModelSection(name="smollm2-135m-instruct")) == "smollm2-135m-instruct"
     assert model_label(ModelSection(path="/models/qwen")) == "/models/qwen"
@@ -138,7 +138,7 @@ def test_the_header_names_the_model_the_run_trains() -> None:
 
 
 def test_percent_ticks_of_small_shares_read_apart() -> None:
-    from rlvr.report import PERCENT_TICKS
+    from rlvr.views.report import PERCENT_TICKS
 
     clip = next(build for pid, *_, build in PANELS if pid == "clip")
     rows = [{"iteration": i, "clip_frac_low": v, "clip_frac_high": v / 2} for i, v in enumerate([0.01, 0.0075, 0.005])]
@@ -149,7 +149,7 @@ def test_percent_ticks_of_small_shares_read_apart() -> None:
 
 
 def _no_data():
-    from rlvr.report import QUERIES, ReportData
+    from rlvr.views.report import QUERIES, ReportData
 
     return ReportData("run", {name: [] for name in QUERIES}, [], {})
 
@@ -160,8 +160,8 @@ def test_an_iteration_that_trained_nothing_has_no_entropy_or_kl() -> None:
     import duckdb
     import pyarrow as pa
 
-    from rlvr.report import QUERIES
     from rlvr.schema import UPDATES, StepMetrics
+    from rlvr.views.report import QUERIES
 
     trained = StepMetrics(iteration=0, global_step=0, entropy=0.5, kl=0.02, approx_kl=0.01, clip_frac_low=0.1, sequences=8)
     updates = pa.Table.from_pylist(  # noqa: F841 (read by duckdb by name)

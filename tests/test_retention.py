@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from run_builder import WEIGHTS_BYTES, build_run, commit_stage
 
-from rlvr import retention, stages
+from rlvr import stages
 from rlvr.errors import DiskSpaceError, RlvrError
-from rlvr.lineage import StageOrderError, pending
-from rlvr.query import status_rows
-from rlvr.run import open_run
 from rlvr.schema import EVALUATE, UPDATE
-from rlvr.store import PruneRecord, committed, read_pruned, write_text_atomic
+from rlvr.stages.lineage import StageOrderError, pending
+from rlvr.store import retention
+from rlvr.store.commit import PruneRecord, committed, read_pruned, write_text_atomic
+from rlvr.store.run import open_run
+from rlvr.views.status import status_rows
 
 Usage = namedtuple("Usage", "total used free")
 

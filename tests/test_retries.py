@@ -35,7 +35,7 @@ def test_transient_classification(exc: BaseException | None, transient: bool) ->
 
 def _flaky_stage(first_error: BaseException):
     """A stage function that fails once with `first_error`, then succeeds; it counts its calls."""
-    from rlvr.stages import StageResult
+    from rlvr.stages.generation import StageResult
 
     calls: list[int] = []
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import torch
 
-from rlvr.prompts import chat_ids
-from rlvr.sampler import Request, Sampling, derive_seed, generate_transformers, sample_batch
-from rlvr.update import load_policy
+from rlvr.models.load import load_policy
+from rlvr.problems.prompts import chat_ids
+from rlvr.rollout.sampler import Request, Sampling, generate_transformers, sample_batch
+from rlvr.seeds import derive_seed
 
 PROMPTS = [
     "What is 3 + 4? Put the final answer inside <answer></answer>.",

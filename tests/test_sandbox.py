@@ -579,9 +579,9 @@ def test_a_code_run_refuses_to_start_without_a_sandbox(monkeypatch, tmp_path):
     """Before the run folder exists (preflight), and on every later start (prepare), never mid-run."""
     import rlvr.verify.code as code
     from rlvr import stages
+    from rlvr.checks.preflight import PreflightError
+    from rlvr.checks.start import create_or_open
     from rlvr.config import Config
-    from rlvr.preflight import PreflightError
-    from rlvr.run import create_or_open
 
     cfg = Config.model_validate({"task": {"name": "stdio"}})
     create_or_open(tmp_path / "run", cfg, 1)  # the sandbox works here: the run is created

@@ -23,11 +23,12 @@ from pathlib import Path
 import pytest
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.procs import descendants, kill_tree
-from rlvr.run import create_or_open, open_run
 from rlvr.schema import RunPaths
-from rlvr.store import read_record
+from rlvr.store.commit import read_record
+from rlvr.store.run import open_run
 
 pytestmark = pytest.mark.slow
 

@@ -20,9 +20,9 @@ import pytest
 
 from rlvr.config import Config
 from rlvr.procs import descendants, kill_tree
-from rlvr.run import writer_lock
 from rlvr.schema import PREPARE, RunPaths
-from rlvr.store import read_record
+from rlvr.store.commit import read_record
+from rlvr.store.locks import writer_lock
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +74,7 @@ def test_signal_stops_train_within_seconds_and_leaves_no_process(
             assert proc.poll() is None, proc.communicate()[0][-3000:]
             assert time.monotonic() < deadline, "the update never started"
             tree = _tree(proc.pid)
-            if sum("rlvr.update_worker" in c and "torch.distributed.run" not in c for c in tree.values()) == 2:
+            if sum("rlvr.train.worker" in c and "torch.distributed.run" not in c for c in tree.values()) == 2:
                 break
             time.sleep(0.2)
         assert any("uvicorn" in c and "prefect.server" in c for c in tree.values()), tree  # the temporary server

@@ -16,10 +16,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from rlvr.query import QueryError, check_query, connect_run, run_sql
-from rlvr.run import create_or_open
+from rlvr.checks.start import create_or_open
 from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, RunPaths, shard_name
-from rlvr.store import begin_stage, write_table
+from rlvr.store.commit import begin_stage, write_table
+from rlvr.views.sql import QueryError, check_query, connect_run, run_sql
 from tests.test_store import ROW
 
 PROBLEM = {
@@ -234,9 +234,9 @@ def test_cli_refuses_fast_and_ctrl_c_cancels_a_query(store: RunPaths, tmp_path: 
 
 
 def test_the_classifier_names_the_views_of_the_schema() -> None:
-    from rlvr.query import COMPONENTS_VIEW
     from rlvr.schema import TABLES
-    from rlvr.sqlguard import VIEWS
+    from rlvr.views.guard import VIEWS
+    from rlvr.views.sql import COMPONENTS_VIEW
 
     assert VIEWS == (*TABLES, "reward_components") and "CREATE VIEW reward_components" in COMPONENTS_VIEW
 

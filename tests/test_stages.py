@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.query import run_sql
-from rlvr.run import create_or_open
 from rlvr.schema import ROLLOUT
-from rlvr.store import read_record
+from rlvr.store.commit import read_record
+from rlvr.views.sql import run_sql
 
 
 def test_iteration_prompts_are_deterministic_and_exclusive() -> None:

@@ -11,11 +11,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.query import run_sql
-from rlvr.run import create_or_open
 from rlvr.schema import ROLLOUT, ROLLOUTS, SCORES, RunPaths, shard_name
-from rlvr.store import FAULT_ENV, begin_stage, committed, read_record, write_table
+from rlvr.store.commit import FAULT_ENV, begin_stage, committed, read_record, write_table
+from rlvr.views.sql import run_sql
 
 ROW = {
     "iteration": 3,
@@ -92,7 +92,7 @@ def test_redo_removes_stale_record_before_touching_outputs(run: RunPaths) -> Non
 
 
 def test_run_stage_skips_a_committed_stage_and_reruns_on_new_inputs(run: RunPaths) -> None:
-    from rlvr.store import Outcome, run_stage
+    from rlvr.store.commit import Outcome, run_stage
 
     calls: list[int] = []
 
@@ -123,7 +123,7 @@ KILLER = textwrap.dedent(
     import sys
     from pathlib import Path
     from rlvr.schema import ROLLOUT, ROLLOUTS, RunPaths, shard_name
-    from rlvr.store import begin_stage, write_table
+    from rlvr.store.commit import begin_stage, write_table
     from tests.test_store import ROW
     paths = RunPaths(Path(sys.argv[1]))
     with begin_stage(paths, ROLLOUT, 3, {"a": 1}) as tx:
@@ -149,7 +149,7 @@ def test_sigkill_mid_write_is_invisible_and_rerun_cleans_up(run: RunPaths, point
 
 
 def test_sql_views_are_read_only_and_typed(run: RunPaths, tmp_path: Path) -> None:
-    from rlvr.query import QueryError
+    from rlvr.views.sql import QueryError
 
     empty = run_sql(run.root, "SELECT * FROM scores")
     assert empty.num_rows == 0 and empty.schema.names == SCORES.names

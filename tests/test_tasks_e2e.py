@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.query import run_sql
-from rlvr.run import create_or_open
 from rlvr.verify.code import sandbox_problem
+from rlvr.views.sql import run_sql
 
 pytestmark = pytest.mark.slow
 

@@ -15,16 +15,16 @@ import pytest
 import torch
 
 from rlvr import stages
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config, UpdateSection
-from rlvr.prompts import chat_ids
-from rlvr.run import create_or_open
-from rlvr.store import FAULT_ENV
-from rlvr.update import (
+from rlvr.models.load import load_policy
+from rlvr.problems.prompts import chat_ids
+from rlvr.store.commit import FAULT_ENV
+from rlvr.train.update import (
     TrainRow,
     UpdateSpec,
     collate,
     grpo_steps,
-    load_policy,
     lr_factor,
     make_optimizer,
     micro_batches,
@@ -305,8 +305,8 @@ def test_exact_resume_after_kill(tmp_path: Path, small_config: Config, tiny_mode
 def test_chunked_response_logprobs_equal_full_logits(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The memory-saving path (LM head on response positions only, chunked, recomputed in
     backward) gives the full-logits values, entropies and gradients."""
-    import rlvr.update as upd
-    from rlvr.grpo import token_entropy
+    import rlvr.train.update as upd
+    from rlvr.train.grpo import token_entropy
 
     monkeypatch.setattr(upd, "HEAD_CHUNK_TOKENS", 5)  # force several chunks
     model, tok = load_policy(tiny_model, torch.device("cpu"))

@@ -9,15 +9,8 @@ import pytest
 import torch
 
 from rlvr.config import UpdateSection
-from rlvr.update import (
-    TrainRow,
-    collate,
-    enable_gradient_checkpointing,
-    grpo_steps,
-    load_policy,
-    make_optimizer,
-    response_logprobs,
-)
+from rlvr.models.load import load_policy
+from rlvr.train.update import TrainRow, collate, enable_gradient_checkpointing, grpo_steps, make_optimizer, response_logprobs
 
 CPU = torch.device("cpu")
 

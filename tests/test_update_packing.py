@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from rlvr.config import UpdateSection
-from rlvr.update import TrainRow, collate, grpo_steps, load_policy, make_optimizer, micro_batches, response_logprobs
+from rlvr.models.load import load_policy
+from rlvr.train.update import TrainRow, collate, grpo_steps, make_optimizer, micro_batches, response_logprobs
 
 CPU = torch.device("cpu")
 

@@ -1,5 +1,5 @@
 """The verify SQL on hand-computed rows: extraction, normalisation, numeric vs exact, rewards,
-reasons, and group advantages (checked against rlvr.grpo.group_advantages as a reference).
+reasons, and group advantages (checked against rlvr.train.grpo.group_advantages as a reference).
 Each normalisation rule has rows that must score true and rows that must score false (RULES).
 
     .venv/bin/python -m pytest -q tests/test_verify.py
@@ -15,7 +15,7 @@ import torch
 from verify_inputs import write_inputs
 
 from rlvr.config import RewardWeights, VerifySection
-from rlvr.grpo import group_advantages
+from rlvr.train.grpo import group_advantages
 from rlvr.verify import VerifyError, score
 
 PROBLEMS_ROWS = [("n", "19"), ("neg", "-4"), ("big", "1200"), ("frac", "0.5"), ("word", "Paris"), ("same", "7")]

@@ -12,15 +12,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from rlvr import engines
+from rlvr.checks.start import create_or_open
 from rlvr.config import Config, RolloutSection
-from rlvr.prompts import chat_ids
-from rlvr.query import run_sql
-from rlvr.run import create_or_open
-from rlvr.sampler import Request, Sampling, derive_seed
+from rlvr.models.load import load_policy
+from rlvr.problems.prompts import chat_ids
+from rlvr.rollout import engines
+from rlvr.rollout.sampler import Request, Sampling
 from rlvr.schema import ROLLOUT
-from rlvr.store import read_record
-from rlvr.update import load_policy
+from rlvr.seeds import derive_seed
+from rlvr.store.commit import read_record
+from rlvr.views.sql import run_sql
 
 pytestmark = pytest.mark.slow
 PROMPTS = [f"What is {a} + {b}? Put the final answer inside <answer></answer>." for a, b in ((3, 4), (12, 9), (7, 0))]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlvr.schema import PROBLEMS, ROLLOUTS
-from rlvr.store import write_table
+from rlvr.store.commit import write_table
 
 
 def write_inputs(folder: Path, problems: list[dict], responses: list[tuple]) -> tuple[list[Path], list[Path]]:

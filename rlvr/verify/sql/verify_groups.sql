@@ -14,7 +14,7 @@
 -- Length shaping is DAPO's soft overlong punishment (Yu et al. 2025, eq. 13): 0 up to
 -- l_max - l_cache tokens, then falling linearly to -overlong at l_max; it is its own column and
 -- is added to the reward before the group statistics.
--- Advantages (references: rlvr.grpo.group_advantages): grpo = (r - mean_g) / (std_g + eps) with the
+-- Advantages (references: rlvr.train.grpo.group_advantages): grpo = (r - mean_g) / (std_g + eps) with the
 -- sample std (Shao et al. 2024, DeepSeekMath, eq. 3; torch.std as in TRL and verl); dr_grpo =
 -- r - mean_g (Liu et al. 2025); rloo = r - mean of the others = n / (n - 1) * (r - mean_g)
 -- (Ahmadian et al. 2024). An all-equal group gets 0 under each.

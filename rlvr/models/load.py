@@ -1,0 +1,28 @@
+"""Loading a policy folder onto a device: the one place the trainer, rollout and evaluate load weights."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+
+from rlvr.config import ConfigError
+
+
+def resolve_device(name: str) -> torch.device:
+    """update.device as a torch device: auto = cuda when torch sees one, else cpu. A ConfigError
+    (a user error, not a bug) for 'cuda' on a machine, or a torch build, without CUDA."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(
+            f'update.device = "cuda" but torch.cuda.is_available() is False (torch {torch.__version__}): set '
+            'update.device = "auto" or "cpu", or install a CUDA build of torch'
+        )
+    return torch.device(name)
+
+
+def load_policy(path: Path, device: torch.device) -> tuple[PreTrainedModel, AutoTokenizer]:
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device)
+    return model, AutoTokenizer.from_pretrained(path)

@@ -1,0 +1,11 @@
+"""Problems and prompts: what the model is asked.
+
+    datasets.py  the configured datasets (shipped tasks and the user's files) as PROBLEMS rows:
+                 readers, column mapping, gold extraction, splits, the unmatchable-gold check
+    prompts.py   the ONE prompt path: prompt_ids(tok, row, prompt) renders a problem row with the
+                 [prompt] system turn, template and few-shot examples into the exact token ids
+
+Every consumer (rollout, evaluate, `rlvr import`, the tiny warm-up, `rlvr prompts`, the benchmarks)
+renders through prompts.prompt_ids. The shipped task generators live in rlvr.data.
+Test: tests/test_datasets.py, test_prompt_path.py.
+"""

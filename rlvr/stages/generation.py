@@ -1,0 +1,371 @@
+"""rollout(run, i) and evaluate(run, i): prompts drawn and rendered, G responses sampled, committed.
+
+Like every stage, each is idempotent: it computes its input fingerprint (config hash + the digests
+of the upstream outputs it reads, rlvr.stages.lineage) and returns at once when a commit record
+with that fingerprint exists. Otherwise it writes its outputs through rlvr.store.commit (temp
+folder, rename, record last). Iteration i samples with policy v_i. Dynamic sampling (DAPO) draws
+more prompts until enough groups have reward variance.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import torch
+from transformers import AutoTokenizer
+from transformers.utils import logging as hf_logging
+
+from rlvr.config import ConfigError
+from rlvr.models.load import resolve_device
+from rlvr.problems import prompts
+from rlvr.progress import progress
+from rlvr.rollout import engines
+from rlvr.rollout.sampler import Request, Sampling
+from rlvr.schema import (
+    EVAL_SCORE_COLUMNS,
+    EVALS,
+    EVALUATE,
+    PREPARE,
+    ROLLOUT,
+    ROLLOUTS,
+    shard_name,
+)
+from rlvr.seeds import derive_seed
+from rlvr.stages.base import ContextLengthError, StageResult, _require_weights, _stage
+from rlvr.stages.lineage import stage_inputs, upstream
+from rlvr.store.commit import CommitRecord, Outcome, StageTx, write_table
+from rlvr.store.run import Run, open_run
+from rlvr.verify import scoring
+
+log = logging.getLogger("rlvr")
+hf_logging.disable_progress_bar()  # per-file "Loading weights" bars drown the stage logs
+
+
+def iteration_prompts(
+    prompt_ids: list[str], k: int, *, seed: int, iteration: int, round: int = 0, exclude: frozenset[str] = frozenset()
+) -> list[str]:
+    """k distinct prompt ids not in `exclude`, a deterministic function of (seed, iteration,
+    round) and the id set. Round > 0 are dynamic-sampling top-ups."""
+    pool = sorted(set(prompt_ids) - exclude)
+    rng = np.random.default_rng([seed, iteration, round] if round else [seed, iteration])
+    picks = rng.choice(len(pool), size=min(k, len(pool)), replace=False)
+    return [pool[j] for j in sorted(picks)]
+
+
+def mixture_prompts(pools: dict[str, list[str]], weights: dict[str, float], k: int, *, seed: int, iteration: int) -> list[str]:
+    """k prompt ids split between datasets in proportion to their weights (largest remainder; a
+    dataset never gives more than it has), each dataset's share drawn like iteration_prompts."""
+    names = [n for n in pools if pools[n]]
+    total = sum(weights[n] for n in names)
+    quota = {n: k * weights[n] / total for n in names}
+    counts = {n: int(quota[n]) for n in names}
+    for n in sorted(names, key=lambda n: counts[n] - quota[n])[: k - sum(counts.values())]:
+        counts[n] += 1
+    out = []
+    for d, n in enumerate(names):  # each dataset its own stream: adding one leaves the others' picks alone
+        pool = sorted(pools[n])
+        picks = np.random.default_rng([seed, iteration, 0, d + 1]).choice(
+            len(pool), size=min(counts[n], len(pool)), replace=False
+        )
+        out += [pool[j] for j in sorted(picks)]
+    return out
+
+
+# ---- prepare ------------------------------------------------------------------------------
+
+
+# ---- generation: rollout and evaluate ----------------------------------------------------------
+
+
+def _generation_inputs(run: Run, stage: str, i: int) -> tuple[CommitRecord, dict]:
+    """prepare's record and the fingerprint of a stage that generates with policy v_i from the problems."""
+    return upstream(run, PREPARE, None, f"{stage}({i})"), stage_inputs(run, stage, i)
+
+
+def _problem_rows(run: Run, problems: CommitRecord) -> list[dict]:
+    return pq.read_table(problems.parquet_files(run.paths.root)).to_pylist()
+
+
+def _prompt_ids(run: Run, problems: CommitRecord, i: int, split: str) -> dict[str, list[int]]:
+    """prompt_id -> the token ids policy v_i gets for each problem of one split ('train' | 'test'):
+    rlvr.problems.prompts.prompt_ids with v_i's tokenizer, the one path every consumer shares."""
+    tok = AutoTokenizer.from_pretrained(run.paths.policy_dir(i))
+    return prompts.prompt_ids(tok, _problem_rows(run, problems), run.config.prompt, split)
+
+
+def _first_prompts(run: Run, problems: CommitRecord, ids: list[str], i: int) -> list[str]:
+    """The iteration's prompts: a uniform draw from the train pool, or with task.datasets weights
+    a draw split between the datasets in proportion."""
+    cfg, k = run.config, run.config.rollout.prompts_per_iteration
+    sources = cfg.task.sources()
+    if all(d.weight is None for d in sources):
+        return iteration_prompts(ids, k, seed=cfg.run.seed, iteration=i)
+    of = {r["prompt_id"]: r.get("dataset") for r in _problem_rows(run, problems)}
+    pools = {d.label: [p for p in ids if of[p] == d.label] for d in sources}
+    return mixture_prompts(pools, {d.label: d.weight or 1.0 for d in sources}, k, seed=cfg.run.seed, iteration=i)
+
+
+def _policy_engine(run: Run, i: int) -> tuple[AutoTokenizer, engines.Acquired, torch.device]:
+    """Policy v_i's tokenizer and a generation engine holding v_i (from the pool: warm when it can be)."""
+    cfg, policy_dir = run.config, run.paths.policy_dir(i)
+    device = resolve_device(cfg.update.device)
+    got = engines.acquire(cfg.rollout, policy_dir, device=device, seed=cfg.run.seed, max_model_len=_max_model_len(policy_dir))
+    return AutoTokenizer.from_pretrained(policy_dir), got, device
+
+
+def rollout(run_dir: str | Path, iteration: int) -> StageResult:
+    """G responses per sampled prompt with policy v_i -> rollouts/iteration=i/."""
+    run = open_run(run_dir)
+    cfg, paths, i = run.config, run.paths, iteration
+    problems, inputs = _generation_inputs(run, ROLLOUT, i)
+
+    def body(tx: StageTx) -> Outcome:
+        _require_weights(run, i, f"rollout({i})")
+        text = _prompt_ids(run, problems, i, "train")
+        tok, got, device = _policy_engine(run, i)
+        log.info(
+            "rollout %d: %s engine (%s), start %.1fs, weight load %.2fs",
+            i,
+            got.name,
+            "warm" if got.warm else "cold",
+            got.start_seconds,
+            got.weight_load_seconds,
+        )
+        out = tx.output(paths.table_dir("rollouts", i))
+        target = cfg.rollout.min_signal_groups or cfg.rollout.prompts_per_iteration
+        chosen = _first_prompts(run, problems, list(text), i)
+        used: set[str] = set()
+        rounds: list[dict] = []
+        shards: list[Path] = []
+        t0 = time.perf_counter()
+        for rnd in range(1 + cfg.rollout.dynamic_sampling_rounds):
+            counted = sum(r["rows"] for r in rounds)  # the progress bar counts every round's responses
+            new = _generate(got.engine, tok, run, i, chosen, text, out, first_shard=len(shards), counted=counted)
+            shards += new["shards"]
+            used |= set(chosen)
+            rounds.append({"round": rnd, "prompts": len(chosen), "rows": new["rows"], "tokens": new["tokens"]})
+            if cfg.rollout.dynamic_sampling_rounds == 0:
+                break
+            # DAPO dynamic sampling (Yu et al. 2025, sec. 3.2): groups whose rewards are all equal carry
+            # no signal; top up with fresh prompts until `target` groups have some, or rounds run out
+            scored = scoring.score(
+                new["shards"],
+                problems.parquet_files(paths.root),
+                cfg.verify,
+                max_new_tokens=cfg.rollout.max_new_tokens,
+                hide=[paths.root],
+            )
+            rounds[-1]["signal_groups"] = len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
+            have = sum(r["signal_groups"] for r in rounds)
+            if have >= target:
+                break
+            if rnd == cfg.rollout.dynamic_sampling_rounds:
+                log.info("rollout %d: %d/%d groups with signal after the last round (%d)", i, have, target, rnd)
+                break
+            chosen = iteration_prompts(
+                list(text), target - have, seed=cfg.run.seed, iteration=i, round=rnd + 1, exclude=frozenset(used)
+            )
+            if not chosen:
+                log.warning("rollout %d: dynamic sampling ran out of unused prompts", i)
+                break
+            log.info(
+                "rollout %d: %d/%d groups with signal after round %d; sampling %d more prompts", i, have, target, rnd, len(chosen)
+            )
+        secs = time.perf_counter() - t0
+        n_rows, tokens = sum(r["rows"] for r in rounds), sum(r["tokens"] for r in rounds)
+        log.info(
+            "rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs",
+            i,
+            n_rows,
+            len(used),
+            cfg.rollout.group_size,
+            len(rounds),
+            tokens,
+            secs,
+        )
+        return Outcome(
+            n_rows,
+            {
+                "engine": got.name,
+                "warm": got.warm,
+                "device": str(device),
+                "engine_start_seconds": round(got.start_seconds, 3),
+                "weight_load_seconds": round(got.weight_load_seconds, 3),
+                "generation_seconds": round(secs, 3),
+                "tokens": tokens,
+                "rounds": rounds,
+                "tokens_per_s": round(tokens / max(secs, 1e-9), 1),
+            },
+        )
+
+    return _stage(run, ROLLOUT, i, inputs, body)
+
+
+def _max_model_len(policy_dir: Path) -> int:
+    """Context the vLLM engine reserves: the model's own limit (prompts here are short)."""
+    conf = json.loads((policy_dir / "config.json").read_text())
+    return int(min(conf.get("max_position_embeddings", 2048), 4096))
+
+
+def _generate(
+    engine: engines.Engine,
+    tok,
+    run: Run,
+    i: int,
+    prompt_ids: list[str],
+    text: dict[str, list[int]],
+    out: Path,
+    *,
+    first_shard: int,
+    samples: int = 0,
+    sampling: Sampling | None = None,
+    seed_tag: str = "",
+    label: str = "rollout",
+    counted: int = 0,
+) -> dict:
+    """`samples` (default rollout.group_size) responses for each prompt id (`text`: its token ids), written as shards
+    part-{first_shard + k}; returns counts. `seed_tag` keeps evaluation seeds apart from training's;
+    `counted`: responses an earlier round of the stage made, which the progress counts include."""
+    cfg = run.config
+    G = samples or cfg.rollout.group_size
+    requests = [
+        Request(pid, s, text[pid], derive_seed(cfg.run.seed, i, seed_tag + pid, s)) for pid in prompt_ids for s in range(G)
+    ]
+    sampling = sampling or Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
+    context = _max_model_len(run.paths.policy_dir(i))
+    longest = max(requests, key=lambda r: len(r.prompt_token_ids), default=None)
+    if longest is not None and len(longest.prompt_token_ids) + sampling.max_new_tokens > context:
+        fix = "lower rollout.max_new_tokens, or use" if len(longest.prompt_token_ids) < context else "use"
+        raise ContextLengthError(
+            f"prompt {longest.prompt_id!r} has {len(longest.prompt_token_ids)} tokens; with rollout.max_new_tokens = "
+            f"{sampling.max_new_tokens} that exceeds the model's context of {context} tokens: {fix} a model with a "
+            "longer context (model.path)"
+        )
+    n_rows, tokens, shards, t0 = 0, 0, [], time.perf_counter()
+    progress(label, i, done=counted, total=counted + len(requests), unit="responses")
+    for k, batch in enumerate(engine.generate(requests, sampling)):  # one shard per batch: memory stays bounded
+        rows = [
+            {
+                "iteration": i,
+                "prompt_id": req.prompt_id,
+                "sample_idx": req.sample_idx,
+                "prompt_token_ids": req.prompt_token_ids,
+                "response_token_ids": smp.token_ids,
+                "response_logprobs": smp.logprobs,
+                "response_text": tok.decode(smp.token_ids, skip_special_tokens=True),
+                "num_response_tokens": len(smp.token_ids),
+                "finish_reason": smp.finish_reason,
+                "policy_version": i,
+                "engine": engine.name,
+                "temperature": sampling.temperature,
+                "seed": req.seed,
+            }
+            for req, smp in batch
+        ]
+        tokens += sum(len(s.token_ids) for _, s in batch)
+        shards.append(out / shard_name(first_shard + k))
+        n_rows += write_table(rows, ROLLOUTS, shards[-1])
+        progress(label, i, done=counted + n_rows, total=counted + len(requests), unit="responses")
+        log.info(
+            "%s %d: %d/%d responses, %.0f tok/s", label, i, n_rows, len(requests), tokens / max(time.perf_counter() - t0, 1e-9)
+        )
+    return {"rows": n_rows, "tokens": tokens, "shards": shards}
+
+
+# ---- verify -------------------------------------------------------------------------------
+
+
+# ---- evaluate -----------------------------------------------------------------------------
+
+
+def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
+    """Policy v_i on the held-out split -> evals/iteration=i/: eval.samples responses per problem at
+    eval.temperature (greedy by default), scored by the same verifiers and weights as training."""
+    run = open_run(run_dir)
+    cfg, paths, i = run.config, run.paths, iteration
+    problems, inputs = _generation_inputs(run, EVALUATE, i)
+
+    def body(tx: StageTx) -> Outcome:
+        _require_weights(run, i, f"evaluate({i})")
+        problem_files = problems.parquet_files(paths.root)
+        text = _prompt_ids(run, problems, i, "test")
+        if not text:
+            raise ConfigError(
+                "evaluation needs held-out problems but this run has none (task.n_test = 0): "
+                "start a run with task.n_test > 0, or set eval.every = 0"
+            )
+        ids = sorted(text)
+        if cfg.eval.prompts:  # the same subset at every evaluation, so the numbers compare
+            ids = iteration_prompts(ids, cfg.eval.prompts, seed=cfg.run.seed, iteration=0, round=0)
+        tok, got, _ = _policy_engine(run, i)
+        sampling = Sampling(cfg.rollout.max_new_tokens, cfg.eval.temperature, 1.0)
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:
+            new = _generate(
+                got.engine,
+                tok,
+                run,
+                i,
+                ids,
+                text,
+                Path(tmp),
+                first_shard=0,
+                samples=cfg.eval.samples,
+                sampling=sampling,
+                seed_tag="eval/",
+                label="evaluate",
+            )
+            scored = scoring.score(
+                new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens, hide=[paths.root]
+            )
+            gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
+        key = ["prompt_id", "sample_idx"]
+        rows = gen.select(
+            [
+                "iteration",
+                *key,
+                "policy_version",
+                "engine",
+                "temperature",
+                "response_text",
+                "num_response_tokens",
+                "finish_reason",
+            ]
+        ).join(scored.select([*key, *EVAL_SCORE_COLUMNS]), key)
+        rows = rows.sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
+        n = write_table(rows.select(EVALS.names), EVALS, tx.output(paths.table_dir("evals", i)) / shard_name(0))
+        correct = rows["correct"].to_pylist()
+        solved = {pid for pid, ok in zip(rows["prompt_id"].to_pylist(), correct, strict=True) if ok}
+        stats = {
+            "problems": len(ids),
+            "samples": cfg.eval.samples,
+            "temperature": cfg.eval.temperature,
+            "accuracy": sum(correct) / max(n, 1),
+            f"pass_at_{cfg.eval.samples}": len(solved) / len(ids),
+            "reward_mean": pc.mean(rows["reward"]).as_py(),
+            "engine": got.name,
+            "generation_seconds": round(time.perf_counter() - t0, 3),
+        }
+        log.info(
+            "evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f",
+            i,
+            i,
+            len(ids),
+            cfg.eval.samples,
+            stats["accuracy"],
+            cfg.eval.samples,
+            stats[f"pass_at_{cfg.eval.samples}"],
+        )
+        return Outcome(n, stats)
+
+    return _stage(run, EVALUATE, i, inputs, body)
+
+
+# ---- update -------------------------------------------------------------------------------

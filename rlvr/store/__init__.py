@@ -1,0 +1,12 @@
+"""The run store: a folder of Parquet shards and checkpoints, committed stage by stage (DESIGN.md).
+
+    commit.py     the write protocol: outputs into a temporary folder, renamed, then the commit
+                  record (files, sizes, sha256) written last; readers verify against the record
+    run.py        a run folder and its frozen run.toml (Run, open_run)
+    locks.py      one writer and one schedule per run (flock files holding the holder's pid)
+    retention.py  which policy versions keep their weights; the free-space check before an update
+    integrity.py  `rlvr verify-store`: every record's files checked, a damaged stage redone
+
+Nothing here imports torch, the components or the stages: the store knows files and records,
+not what is in them. Test: tests/test_store.py, test_integrity.py, test_retention.py.
+"""

@@ -1,0 +1,354 @@
+"""The run store's write protocol: atomic outputs, commit records, skip-on-resume.
+
+A stage writes every output into a hidden temporary folder (`.tmp-<name>-<uuid>`), renames it
+into place when complete, and writes its commit record last (itself via temp file + rename).
+Readers (`rlvr sql`, the next stage) only trust outputs listed by a commit record, so a stage
+killed at any point leaves nothing a reader sees and nothing a rerun must clean by hand: the
+rerun drops the stale temporaries and any uncommitted output before it starts.
+
+    with begin_stage(paths, "rollout", 3, inputs) as tx:       # skipped if already committed
+        out = tx.output(paths.table_dir("rollouts", 3))          # a temp folder to fill
+        write_table(rows, ROLLOUTS, out / shard_name(0))
+        tx.commit(rows=len(rows))
+
+Integrity: every reader goes through `verified_record` (or `committed`), which checks the
+record's files against the sizes and sha256 it lists, hashing each file once per process (a
+(path, size, mtime_ns) -> sha256 cache), and raises IntegrityError naming the files and the stage
+to redo. A record that does not parse raises CorruptRecordError, never a pydantic traceback.
+
+Tests: tests/test_store.py, tests/test_integrity.py.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import signal
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ValidationError
+
+from rlvr.errors import DiskSpaceError, RlvrError
+from rlvr.files import file_sha256
+from rlvr.schema import PARQUET_COMPRESSION, TMP_PREFIX, RunPaths
+
+FAULT_ENV = "RLVR_FAULT_AT"
+
+
+class StoreError(RlvrError, RuntimeError):
+    """The run store does not hold what its commit records say; the message says what to redo."""
+
+
+class CorruptRecordError(StoreError):
+    """A commit record that is not valid JSON of the record schema (truncated, edited)."""
+
+
+class IntegrityError(StoreError):
+    """Committed files that are missing or differ from the sizes and sha256 of their record."""
+
+
+class OutputFile(BaseModel):
+    path: str  # relative to the run root
+    bytes: int
+    sha256: str
+    rows: int | None = None  # Parquet files only
+
+
+class CommitRecord(BaseModel):
+    stage: str
+    iteration: int | None
+    fingerprint: str  # hash of `inputs`; a record whose fingerprint differs is stale
+    inputs: dict[str, Any]
+    outputs: list[OutputFile]
+    rows: int
+    seconds: float
+    created_at: str
+    extra: dict[str, Any] = {}
+
+    def digest(self) -> str:
+        """What downstream stages depend on: the exact bytes this stage produced."""
+        return hashlib.sha256("".join(o.sha256 for o in self.outputs).encode()).hexdigest()[:16]
+
+    def parquet_files(self, root: Path) -> list[Path]:
+        return [root / o.path for o in self.outputs if o.path.endswith(".parquet")]
+
+
+class PruneRecord(BaseModel):
+    """Files of one policy version that checkpoint retention deleted on purpose (rlvr.store.retention).
+    Written before the files are removed, so a missing file is always either listed here or lost."""
+
+    version: int
+    weights: bool  # True: the whole version folder; False: only its trainer state
+    files: list[str]  # relative to the run root
+    created_at: str
+
+
+def read_pruned(paths: RunPaths) -> dict[int, PruneRecord]:
+    """version -> what retention deleted of it."""
+    out = {}
+    for f in sorted(paths.pruned_dir.glob("v*.json")) if paths.pruned_dir.is_dir() else []:
+        rec = PruneRecord.model_validate_json(f.read_text())
+        out[rec.version] = rec
+    return out
+
+
+def fingerprint(inputs: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def write_table(table: pa.Table | list[dict[str, Any]], schema: pa.Schema, path: Path) -> int:
+    """Write rows as one zstd Parquet file with exactly `schema`; returns the row count."""
+    if not isinstance(table, pa.Table):
+        table = pa.Table.from_pylist(table, schema=schema)
+    table = table.select(schema.names).cast(schema)
+    pq.write_table(table, path, compression=PARQUET_COMPRESSION)
+    return table.num_rows
+
+
+def redo_spec(stage: str, iteration: int | None) -> str:
+    """The argument of `rlvr resume DIR --redo ...` that recomputes this stage: 'rollout:3', 'prepare'."""
+    return stage if iteration is None else f"{stage}:{iteration}"
+
+
+def _record_key(path: Path) -> tuple[Path, str, int | None]:
+    """(run root, stage, iteration) of a commit record's path (see RunPaths.record)."""
+    if path.parent.name.startswith("iteration="):
+        return path.parents[2], path.stem, int(path.parent.name.split("=")[1])
+    return path.parents[1], path.stem, None
+
+
+def read_record(path: Path) -> CommitRecord | None:
+    """The commit record at `path`, None if there is none; CorruptRecordError if it does not parse."""
+    if not path.is_file():
+        return None
+    try:
+        return CommitRecord.model_validate_json(path.read_bytes())
+    except (ValidationError, ValueError) as err:
+        root, stage, iteration = _record_key(path)
+        why = err.errors()[0]["msg"] if isinstance(err, ValidationError) else str(err).splitlines()[0]
+        raise CorruptRecordError(
+            f"commit record {path} is corrupt (truncated or edited: {why}); recompute its stage with "
+            f"`rlvr resume {root} --redo {redo_spec(stage, iteration)}`"
+        ) from None
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256: each file hashed once per process
+
+
+def cached_sha256(path: Path) -> str:
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        _HASHES[key] = file_sha256(path)
+    return _HASHES[key]
+
+
+def pruned_files(paths: RunPaths) -> frozenset[str]:
+    """Files that checkpoint retention deleted on purpose (listed by prune records before deletion)."""
+    return frozenset(f for p in read_pruned(paths).values() for f in p.files)
+
+
+def output_problems(rec: CommitRecord, paths: RunPaths) -> list[tuple[str, str]]:
+    """(path, what is wrong) for each of the record's files that is missing (and not pruned by
+    retention) or differs from the size and sha256 the record lists."""
+    problems = []
+    pruned = None
+    for o in rec.outputs:
+        f = paths.root / o.path
+        if not f.is_file():
+            pruned = pruned_files(paths) if pruned is None else pruned
+            if o.path not in pruned:
+                problems.append((o.path, "missing"))
+        elif (size := f.stat().st_size) != o.bytes:
+            problems.append((o.path, f"{size} bytes, its record says {o.bytes}"))
+        elif cached_sha256(f) != o.sha256:
+            problems.append((o.path, "sha256 differs from its record"))
+    return problems
+
+
+def integrity_error(rec: CommitRecord, root: Path, problems: list[tuple[str, str]]) -> IntegrityError:
+    where = "" if rec.iteration is None else f" of iteration {rec.iteration}"
+    files = "; ".join(f"{p} ({what})" for p, what in problems[:5]) + (
+        f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+    )
+    return IntegrityError(
+        f"committed {rec.stage}{where} no longer matches its commit record: {files}; "
+        f"recompute it with `rlvr resume {root} --redo {redo_spec(rec.stage, rec.iteration)}`"
+    )
+
+
+def verified_record(paths: RunPaths, stage: str, iteration: int | None) -> CommitRecord | None:
+    """The stage's record, after checking its files (IntegrityError if any differs); None if uncommitted."""
+    rec = read_record(paths.record(stage, iteration))
+    if rec is not None and (problems := output_problems(rec, paths)):
+        raise integrity_error(rec, paths.root, problems)
+    return rec
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f"{TMP_PREFIX}{path.name}-{uuid.uuid4().hex[:8]}"
+    tmp.write_text(text)
+    with tmp.open("rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def maybe_fault(stage: str, iteration: int | None, point: str) -> None:
+    """Fault injection for crash tests: RLVR_FAULT_AT='update:1:before_rename' makes this
+    process SIGKILL itself there, exactly as an OOM kill or a pulled plug would."""
+    want = os.environ.get(FAULT_ENV)
+    if want and want == f"{stage}:{iteration}:{point}":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _stale_temporaries(final: Path) -> list[Path]:
+    if not final.parent.is_dir():
+        return []
+    return list(final.parent.glob(f"{TMP_PREFIX}{final.name}-*"))
+
+
+class StageTx:
+    """One attempt at a stage: temp outputs, then rename, then the commit record."""
+
+    def __init__(self, paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any]):
+        self.paths, self.stage, self.iteration, self.inputs = paths, stage, iteration, inputs
+        self.fingerprint = fingerprint(inputs)
+        self._pending: list[tuple[Path, Path]] = []  # (temp, final)
+        self.started = time.perf_counter()
+        self.record: CommitRecord | None = None
+
+    def output(self, final: Path) -> Path:
+        """A fresh temporary folder that becomes `final` on commit."""
+        for stale in _stale_temporaries(final):
+            _remove(stale)
+        tmp = final.parent / f"{TMP_PREFIX}{final.name}-{uuid.uuid4().hex[:8]}"
+        tmp.mkdir(parents=True)
+        self._pending.append((tmp, final))
+        return tmp
+
+    def commit(self, *, rows: int, extra: dict[str, Any] | None = None) -> CommitRecord:
+        maybe_fault(self.stage, self.iteration, "before_rename")
+        outputs: list[OutputFile] = []
+        for tmp, final in self._pending:
+            for f in sorted(p for p in tmp.rglob("*") if p.is_file()):
+                rel = final.relative_to(self.paths.root) / f.relative_to(tmp)
+                n = pq.ParquetFile(f).metadata.num_rows if f.suffix == ".parquet" else None
+                outputs.append(OutputFile(path=str(rel), bytes=f.stat().st_size, sha256=file_sha256(f), rows=n))
+            _remove(final)  # an uncommitted leftover of an earlier, killed attempt
+            os.replace(tmp, final)
+        for o in outputs:  # the hashes just taken stand for the renamed files (rename keeps mtime)
+            st = (self.paths.root / o.path).stat()
+            _HASHES[(str(self.paths.root / o.path), st.st_size, st.st_mtime_ns)] = o.sha256
+        self._pending.clear()
+        maybe_fault(self.stage, self.iteration, "before_record")
+        self.record = CommitRecord(
+            stage=self.stage,
+            iteration=self.iteration,
+            fingerprint=self.fingerprint,
+            inputs=self.inputs,
+            outputs=outputs,
+            rows=rows,
+            seconds=round(time.perf_counter() - self.started, 3),
+            created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+            extra=extra or {},
+        )
+        write_text_atomic(self.paths.record(self.stage, self.iteration), self.record.model_dump_json(indent=2))
+        return self.record
+
+    def abort(self) -> None:
+        for tmp, _ in self._pending:
+            _remove(tmp)
+        self._pending.clear()
+
+
+def committed(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any]) -> CommitRecord | None:
+    """The stage's record if it is committed for exactly these inputs; IntegrityError if its files
+    no longer match the record (resume must not skip, nor silently redo, a damaged stage). Files
+    that checkpoint retention pruned on purpose are listed in prune records and do not count."""
+    rec = read_record(paths.record(stage, iteration))
+    if rec is None or rec.fingerprint != fingerprint(inputs):
+        return None
+    if problems := output_problems(rec, paths):
+        raise integrity_error(rec, paths.root, problems)
+    return rec
+
+
+@contextmanager
+def begin_stage(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any]) -> Iterator[StageTx]:
+    """Open a stage attempt. A stale record is removed before any output is touched, so a crash
+    from here on can never leave a record that points at half-replaced outputs."""
+    _remove(paths.record(stage, iteration))
+    tx = StageTx(paths, stage, iteration, inputs)
+    try:
+        yield tx
+        if tx.record is None:
+            raise RuntimeError(f"stage {stage} (iteration {iteration}) finished without commit()")
+    except BaseException as exc:
+        free = shutil.disk_usage(paths.root).free  # before abort() frees the half-written outputs
+        tx.abort()
+        if isinstance(exc, Exception) and not isinstance(exc, DiskSpaceError) and disk_full(exc, free):
+            where = stage if iteration is None else f"{stage} {iteration}"
+            raise DiskSpaceError(
+                f"{where} failed because the disk holding {paths.root} is full ({free:,} bytes free; "
+                f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:160] if str(exc).strip() else ''}).\n"
+                f"Free some space, or keep fewer checkpoints ([checkpoint] keep_last, keep_every), then `rlvr resume {paths.root}`"
+            ) from exc
+        raise
+
+
+FULL_DISK_BYTES = 16 << 20  # a stage that fails with less than this free most likely failed for want of space
+
+
+def disk_full(exc: BaseException, free: int) -> bool:
+    """Did `exc` come from a full disk? ENOSPC/EDQUOT anywhere in its chain; or, as torch.save
+    reports a full disk only as "unexpected pos N vs M", any failure with the disk all but full."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(e):
+            return True
+        e = e.__cause__ or e.__context__
+    return free < FULL_DISK_BYTES
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a stage body hands the protocol to commit: its row count and the record's extra fields."""
+
+    rows: int
+    extra: dict[str, Any]
+
+
+def run_stage(
+    paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any], body: Callable[[StageTx], Outcome]
+) -> tuple[CommitRecord, bool]:
+    """The stage protocol, in one place: fingerprint the inputs -> skip if a matching record is
+    committed -> `body(tx)` writes into temporary outputs (tx.output) -> rename -> commit record
+    last. Returns (record, skipped). A body that raises leaves nothing behind (begin_stage)."""
+    if rec := committed(paths, stage, iteration, inputs):
+        return rec, True
+    with begin_stage(paths, stage, iteration, inputs) as tx:
+        done = body(tx)
+        rec = tx.commit(rows=done.rows, extra=done.extra)
+    return rec, False

@@ -1,0 +1,141 @@
+"""Checkpoint retention: which policy versions keep their weights, and the disk check before an update.
+
+Every update writes policy/v_{i+1}: the HF weights plus trainer_state.pt (optimiser moments, about
+twice the fp32 weights). Kept forever, a 135M model fills 31 GB in 20 iterations. Config
+`[checkpoint]` keeps the newest `keep_last` versions, every `keep_every`-th, and v0 (the base
+model and the KL reference); only the newest version keeps its trainer state, which is all that
+exact resume needs (update(i) reads v_i's).
+
+Pruning is part of the commit protocol (rlvr.store.commit): v_k is pruned only after update(k) has
+committed v_{k+1}, never while a pending stage (an evaluation not yet committed) still needs it,
+and a prune record listing the files is written before they are deleted, so `committed()` tells a
+pruned file from a lost one and a kill mid-prune is finished by the next prune. Rollouts, scores
+and updates of a pruned version stay: only weights go.
+
+Tests: tests/test_retention.py (the plan, the protocol, the disk check), tests/test_e2e.py
+(a killed run resumed under keep_last = 1 equals an unkilled one, byte for byte).
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rlvr.config import CheckpointSection
+from rlvr.errors import DiskSpaceError
+from rlvr.progress import fmt_bytes
+from rlvr.schema import EVALUATE, PREPARE, UPDATE, RunPaths
+from rlvr.store.commit import PruneRecord, read_pruned, read_record, write_text_atomic
+from rlvr.store.run import Run
+
+TRAINER_STATE = "trainer_state.pt"  # = rlvr.train.update.TRAINER_STATE (not imported: that pulls in torch)
+
+
+def plan(versions: list[int], *, keep_last: int, keep_every: int, needed: set[int]) -> tuple[list[int], list[int]]:
+    """(versions whose weights go, versions whose trainer state goes), given the committed versions.
+
+    Kept: v0, the newest keep_last, multiples of keep_every, and `needed` (a pending stage reads
+    them). Only the newest keeps its trainer state. keep_last = 0 keeps everything.
+
+    >>> plan([0, 1, 2, 3, 4], keep_last=2, keep_every=2, needed=set())
+    ([1], [0, 1, 2, 3])
+    >>> plan([0, 1, 2, 3, 4], keep_last=1, keep_every=0, needed={2})
+    ([1, 3], [0, 1, 2, 3])
+    """
+    if keep_last == 0 or not versions:
+        return [], []
+    latest = max(versions)
+    keep = {0, *needed, *(v for v in versions if v > latest - keep_last)}
+    if keep_every:
+        keep |= {v for v in versions if v % keep_every == 0}
+    return [v for v in versions if v not in keep], [v for v in versions if v < latest]
+
+
+def retention(run: Run) -> CheckpointSection:
+    """The run's [checkpoint] section. A run.toml without one was written before retention existed:
+    it keeps every version, as its owner was promised when it started."""
+    return run.config.checkpoint if "checkpoint" in run.data else CheckpointSection(keep_last=0)
+
+
+def committed_versions(paths: RunPaths) -> list[int]:
+    """Policy versions whose producing stage committed: v0 by prepare, v_{k+1} by update(k)."""
+    if read_record(paths.record(PREPARE, None)) is None:
+        return []
+    out = [0]
+    while read_record(paths.record(UPDATE, out[-1])) is not None:
+        out.append(out[-1] + 1)
+    return out
+
+
+def pending_versions(run: Run) -> set[int]:
+    """Versions a stage not yet committed will read: evaluations (eval.every) still to run."""
+    return {i for i in run.config.eval_points() if read_record(run.paths.record(EVALUATE, i)) is None}
+
+
+def prune(run: Run) -> list[Path]:
+    """Apply the run's retention to its committed versions; returns what was deleted. Idempotent:
+    a prune killed half-way is finished by the next call."""
+    keep = retention(run)
+    paths = run.paths
+    drop_weights, drop_state = plan(
+        committed_versions(paths), keep_last=keep.keep_last, keep_every=keep.keep_every, needed=pending_versions(run)
+    )
+    done = read_pruned(paths)
+    removed: list[Path] = []
+    for v in sorted(set(drop_weights) | set(drop_state)):
+        folder = paths.policy_dir(v)
+        whole = v in drop_weights
+        prior = done.get(v)
+        if prior is not None and (prior.weights or not whole):  # recorded; delete whatever a kill left behind
+            targets = [paths.root / f for f in prior.files]
+        else:
+            targets = sorted(p for p in folder.rglob("*") if p.is_file()) if whole else [folder / TRAINER_STATE]
+            targets = [t for t in targets if t.is_file()]
+            files = sorted({*(prior.files if prior else []), *(str(t.relative_to(paths.root)) for t in targets)})
+            record = PruneRecord(
+                version=v, weights=whole, files=files, created_at=datetime.now(UTC).isoformat(timespec="seconds")
+            )
+            write_text_atomic(paths.pruned_record(v), record.model_dump_json(indent=2))  # record first, then delete
+        for t in targets:
+            if t.is_file():
+                t.unlink()
+                removed.append(t)
+        if whole and folder.is_dir():
+            shutil.rmtree(folder)
+    return removed
+
+
+def has_weights(paths: RunPaths, version: int) -> bool:
+    rec = read_pruned(paths).get(version)
+    return (rec is None or not rec.weights) and (paths.policy_dir(version) / "config.json").is_file()
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
+def checkpoint_bytes(policy: Path) -> int:
+    """Estimated size of the checkpoint an update from `policy` writes: the same weights and
+    tokenizer, plus a trainer state as big as the current one (or, for v0, which has none, AdamW's
+    two fp32 moments: twice the weights)."""
+    state = policy / TRAINER_STATE
+    weights = folder_bytes(policy) - (state.stat().st_size if state.is_file() else 0)
+    if state.is_file():
+        return weights + state.stat().st_size
+    return weights + 2 * sum(p.stat().st_size for p in policy.glob("*.safetensors"))
+
+
+def check_free_space(run: Run, version: int) -> None:
+    """Raise DiskSpaceError when the disk of run's policy/ folder cannot hold the checkpoint that
+    an update from v_version will write (checked before the update starts, not after an hour of it)."""
+    folder = run.paths.root / "policy"
+    needed = checkpoint_bytes(run.paths.policy_dir(version))
+    free = shutil.disk_usage(folder if folder.is_dir() else run.paths.root).free
+    if free < needed:
+        keep = retention(run)
+        raise DiskSpaceError(
+            f"not enough free disk for policy v{version + 1} in {folder}: it needs about {fmt_bytes(needed)}, "
+            f"{fmt_bytes(free)} free.\nFree some space, or keep fewer checkpoints: [checkpoint] keep_last = {keep.keep_last}, "
+            f"keep_every = {keep.keep_every} (e.g. `rlvr train --run {run.paths.root} --set checkpoint.keep_last=1`), then resume"
+        )

@@ -149,6 +149,16 @@ def _cfg(small_config: Config, **update) -> Config:
     return Config.model_validate(data)
 
 
+def _with_parity_reward(cfg: Config, folder: Path) -> Config:
+    """cfg plus a reward plug-in that pays odd samples: every group then has reward variance, whatever
+    the tiny model built on this machine samples (a test makes its own preconditions)."""
+    parity = folder / "parity.sql"
+    parity.write_text("SELECT prompt_id, sample_idx, (sample_idx % 2)::DOUBLE AS score, 'odd sample' AS reason FROM responses")
+    data = cfg.model_dump()
+    data["verify"]["rewards"] = [{"name": "parity", "sql": str(parity), "weight": 1.0}]
+    return Config.model_validate(data)
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256((path / "model.safetensors").read_bytes()).hexdigest()
 
@@ -285,6 +295,7 @@ def test_exact_resume_after_kill(tmp_path: Path, small_config: Config, tiny_mode
     """3 iterations straight == 1 iteration + SIGKILL inside iteration 1's update + resume (same bytes)."""
     cfg = _cfg(small_config, epochs=2, minibatches=2, warmup_steps=3, schedule="cosine", decay_steps=6)
     cfg = cfg.model_copy(update={"checkpoint": cfg.checkpoint.model_copy(update={"keep_last": 0})})  # compare every version
+    cfg = _with_parity_reward(cfg, tmp_path)  # every group has variance: every iteration takes its 2 x 2 steps
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
     straight, killed = tmp_path / "straight", tmp_path / "killed"
     for d in (straight, killed):

@@ -186,7 +186,7 @@ def _odd_shards(run: Path, out: Path, n_rows: int) -> tuple[list[str], list[str]
 def _spec(run: Path, cfg: Config, out: Path) -> UpdateSpec:
     out.mkdir(parents=True, exist_ok=True)
     return UpdateSpec(
-        config=cfg.model_dump(mode="json"),
+        config=cfg,
         iteration=0,
         seed=123,
         policy_in=str(run / "policy/v000000"),

@@ -35,7 +35,7 @@ from rlvr.train.optim import enable_gradient_checkpointing, make_optimizer, own_
 class UpdateSpec(BaseModel):
     """Everything an update needs, JSON-serialisable for the torchrun workers."""
 
-    config: dict
+    config: Config  # the run's frozen config
     iteration: int
     seed: int
     policy_in: str
@@ -75,7 +75,7 @@ def _policy(
 
 def run_update(spec: UpdateSpec) -> dict:
     """Train v_i -> v_{i+1}; rank 0 writes the checkpoint and the metrics. Returns stats."""
-    cfg = Config.model_validate(spec.config)
+    cfg = spec.config
     u = cfg.update
     dist, device = _placement(u)
     rows, temperature, stats = load_rows([Path(f) for f in spec.rollout_files], [Path(f) for f in spec.score_files], u.objective)

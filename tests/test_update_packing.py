@@ -10,7 +10,10 @@ import torch
 
 from rlvr.config import UpdateSection
 from rlvr.models.load import load_policy
-from rlvr.train.update import TrainRow, collate, grpo_steps, make_optimizer, micro_batches, response_logprobs
+from rlvr.train.batch import TrainRow, collate, micro_batches
+from rlvr.train.logprobs import response_logprobs
+from rlvr.train.loop import grpo_steps
+from rlvr.train.optim import make_optimizer
 
 CPU = torch.device("cpu")
 

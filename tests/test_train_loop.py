@@ -79,21 +79,23 @@ def test_fill_missing_logprobs_fills_only_the_missing_rows(tiny_model: Path, mon
     model, _ = load_policy(tiny_model, CPU)
     rows = _rows(model.config.vocab_size)
     rows = [r if k % 4 == 0 else TrainRow(r.prompt_ids, r.response_ids, [], r.advantage) for k, r in enumerate(rows)]
-    out, n = fill_missing_logprobs(model, rows, 1.0, 0, UpdateSection(), CPU)
+    out, n = fill_missing_logprobs(model, rows, temperature=1.0, pad_id=0, cfg=UpdateSection(), device=CPU)
     assert n == 3 and [len(r.old_logprobs) for r in out] == [len(r.response_ids) for r in rows]
     for k, (r, o) in enumerate(zip(rows, out, strict=True)):
         if k % 4 == 0:
             assert o is r  # had its logprobs: untouched
         else:
             assert o.prompt_ids == r.prompt_ids and o.old_logprobs == pytest.approx(_oracle(model, r), abs=1e-5)
-    assert fill_missing_logprobs(model, out, 1.0, 0, UpdateSection(), CPU) == (out, 0)
+    assert fill_missing_logprobs(model, out, temperature=1.0, pad_id=0, cfg=UpdateSection(), device=CPU) == (out, 0)
 
 
 @pytest.mark.parametrize("packed", [False, True])
 def test_trainer_old_logprobs_are_the_policys_in_micro_batch_order(tiny_model: Path, packed: bool) -> None:
     model, _ = load_policy(tiny_model, CPU)
     rows = _rows(model.config.vocab_size)
-    out = with_trainer_old_logprobs(model, rows, 1.0, 0, UpdateSection(micro_batch_tokens=20, packing=packed), CPU)
+    out = with_trainer_old_logprobs(
+        model, rows, temperature=1.0, pad_id=0, cfg=UpdateSection(micro_batch_tokens=20, packing=packed), device=CPU
+    )
     assert [r.length for r in out] == sorted(r.length for r in rows)  # length-sorted, as the micro-batches are
     for r in out:
         assert r.old_logprobs == [-1.0] * len(r.response_ids)  # the engine's stay

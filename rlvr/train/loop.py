@@ -44,6 +44,7 @@ def peak_memory_mb(device: torch.device) -> float:
 def fill_missing_logprobs(
     model: PreTrainedModel | ResponseLogprobs,
     rows: list[TrainRow],
+    *,
     temperature: float,
     pad_id: int,
     cfg: UpdateSection,
@@ -67,6 +68,7 @@ def fill_missing_logprobs(
 def with_trainer_old_logprobs(
     model: PreTrainedModel | ResponseLogprobs,
     rows: list[TrainRow],
+    *,
     temperature: float,
     pad_id: int,
     cfg: UpdateSection,
@@ -207,7 +209,7 @@ def grpo_steps(
     if cfg.mask_truncated:
         rows = [r for r in rows if not r.truncated]
     if tis:
-        rows = with_trainer_old_logprobs(model, rows, temperature, pad_id, cfg, device)
+        rows = with_trainer_old_logprobs(model, rows, temperature=temperature, pad_id=pad_id, cfg=cfg, device=device)
     advance = _counter(on_progress, len(rows) * cfg.epochs)
     metrics: list[dict] = []
     for epoch in range(cfg.epochs):

@@ -88,7 +88,7 @@ def run_update(spec: UpdateSpec) -> dict:
     torch.manual_seed(spec.seed)
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     # imported responses without logprobs: the current policy's, before any step (every rank alike)
-    rows, stats["logprobs_filled"] = fill_missing_logprobs(net, rows, temperature, pad, u, device)
+    rows, stats["logprobs_filled"] = fill_missing_logprobs(net, rows, temperature=temperature, pad_id=pad, cfg=u, device=device)
     steps = (
         grpo_steps(
             net,

@@ -348,18 +348,18 @@ GOLDS = [
 def test_the_gold_check_agrees_with_the_verifier(tmp_path: Path) -> None:
     """A gold is refused exactly when the real verify pass scores no answer correct against it: a
     refused gold loses to its own text as the answer, an accepted one is matched by the response."""
-    from rlvr.config import VERIFIERS, VerifySection
+    from rlvr.config import VerifySection
     from rlvr.verify import scoring
     from tests.verify_inputs import write_inputs
 
-    problems = [{"prompt_id": f"p{k:02d}", "task": VERIFIERS[v], "answer": g} for k, (g, v, _) in enumerate(GOLDS)]
+    problems = [{"prompt_id": f"p{k:02d}", "task": v, "answer": g} for k, (g, v, _) in enumerate(GOLDS)]
     responses = [(f"p{k:02d}", r or f"<answer>{g}</answer>") for k, (g, _, r) in enumerate(GOLDS)]
     rollouts, probs = write_inputs(tmp_path, problems, responses)
     correct = {
         r["prompt_id"]: r["correct"] for r in scoring.score(rollouts, probs, VerifySection(), max_new_tokens=16).to_pylist()
     }
     for k, (gold, verifier, response) in enumerate(GOLDS):
-        refused = datasets.unscorable([gold], task=VERIFIERS[verifier])[0] is not None
+        refused = datasets.unscorable([gold], task=verifier)[0] is not None
         assert (refused, correct[f"p{k:02d}"]) == (response is None, response is not None), (gold, verifier)
 
 

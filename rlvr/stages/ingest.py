@@ -214,7 +214,7 @@ def _row_response(
         not isinstance(lps, list)
         or len(lps) != len(ids)
         or not all(isinstance(x, int | float) and math.isfinite(x) and x <= 0 for x in lps)
-    ):  # None: NULL, filled by the trainer (rlvr.train.update.fill_missing_logprobs)
+    ):  # None: NULL, filled by the trainer (rlvr.train.loop.fill_missing_logprobs)
         n = len(lps) if isinstance(lps, list) else type(lps).__name__
         raise ImportFileError(
             f"{where}: column {lp_col} has {n} values; expected {len(ids)} finite log-probabilities <= 0, one per "

@@ -29,7 +29,7 @@ from rlvr.schema import EVALUATE, PREPARE, UPDATE, RunPaths
 from rlvr.store.commit import PruneRecord, read_pruned, read_record, write_text_atomic
 from rlvr.store.run import Run
 
-TRAINER_STATE = "trainer_state.pt"  # = rlvr.train.update.TRAINER_STATE (not imported: that pulls in torch)
+TRAINER_STATE = "trainer_state.pt"  # = rlvr.train.optim.TRAINER_STATE (not imported: that pulls in torch)
 
 
 def plan(versions: list[int], *, keep_last: int, keep_every: int, needed: set[int]) -> tuple[list[int], list[int]]:

@@ -14,7 +14,7 @@ The library in layers; imports point down only (tests/test_layers.py enforces it
     views/      sql, status, report, prompt preview: read-only
     rlvr.tasks, rlvr.flows (tasks/, flows/)   Prefect tasks and flows, and the CLI
 
-The shipped tasks' problem generators and data are rlvr.data (data/).
+The shipped tasks' data and loaders are rlvr.data (data/); the builders of its files, rlvr.data.generators.
 """
 
 import os

@@ -65,6 +65,42 @@ ROLLOUTS = pa.schema(
     ]
 )
 
+
+def rollout_row(
+    *,
+    iteration: int,
+    prompt_id: str,
+    sample_idx: int,
+    prompt_token_ids: list[int],
+    response_token_ids: list[int],
+    response_logprobs: list[float] | None,
+    response_text: str,
+    finish_reason: str,
+    engine: str,
+    temperature: float,
+    seed: int,
+    model: str | None = None,
+) -> dict:
+    """One ROLLOUTS row, the one place its columns are filled (the rollout and evaluate stages, `rlvr
+    import`): iteration i's responses come from policy v_i, and num_response_tokens counts the tokens."""
+    return {
+        "iteration": iteration,
+        "prompt_id": prompt_id,
+        "sample_idx": sample_idx,
+        "prompt_token_ids": prompt_token_ids,
+        "response_token_ids": response_token_ids,
+        "response_logprobs": response_logprobs,
+        "response_text": response_text,
+        "num_response_tokens": len(response_token_ids),
+        "finish_reason": finish_reason,
+        "policy_version": iteration,
+        "engine": engine,
+        "temperature": temperature,
+        "seed": seed,
+        "model": model,
+    }
+
+
 # One reward plug-in's part of a row's reward (config [[verify.rewards]], rlvr.verify.plugins). Plug-in
 # names are the user's, so they are values, not columns: `scores.components` is a list of these, and
 # `rlvr sql` shows them one row each in the view `reward_components`.

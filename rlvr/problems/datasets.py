@@ -32,7 +32,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from rlvr import data
-from rlvr.config import VERIFIERS, DatasetSection, PromptSection, TaskSection
+from rlvr.config import DatasetSection, PromptSection, TaskSection
 from rlvr.errors import RlvrError
 from rlvr.verify.code.prompt import prompt_code, tests_with_prompt
 
@@ -301,7 +301,7 @@ def working_hint(gold: str, ds: DatasetSection) -> str | None:
 def unscorable(answers: list[str], *, task: str) -> list[str | None]:
     """For each gold answer of a problems `task`, why no response can be scored correct against it
     by rlvr/verify/sql/verify.sql (its own macros decide), or None when one can."""
-    if task not in {VERIFIERS[v] for v in GOLD_CHECKED} | {"arithmetic"} or not answers:
+    if task not in (*GOLD_CHECKED, "arithmetic") or not answers:
         return [None] * len(answers)
     from rlvr.verify.scoring import connect  # DuckDB with the verifier's macros; only when checking
 
@@ -341,7 +341,7 @@ def prompt_id(name: str, ident: str) -> str:
 def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dict]:
     """PROBLEMS rows of one own dataset (prompt not yet templated; split None where the file has none)."""
     cols = resolve_columns(ds, records)
-    task, name = VERIFIERS[ds.verifier], ds.label
+    task, name = ds.verifier, ds.label  # a verifier family's name is the problems' task (rlvr.config.VERIFIERS)
     rows, seen = [], {}
     for n, rec in enumerate(records):
         v = rec.values

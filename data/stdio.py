@@ -11,7 +11,7 @@ Hand-written, each with a reference program and 3-5 cases, as rows of rlvr.schem
 
 The expected outputs are written by hand, not produced by the reference programs, so
 `pytest tests/test_stdio.py` (every reference passes every case in the sandbox) checks both.
-Run `python -m data.stdio` to print one.
+Run `python -m rlvr.data.stdio` to print one.
 """
 
 from __future__ import annotations

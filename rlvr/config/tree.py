@@ -5,7 +5,6 @@ Test: pytest tests/test_config.py
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, get_args
 
@@ -24,6 +23,7 @@ from rlvr.config.sections import (
 )
 from rlvr.config.task import TaskSection
 from rlvr.config.verify import VerifySection
+from rlvr.files import json_digest
 
 
 class Config(_Section):
@@ -73,7 +73,7 @@ def hash_data(data: dict[str, Any]) -> str:
     data.get("run", {}).pop("iterations", None)
     for section in MUTABLE_SECTIONS:
         data.pop(section, None)
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+    return json_digest(data)
 
 
 MUTABLE_SECTIONS = ("checkpoint",)  # sections an existing run may change: they change no output

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import glob
-import hashlib
 import importlib
 import io
 import json
@@ -34,6 +33,7 @@ import pyarrow.parquet as pq
 from rlvr import data
 from rlvr.config import DatasetSection, PromptSection, TaskSection
 from rlvr.errors import RlvrError
+from rlvr.files import file_sha256, text_sha256
 from rlvr.verify.code.prompt import prompt_code, tests_with_prompt
 
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -100,11 +100,7 @@ def source_digests(task: TaskSection) -> dict[str, str]:
             continue
         for p in source_paths(ds):
             for f in _files_of(p):
-                h = hashlib.sha256()
-                with f.open("rb") as fh:
-                    for chunk in iter(lambda: fh.read(1 << 20), b""):
-                        h.update(chunk)
-                out[str(f.resolve())] = h.hexdigest()
+                out[str(f.resolve())] = file_sha256(f)
     return out
 
 
@@ -424,7 +420,7 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
 
 def _rank(seed: int, salt: str, prompt_id: str) -> str:
     """A stable pseudo-random order of ids: independent of the file's row order."""
-    return hashlib.sha256(f"{seed}/{salt}/{prompt_id}".encode()).hexdigest()
+    return text_sha256(f"{seed}/{salt}/{prompt_id}")
 
 
 def assign_splits(rows: list[dict], *, test_fraction: float, seed: int) -> list[dict]:

@@ -46,7 +46,7 @@ from transformers import AutoTokenizer
 
 from rlvr.checks.start import create_or_open
 from rlvr.errors import RlvrError
-from rlvr.files import file_sha256
+from rlvr.files import file_sha256, text_sha256
 from rlvr.problems.prompts import prompt_ids
 from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, rollout_row, shard_name
 from rlvr.stages.lineage import StageOrderError, stage_inputs
@@ -304,6 +304,4 @@ def import_responses(run_dir: str | Path, file: str | Path, iteration: int | Non
 
 
 def _folder_digest(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256("".join(file_sha256(f) for f in sorted(path.rglob("*.parquet"))).encode()).hexdigest()
+    return text_sha256("".join(file_sha256(f) for f in sorted(path.rglob("*.parquet"))))

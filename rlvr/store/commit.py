@@ -22,8 +22,6 @@ Tests: tests/test_store.py, tests/test_integrity.py.
 from __future__ import annotations
 
 import errno
-import hashlib
-import json
 import os
 import shutil
 import signal
@@ -41,7 +39,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ValidationError
 
 from rlvr.errors import DiskSpaceError, RlvrError
-from rlvr.files import file_sha256
+from rlvr.files import file_sha256, json_digest, text_sha256
 from rlvr.schema import PARQUET_COMPRESSION, TMP_PREFIX, RunPaths
 
 FAULT_ENV = "RLVR_FAULT_AT"
@@ -79,7 +77,7 @@ class CommitRecord(BaseModel):
 
     def digest(self) -> str:
         """What downstream stages depend on: the exact bytes this stage produced."""
-        return hashlib.sha256("".join(o.sha256 for o in self.outputs).encode()).hexdigest()[:16]
+        return text_sha256("".join(o.sha256 for o in self.outputs))[:16]
 
     def parquet_files(self, root: Path) -> list[Path]:
         return [root / o.path for o in self.outputs if o.path.endswith(".parquet")]
@@ -105,7 +103,7 @@ def read_pruned(paths: RunPaths) -> dict[int, PruneRecord]:
 
 
 def fingerprint(inputs: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
+    return json_digest(inputs)
 
 
 def write_table(table: pa.Table | list[dict[str, Any]], schema: pa.Schema, path: Path) -> int:

@@ -259,11 +259,22 @@ PARQUET_COMPRESSION = "zstd"
 TMP_PREFIX = ".tmp-"  # in-progress outputs; never matched by a reader's glob
 
 
+ITERATION_PREFIX = "iteration="
+ITERATION_GLOB = f"{ITERATION_PREFIX}*"  # every iteration folder, e.g. paths.stages.glob(ITERATION_GLOB)
+
+
 def iteration_part(iteration: int) -> str:
     """Hive-style folder name: iteration=000003."""
     if iteration < 0:
         raise ValueError(f"iteration must be >= 0, got {iteration}")
-    return f"iteration={iteration:06d}"
+    return f"{ITERATION_PREFIX}{iteration:06d}"
+
+
+def iteration_of(path: str | Path) -> int | None:
+    """The iteration an `iteration=NNNNNN` folder holds (iteration_part's inverse): 3 for
+    `.../_stages/iteration=000003`; None for any other name (`_stages/prepare.json`'s folder)."""
+    name = Path(path).name
+    return int(name.removeprefix(ITERATION_PREFIX)) if name.startswith(ITERATION_PREFIX) else None
 
 
 def policy_name(version: int) -> str:

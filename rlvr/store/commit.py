@@ -40,7 +40,7 @@ from pydantic import BaseModel, ValidationError
 
 from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.files import file_sha256, json_digest, text_sha256
-from rlvr.schema import PARQUET_COMPRESSION, TMP_PREFIX, RunPaths
+from rlvr.schema import PARQUET_COMPRESSION, TMP_PREFIX, RunPaths, iteration_of
 
 FAULT_ENV = "RLVR_FAULT_AT"
 
@@ -122,8 +122,8 @@ def redo_spec(stage: str, iteration: int | None) -> str:
 
 def _record_key(path: Path) -> tuple[Path, str, int | None]:
     """(run root, stage, iteration) of a commit record's path (see RunPaths.record)."""
-    if path.parent.name.startswith("iteration="):
-        return path.parents[2], path.stem, int(path.parent.name.split("=")[1])
+    if (iteration := iteration_of(path.parent)) is not None:
+        return path.parents[2], path.stem, iteration
     return path.parents[1], path.stem, None
 
 

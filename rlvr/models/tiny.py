@@ -31,7 +31,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 from rlvr.config import Config
 from rlvr.files import json_digest
 from rlvr.models.registry import model_folder
-from rlvr.problems import datasets, prompts
+from rlvr.problems import datasets, prompts, readers
 
 log = logging.getLogger("rlvr")
 SPECIALS = ["<pad>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
@@ -59,7 +59,7 @@ def _spec(cfg: Config) -> dict:
         "task": [t.name or "arithmetic", t.seed, t.n_train, t.n_test, t.max_operand, t.ops],
     }
     if t.path or t.datasets or cfg.prompt != type(cfg.prompt)():  # own data or prompts: a model of its own
-        spec["data"] = [t.model_dump(mode="json"), cfg.prompt.model_dump(mode="json"), datasets.source_digests(t)]
+        spec["data"] = [t.model_dump(mode="json"), cfg.prompt.model_dump(mode="json"), readers.source_digests(t)]
     if cfg.model.tiny_lure:  # only when set, so that the models cached before the field existed keep their key
         spec["lure"] = cfg.model.tiny_lure
     return spec

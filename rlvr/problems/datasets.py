@@ -6,34 +6,25 @@ rows with the dataset's user-turn template applied to `prompt`, a train/test spl
 else a stable hash-chosen held-out share) and, with `prompt.few_shot = N`, N example rows marked
 split = 'few_shot'.
 
-Own files: JSONL, JSON (a list of objects), CSV, Parquet (a file or a folder), and a folder
-written by HF datasets' `save_to_disk` (read with `datasets`, an optional extra). Every problem
-in a file is an error with its file, row and column (`DatasetError`), raised before anything is
-written; so is a gold no response can match (worked solutions kept whole, see `working_hint`, and
-golds the verifier never scores correct, `unscorable`). `source_digests` gives each source file's sha256, which prepare records.
+Own files are read by rlvr.problems.readers, every row a Record that names its file and row. Every
+problem in a file is an error with its file, row and column (`DatasetError`), raised before
+anything is written; so is a gold no response can match (worked solutions kept whole, see
+`working_hint`, and golds the verifier never scores correct, `unscorable`).
 
 Test: pytest tests/test_datasets.py
 """
 
 from __future__ import annotations
 
-import csv
-import glob
 import importlib
-import io
 import json
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-import pyarrow.parquet as pq
 
 from rlvr import data
 from rlvr.config import DatasetSection, PromptSection, TaskSection
-from rlvr.errors import RlvrError
-from rlvr.files import file_sha256, text_sha256
+from rlvr.files import text_sha256
+from rlvr.problems.readers import DatasetError, Record, read_records
 from rlvr.verify.code.prompt import prompt_code, tests_with_prompt
 
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -46,160 +37,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 SPLITS = {"train": "train", "test": "test", "validation": "test", "valid": "test", "val": "test", "dev": "test", "eval": "test"}
 FEW_SHOT = "few_shot"  # the split of rows shown as worked examples (prompt.few_shot = N)
-SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
-HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
-
-
-class DatasetError(RlvrError, ValueError):
-    """A dataset that cannot be read as configured; the message names the file, row and column."""
-
-
-@dataclass(frozen=True)
-class Record:
-    where: str  # "data/x.jsonl, line 3": where to look
-    values: dict[str, Any]
-
-
-# ---- finding and reading files ------------------------------------------------------------
-
-
-def is_hf_folder(path: Path) -> bool:
-    return path.is_dir() and any((path / m).is_file() for m in HF_MARKERS)
-
-
-def source_paths(ds: DatasetSection) -> list[Path]:
-    """The files (or save_to_disk folders) a dataset's `path` names, sorted; none found is an error."""
-    raw = ds.path
-    if any(ch in raw for ch in "*?["):
-        found = [Path(p) for p in sorted(glob.glob(raw, recursive=True))]
-        found = [p for p in found if is_hf_folder(p) or (p.is_file() and p.suffix in SUFFIXES)]
-    else:
-        p = Path(raw)
-        if not p.exists():
-            raise DatasetError(
-                f"dataset {ds.label!r}: {raw} does not exist; set task.path / task.datasets.path to a file, folder or glob"
-            )
-        if p.is_file() or is_hf_folder(p):
-            found = [p]
-        else:  # a folder of files, e.g. Parquet shards
-            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in SUFFIXES and not f.name.startswith("."))
-    if not found:
-        raise DatasetError(f"dataset {ds.label!r}: {raw} names no .jsonl, .json, .csv or .parquet file nor a save_to_disk folder")
-    return found
-
-
-def _files_of(path: Path) -> list[Path]:
-    return sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
-
-
-def source_digests(task: TaskSection) -> dict[str, str]:
-    """sha256 of every file an own dataset reads (folders: each file inside), by path."""
-    out = {}
-    for ds in task.sources():
-        if ds.shipped:
-            continue
-        for p in source_paths(ds):
-            for f in _files_of(p):
-                out[str(f.resolve())] = file_sha256(f)
-    return out
-
-
-def _format_of(ds: DatasetSection, path: Path) -> str:
-    if is_hf_folder(path):
-        return "hf"
-    if ds.format != "auto":
-        return ds.format
-    if path.suffix not in SUFFIXES:
-        raise DatasetError(f"{path}: unknown file type {path.suffix!r}; set task.datasets.format to jsonl, json, csv or parquet")
-    return SUFFIXES[path.suffix]
-
-
-def _undecodable(values: dict[str, Any]) -> str | None:
-    """The first column whose text held bytes that are not UTF-8 (read with surrogateescape)."""
-    for key, value in values.items():
-        if re.search("[\udc80-\udcff]", json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value):
-            return key
-    return None
-
-
-def _not_utf8(where: str, column: str | None) -> DatasetError:
-    col = f", column {column!r}" if column else ""
-    return DatasetError(f"{where}{col}: not UTF-8 text; re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)")
-
-
-def _read_jsonl(path: Path) -> Iterator[Record]:
-    for n, line in enumerate(path.read_bytes().decode("utf-8", "surrogateescape").split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}, line {n}"
-        try:
-            values = json.loads(line)
-        except json.JSONDecodeError as err:
-            if re.search("[\udc80-\udcff]", line):
-                raise _not_utf8(where, None) from None
-            raise DatasetError(f"{where}: not a JSON object ({err.msg}); one object per line") from None
-        if not isinstance(values, dict):
-            raise DatasetError(f"{where}: a JSON {type(values).__name__}, not an object; one object per line")
-        if (bad := _undecodable(values)) is not None:
-            raise _not_utf8(where, bad)
-        yield Record(where, values)
-
-
-def _read_json(path: Path) -> Iterator[Record]:
-    text = path.read_bytes().decode("utf-8", "surrogateescape")
-    try:
-        rows = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise DatasetError(f"{path}, line {err.lineno}: not valid JSON ({err.msg})") from None
-    if isinstance(rows, dict) and len(rows) == 1 and isinstance(next(iter(rows.values())), list):
-        rows = next(iter(rows.values()))  # {"data": [...]}
-    if not isinstance(rows, list):
-        raise DatasetError(f"{path}: expected a JSON list of objects (or JSONL, one object per line)")
-    for n, values in enumerate(rows, start=1):
-        where = f"{path}, row {n}"
-        if not isinstance(values, dict):
-            raise DatasetError(f"{where}: a JSON {type(values).__name__}, not an object")
-        if (bad := _undecodable(values)) is not None:
-            raise _not_utf8(where, bad)
-        yield Record(where, values)
-
-
-def _read_csv(path: Path) -> Iterator[Record]:
-    text = path.read_bytes().decode("utf-8-sig", "surrogateescape")
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    for n, values in enumerate(reader, start=1):
-        where = f"{path}, row {n} (line {reader.line_num})"
-        if (bad := _undecodable(values)) is not None:
-            raise _not_utf8(where, bad)
-        yield Record(where, {k: (v if v != "" else None) for k, v in values.items() if k is not None})
-
-
-def _read_parquet(path: Path) -> Iterator[Record]:
-    for n, values in enumerate(pq.read_table(path).to_pylist(), start=1):
-        yield Record(f"{path}, row {n}", values)
-
-
-def _read_hf(path: Path) -> Iterator[Record]:
-    try:
-        datasets = importlib.import_module("datasets")
-    except ImportError:
-        raise DatasetError(
-            f"{path} is a HF datasets save_to_disk folder; reading it needs `datasets`: "
-            "pip install 'rlvr[datasets]' (or export it to Parquet: ds.to_parquet('x.parquet'))"
-        ) from None
-    loaded = datasets.load_from_disk(str(path))
-    parts = loaded.items() if isinstance(loaded, datasets.DatasetDict) else [(None, loaded)]
-    for split, part in parts:
-        for n, values in enumerate(part, start=1):
-            where = f"{path}, {f'split {split}, ' if split else ''}row {n}"
-            yield Record(where, values if split is None or "split" in values else values | {"split": split})
-
-
-READERS = {"jsonl": _read_jsonl, "json": _read_json, "csv": _read_csv, "parquet": _read_parquet, "hf": _read_hf}
-
-
-def read_records(ds: DatasetSection) -> list[Record]:
-    return [rec for path in source_paths(ds) for rec in READERS[_format_of(ds, path)](path)]
 
 
 # ---- rows ---------------------------------------------------------------------------------
@@ -337,85 +174,91 @@ def prompt_id(name: str, ident: str) -> str:
 def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dict]:
     """PROBLEMS rows of one own dataset (prompt not yet templated; split None where the file has none)."""
     cols = resolve_columns(ds, records)
-    task, name = ds.verifier, ds.label  # a verifier family's name is the problems' task (rlvr.config.VERIFIERS)
     rows, seen = [], {}
     for n, rec in enumerate(records):
-        v = rec.values
-        prompt = _text(_cell(rec, cols, "prompt"))
-        if prompt is None or not prompt.strip():
-            raise DatasetError(f"{rec.where}, column {cols['prompt']!r}: empty prompt; fill it in or remove the row")
-        gold = _text(_cell(rec, cols, "answer"))
-        if gold is None or not gold.strip():
-            if ds.verifier != "code":
-                raise DatasetError(f"{rec.where}, column {cols['answer']!r}: empty answer; every problem needs a gold answer")
-            gold = ""
-        if (extract := working_hint(gold, ds)) is not None:
-            raise DatasetError(
-                f"dataset {name!r}: {rec.where}, column {cols['answer']!r}: the gold {gold[-60:]!r} is a worked "
-                f"solution, not an answer (the verifier compares it whole with each response's final answer); did you mean answer_extract = {extract!r}? "
-                "(to keep such text as the gold: answer_extract = 'regex', answer_regex = '(?s).+')"
-            )
-        answer = extract_answer(gold, ds) if gold else ""
-        if answer is None:
-            raise DatasetError(
-                f"{rec.where}, column {cols['answer']!r}: answer_extract = {ds.answer_extract!r} found no "
-                f"{EXTRACT_HINT[ds.answer_extract]} in {gold[-60:]!r}; fix the row or change answer_extract"
-            )
-        raw_id = _cell(rec, cols, "id")
-        ident = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else f"{n:06d}"
-        pid = prompt_id(name, ident)
-        if pid in seen:
+        ident, row = _problem_row(ds, rec, cols, n)
+        if (pid := row["prompt_id"]) in seen:
             raise DatasetError(
                 f"{rec.where}, column {cols['id']!r}: id {ident!r} repeats {seen[pid]} (both are prompt id {pid!r}); "
                 "ids must be unique"
             )
         seen[pid] = rec.where
-        split = None
-        if cols["split"] is not None and (raw := _cell(rec, cols, "split")) is not None:
-            split = SPLITS.get(str(raw).strip().lower())
-            if split is None:
-                raise DatasetError(f"{rec.where}, column {cols['split']!r}: split {raw!r} is not one of {', '.join(SPLITS)}")
-        tests = _text(_cell(rec, cols, "tests"))
-        if ds.verifier == "code" and not tests:
-            raise DatasetError(
-                f"{rec.where}, column {cols['tests'] or 'tests'!r}: a code problem needs tests "
-                "(map them with task.datasets.columns.tests)"
-            )
-        if ds.verifier == "code":  # the prompt's helpers go with the tests: they call those, not the solution's
-            tests = tests_with_prompt(prompt_code(prompt), tests)
-        sources = _cell(rec, cols, "sources")
-        if isinstance(sources, str):
-            sources = [sources]
-        if ds.verifier == "retrieval" and not sources:
-            raise DatasetError(f"{rec.where}, column {cols['sources'] or 'sources'!r}: a retrieval problem needs sources")
-        used = {c for c in cols.values() if c is not None}
-        meta = {k: val for k, val in v.items() if k not in used}
-        if answer != gold.strip():
-            meta["solution"] = gold
-        rows.append(
-            {
-                "prompt_id": pid,
-                "task": task,
-                "split": split,
-                "prompt": prompt,
-                "answer": answer,
-                "tests": tests,
-                "sources": [str(s) for s in sources] if sources else None,
-                "meta": json.dumps(meta, ensure_ascii=False, default=str, sort_keys=True),
-                "dataset": name,
-            }
-        )
+        rows.append(row)
     if not rows:
-        raise DatasetError(f"dataset {name!r}: {ds.path} holds no rows")
+        raise DatasetError(f"dataset {ds.label!r}: {ds.path} holds no rows")
     checked = [k for k, r in enumerate(rows) if r["answer"]]  # code golds may be empty: its tests decide
-    faults = unscorable([rows[k]["answer"] for k in checked], task=task)
+    faults = unscorable([rows[k]["answer"] for k in checked], task=ds.verifier)
     if (bad := next(((k, why) for k, why in zip(checked, faults, strict=True) if why), None)) is not None:
         k, why = bad
         raise DatasetError(
-            f"dataset {name!r}: {records[k].where}, column {cols['answer']!r}: the gold answer {rows[k]['answer']!r} {why}, "
-            "so every response would score wrong; fix or remove the row"
+            f"dataset {ds.label!r}: {records[k].where}, column {cols['answer']!r}: the gold answer {rows[k]['answer']!r} "
+            f"{why}, so every response would score wrong; fix or remove the row"
         )
     return rows
+
+
+def _gold_answer(ds: DatasetSection, rec: Record, cols: dict[str, str | None]) -> tuple[str, str]:
+    """(the gold as written, the answer cut out of it), or a DatasetError naming the row."""
+    gold = _text(_cell(rec, cols, "answer"))
+    if gold is None or not gold.strip():
+        if ds.verifier != "code":
+            raise DatasetError(f"{rec.where}, column {cols['answer']!r}: empty answer; every problem needs a gold answer")
+        return "", ""
+    if (extract := working_hint(gold, ds)) is not None:
+        raise DatasetError(
+            f"dataset {ds.label!r}: {rec.where}, column {cols['answer']!r}: the gold {gold[-60:]!r} is a worked "
+            f"solution, not an answer (the verifier compares it whole with each response's final answer); did you mean answer_extract = {extract!r}? "
+            "(to keep such text as the gold: answer_extract = 'regex', answer_regex = '(?s).+')"
+        )
+    answer = extract_answer(gold, ds)
+    if answer is None:
+        raise DatasetError(
+            f"{rec.where}, column {cols['answer']!r}: answer_extract = {ds.answer_extract!r} found no "
+            f"{EXTRACT_HINT[ds.answer_extract]} in {gold[-60:]!r}; fix the row or change answer_extract"
+        )
+    return gold, answer
+
+
+def _problem_row(ds: DatasetSection, rec: Record, cols: dict[str, str | None], n: int) -> tuple[str, dict]:
+    """(its own id, the record as a PROBLEMS row); every fault is a DatasetError naming the row and column."""
+    prompt = _text(_cell(rec, cols, "prompt"))
+    if prompt is None or not prompt.strip():
+        raise DatasetError(f"{rec.where}, column {cols['prompt']!r}: empty prompt; fill it in or remove the row")
+    gold, answer = _gold_answer(ds, rec, cols)
+    raw_id = _cell(rec, cols, "id")
+    ident = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else f"{n:06d}"
+    split = None
+    if cols["split"] is not None and (raw := _cell(rec, cols, "split")) is not None:
+        split = SPLITS.get(str(raw).strip().lower())
+        if split is None:
+            raise DatasetError(f"{rec.where}, column {cols['split']!r}: split {raw!r} is not one of {', '.join(SPLITS)}")
+    tests = _text(_cell(rec, cols, "tests"))
+    if ds.verifier == "code" and not tests:
+        raise DatasetError(
+            f"{rec.where}, column {cols['tests'] or 'tests'!r}: a code problem needs tests (map them with task.datasets.columns.tests)"
+        )
+    if ds.verifier == "code":  # the prompt's helpers go with the tests: they call those, not the solution's
+        tests = tests_with_prompt(prompt_code(prompt), tests)
+    sources = _cell(rec, cols, "sources")
+    if isinstance(sources, str):
+        sources = [sources]
+    if ds.verifier == "retrieval" and not sources:
+        raise DatasetError(f"{rec.where}, column {cols['sources'] or 'sources'!r}: a retrieval problem needs sources")
+    used = {c for c in cols.values() if c is not None}
+    meta = {k: val for k, val in rec.values.items() if k not in used}
+    if answer != gold.strip():
+        meta["solution"] = gold
+    return ident, {
+        "prompt_id": prompt_id(ds.label, ident),
+        "task": ds.verifier,  # a verifier family's name is the problems' task (rlvr.config.VERIFIERS)
+        "split": split,
+        "prompt": prompt,
+        "answer": answer,
+        "tests": tests,
+        "sources": [str(s) for s in sources] if sources else None,
+        "meta": json.dumps(meta, ensure_ascii=False, default=str, sort_keys=True),
+        "dataset": ds.label,
+    }
 
 
 def _rank(seed: int, salt: str, prompt_id: str) -> str:

@@ -11,7 +11,7 @@ from rlvr.errors import RlvrError
 from rlvr.files import file_sha256
 from rlvr.models.load import load_policy
 from rlvr.models.tiny import base_model
-from rlvr.problems import datasets
+from rlvr.problems import datasets, readers
 from rlvr.schema import (
     PREPARE,
     PROBLEMS,
@@ -47,10 +47,10 @@ def prepare(run_dir: str | Path) -> StageResult:
     inputs = stage_inputs(run, PREPARE, None)
 
     def body(tx: StageTx) -> Outcome:
-        digests = datasets.source_digests(cfg.task)
+        digests = readers.source_digests(cfg.task)
         rows = datasets.load_problems(cfg.task, cfg.prompt)  # every bad row fails here, before anything is written
-        if datasets.source_digests(cfg.task) != digests:
-            raise datasets.DatasetError("a dataset file changed while prepare read it; run prepare again")
+        if readers.source_digests(cfg.task) != digests:
+            raise readers.DatasetError("a dataset file changed while prepare read it; run prepare again")
         base = base_model(cfg)
         if not (base / "config.json").is_file():
             raise FileNotFoundError(f"model.path = {str(base)!r} has no config.json; point it at a HF-format model folder")

@@ -159,3 +159,22 @@ def test_status_and_sql_never_load_torch(module):
     code = f"import sys, {module}; print('torch' in sys.modules, 'transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"], f"importing {module} loaded torch or transformers"
+
+
+def test_the_status_and_sql_commands_never_load_torch(tmp_path):
+    """The commands themselves, not only their modules: the CLI's lazy imports must not reach torch."""
+    from rlvr.checks.start import create_or_open
+
+    run = tmp_path / "run"
+    create_or_open(run, None, None)
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from rlvr.flows.cli import app\n"
+        f"for args in (['status', {str(run)!r}], ['sql', {str(run)!r}, 'SELECT count(*) AS n FROM rollouts']):\n"
+        "    result = CliRunner().invoke(app, args)\n"
+        "    assert result.exit_code == 0, result.output\n"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[-2:] == ["False", "False"], "rlvr status or rlvr sql loaded torch or transformers"

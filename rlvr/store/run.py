@@ -20,7 +20,8 @@ import tomli_w
 from rlvr.config import Config, hash_data, parse_config
 from rlvr.errors import RlvrError
 from rlvr.schema import PREPARE, RunPaths
-from rlvr.store.commit import write_text_atomic
+from rlvr.store.commit import put_text
+from rlvr.store.workspace import run_paths
 
 HASH_PREFIX = "# config_hash = "
 log = logging.getLogger("rlvr")
@@ -45,11 +46,12 @@ class Run:
 def _write_config(paths: RunPaths, data: dict) -> None:
     """run.toml = the hash line + `data` (config as TOML data: unset fields left out)."""
     text = f"{HASH_PREFIX}{hash_data(data)}\n# frozen config of this run; written by rlvr, do not edit\n\n{tomli_w.dumps(data)}"
-    write_text_atomic(paths.config, text)
+    put_text(paths, paths.config, text)
 
 
 def open_run(run_dir: str | Path) -> Run:
-    paths = RunPaths(Path(run_dir).resolve())
+    """The run at a local folder or an object-store URI (s3://bucket/prefix: its working copy, synced)."""
+    paths = run_paths(run_dir)
     if not paths.config.is_file():
         raise RunError(f"no run at {run_dir} (no run.toml); start one with `rlvr train --run {run_dir}`")
     text = paths.config.read_text()

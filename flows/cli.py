@@ -50,6 +50,13 @@ out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") els
 err = Console(stderr=True, markup=False, emoji=False)
 
 
+def _run_location(value: str) -> Path | str:
+    """A run argument: a local folder (Path), or an object-store URI kept as typed (s3://bucket/prefix)."""
+    from rlvr.store.fs import is_remote
+
+    return value if is_remote(value) else Path(value)
+
+
 def _styled(style: str, head: str, rest: str = "") -> Text:
     """`head` in `style`, then `rest`; both plain text (a markup tag in either is shown as typed)."""
     return Text.assemble((head, style), rest)
@@ -149,7 +156,7 @@ def _nothing_to_do(run_dir: str) -> bool:
             f"compute, from {stage}{'' if i is None else f' {i}'}: copy the run to a writable disk and resume it there"
         )
     check_device(run.config)
-    with writer_lock(run.paths.root):  # a second writer is refused now, not after Prefect's start (the flow locks again)
+    with writer_lock(run.paths.location):  # a second writer is refused now, not after Prefect's start (the flow locks again)
         pass
     return False
 
@@ -229,7 +236,13 @@ def train(
         Path | None, typer.Argument(help="TOML config (see `rlvr config`); default: built-in defaults.", metavar="CONFIG.toml")
     ] = None,
     run: Annotated[
-        Path, typer.Option("--run", metavar="DIR", help="Run folder: created if new, continued if it holds a run.")
+        Path,
+        typer.Option(
+            "--run",
+            metavar="DIR",
+            parser=_run_location,
+            help="Run folder or s3://bucket/prefix: created if new, continued if it holds a run.",
+        ),
     ] = ...,
     iterations: Annotated[
         int | None, typer.Option(metavar="N", min=1, help="Target number of iterations (overrides run.iterations).")
@@ -246,7 +259,7 @@ def train(
     """Create a run (or continue an existing one) and train until it has ITERATIONS iterations."""
     from rlvr.checks.start import create_or_open
     from rlvr.store.locks import refuse_if_served
-    from rlvr.store.run import open_run
+    from rlvr.store.run import has_run, open_run
 
     try:
         from rlvr.config import Config, apply_overrides, load_config, parse_config
@@ -254,11 +267,11 @@ def train(
         cfg = load_config(config) if config is not None else None
         if set_:
             # on an existing run, --set starts from its config: `--set checkpoint.keep_last=1` changes retention only
-            existing = open_run(run).data if config is None and (run / "run.toml").is_file() else None
+            existing = open_run(run).data if config is None and has_run(run) else None
             base = existing or (cfg or Config()).model_dump(mode="json", exclude_none=True)
             cfg = parse_config(apply_overrides(base, set_), "--set")
         refuse_if_served(run)
-        existed = (run / "run.toml").is_file()
+        existed = has_run(run)
         r = create_or_open(run, cfg, iterations)
         if existed and cfg is None:  # create_or_open checked a new or replaced config itself
             _check_unstarted(run)
@@ -281,7 +294,7 @@ def _check_store(run: Path) -> None:
 
 @app.command()
 def resume(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder to finish.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=_run_location, help="Run folder to finish.")],
     redo: Annotated[
         str | None,
         typer.Option(
@@ -314,15 +327,36 @@ def resume(
 
 
 @app.command("verify-store")
-def verify_store(run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")]) -> None:
+def verify_store(
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=_run_location, help="Run folder.")],
+    remove_orphans: Annotated[
+        bool,
+        typer.Option(
+            "--remove-orphans",
+            help="A run on object storage: first delete the objects no commit record lists (uploads of a killed "
+            "attempt), under the writer lease.",
+        ),
+    ] = False,
+) -> None:
     """Check every committed file (size and sha256) and record against the commit records; exit 1 on damage."""
-    from rlvr.store.integrity import check_store, earliest
+    from rlvr.store.integrity import check_store, earliest, orphans
+    from rlvr.store.integrity import remove_orphans as remove
     from rlvr.store.run import open_run
 
     try:
+        if remove_orphans:
+            out.print(f"{run}: removed {len(remove(run))} object(s) that no commit record lists", soft_wrap=True)
         problems, checked = check_store(run)
+        left = orphans(run)
     except _user_errors() as exc:
         _fail(exc)
+    if left:
+        shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+        out.print(
+            f"{run}: {len(left)} object(s) that no commit record lists, never read (uploads of an attempt killed before "
+            f"its commit, or of one running now): {shown}; delete them with `rlvr verify-store {run} --remove-orphans`",
+            soft_wrap=True,
+        )
     if not problems:
         out.print(f"{run}: {checked} committed files match their commit records", soft_wrap=True)
         return
@@ -354,7 +388,12 @@ def _check_unstarted(run: Path) -> None:
 
 @app.command()
 def serve(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder to keep training (create it first with `rlvr train`).")],
+    run: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR", parser=_run_location, help="Run folder to keep training (create it first with `rlvr train`)."
+        ),
+    ],
     cron: Annotated[str | None, typer.Option(metavar="CRON", help='Cron schedule, e.g. "0 * * * *" (hourly).')] = None,
     every: Annotated[int | None, typer.Option(metavar="SECONDS", help="Interval schedule in seconds.")] = None,
     add_iterations: Annotated[int, typer.Option(metavar="N", help="Iterations each scheduled run adds.")] = 1,
@@ -380,6 +419,8 @@ def serve(
         r = open_run(run)
     except _user_errors() as exc:
         _fail(exc)
+    if r.paths.uri is not None:
+        _fail(ValueError(f"rlvr serve schedules local runs only; train {run} with `rlvr resume {run}` (cron, a CI job)"))
     _prefect_env()
     from prefect.settings import PREFECT_API_URL
 
@@ -539,7 +580,7 @@ def _weights_cell(weights: str) -> Text:
 
 @app.command()
 def status(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=_run_location, help="Run folder.")],
     format: Annotated[str, typer.Option("--format", metavar="table|json", help="Output format.")] = "table",
 ) -> None:
     """One row per iteration and stage: committed or not, rows, seconds."""
@@ -553,7 +594,7 @@ def status(
 
 @app.command("sql")
 def sql_cmd(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=_run_location, help="Run folder.")],
     query: Annotated[
         str,
         typer.Argument(
@@ -613,7 +654,9 @@ def _sql_cell(value: object) -> str:
 
 @app.command("import")
 def import_cmd(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder (created with --config or --set when new).")],
+    run: Annotated[
+        Path, typer.Argument(metavar="DIR", parser=_run_location, help="Run folder (created with --config or --set when new).")
+    ],
     file: Annotated[
         Path,
         typer.Argument(
@@ -655,7 +698,7 @@ def import_cmd(
 
 @app.command()
 def rescore(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=_run_location, help="Run folder.")],
     set_: Annotated[
         list[str] | None,
         typer.Option(
@@ -687,7 +730,7 @@ def rescore(
 
 @app.command()
 def report(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=_run_location, help="Run folder.")],
     out_path: Annotated[
         Path, typer.Option("--out", metavar="FILE.html", help="HTML file to write (self-contained: opens offline).")
     ] = Path("report.html"),

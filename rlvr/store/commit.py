@@ -11,6 +11,10 @@ rerun drops the stale temporaries and any uncommitted output before it starts.
         write_table(rows, ROLLOUTS, out / shard_name(0))
         tx.commit(rows=len(rows))
 
+On object storage there is no rename: `StageTx.commit` uploads under attempt-unique keys and
+creates the record create-only instead (rlvr.store.objects; the working copy and its sha256 cache:
+rlvr.store.workspace). Records, readers and the skip-on-resume rule are the same.
+
 Integrity: every reader goes through `verified_record` (or `committed`), which checks the
 record's files against the sizes and sha256 it lists, hashing each file once per process (a
 (path, size, mtime_ns) -> sha256 cache), and raises IntegrityError naming the files and the stage
@@ -348,6 +352,7 @@ class StageTx:
         """The protocol without rename (rlvr.store.objects): upload under attempt-unique keys, create the
         record create-only (the commit point), then put the outputs in place in the working copy."""
         maybe_fault(self.stage, self.iteration, "before_rename")  # nothing has left the temporary folders yet
+        check_lease(ws.uri)  # a writer that lost its lease uploads nothing (and is checked again before the record)
         attempt, root = objects.new_attempt(), self.paths.root
         files, outputs = [], []
         for tmp, final in self._pending:

@@ -62,7 +62,9 @@ def split_uri(uri: str) -> tuple[str, str]:
     """'s3://bucket/runs/x/' -> ('s3', 'bucket/runs/x'); ObjectStoreError for what rlvr cannot use."""
     parts = urlsplit(uri)
     if parts.scheme not in SCHEMES:
-        raise ObjectStoreError(f"{uri}: run locations are a local folder or s3://bucket/prefix ({parts.scheme}:// is not supported)")
+        raise ObjectStoreError(
+            f"{uri}: run locations are a local folder or s3://bucket/prefix ({parts.scheme}:// is not supported)"
+        )
     if "@" in parts.netloc or parts.query or parts.fragment:
         raise ObjectStoreError(
             f"{parts.scheme}://{parts.hostname or ''}/...: a run URI holds no credentials or options; give them in the "

@@ -92,6 +92,11 @@ def recorded_config_hash(paths: RunPaths) -> tuple[str, Path] | None:
     return None
 
 
+def has_run(location: str | Path) -> bool:
+    """Does the folder or URI hold a run (its run.toml)?"""
+    return run_paths(location).config.is_file()
+
+
 def started(paths: RunPaths) -> bool:
     """Has the run committed anything (its first stage, prepare)? Before that its config may still change."""
     return paths.record(PREPARE, None).is_file()

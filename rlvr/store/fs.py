@@ -134,6 +134,9 @@ class ObjectStore:
             if "pre-condition" in text or "PreconditionFailed" in text or "ConditionalRequestConflict" in text:
                 raise Conflict(f"{what}: the object changed meanwhile") from None
             if isinstance(err, FileNotFoundError):
+                if "bucket does not exist" in text:
+                    bucket = self.base.split("/")[0]
+                    raise ObjectStoreError(f"{what}: there is no bucket {bucket!r} at {_endpoint()}; create it first") from None
                 raise
             raise Unreachable(f"{what}: {_endpoint()} failed ({type(err).__name__}: {text[:200]})") from err
         except Exception as err:  # botocore's own: no credentials, endpoint connection errors
@@ -170,6 +173,16 @@ class ObjectStore:
             return None
         TRAFFIC.add(down=len(data))
         return data
+
+    def read_many(self, rels: list[str]) -> dict[str, bytes]:
+        """Several small objects at once (concurrent requests); those that are gone are left out."""
+        if not rels:
+            return {}
+        got = self._call(f"read {self.uri}", self.fs.cat, [self._key(r) for r in rels], on_error="omit")
+        cut = len(self.base) + 1
+        out = {k[cut:]: v for k, v in got.items() if isinstance(v, bytes)}
+        TRAFFIC.add(down=sum(len(v) for v in out.values()))
+        return out
 
     def download(self, rel: str, dest: Path) -> None:
         self._call(f"download {self.uri}/{rel}", self.fs.get_file, self._key(rel), str(dest))

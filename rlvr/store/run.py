@@ -54,23 +54,22 @@ def open_run(run_dir: str | Path) -> Run:
     paths = run_paths(run_dir)
     if not paths.config.is_file():
         raise RunError(f"no run at {run_dir} (no run.toml); start one with `rlvr train --run {run_dir}`")
+    where = paths.config if paths.uri is None else f"{paths.uri}/run.toml"  # as the user names it
     text = paths.config.read_text()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise RunError(
-            f"{paths.config} is not valid TOML ({err}); it was edited by hand: restore it or start a new run"
-        ) from None
-    cfg = parse_config(data, str(paths.config))
+        raise RunError(f"{where} is not valid TOML ({err}); it was edited by hand: restore it or start a new run") from None
+    cfg = parse_config(data, str(where))
     first = text.splitlines()[0] if text else ""
     if first.startswith(HASH_PREFIX) and first.removeprefix(HASH_PREFIX).strip() != hash_data(data):
         raise RunError(
-            f"{paths.config} was edited after the run started (its config hash no longer matches); "
+            f"{where} was edited after the run started (its config hash no longer matches); "
             "a run's config is frozen: undo the edit, or start a new run with the new config"
         )
     if (recorded := recorded_config_hash(paths)) and recorded[0] != hash_data(data):
         raise RunError(
-            f"{paths.config} does not match the config hash {recorded[0]} recorded in {recorded[1]}: it was edited "
+            f"{where} does not match the config hash {recorded[0]} recorded in {recorded[1]}: it was edited "
             "after the run started; a run's config is frozen: undo the edit, or start a new run with the new config"
         )
     return Run(paths, cfg, data)

@@ -113,12 +113,10 @@ class Workspace:
         listing = self.store.list()
         with self.lock:
             self.listing = listing
-            for rel, obj in listing.items():
-                if is_meta(rel) and self._meta.get(rel) != obj.etag:
-                    data = self.store.read(rel)
-                    if data is not None:
-                        _write_local(self.root / rel, data)
-                        self._meta[rel] = obj.etag
+            changed = [rel for rel, obj in listing.items() if is_meta(rel) and self._meta.get(rel) != obj.etag]
+            for rel, data in self.store.read_many(changed).items():
+                _write_local(self.root / rel, data)
+                self._meta[rel] = listing[rel].etag
             for rel in [r for r in self._meta if r not in listing]:
                 (self.root / rel).unlink(missing_ok=True)
                 del self._meta[rel]

@@ -209,8 +209,9 @@ def run_rlvr(cfg, folder: Path, flops: ModelFlops, iterations: int) -> list[dict
 
 
 def run_trl(cfg, folder: Path, flops: ModelFlops, batches: int, gc: bool, seed: int = 0) -> list[dict]:
-    import rlvr.data as data
     from transformers import TrainerCallback
+
+    from rlvr.problems.datasets import load_problems
 
     u = cfg.update
     rows: list[dict] = []
@@ -246,7 +247,9 @@ def run_trl(cfg, folder: Path, flops: ModelFlops, batches: int, gc: bool, seed: 
                     flush=True,
                 )
 
-    trainer = learning.trl_trainer(cfg, data.problems(cfg.task), folder, seed, batches, gc=gc, callbacks=[Clock()])
+    # the problems as prepare writes them (templated): TRL gets the turns rlvr's rollout renders (bench/learning.py)
+    problems = load_problems(cfg.task, cfg.prompt)
+    trainer = learning.trl_trainer(cfg, problems, folder, seed, batches, gc=gc, callbacks=[Clock()])
     generate = trainer._generate_and_score_completions
 
     def timed(inputs):  # TRL's own generation + scoring, timed (the loss, backward and step are the rest)

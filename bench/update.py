@@ -1,4 +1,4 @@
-"""Benchmark: our GRPO update (rlvr.train.update.grpo_steps) against TRL's GRPOTrainer loss + backward.
+"""Benchmark: our GRPO update (rlvr.train.loop.grpo_steps) against TRL's GRPOTrainer loss + backward.
 
     python bench/update.py                                  # SmolLM2-135M-sized random Llama: ~10 min idle, ~25 loaded
     python bench/update.py --layers 2 --hidden 128 --repeats 1 --out /tmp/u.json   # seconds
@@ -15,7 +15,7 @@ acts), group-normalised advantages of random 0/1 rewards.
 
 Both sides get the same weights, batch, fp32, clip epsilons, token-mean loss, no KL, one AdamW
 step (same lr, betas, weight decay, grad-norm clip):
-  - ours: rlvr.train.update.grpo_steps with one mini-batch (its token-budget micro-batches, length-sorted),
+  - ours: rlvr.train.loop.grpo_steps with one mini-batch (its token-budget micro-batches, length-sorted),
           once per --layouts entry: `packed` (padding-free rows, update.packing = true) and `padded`.
   - trl:  GRPOTrainer.compute_loss + accelerator.backward on TRL's own input format (left-padded
           prompt_ids, right-padded completion_ids, masks, advantages, old_per_token_logps,
@@ -56,15 +56,10 @@ from transformers.utils import logging as hf_logging
 from rlvr.config import UpdateSection
 from rlvr.models.load import load_policy
 from rlvr.train import grpo
-from rlvr.train.update import (
-    TrainRow,
-    collate,
-    enable_gradient_checkpointing,
-    grpo_steps,
-    make_optimizer,
-    micro_batches,
-    policy_token_logprobs,
-)
+from rlvr.train.batch import TrainRow, collate, micro_batches
+from rlvr.train.logprobs import policy_token_logprobs
+from rlvr.train.loop import grpo_steps
+from rlvr.train.optim import enable_gradient_checkpointing, make_optimizer
 
 RESULTS = Path(__file__).parent / "results" / "update.json"
 TAG = "@@bench "  # worker -> parent protocol lines; anything else a library prints is passed through

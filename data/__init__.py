@@ -1,10 +1,12 @@
-"""Problem sets rlvr ships, with ground truth, and their generators.
+"""Problem sets rlvr ships, with ground truth: the loaders a run reads, and apart, the generators
+that built the shipped files.
 
-Each generator is deterministic in its seed and returns rows in rlvr.schema.PROBLEMS' shape,
-whose `prompt` is the question only: each module's TEMPLATE (its default user turn) adds the
-instruction when rlvr.problems.datasets renders the rows, so `prompt.template` can change it. `one(task,
-name)` gives one task's rows; rlvr.problems.datasets.load_problems, the pipeline's entry point, mixes them
-with the user's own files (config `[task]`; `task.name` is one of these or a list of them):
+Each loader's `generate(seed=, n_train=, n_test=)` is deterministic in its seed and returns rows
+in rlvr.schema.PROBLEMS' shape, whose `prompt` is the question only: each module's TEMPLATE (its
+default user turn) adds the instruction when rlvr.problems.datasets renders the rows, so
+`prompt.template` can change it. `one(task, name)` gives one task's rows; rlvr.problems.datasets.load_problems,
+the pipeline's entry point, mixes them with the user's own files (config `[task]`; `task.name` is
+one of these or a list of them):
 
 | task.name  | module          | problems' `task` | verifier                                         |
 |------------|-----------------|------------------|--------------------------------------------------|
@@ -13,6 +15,11 @@ with the user's own files (config `[task]`; `task.name` is one of these or a lis
 | stdio      | data.stdio      | code             | sandbox, stdin/stdout cases                      |
 | logic      | data.logic      | logic            | SQL verdicts; rlvr.verify.logic for formula conclusions |
 | retrieval  | data.retrieval  | retrieval        | SQL answer match + <cite> spans joined to sources |
+
+    splits.py     split_indices: the one train/test split of a fixed set (humaneval, stdio, logic,
+                  retrieval); arithmetic is generated to order and splits as it generates
+    generators/   the builders of data/logic.jsonl and data/retrieval.jsonl (`python -m
+                  rlvr.data.generators.logic`, `... .retrieval`); a run never imports them
 """
 
 from __future__ import annotations
@@ -36,12 +43,6 @@ def size(name: str) -> int:
     path = Path(__file__).with_name(f"{name}.jsonl")
     with path.open(encoding="utf-8") as f:
         return sum(1 for line in f if line.strip())
-
-
-def problems(task: Any) -> list[dict]:
-    """Rows of rlvr.schema.PROBLEMS for a config `[task]` section (rlvr.config.TaskSection): one
-    task's, or a mixture's (every task's rows, in the order named; prompt ids never collide)."""
-    return [row for name in task.names for row in one(task, name)]
 
 
 def one(task: Any, name: str) -> list[dict]:

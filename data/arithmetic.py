@@ -1,6 +1,6 @@
 """Small-integer arithmetic: 'What is 7 + 12?' -> '19'. Deterministic in its seed.
 
-Train and test splits never share a problem. Run `python -m data.arithmetic` to print a few.
+Train and test splits never share a problem. Run `python -m rlvr.data.arithmetic` to print a few.
 """
 
 from __future__ import annotations

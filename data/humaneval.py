@@ -13,7 +13,7 @@ rows of rlvr.schema.PROBLEMS:
 HumanEval is a benchmark: by default every problem is in the "test" split. `generate` can carve
 a deterministic train split out of it (shuffled by seed) for smoke runs of the code pipeline.
 
-Run `python -m data.humaneval` to print a few; `pytest tests/test_humaneval.py` runs all 164
+Run `python -m rlvr.data.humaneval` to print a few; `pytest tests/test_humaneval.py` runs all 164
 reference solutions in the sandbox.
 """
 
@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import gzip
 import json
-import random
 from pathlib import Path
+
+from rlvr.data.splits import split_indices
 
 from rlvr.verify.code.prompt import tests_with_prompt
 
@@ -70,13 +71,9 @@ def to_row(problem: dict, *, split: str) -> dict:
 
 def generate(*, seed: int = 0, n_train: int = 0, n_test: int = N_PROBLEMS) -> list[dict]:
     """Rows in prompt_id order; with n_train > 0, a seed-shuffled n_train problems are "train"."""
-    if n_train < 0 or n_test < 0 or n_train + n_test > N_PROBLEMS:
-        raise ValueError(f"n_train={n_train}, n_test={n_test}: need 0 <= n_train + n_test <= {N_PROBLEMS}")
+    split = split_indices(N_PROBLEMS, seed=seed, n_train=n_train, n_test=n_test)
     problems = load_problems()
-    order = list(range(N_PROBLEMS))
-    random.Random(seed).shuffle(order)
-    split_of = {i: "test" for i in order[:n_test]} | {i: "train" for i in order[n_test : n_test + n_train]}
-    return [to_row(problems[i], split=split_of[i]) for i in sorted(split_of)]
+    return [to_row(problems[i], split=s) for i, s in split.items()]
 
 
 if __name__ == "__main__":

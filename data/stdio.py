@@ -11,13 +11,14 @@ Hand-written, each with a reference program and 3-5 cases, as rows of rlvr.schem
 
 The expected outputs are written by hand, not produced by the reference programs, so
 `pytest tests/test_stdio.py` (every reference passes every case in the sandbox) checks both.
-Run `python -m data.stdio` to print one.
+Run `python -m rlvr.data.stdio` to print one.
 """
 
 from __future__ import annotations
 
 import json
-import random
+
+from rlvr.data.splits import split_indices
 
 from rlvr.verify.code import io_tests_json
 
@@ -303,12 +304,8 @@ def to_row(number: int, *, split: str) -> dict:
 
 def generate(*, seed: int = 0, n_train: int = 0, n_test: int = N_PROBLEMS) -> list[dict]:
     """Rows in prompt_id order; with n_train > 0, a seed-shuffled n_train problems are "train"."""
-    if n_train < 0 or n_test < 0 or n_train + n_test > N_PROBLEMS:
-        raise ValueError(f"n_train={n_train}, n_test={n_test}: need 0 <= n_train + n_test <= {N_PROBLEMS}")
-    order = list(range(N_PROBLEMS))
-    random.Random(seed).shuffle(order)
-    split_of = {i: "test" for i in order[:n_test]} | {i: "train" for i in order[n_test : n_test + n_train]}
-    return [to_row(i, split=split_of[i]) for i in sorted(split_of)]
+    split = split_indices(N_PROBLEMS, seed=seed, n_train=n_train, n_test=n_test)
+    return [to_row(i, split=s) for i, s in split.items()]
 
 
 if __name__ == "__main__":

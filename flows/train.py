@@ -9,7 +9,7 @@ lock, so two flows never write one run at once.
 - `train(run_dir)`: bring the run to its target iteration count (run.toml: run.iterations).
 - `extend(run_dir, add_iterations)`: raise the target, then train; what `rlvr serve` schedules.
 
-    python -m flows.train runs/demo        # same as `rlvr resume runs/demo`
+    python -m rlvr.flows.train runs/demo   # same as `rlvr resume runs/demo`
 """
 
 from __future__ import annotations

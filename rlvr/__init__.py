@@ -12,9 +12,9 @@ The library in layers; imports point down only (tests/test_layers.py enforces it
     checks/     preflight, doctor, starting a run
     stages/     prepare, rollout, verify, update, evaluate; import and rescore
     views/      sql, status, report, prompt preview: read-only
-    rlvr.tasks, rlvr.flows (tasks/, flows/)   Prefect tasks and flows, and the CLI
+    rlvr.tasks, rlvr.flows (tasks/, flows/)   Prefect tasks and flows, and the CLI (flows/cli/)
 
-The shipped tasks' problem generators and data are rlvr.data (data/).
+The shipped tasks' data and loaders are rlvr.data (data/); the builders of its files, rlvr.data.generators.
 """
 
 import os

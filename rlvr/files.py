@@ -6,7 +6,9 @@ the run store primes when it commits a file it has just hashed (rlvr.store.commi
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
+from typing import Any
 
 
 def file_sha256(path: Path) -> str:
@@ -15,6 +17,15 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def json_digest(data: Any, length: int = 16) -> str:
+    """A short digest of JSON data, independent of key order (fingerprints, config hashes, cache keys)."""
+    return text_sha256(json.dumps(data, sort_keys=True))[:length]
 
 
 HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256: each file hashed once per process

@@ -65,6 +65,42 @@ ROLLOUTS = pa.schema(
     ]
 )
 
+
+def rollout_row(
+    *,
+    iteration: int,
+    prompt_id: str,
+    sample_idx: int,
+    prompt_token_ids: list[int],
+    response_token_ids: list[int],
+    response_logprobs: list[float] | None,
+    response_text: str,
+    finish_reason: str,
+    engine: str,
+    temperature: float,
+    seed: int,
+    model: str | None = None,
+) -> dict:
+    """One ROLLOUTS row, the one place its columns are filled (the rollout and evaluate stages, `rlvr
+    import`): iteration i's responses come from policy v_i, and num_response_tokens counts the tokens."""
+    return {
+        "iteration": iteration,
+        "prompt_id": prompt_id,
+        "sample_idx": sample_idx,
+        "prompt_token_ids": prompt_token_ids,
+        "response_token_ids": response_token_ids,
+        "response_logprobs": response_logprobs,
+        "response_text": response_text,
+        "num_response_tokens": len(response_token_ids),
+        "finish_reason": finish_reason,
+        "policy_version": iteration,
+        "engine": engine,
+        "temperature": temperature,
+        "seed": seed,
+        "model": model,
+    }
+
+
 # One reward plug-in's part of a row's reward (config [[verify.rewards]], rlvr.verify.plugins). Plug-in
 # names are the user's, so they are values, not columns: `scores.components` is a list of these, and
 # `rlvr sql` shows them one row each in the view `reward_components`.
@@ -223,11 +259,22 @@ PARQUET_COMPRESSION = "zstd"
 TMP_PREFIX = ".tmp-"  # in-progress outputs; never matched by a reader's glob
 
 
+ITERATION_PREFIX = "iteration="
+ITERATION_GLOB = f"{ITERATION_PREFIX}*"  # every iteration folder, e.g. paths.stages.glob(ITERATION_GLOB)
+
+
 def iteration_part(iteration: int) -> str:
     """Hive-style folder name: iteration=000003."""
     if iteration < 0:
         raise ValueError(f"iteration must be >= 0, got {iteration}")
-    return f"iteration={iteration:06d}"
+    return f"{ITERATION_PREFIX}{iteration:06d}"
+
+
+def iteration_of(path: str | Path) -> int | None:
+    """The iteration an `iteration=NNNNNN` folder holds (iteration_part's inverse): 3 for
+    `.../_stages/iteration=000003`; None for any other name (`_stages/prepare.json`'s folder)."""
+    name = Path(path).name
+    return int(name.removeprefix(ITERATION_PREFIX)) if name.startswith(ITERATION_PREFIX) else None
 
 
 def policy_name(version: int) -> str:

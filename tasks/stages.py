@@ -10,6 +10,7 @@ functions skip themselves when their commit record matches (see rlvr/store/commi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from prefect import task
@@ -31,7 +32,10 @@ def retry_transient(task, task_run, state) -> bool:
     return is_transient(exc)
 
 
-def _stage_task(fn, name: str):
+def _stage_task(fn, name: str, *, after_commit: Callable[[str, int], None] | None = None):
+    """A Prefect task running stage `fn(run_dir, iteration)`; `after_commit(run_dir, iteration)` runs
+    when the stage really committed (not when a matching commit made it skip)."""
+
     @task(
         name=name,
         retries=RETRIES,
@@ -50,8 +54,8 @@ def _stage_task(fn, name: str):
             result.rows,
             result.seconds,
         )
-        if name == "update" and not result.skipped:
-            publish_iteration(run_dir, iteration)
+        if after_commit is not None and not result.skipped:
+            after_commit(run_dir, iteration)
         return result.as_dict()
 
     return run_stage
@@ -90,5 +94,5 @@ def prepare_task(run_dir: str) -> dict:
 
 rollout_task = _stage_task(stages.rollout, "rollout")
 verify_task = _stage_task(stages.verify, "verify")
-update_task = _stage_task(stages.update, "update")
+update_task = _stage_task(stages.update, "update", after_commit=publish_iteration)  # the iteration's artifacts
 evaluate_task = _stage_task(stages.evaluate, "evaluate")

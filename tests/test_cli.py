@@ -151,11 +151,11 @@ def test_status_and_errors_print_a_run_folder_as_it_reads(tmp_path: Path) -> Non
 
 def test_an_internal_error_message_is_printed_as_it_reads(tmp_path: Path, monkeypatch, capsys) -> None:
     import typer
-    from rlvr.flows import cli
+    from rlvr.flows.cli.errors import bug
 
     monkeypatch.setattr("rlvr.models.tiny.cache_root", lambda: tmp_path)
     with pytest.raises(typer.Exit):
-        cli._bug(RuntimeError("bad [/b] x[i]"), "runs/[bold]r[/]")
+        bug(RuntimeError("bad [/b] x[i]"), "runs/[bold]r[/]")
     text = capsys.readouterr().err.replace("\n", "")
     assert "internal error (RuntimeError: bad [/b] x[i])" in text and "rlvr resume runs/[bold]r[/]" in text
 
@@ -238,3 +238,62 @@ def test_help_names_the_values_and_shows_brackets_as_typed() -> None:
     assert "[rollout] engine and [update] device" in res.output, res.output  # not read as rich markup
     res = runner.invoke(app, ["sql", "x", "SELECT 1", "--max-rows", "-1"])
     assert res.exit_code == 2 and "--max-rows" in res.output
+
+
+def _callbacks(typer_app) -> list:
+    """Every command's callback, the `models` group's included."""
+    found = [c.callback for c in typer_app.registered_commands]
+    for group in typer_app.registered_groups:
+        found += _callbacks(group.typer_instance)
+    return found
+
+
+def test_every_command_reports_user_errors_in_one_line() -> None:
+    from rlvr.flows.cli.errors import user_errors
+
+    wrapper = user_errors(lambda: None).__code__
+    callbacks = _callbacks(app)
+    assert len(callbacks) == len(COMMANDS)
+    assert [cb.__name__ for cb in callbacks if cb.__code__ is not wrapper] == []
+
+
+def test_user_errors_is_one_line_and_exit_2_and_lets_a_bug_through(capsys: pytest.CaptureFixture) -> None:
+    import inspect
+
+    import typer
+    from rlvr.flows.cli.errors import user_errors
+
+    from rlvr.errors import RlvrError
+
+    @user_errors
+    def command(exc: BaseException) -> None:
+        raise exc
+
+    for user in (RlvrError("bad field [x]; fix it"), FileNotFoundError("no such file: f")):
+        with pytest.raises(typer.Exit) as e:
+            command(user)
+        assert e.value.exit_code == 2 and capsys.readouterr().err == f"error: {user}\n"
+    with pytest.raises(KeyError):
+        command(KeyError("a bug"))
+    assert command.__name__ == "command" and list(inspect.signature(command).parameters) == ["exc"]  # what typer reads
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["resume", "{run}"],
+        ["verify-store", "{run}"],
+        ["status", "{run}"],
+        ["sql", "{run}", "SELECT 1"],
+        ["rescore", "{run}"],
+        ["report", "{run}"],
+        ["serve", "{run}", "--every", "5"],
+        ["prompts", "{run}"],
+        ["doctor", "{run}"],
+        ["models", "prepare", "no-such-model"],
+    ],
+    ids=lambda args: args[0] if args[0] != "models" else "models prepare",
+)
+def test_a_user_error_in_any_command_is_one_line_with_exit_2(tmp_path: Path, args: list[str]) -> None:
+    res = runner.invoke(app, [a.format(run=tmp_path / "missing") for a in args], terminal_width=400)
+    assert res.exit_code == 2 and res.output.startswith("error: ") and len(res.output.splitlines()) == 1, res.output

@@ -157,6 +157,20 @@ def test_task_names_one_or_a_mixture() -> None:
             parse_config({"task": {"name": bad}})
 
 
+def test_a_dataset_names_one_of_the_verifiers() -> None:
+    """task.datasets.verifier is one of VERIFIERS, whose names are also the problems' `task` values;
+    any other name is refused with the list."""
+    from rlvr.config import VERIFIERS
+
+    assert VERIFIERS == ("math", "exact", "code", "logic", "retrieval")
+    for v in VERIFIERS:
+        assert parse_config({"task": {"datasets": [{"path": "x.jsonl", "verifier": v}]}}).task.datasets[0].verifier == v
+    with pytest.raises(
+        ConfigError, match="task.datasets.0.verifier: unknown verifier 'sql'; use one of math, exact, code, logic, retrieval"
+    ):
+        parse_config({"task": {"datasets": [{"path": "x.jsonl", "verifier": "sql"}]}})
+
+
 def test_non_run_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "file").write_text("hi")

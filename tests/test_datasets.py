@@ -348,18 +348,18 @@ GOLDS = [
 def test_the_gold_check_agrees_with_the_verifier(tmp_path: Path) -> None:
     """A gold is refused exactly when the real verify pass scores no answer correct against it: a
     refused gold loses to its own text as the answer, an accepted one is matched by the response."""
-    from rlvr.config import VERIFIERS, VerifySection
+    from rlvr.config import VerifySection
     from rlvr.verify import scoring
     from tests.verify_inputs import write_inputs
 
-    problems = [{"prompt_id": f"p{k:02d}", "task": VERIFIERS[v], "answer": g} for k, (g, v, _) in enumerate(GOLDS)]
+    problems = [{"prompt_id": f"p{k:02d}", "task": v, "answer": g} for k, (g, v, _) in enumerate(GOLDS)]
     responses = [(f"p{k:02d}", r or f"<answer>{g}</answer>") for k, (g, _, r) in enumerate(GOLDS)]
     rollouts, probs = write_inputs(tmp_path, problems, responses)
     correct = {
         r["prompt_id"]: r["correct"] for r in scoring.score(rollouts, probs, VerifySection(), max_new_tokens=16).to_pylist()
     }
     for k, (gold, verifier, response) in enumerate(GOLDS):
-        refused = datasets.unscorable([gold], task=VERIFIERS[verifier])[0] is not None
+        refused = datasets.unscorable([gold], task=verifier)[0] is not None
         assert (refused, correct[f"p{k:02d}"]) == (response is None, response is not None), (gold, verifier)
 
 
@@ -398,3 +398,57 @@ def test_an_own_id_that_already_carries_the_dataset_prefix_is_not_doubled(tmp_pa
     _write_jsonl(tmp_path / "mul.jsonl", rows)
     ids = [r["prompt_id"] for r in datasets.load_problems(cfg.task, cfg.prompt)]
     assert sorted(ids) == ["add-mul-22", "add-x", "mul-22", "mul-7", "mul-8"]
+
+
+# (task, seed, n_train, n_test, digest): sha256[:16] of json [train prompt_ids, test prompt_ids] as each
+# shipped set's generate() gave them before the four copies of the split became rlvr.data.splits
+SHIPPED_SPLITS = [
+    ("humaneval", 0, 0, 164, "d9aa07a904b968d7"),
+    ("humaneval", 1234, 131, 33, "380584a806b6054e"),
+    ("humaneval", 7, 10, 5, "0b09da3b3ed21f5d"),
+    ("logic", 0, 240, 60, "931608126a8851ac"),
+    ("logic", 1234, 240, 60, "e036023d8d73b87b"),
+    ("logic", 9, 100, 50, "a35b214a57a83fd8"),
+    ("retrieval", 0, 160, 40, "e7d7d896afabbec0"),
+    ("retrieval", 1234, 160, 40, "c25f39a6029a3e2b"),
+    ("retrieval", 5, 20, 10, "5df85f4ecafe2665"),
+    ("stdio", 0, 0, 20, "575146086bb21b8f"),
+    ("stdio", 1234, 16, 4, "981bf2b54e93651d"),
+    ("stdio", 3, 5, 2, "f2921cf9aad73b29"),
+]
+
+
+@pytest.mark.parametrize(("name", "seed", "n_train", "n_test", "digest"), SHIPPED_SPLITS)
+def test_every_shipped_set_splits_by_the_one_rule_as_before(name: str, seed: int, n_train: int, n_test: int, digest: str) -> None:
+    """Each fixed set's rows are exactly split_indices' choice (index i = the set's i-th problem),
+    and the prompt_ids in train and test are the ones each task had before the rule was shared."""
+    import hashlib
+    import importlib
+
+    from rlvr.data.splits import split_indices
+
+    from rlvr import data
+
+    module = importlib.import_module(f"rlvr.data.{name}")
+    every = [r["prompt_id"] for r in module.generate(seed=0, n_train=0, n_test=data.size(name))]  # the set in index order
+    rows = module.generate(seed=seed, n_train=n_train, n_test=n_test)
+    split = split_indices(len(every), seed=seed, n_train=n_train, n_test=n_test)
+    assert [(r["prompt_id"], r["split"]) for r in rows] == [(every[i], s) for i, s in split.items()]
+    train, test = ([r["prompt_id"] for r in rows if r["split"] == s] for s in ("train", "test"))
+    assert (len(train), len(test)) == (n_train, n_test)
+    assert hashlib.sha256(json.dumps([train, test]).encode()).hexdigest()[:16] == digest
+
+
+def test_split_indices_by_hand() -> None:
+    """The set shuffled by the seed (random.Random), its first n_test held out, the next n_train kept;
+    the rest left out; too many asked is an error naming the counts."""
+    from rlvr.data.splits import split_indices
+
+    order = list(range(6))
+    random.Random(5).shuffle(order)  # the reference: one shuffle of the indices
+    expected = {i: "test" for i in order[:2]} | {i: "train" for i in order[2:5]}
+    assert split_indices(6, seed=5, n_train=3, n_test=2) == dict(sorted(expected.items()))
+    assert list(split_indices(6, seed=5, n_train=3, n_test=2)) == sorted(expected)  # in index order
+    assert split_indices(3, seed=0, n_train=0, n_test=0) == {}
+    with pytest.raises(ValueError, match=r"n_train=4, n_test=3: need 0 <= n_train \+ n_test <= 6"):
+        split_indices(6, seed=0, n_train=4, n_test=3)

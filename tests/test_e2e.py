@@ -221,7 +221,7 @@ def test_kill_twice_and_resume_under_keep_last_1_equals_an_unkilled_run(
 
 
 def test_scheduled_extend_adds_iterations(tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path) -> None:
-    from rlvr.flows.cli import deployment_args
+    from rlvr.flows.serve import deployment_args
     from rlvr.flows.train import extend
 
     run = create_or_open(tmp_path / "run", small_config, 1)

@@ -1,5 +1,5 @@
 """rlvr.verify.logic (parser, canonical form, truth tables, conclusion checks, verdicts) on hand cases,
-and the shipped logic set (data/logic.jsonl): every gold answer is judged correct.
+and the shipped logic set (data/logic.jsonl, built by rlvr.data.generators.logic): every gold answer is judged correct.
 
 Run: .venv/bin/pytest tests/test_logic.py -q   (about a second; the rebuild test needs
 reasoning-gym==0.1.25, the `data` extra, and is skipped without it)
@@ -14,6 +14,7 @@ import json
 import pyarrow as pa
 import pytest
 from rlvr.data import logic as data_logic
+from rlvr.data.generators import logic as build_logic
 
 from rlvr.schema import PROBLEMS
 from rlvr.verify import logic
@@ -290,7 +291,7 @@ def test_every_gold_answer_is_judged_correct(records):
             assert decide(meta["premises"], meta["statement"]) == r["answer"], r["prompt_id"]
             assert not entails(meta["premises"], "P ∧ ¬P"), r["prompt_id"]
         else:
-            follows = data_logic.syllogism_follows(meta["premises"], meta["conclusion"])
+            follows = build_logic.syllogism_follows(meta["premises"], meta["conclusion"])
             assert r["answer"] == ("true" if follows else "false"), r["prompt_id"]
         assert normalise_verdict(r["answer"]) in (None, r["answer"])
 
@@ -320,7 +321,7 @@ def test_prompts_end_with_the_answer_instruction(records):
 
 
 def test_syllogism_check_on_hand_cases():
-    follows = data_logic.syllogism_follows
+    follows = build_logic.syllogism_follows
     assert follows(["All men are mortals", "All greeks are men"], "All greeks are mortals")  # Barbara
     assert follows(["No fish are birds", "All cats are fish"], "No cats are birds")  # Celarent
     assert follows(["All cats are dogs"], "Some dogs are cats")  # existential import
@@ -366,11 +367,11 @@ def _reasoning_gym_version() -> str | None:
 
 
 @pytest.mark.skipif(
-    _reasoning_gym_version() != data_logic.RG_VERSION,
-    reason=f"rebuilding data/logic.jsonl needs reasoning-gym=={data_logic.RG_VERSION} "
+    _reasoning_gym_version() != build_logic.RG_VERSION,
+    reason=f"rebuilding data/logic.jsonl needs reasoning-gym=={build_logic.RG_VERSION} "
     f"(found {_reasoning_gym_version()}): pip install -e '.[data]'",
 )
 def test_build_reproduces_the_shipped_file(tmp_path):
     out = tmp_path / "logic.jsonl"
-    data_logic.build(out)
+    build_logic.build(out)
     assert out.read_bytes() == data_logic.DATA_PATH.read_bytes()

@@ -11,7 +11,7 @@ from pathlib import Path
 PROBE = """
 import importlib.util, json
 import rlvr.data, rlvr.flows.cli, rlvr.tasks.stages
-print(json.dumps({"data": rlvr.data.__file__, "tasks": rlvr.data.problems.__module__,
+print(json.dumps({"data": rlvr.data.__file__, "tasks": rlvr.data.one.__module__,
                   "user_data": getattr(importlib.util.find_spec("data"), "origin", None)}))
 """
 

@@ -28,7 +28,8 @@ from rlvr.stages.ingest import ImportFileError, import_responses
 from rlvr.stages.rescore import RescoreError, rescore
 from rlvr.store.commit import read_record
 from rlvr.store.run import open_run
-from rlvr.train.update import collate, load_rows, response_logprobs
+from rlvr.train.batch import collate, load_rows
+from rlvr.train.logprobs import response_logprobs
 from rlvr.verify.plugins import RewardPluginError
 from rlvr.views.sql import run_sql
 

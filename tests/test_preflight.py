@@ -188,10 +188,10 @@ def test_a_read_only_parent_is_refused_before_anything_is_written(tmp_path: Path
 
 def test_resuming_a_finished_run_on_a_read_only_disk_has_nothing_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Was a bare OSError (the writer lock could not be created). Now: no Prefect, no lock, exit 0."""
-    from rlvr.flows import cli
+    from rlvr.flows.cli import run as cli_run
 
     run = build_run(tmp_path / "run", {"run": {"iterations": 2}})
-    monkeypatch.setattr(cli, "_prefect_env", _no_prefect)
+    monkeypatch.setattr(cli_run, "_prefect_env", _no_prefect)
     before = sorted(p.relative_to(run.paths.root) for p in run.paths.root.rglob("*"))
     with read_only(run.paths.root):
         res = runner.invoke(app, ["resume", str(run.paths.root)])
@@ -256,14 +256,14 @@ def test_a_bug_is_one_line_with_the_log_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     import typer
-    from rlvr.flows import cli
+    from rlvr.flows.cli.errors import bug
 
     monkeypatch.setenv("RLVR_CACHE", str(tmp_path))
     try:
         raise KeyError("policy_version")
     except KeyError as exc:
         with pytest.raises(typer.Exit) as e:
-            cli._bug(exc, "runs/x")
+            bug(exc, "runs/x")
     assert e.value.exit_code == 1
     out = _flat(capsys.readouterr().err)
     logs = list((tmp_path / "logs").glob("rlvr-*.log"))
@@ -276,7 +276,7 @@ def test_prefect_logs_a_user_error_without_its_traceback() -> None:
     import logging
     import sys
 
-    from rlvr.flows.cli import _NoUserTracebacks
+    from rlvr.flows.cli.errors import NoUserTracebacks
 
     def record(exc: BaseException) -> logging.LogRecord:
         try:
@@ -285,8 +285,8 @@ def test_prefect_logs_a_user_error_without_its_traceback() -> None:
             return logging.LogRecord("prefect.flow_runs", logging.ERROR, __file__, 1, "failed", None, sys.exc_info())
 
     user, bug = record(DiskSpaceError("disk full")), record(KeyError("x"))
-    assert _NoUserTracebacks().filter(user) and user.exc_info is None
-    assert _NoUserTracebacks().filter(bug) and bug.exc_info is not None
+    assert NoUserTracebacks().filter(user) and user.exc_info is None
+    assert NoUserTracebacks().filter(bug) and bug.exc_info is not None
 
 
 def _no_prefect() -> None:
@@ -297,12 +297,12 @@ def test_a_second_writer_is_refused_before_prefect_starts(tmp_path: Path, monkey
     """Was a traceback after ~30 s (the lock was first taken inside the flow)."""
     import os
 
-    from rlvr.flows import cli
+    from rlvr.flows.cli import run as cli_run
 
     from rlvr.store.locks import writer_lock
 
     run = build_run(tmp_path / "run", {"run": {"iterations": 1}}, upto=2)
-    monkeypatch.setattr(cli, "_prefect_env", _no_prefect)
+    monkeypatch.setattr(cli_run, "_prefect_env", _no_prefect)
     with writer_lock(run.paths.root):
         res = runner.invoke(app, ["resume", str(run.paths.root)])
     assert res.exit_code == 2 and f"another rlvr process (pid {os.getpid()}) is writing" in _flat(res.output)

@@ -77,3 +77,27 @@ def test_prefect_does_not_retry_a_user_error(prefect_api: str) -> None:
     with pytest.raises(ConfigError, match="group_size"):
         one_stage()
     assert calls == [3]  # failed at once: retrying a config error only delays the message
+
+
+def test_the_after_commit_hook_runs_only_when_the_stage_committed(prefect_api: str) -> None:
+    """update_task publishes the iteration's artifacts through its after_commit hook: after a commit,
+    never after a skip (a resumed run's committed iterations publish nothing again)."""
+    from prefect import flow
+    from rlvr.tasks import stages as tasks
+    from rlvr.tasks.stages import _stage_task
+
+    from rlvr.stages import StageResult
+
+    published: list[tuple[str, int]] = []
+    results = iter([StageResult("s", 1, False, 7, 0.0, "now"), StageResult("s", 2, True, 7, 0.0, "now")])
+    task = _stage_task(lambda run_dir, i: next(results), "s", after_commit=lambda d, i: published.append((d, i)))
+
+    @flow
+    def two() -> None:
+        task("run", 1)  # committed
+        task("run", 2)  # skipped
+
+    two()
+    assert published == [("run", 1)]
+    hooks = {name: [c.cell_contents for c in getattr(tasks, name).fn.__closure__] for name in ("update_task", "rollout_task")}
+    assert tasks.publish_iteration in hooks["update_task"] and tasks.publish_iteration not in hooks["rollout_task"]

@@ -11,6 +11,7 @@ import re
 import pyarrow as pa
 import pytest
 from rlvr.data import retrieval
+from rlvr.data.generators import retrieval as build_retrieval
 
 from rlvr.schema import PROBLEMS
 
@@ -21,17 +22,17 @@ def rows() -> list[dict]:
 
 
 def test_shipped_jsonl_equals_a_fresh_build():
-    built = retrieval.build()
-    assert retrieval.PATH.read_text(encoding="utf-8") == retrieval.to_jsonl(built)
-    assert retrieval.build() == built  # and building twice gives the same rows
+    built = build_retrieval.build()
+    assert retrieval.PATH.read_text(encoding="utf-8") == build_retrieval.to_jsonl(built)
+    assert build_retrieval.build() == built  # and building twice gives the same rows
 
 
 def test_normalise_and_whole_word_count_by_hand():
-    assert retrieval.normalise("  The\tMarket\n in  Velamora ") == "the market in velamora"
-    assert retrieval.whole_word_count("12", "Built in 1812, rebuilt 12 years later.") == 1
-    assert retrieval.whole_word_count("1812", "built in 1812.") == 1
-    assert retrieval.whole_word_count("lake  ysmer", "Into Lake Ysmer; Lake Ysmerby") == 1
-    assert retrieval.whole_word_count("Tess", "Ilsa Tesshart") == 0
+    assert build_retrieval.normalise("  The\tMarket\n in  Velamora ") == "the market in velamora"
+    assert build_retrieval.whole_word_count("12", "Built in 1812, rebuilt 12 years later.") == 1
+    assert build_retrieval.whole_word_count("1812", "built in 1812.") == 1
+    assert build_retrieval.whole_word_count("lake  ysmer", "Into Lake Ysmer; Lake Ysmerby") == 1
+    assert build_retrieval.whole_word_count("Tess", "Ilsa Tesshart") == 0
 
 
 def test_rows_fit_the_problems_schema(rows):
@@ -44,7 +45,7 @@ def test_rows_fit_the_problems_schema(rows):
 
 
 def test_answer_is_in_the_support_and_the_support_in_its_passage(rows):
-    norm = retrieval.normalise
+    norm = build_retrieval.normalise
     for r in rows:
         meta = json.loads(r["meta"])
         assert set(meta) == {"support", "passage"}
@@ -60,12 +61,12 @@ def test_answer_appears_nowhere_but_the_support(rows):
     word, so the question has one reading; and the question names an entity of its passage."""
     for r in rows:
         meta = json.loads(r["meta"])
-        hits = [retrieval.whole_word_count(r["answer"], s) for s in r["sources"]]
+        hits = [build_retrieval.whole_word_count(r["answer"], s) for s in r["sources"]]
         assert hits[meta["passage"]] == 1 and sum(hits) == 1, r["prompt_id"]
         rest = r["sources"][meta["passage"]].replace(meta["support"], "")
-        assert retrieval.whole_word_count(r["answer"], rest) == 0
+        assert build_retrieval.whole_word_count(r["answer"], rest) == 0
         question = r["prompt"].split("Question: ")[1].split("\n")[0]
-        assert retrieval.whole_word_count(r["answer"], question) == 0, r["prompt_id"]
+        assert build_retrieval.whole_word_count(r["answer"], question) == 0, r["prompt_id"]
 
 
 def test_passages_are_short_plain_text_and_varied(rows):
@@ -76,8 +77,8 @@ def test_passages_are_short_plain_text_and_varied(rows):
             sentences = re.findall(r"[^.]+\.", s)
             assert 2 <= len(sentences) <= 4 and "".join(sentences).strip() == s, s
             # the verifier's SQL and Python normalisations agree on plain ASCII, single spaces
-            assert s.isascii() and retrieval.normalise(s) == s.lower()
-        assert len(r["prompt"].split()) <= retrieval.MAX_WORDS
+            assert s.isascii() and build_retrieval.normalise(s) == s.lower()
+        assert len(r["prompt"].split()) <= build_retrieval.MAX_WORDS
         assert "<cite></cite>" in r["prompt"] and "<answer></answer>" in r["prompt"]
     assert min(counts.values()) >= 20
     numeric = sum(r["answer"].isdigit() for r in rows)

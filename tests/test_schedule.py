@@ -28,7 +28,7 @@ from rlvr.config import Config
 from rlvr.procs import descendants, kill_tree
 from rlvr.schema import RunPaths
 from rlvr.store.commit import read_record
-from rlvr.store.run import open_run
+from rlvr.store.run import RunError, open_run
 
 pytestmark = pytest.mark.slow
 
@@ -179,3 +179,27 @@ def test_serve_without_a_server_refuses_and_says_how_to_start_one(tmp_path: Path
     res = _cli("serve", str(tmp_path / "run"), "--cron", "61 * * * *", env=env)
     assert res.returncode == 2 and "not a valid cron expression" in res.stderr
     assert json.loads(_cli("status", str(tmp_path / "run"), "--format", "json", env=env).stdout)[0]["stage"] == "prepare"
+
+
+def test_serving_describes_the_schedule_for_status_and_removes_it_after(tmp_path: Path) -> None:
+    from rlvr.flows.serve import next_scheduled, serving
+
+    from rlvr.store.locks import serve_info
+
+    run = create_or_open(tmp_path / "run", None, None).paths.root
+    api = f"http://127.0.0.1:{_free_port()}/api"  # nobody answers there
+    with serving(run, deployment="rlvr-extend/d", api_url=api, schedule="every 5s", add_iterations=2):
+        info = serve_info(run)
+        assert info == {
+            "deployment": "rlvr-extend/d",
+            "api_url": api,
+            "schedule": "every 5s",
+            "pid": os.getpid(),
+            "add_iterations": 2,
+        }
+        assert next_scheduled(info).startswith(f"unknown (Prefect server {api}: ")
+        with pytest.raises(RunError, match="already has a schedule"):
+            with serving(run, deployment="rlvr-extend/e", api_url=api, schedule="every 9s", add_iterations=1):
+                pass
+        assert serve_info(run)["deployment"] == "rlvr-extend/d"  # the refused second schedule wrote nothing
+    assert serve_info(run) is None and not (run / ".serve.json").exists()

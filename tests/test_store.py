@@ -13,7 +13,7 @@ import pytest
 
 from rlvr.checks.start import create_or_open
 from rlvr.config import Config
-from rlvr.schema import ROLLOUT, ROLLOUTS, SCORES, RunPaths, shard_name
+from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, SCORES, RunPaths, iteration_of, iteration_part, shard_name
 from rlvr.store.commit import FAULT_ENV, begin_stage, committed, read_record, write_table
 from rlvr.views.sql import run_sql
 
@@ -33,6 +33,14 @@ ROW = {
     "seed": 2**62 + 1,
     "model": None,
 }
+
+
+def test_iteration_folders_name_and_read_back_their_iteration(tmp_path: Path) -> None:
+    paths = RunPaths(tmp_path)
+    assert iteration_part(3) == "iteration=000003" and iteration_part(1234567) == "iteration=1234567"
+    assert [iteration_of(iteration_part(i)) for i in (0, 3, 1234567)] == [0, 3, 1234567]
+    assert iteration_of(paths.record(ROLLOUT, 12).parent) == 12 and iteration_of(tmp_path / "iteration=7") == 7
+    assert iteration_of(paths.record(PREPARE, None).parent) is None and iteration_of("v000003") is None
 
 
 def test_schema_round_trip(tmp_path: Path) -> None:

@@ -119,5 +119,5 @@ def test_too_many_problems_names_the_fields(tmp_path: Path) -> None:
     from rlvr import data
 
     with pytest.raises(data.TaskDataError, match=r"task.n_train \+ task.n_test = 290 \+ 20 = 310, but task 'logic' has 300"):
-        data.problems(_config("logic", n_train=290, n_test=20).task)
-    assert len(data.problems(_config("retrieval").task)) == data.size("retrieval")
+        data.one(_config("logic", n_train=290, n_test=20).task, "logic")
+    assert len(data.one(_config("retrieval").task, "retrieval")) == data.size("retrieval")

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import torch
 
@@ -20,19 +21,15 @@ from rlvr.config import Config, UpdateSection
 from rlvr.models.load import load_policy
 from rlvr.problems.prompts import chat_ids
 from rlvr.store.commit import FAULT_ENV
-from rlvr.train.update import (
-    TrainRow,
-    UpdateSpec,
-    collate,
-    grpo_steps,
-    lr_factor,
-    make_optimizer,
-    micro_batches,
-    own_memory,
-    policy_token_logprobs,
-    read_metrics,
-    run_update,
-)
+from rlvr.train.batch import TrainRow, collate, micro_batches
+from rlvr.train.logprobs import policy_token_logprobs
+from rlvr.train.loop import grpo_steps
+from rlvr.train.optim import lr_factor, make_optimizer, own_memory
+from rlvr.train.update import UpdateSpec, run_update
+
+
+def read_metrics(path: Path) -> list[dict]:
+    return pq.read_table(path).to_pylist()
 
 
 def _seq_logprob(model, row: TrainRow, pad: int) -> float:
@@ -149,6 +146,16 @@ def _cfg(small_config: Config, **update) -> Config:
     return Config.model_validate(data)
 
 
+def _with_parity_reward(cfg: Config, folder: Path) -> Config:
+    """cfg plus a reward plug-in that pays odd samples: every group then has reward variance, whatever
+    the tiny model built on this machine samples (a test makes its own preconditions)."""
+    parity = folder / "parity.sql"
+    parity.write_text("SELECT prompt_id, sample_idx, (sample_idx % 2)::DOUBLE AS score, 'odd sample' AS reason FROM responses")
+    data = cfg.model_dump()
+    data["verify"]["rewards"] = [{"name": "parity", "sql": str(parity), "weight": 1.0}]
+    return Config.model_validate(data)
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256((path / "model.safetensors").read_bytes()).hexdigest()
 
@@ -169,7 +176,6 @@ def _odd_shards(run: Path, out: Path, n_rows: int) -> tuple[list[str], list[str]
     makes its own batch instead of hoping the tiny model samples one (its lengths and rewards depend
     on the machine that built it)."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     rollouts = pq.read_table(sorted(run.glob("rollouts/iteration=000000/*.parquet")), partitioning=None)
     rollouts = rollouts.filter(pc.greater(rollouts["num_response_tokens"], 0)).slice(0, n_rows)
@@ -190,7 +196,7 @@ def _odd_shards(run: Path, out: Path, n_rows: int) -> tuple[list[str], list[str]
 def _spec(run: Path, cfg: Config, out: Path) -> UpdateSpec:
     out.mkdir(parents=True, exist_ok=True)
     return UpdateSpec(
-        config=cfg.model_dump(mode="json"),
+        config=cfg,
         iteration=0,
         seed=123,
         policy_in=str(run / "policy/v000000"),
@@ -285,6 +291,7 @@ def test_exact_resume_after_kill(tmp_path: Path, small_config: Config, tiny_mode
     """3 iterations straight == 1 iteration + SIGKILL inside iteration 1's update + resume (same bytes)."""
     cfg = _cfg(small_config, epochs=2, minibatches=2, warmup_steps=3, schedule="cosine", decay_steps=6)
     cfg = cfg.model_copy(update={"checkpoint": cfg.checkpoint.model_copy(update={"keep_last": 0})})  # compare every version
+    cfg = _with_parity_reward(cfg, tmp_path)  # every group has variance: every iteration takes its 2 x 2 steps
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
     straight, killed = tmp_path / "straight", tmp_path / "killed"
     for d in (straight, killed):
@@ -305,10 +312,10 @@ def test_exact_resume_after_kill(tmp_path: Path, small_config: Config, tiny_mode
 def test_chunked_response_logprobs_equal_full_logits(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The memory-saving path (LM head on response positions only, chunked, recomputed in
     backward) gives the full-logits values, entropies and gradients."""
-    import rlvr.train.update as upd
+    import rlvr.train.logprobs as lps
     from rlvr.train.grpo import token_entropy
 
-    monkeypatch.setattr(upd, "HEAD_CHUNK_TOKENS", 5)  # force several chunks
+    monkeypatch.setattr(lps, "HEAD_CHUNK_TOKENS", 5)  # force several chunks
     model, tok = load_policy(tiny_model, torch.device("cpu"))
     prompt = chat_ids(tok, "What is 2 + 9? Put the final answer inside <answer></answer>.")
     rows = [
@@ -317,7 +324,7 @@ def test_chunked_response_logprobs_equal_full_logits(tiny_model: Path, monkeypat
     ]
     rows = [TrainRow(r.prompt_ids, r.response_ids, [0.0] * len(r.response_ids), 1.0) for r in rows]
     batch = collate(rows, tok.pad_token_id, torch.device("cpu"))
-    fast, ent = upd.response_logprobs(model, batch, 0.7)
+    fast, ent = lps.response_logprobs(model, batch, 0.7)
     (fast * batch["mask"]).sum().backward()
     g_fast = [p.grad.clone() for p in model.parameters()]
     model.zero_grad()

@@ -10,7 +10,10 @@ import torch
 
 from rlvr.config import UpdateSection
 from rlvr.models.load import load_policy
-from rlvr.train.update import TrainRow, collate, enable_gradient_checkpointing, grpo_steps, make_optimizer, response_logprobs
+from rlvr.train.batch import TrainRow, collate
+from rlvr.train.logprobs import response_logprobs
+from rlvr.train.loop import grpo_steps
+from rlvr.train.optim import enable_gradient_checkpointing, make_optimizer
 
 CPU = torch.device("cpu")
 

@@ -10,7 +10,10 @@ import torch
 
 from rlvr.config import UpdateSection
 from rlvr.models.load import load_policy
-from rlvr.train.update import TrainRow, collate, grpo_steps, make_optimizer, micro_batches, response_logprobs
+from rlvr.train.batch import TrainRow, collate, micro_batches
+from rlvr.train.logprobs import response_logprobs
+from rlvr.train.loop import grpo_steps
+from rlvr.train.optim import make_optimizer
 
 CPU = torch.device("cpu")
 
@@ -65,8 +68,10 @@ def test_packed_logprobs_and_gradients_equal_padded(tiny_model: Path, attn: str)
     (lp0, ent0, g0), (lp1, ent1, g1) = out[False], out[True]
     assert lp0.abs().sum() > 0
     assert torch.allclose(lp0, lp1, atol=1e-5) and torch.allclose(ent0, ent1, atol=1e-4)
-    for a, b in zip(g0, g1, strict=True):  # float32 sums in another order: close relative to the largest entry
-        assert a.abs().max() > 0 and (a - b).abs().max() <= 1e-5 * a.abs().max()
+    # float32 sums in another order: close relative to the largest entry. 1e-4, not 1e-5: a tiny model built on
+    # another CPU gave 1.8e-5 with sdpa; sequences that see each other (the guard below) differ by orders more
+    for a, b in zip(g0, g1, strict=True):
+        assert a.abs().max() > 0 and (a - b).abs().max() <= 1e-4 * a.abs().max()
 
 
 def test_packing_ignored_would_break_equality(tiny_model: Path) -> None:

@@ -256,19 +256,20 @@ def test_cite_sentences_by_hand(source: str, sentences: list[str]) -> None:
 
 
 def test_every_shipped_passage_splits_into_the_sentences_it_was_built_from() -> None:
-    """data/retrieval.py joins fact sentences (each ending in its only full stop) with spaces; the
+    """data/generators/retrieval.py joins fact sentences (each ending in its only full stop) with spaces; the
     verifier's sentences must be exactly those, so each shipped support is one whole sentence."""
     from rlvr.data import retrieval
+    from rlvr.data.generators.retrieval import normalise
 
     rows = retrieval.load()
     passages = sorted({p for r in rows for p in r["sources"]})
     found = connect().execute("SELECT s, cite_sentences(s) FROM unnest($p) AS t(s)", {"p": passages}).fetchall()
     for passage, sentences in found:
-        assert sentences == [retrieval.normalise(x) for x in passage.replace(". ", ".\n").split("\n")], passage
+        assert sentences == [normalise(x) for x in passage.replace(". ", ".\n").split("\n")], passage
     by_passage = dict(found)
     for r in rows:
         meta = json.loads(r["meta"])
-        assert retrieval.normalise(meta["support"]) in by_passage[r["sources"][meta["passage"]]], r["prompt_id"]
+        assert normalise(meta["support"]) in by_passage[r["sources"][meta["passage"]]], r["prompt_id"]
 
 
 def test_max_citation_words_bounds_a_span_within_one_sentence(tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ def check_heldout(cfg: Config, rows: list[dict]) -> None:
 
 
 def check_device(cfg: Config) -> None:
-    """update.device names a device this machine has (rlvr.train.update.resolve_device's ConfigError if not)."""
+    """update.device names a device this machine has (rlvr.models.load.resolve_device's ConfigError if not)."""
     from rlvr.models.load import resolve_device
 
     resolve_device(cfg.update.device)

@@ -17,7 +17,6 @@ builds it and prints where.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -30,6 +29,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from rlvr.config import Config
+from rlvr.files import json_digest
 from rlvr.models.registry import model_folder
 from rlvr.problems import datasets, prompts
 
@@ -198,7 +198,7 @@ def _warmup(
 def ensure_tiny_model(cfg: Config) -> Path:
     """Path to the embedded model for this config's task, building it on first use."""
     spec = _spec(cfg)
-    key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+    key = json_digest(spec, 12)
     final = cache_root() / f"tiny-llama-{key}"
     if (final / "config.json").is_file():
         return final

@@ -6,6 +6,6 @@
                  [prompt] system turn, template and few-shot examples into the exact token ids
 
 Every consumer (rollout, evaluate, `rlvr import`, the tiny warm-up, `rlvr prompts`, the benchmarks)
-renders through prompts.prompt_ids. The shipped task generators live in rlvr.data.
+renders through prompts.prompt_ids. The shipped tasks are read by rlvr.data (data/).
 Test: tests/test_datasets.py, test_prompt_path.py.
 """

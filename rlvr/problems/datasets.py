@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import glob
-import hashlib
 import importlib
 import io
 import json
@@ -32,8 +31,9 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from rlvr import data
-from rlvr.config import VERIFIERS, DatasetSection, PromptSection, TaskSection
+from rlvr.config import DatasetSection, PromptSection, TaskSection
 from rlvr.errors import RlvrError
+from rlvr.files import file_sha256, text_sha256
 from rlvr.verify.code.prompt import prompt_code, tests_with_prompt
 
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -100,11 +100,7 @@ def source_digests(task: TaskSection) -> dict[str, str]:
             continue
         for p in source_paths(ds):
             for f in _files_of(p):
-                h = hashlib.sha256()
-                with f.open("rb") as fh:
-                    for chunk in iter(lambda: fh.read(1 << 20), b""):
-                        h.update(chunk)
-                out[str(f.resolve())] = h.hexdigest()
+                out[str(f.resolve())] = file_sha256(f)
     return out
 
 
@@ -301,7 +297,7 @@ def working_hint(gold: str, ds: DatasetSection) -> str | None:
 def unscorable(answers: list[str], *, task: str) -> list[str | None]:
     """For each gold answer of a problems `task`, why no response can be scored correct against it
     by rlvr/verify/sql/verify.sql (its own macros decide), or None when one can."""
-    if task not in {VERIFIERS[v] for v in GOLD_CHECKED} | {"arithmetic"} or not answers:
+    if task not in (*GOLD_CHECKED, "arithmetic") or not answers:
         return [None] * len(answers)
     from rlvr.verify.scoring import connect  # DuckDB with the verifier's macros; only when checking
 
@@ -341,7 +337,7 @@ def prompt_id(name: str, ident: str) -> str:
 def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dict]:
     """PROBLEMS rows of one own dataset (prompt not yet templated; split None where the file has none)."""
     cols = resolve_columns(ds, records)
-    task, name = VERIFIERS[ds.verifier], ds.label
+    task, name = ds.verifier, ds.label  # a verifier family's name is the problems' task (rlvr.config.VERIFIERS)
     rows, seen = [], {}
     for n, rec in enumerate(records):
         v = rec.values
@@ -424,7 +420,7 @@ def to_rows(ds: DatasetSection, records: list[Record], *, seed: int) -> list[dic
 
 def _rank(seed: int, salt: str, prompt_id: str) -> str:
     """A stable pseudo-random order of ids: independent of the file's row order."""
-    return hashlib.sha256(f"{seed}/{salt}/{prompt_id}".encode()).hexdigest()
+    return text_sha256(f"{seed}/{salt}/{prompt_id}")
 
 
 def assign_splits(rows: list[dict], *, test_fraction: float, seed: int) -> list[dict]:

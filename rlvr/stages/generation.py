@@ -13,9 +13,12 @@ import json
 import logging
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import torch
@@ -35,6 +38,7 @@ from rlvr.schema import (
     PREPARE,
     ROLLOUT,
     ROLLOUTS,
+    rollout_row,
     shard_name,
 )
 from rlvr.seeds import derive_seed
@@ -76,9 +80,6 @@ def mixture_prompts(pools: dict[str, list[str]], weights: dict[str, float], k: i
         )
         out += [pool[j] for j in sorted(picks)]
     return out
-
-
-# ---- prepare ------------------------------------------------------------------------------
 
 
 # ---- generation: rollout and evaluate ----------------------------------------------------------
@@ -123,7 +124,7 @@ def _policy_engine(run: Run, i: int) -> tuple[AutoTokenizer, engines.Acquired, t
 def rollout(run_dir: str | Path, iteration: int) -> StageResult:
     """G responses per sampled prompt with policy v_i -> rollouts/iteration=i/."""
     run = open_run(run_dir)
-    cfg, paths, i = run.config, run.paths, iteration
+    paths, i = run.paths, iteration
     problems, inputs = _generation_inputs(run, ROLLOUT, i)
 
     def body(tx: StageTx) -> Outcome:
@@ -138,74 +139,121 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
             got.start_seconds,
             got.weight_load_seconds,
         )
-        out = tx.output(paths.table_dir("rollouts", i))
-        target = cfg.rollout.min_signal_groups or cfg.rollout.prompts_per_iteration
+        sampler = _RoundSampler(run, i, problems, text, got.engine, tok, tx.output(paths.table_dir("rollouts", i)))
         chosen = _first_prompts(run, problems, list(text), i)
-        used: set[str] = set()
-        rounds: list[dict] = []
-        shards: list[Path] = []
         t0 = time.perf_counter()
-        for rnd in range(1 + cfg.rollout.dynamic_sampling_rounds):
-            counted = sum(r["rows"] for r in rounds)  # the progress bar counts every round's responses
-            new = _generate(got.engine, tok, run, i, chosen, text, out, first_shard=len(shards), counted=counted)
-            shards += new["shards"]
-            used |= set(chosen)
-            rounds.append({"round": rnd, "prompts": len(chosen), "rows": new["rows"], "tokens": new["tokens"]})
-            if cfg.rollout.dynamic_sampling_rounds == 0:
-                break
-            # DAPO dynamic sampling (Yu et al. 2025, sec. 3.2): groups whose rewards are all equal carry
-            # no signal; top up with fresh prompts until `target` groups have some, or rounds run out
-            scored = scoring.score(
-                new["shards"],
-                problems.parquet_files(paths.root),
-                cfg.verify,
-                max_new_tokens=cfg.rollout.max_new_tokens,
-                hide=[paths.root],
-            )
-            rounds[-1]["signal_groups"] = len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
-            have = sum(r["signal_groups"] for r in rounds)
-            if have >= target:
-                break
-            if rnd == cfg.rollout.dynamic_sampling_rounds:
-                log.info("rollout %d: %d/%d groups with signal after the last round (%d)", i, have, target, rnd)
-                break
-            chosen = iteration_prompts(
-                list(text), target - have, seed=cfg.run.seed, iteration=i, round=rnd + 1, exclude=frozenset(used)
-            )
-            if not chosen:
-                log.warning("rollout %d: dynamic sampling ran out of unused prompts", i)
-                break
-            log.info(
-                "rollout %d: %d/%d groups with signal after round %d; sampling %d more prompts", i, have, target, rnd, len(chosen)
-            )
-        secs = time.perf_counter() - t0
-        n_rows, tokens = sum(r["rows"] for r in rounds), sum(r["tokens"] for r in rounds)
-        log.info(
-            "rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs",
-            i,
-            n_rows,
-            len(used),
-            cfg.rollout.group_size,
-            len(rounds),
-            tokens,
-            secs,
-        )
-        return Outcome(
-            n_rows,
-            {
-                "engine": got.name,
-                "warm": got.warm,
-                "device": str(device),
-                "engine_start_seconds": round(got.start_seconds, 3),
-                "weight_load_seconds": round(got.weight_load_seconds, 3),
-                "generation_seconds": round(secs, 3),
-                "tokens": tokens,
-                "rounds": rounds,
-                "tokens_per_s": round(tokens / max(secs, 1e-9), 1),
-            },
-        )
+        rounds, used = _sample_rounds(sampler, chosen)
+        return _rollout_outcome(run, i, got, device, rounds, prompts=len(used), secs=time.perf_counter() - t0)
 
     return _stage(run, ROLLOUT, i, inputs, body)
+
+
+@dataclass(frozen=True)
+class _RoundSampler:
+    """What every round of one rollout stage samples with: policy v_i's engine and tokenizer, the
+    train prompts' token ids (`text`), and the stage's output folder."""
+
+    run: Run
+    i: int
+    problems: CommitRecord
+    text: dict[str, list[int]]
+    engine: engines.Engine
+    tok: Any
+    out: Path
+
+    def sample(self, prompt_ids: list[str], *, first_shard: int, counted: int) -> dict:
+        return _generate(
+            self.engine, self.tok, self.run, self.i, prompt_ids, self.text, self.out, first_shard=first_shard, counted=counted
+        )
+
+    def signal_groups(self, shards: list[Path]) -> int:
+        """Groups of these shards whose rewards are not all equal (scored as the verify stage will)."""
+        cfg, root = self.run.config, self.run.paths.root
+        scored = scoring.score(
+            shards, self.problems.parquet_files(root), cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens, hide=[root]
+        )
+        return len(set(pc.filter(scored["prompt_id"], pc.greater(scored["group_std"], 0)).to_pylist()))
+
+
+def _sample_rounds(sampler: _RoundSampler, chosen: list[str]) -> tuple[list[dict], set[str]]:
+    """Round 0 samples `chosen`; with rollout.dynamic_sampling_rounds > 0, DAPO dynamic sampling (Yu
+    et al. 2025, sec. 3.2): groups whose rewards are all equal carry no signal, so each further round
+    samples fresh prompts, as many as groups are missing, until `target` groups have some or the
+    rounds run out. Returns each round's counts and every prompt sampled."""
+    cfg = sampler.run.config.rollout
+    target = cfg.min_signal_groups or cfg.prompts_per_iteration
+    used: set[str] = set()
+    rounds: list[dict] = []
+    shards = 0
+    for rnd in range(1 + cfg.dynamic_sampling_rounds):
+        counted = sum(r["rows"] for r in rounds)  # the progress bar counts every round's responses
+        new = sampler.sample(chosen, first_shard=shards, counted=counted)
+        shards += len(new["shards"])
+        used |= set(chosen)
+        rounds.append({"round": rnd, "prompts": len(chosen), "rows": new["rows"], "tokens": new["tokens"]})
+        if cfg.dynamic_sampling_rounds == 0:
+            break
+        rounds[-1]["signal_groups"] = sampler.signal_groups(new["shards"])
+        chosen = _refill(sampler, rounds, used, target)
+        if not chosen:
+            break
+    return rounds, used
+
+
+def refill_size(signal: list[int], *, target: int, rounds: int) -> int:
+    """Fresh prompts dynamic sampling asks for after the rounds so far (`signal`: each one's groups
+    with signal), out of `rounds` extra rounds: the groups still missing, 0 once `target` is met or
+    the last extra round is done."""
+    have = sum(signal)
+    return 0 if have >= target or len(signal) > rounds else target - have
+
+
+def _refill(sampler: _RoundSampler, rounds: list[dict], used: set[str], target: int) -> list[str]:
+    """The next round's prompts (none left unused, or refill_size 0: []), drawn like iteration_prompts."""
+    cfg, i = sampler.run.config, sampler.i
+    rnd, have = rounds[-1]["round"], sum(r["signal_groups"] for r in rounds)
+    need = refill_size([r["signal_groups"] for r in rounds], target=target, rounds=cfg.rollout.dynamic_sampling_rounds)
+    if need == 0:
+        if have < target:
+            log.info("rollout %d: %d/%d groups with signal after the last round (%d)", i, have, target, rnd)
+        return []
+    chosen = iteration_prompts(list(sampler.text), need, seed=cfg.run.seed, iteration=i, round=rnd + 1, exclude=frozenset(used))
+    if not chosen:
+        log.warning("rollout %d: dynamic sampling ran out of unused prompts", i)
+        return []
+    log.info("rollout %d: %d/%d groups with signal after round %d; sampling %d more prompts", i, have, target, rnd, len(chosen))
+    return chosen
+
+
+def _rollout_outcome(
+    run: Run, i: int, got: engines.Acquired, device: torch.device, rounds: list[dict], *, prompts: int, secs: float
+) -> Outcome:
+    """The rollout's commit: its rows and the record's extra (engine, timings, tokens, each round)."""
+    n_rows, tokens = sum(r["rows"] for r in rounds), sum(r["tokens"] for r in rounds)
+    log.info(
+        "rollout %d: %d responses (%d prompts x G=%d, %d round(s)), %d tokens in %.1fs",
+        i,
+        n_rows,
+        prompts,
+        run.config.rollout.group_size,
+        len(rounds),
+        tokens,
+        secs,
+    )
+    return Outcome(
+        n_rows,
+        {
+            "engine": got.name,
+            "warm": got.warm,
+            "device": str(device),
+            "engine_start_seconds": round(got.start_seconds, 3),
+            "weight_load_seconds": round(got.weight_load_seconds, 3),
+            "generation_seconds": round(secs, 3),
+            "tokens": tokens,
+            "rounds": rounds,
+            "tokens_per_s": round(tokens / max(secs, 1e-9), 1),
+        },
+    )
 
 
 def _max_model_len(policy_dir: Path) -> int:
@@ -252,21 +300,19 @@ def _generate(
     progress(label, i, done=counted, total=counted + len(requests), unit="responses")
     for k, batch in enumerate(engine.generate(requests, sampling)):  # one shard per batch: memory stays bounded
         rows = [
-            {
-                "iteration": i,
-                "prompt_id": req.prompt_id,
-                "sample_idx": req.sample_idx,
-                "prompt_token_ids": req.prompt_token_ids,
-                "response_token_ids": smp.token_ids,
-                "response_logprobs": smp.logprobs,
-                "response_text": tok.decode(smp.token_ids, skip_special_tokens=True),
-                "num_response_tokens": len(smp.token_ids),
-                "finish_reason": smp.finish_reason,
-                "policy_version": i,
-                "engine": engine.name,
-                "temperature": sampling.temperature,
-                "seed": req.seed,
-            }
+            rollout_row(
+                iteration=i,
+                prompt_id=req.prompt_id,
+                sample_idx=req.sample_idx,
+                prompt_token_ids=req.prompt_token_ids,
+                response_token_ids=smp.token_ids,
+                response_logprobs=smp.logprobs,
+                response_text=tok.decode(smp.token_ids, skip_special_tokens=True),
+                finish_reason=smp.finish_reason,
+                engine=engine.name,
+                temperature=sampling.temperature,
+                seed=req.seed,
+            )
             for req, smp in batch
         ]
         tokens += sum(len(s.token_ids) for _, s in batch)
@@ -277,9 +323,6 @@ def _generate(
             "%s %d: %d/%d responses, %.0f tok/s", label, i, n_rows, len(requests), tokens / max(time.perf_counter() - t0, 1e-9)
         )
     return {"rows": n_rows, "tokens": tokens, "shards": shards}
-
-
-# ---- verify -------------------------------------------------------------------------------
 
 
 # ---- evaluate -----------------------------------------------------------------------------
@@ -294,7 +337,6 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
 
     def body(tx: StageTx) -> Outcome:
         _require_weights(run, i, f"evaluate({i})")
-        problem_files = problems.parquet_files(paths.root)
         text = _prompt_ids(run, problems, i, "test")
         if not text:
             raise ConfigError(
@@ -305,54 +347,11 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
         if cfg.eval.prompts:  # the same subset at every evaluation, so the numbers compare
             ids = iteration_prompts(ids, cfg.eval.prompts, seed=cfg.run.seed, iteration=0, round=0)
         tok, got, _ = _policy_engine(run, i)
-        sampling = Sampling(cfg.rollout.max_new_tokens, cfg.eval.temperature, 1.0)
         t0 = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:
-            new = _generate(
-                got.engine,
-                tok,
-                run,
-                i,
-                ids,
-                text,
-                Path(tmp),
-                first_shard=0,
-                samples=cfg.eval.samples,
-                sampling=sampling,
-                seed_tag="eval/",
-                label="evaluate",
-            )
-            scored = scoring.score(
-                new["shards"], problem_files, cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens, hide=[paths.root]
-            )
-            gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
-        key = ["prompt_id", "sample_idx"]
-        rows = gen.select(
-            [
-                "iteration",
-                *key,
-                "policy_version",
-                "engine",
-                "temperature",
-                "response_text",
-                "num_response_tokens",
-                "finish_reason",
-            ]
-        ).join(scored.select([*key, *EVAL_SCORE_COLUMNS]), key)
-        rows = rows.sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
+        rows = _eval_rows(run, i, problems, ids, text, got.engine, tok)
         n = write_table(rows.select(EVALS.names), EVALS, tx.output(paths.table_dir("evals", i)) / shard_name(0))
-        correct = rows["correct"].to_pylist()
-        solved = {pid for pid, ok in zip(rows["prompt_id"].to_pylist(), correct, strict=True) if ok}
-        stats = {
-            "problems": len(ids),
-            "samples": cfg.eval.samples,
-            "temperature": cfg.eval.temperature,
-            "accuracy": sum(correct) / max(n, 1),
-            f"pass_at_{cfg.eval.samples}": len(solved) / len(ids),
-            "reward_mean": pc.mean(rows["reward"]).as_py(),
-            "engine": got.name,
-            "generation_seconds": round(time.perf_counter() - t0, 3),
-        }
+        stats = eval_stats(rows, problems=len(ids), samples=cfg.eval.samples, temperature=cfg.eval.temperature)
+        stats |= {"engine": got.name, "generation_seconds": round(time.perf_counter() - t0, 3)}
         log.info(
             "evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f",
             i,
@@ -368,4 +367,57 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
     return _stage(run, EVALUATE, i, inputs, body)
 
 
-# ---- update -------------------------------------------------------------------------------
+def _eval_rows(
+    run: Run, i: int, problems: CommitRecord, ids: list[str], text: dict[str, list[int]], engine: engines.Engine, tok
+) -> pa.Table:
+    """eval.samples responses per held-out prompt (seeds apart from training's), scored, as EVALS
+    columns in (prompt_id, sample_idx) order; the responses themselves are not kept."""
+    cfg, root = run.config, run.paths.root
+    sampling = Sampling(cfg.rollout.max_new_tokens, cfg.eval.temperature, 1.0)
+    with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:
+        new = _generate(
+            engine,
+            tok,
+            run,
+            i,
+            ids,
+            text,
+            Path(tmp),
+            first_shard=0,
+            samples=cfg.eval.samples,
+            sampling=sampling,
+            seed_tag="eval/",
+            label="evaluate",
+        )
+        scored = scoring.score(
+            new["shards"], problems.parquet_files(root), cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens, hide=[root]
+        )
+        gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
+    key = ["prompt_id", "sample_idx"]
+    columns = [
+        "iteration",
+        *key,
+        "policy_version",
+        "engine",
+        "temperature",
+        "response_text",
+        "num_response_tokens",
+        "finish_reason",
+    ]
+    rows = gen.select(columns).join(scored.select([*key, *EVAL_SCORE_COLUMNS]), key)
+    return rows.sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
+
+
+def eval_stats(rows: pa.Table, *, problems: int, samples: int, temperature: float) -> dict:
+    """An evaluation's figures from its scored rows (`samples` per problem): accuracy over every
+    response, pass@samples (the share of problems with a correct one), the mean reward."""
+    correct = rows["correct"].to_pylist()
+    solved = {pid for pid, ok in zip(rows["prompt_id"].to_pylist(), correct, strict=True) if ok}
+    return {
+        "problems": problems,
+        "samples": samples,
+        "temperature": temperature,
+        "accuracy": sum(correct) / max(rows.num_rows, 1),
+        f"pass_at_{samples}": len(solved) / problems,
+        "reward_mean": pc.mean(rows["reward"]).as_py(),
+    }

@@ -46,9 +46,9 @@ from transformers import AutoTokenizer
 
 from rlvr.checks.start import create_or_open
 from rlvr.errors import RlvrError
-from rlvr.files import file_sha256
+from rlvr.files import file_sha256, text_sha256
 from rlvr.problems.prompts import prompt_ids
-from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, shard_name
+from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, rollout_row, shard_name
 from rlvr.stages.lineage import StageOrderError, stage_inputs
 from rlvr.store.commit import CommitRecord, Outcome, StageTx, committed, fetch_policy, read_record, run_stage, write_table
 from rlvr.store.run import Run, open_run
@@ -131,83 +131,96 @@ def to_rollout_rows(path: Path, rows: list[dict], *, run: Run, problems: CommitR
     if not rows:
         raise ImportFileError(f"{path}: no rows")
     problem_rows = pq.read_table(problems.parquet_files(run.paths.root)).to_pylist()
-    by_id = {r["prompt_id"]: (r["prompt"], r["split"]) for r in problem_rows}
+    splits = {r["prompt_id"]: r["split"] for r in problem_rows}
     rendered = prompt_ids(tok, problem_rows, run.config.prompt, "train")
     maps = _problem_index(problem_rows, {pid: tok.decode(v) for pid, v in rendered.items()})
     id_col = _column(path, rows, ("prompt_id", "prompt"), required=True)
     resp_col = _column(path, rows, ALIASES["response"], required=True)
     lp_col = _column(path, rows, ALIASES["logprobs"], required=False)
-    eos = tok.eos_token_id
     seen: dict[str, int] = {}
     out = []
     for k, r in enumerate(rows):
         where = f"{path} {r.get(WHERE, f'row {k}')}"
-        key = r.get(id_col)
-        if id_col == "prompt_id":
-            pid = key if isinstance(key, str) and key in by_id else None
-            if pid is None:
-                raise ImportFileError(
-                    f"{where}: column prompt_id = {key!r} is not a problem of this run (see `rlvr sql "
-                    f'{run.paths.root} "SELECT prompt_id, prompt FROM problems"`)'
-                )
-        else:
-            found = match_prompt(key, maps) if isinstance(key, str) else []
-            shown = key if not isinstance(key, str) or len(key) < 60 else key[:57] + "..."
-            if not found:
-                raise ImportFileError(
-                    f"{where}: column prompt = {shown!r} matches no problem's text exactly (the rendered user turn, the "
-                    "whole prompt as `rlvr prompts` prints it, or the dataset's own text); give prompt_id instead"
-                )
-            if len(found) > 1:
-                raise ImportFileError(
-                    f"{where}: column prompt = {shown!r} is the text of {len(found)} problems ({', '.join(found[:3])}); "
-                    "give prompt_id instead"
-                )
-            pid = found[0]
-        if by_id[pid][1] != "train":
-            raise ImportFileError(
-                f"{where}: prompt_id {pid!r} is a held-out problem (split = {by_id[pid][1]!r}); training on it would leak the evaluation"
-            )
-        text = r.get(resp_col)
-        if not isinstance(text, str):
-            raise ImportFileError(f"{where}: column {resp_col} = {text!r} is not a string")
-        finish = r.get("finish_reason") or "stop"
-        if finish not in ("stop", "length"):
-            raise ImportFileError(f"{where}: column finish_reason = {finish!r}; use 'stop' or 'length'")
-        ids = r.get("response_token_ids")
-        if ids is None:
-            ids = tok(text, add_special_tokens=False)["input_ids"] + ([eos] if finish == "stop" and eos is not None else [])
-        lps = r.get(lp_col) if lp_col else None
-        if lps is not None and (
-            not isinstance(lps, list)
-            or len(lps) != len(ids)
-            or not all(isinstance(x, int | float) and math.isfinite(x) and x <= 0 for x in lps)
-        ):  # None: NULL, filled by the trainer (rlvr.train.update.fill_missing_logprobs)
-            n = len(lps) if isinstance(lps, list) else type(lps).__name__
-            raise ImportFileError(
-                f"{where}: column {lp_col} has {n} values; expected {len(ids)} finite log-probabilities <= 0, one per "
-                "response token (text tokens + end-of-sequence when finish_reason is 'stop'), or leave it out"
-            )
+        pid = _row_problem(where, r.get(id_col), by_text=id_col == "prompt", splits=splits, maps=maps, root=run.paths.root)
+        text, finish, ids, lps = _row_response(where, r, resp_col=resp_col, lp_col=lp_col, tok=tok)
         s = seen[pid] = seen.get(pid, -1) + 1
         out.append(
-            {
-                "iteration": iteration,
-                "prompt_id": pid,
-                "sample_idx": s,
-                "prompt_token_ids": rendered[pid],
-                "response_token_ids": ids,
-                "response_logprobs": lps,
-                "response_text": text,
-                "num_response_tokens": len(ids),
-                "finish_reason": finish,
-                "policy_version": iteration,
-                "engine": ENGINE,
-                "temperature": 1.0,
-                "seed": 0,
-                "model": r.get("model"),
-            }
+            rollout_row(
+                iteration=iteration,
+                prompt_id=pid,
+                sample_idx=s,
+                prompt_token_ids=rendered[pid],
+                response_token_ids=ids,
+                response_logprobs=lps,
+                response_text=text,
+                finish_reason=finish,
+                engine=ENGINE,
+                temperature=1.0,
+                seed=0,
+                model=r.get("model"),
+            )
         )
     return out
+
+
+def _row_problem(where: str, key: Any, *, by_text: bool, splits: dict[str, str], maps: list[dict], root: Path) -> str:
+    """The train problem a row answers: its prompt_id (`key`), or with by_text the one problem whose
+    text `key` is (match_prompt); a held-out problem is an error, training on it would leak the evaluation."""
+    if not by_text:
+        pid = key if isinstance(key, str) and key in splits else None
+        if pid is None:
+            raise ImportFileError(
+                f"{where}: column prompt_id = {key!r} is not a problem of this run (see `rlvr sql "
+                f'{root} "SELECT prompt_id, prompt FROM problems"`)'
+            )
+    else:
+        found = match_prompt(key, maps) if isinstance(key, str) else []
+        shown = key if not isinstance(key, str) or len(key) < 60 else key[:57] + "..."
+        if not found:
+            raise ImportFileError(
+                f"{where}: column prompt = {shown!r} matches no problem's text exactly (the rendered user turn, the "
+                "whole prompt as `rlvr prompts` prints it, or the dataset's own text); give prompt_id instead"
+            )
+        if len(found) > 1:
+            raise ImportFileError(
+                f"{where}: column prompt = {shown!r} is the text of {len(found)} problems ({', '.join(found[:3])}); "
+                "give prompt_id instead"
+            )
+        pid = found[0]
+    if splits[pid] != "train":
+        raise ImportFileError(
+            f"{where}: prompt_id {pid!r} is a held-out problem (split = {splits[pid]!r}); training on it would leak the evaluation"
+        )
+    return pid
+
+
+def _row_response(
+    where: str, r: dict, *, resp_col: str, lp_col: str | None, tok
+) -> tuple[str, str, list[int], list[float] | None]:
+    """A row's response text, finish_reason, token ids (given, else the text tokenized, plus end-of-
+    sequence when it stopped) and logprobs (None: NULL), each checked."""
+    text = r.get(resp_col)
+    if not isinstance(text, str):
+        raise ImportFileError(f"{where}: column {resp_col} = {text!r} is not a string")
+    finish = r.get("finish_reason") or "stop"
+    if finish not in ("stop", "length"):
+        raise ImportFileError(f"{where}: column finish_reason = {finish!r}; use 'stop' or 'length'")
+    ids = r.get("response_token_ids")
+    if ids is None:
+        eos = tok.eos_token_id
+        ids = tok(text, add_special_tokens=False)["input_ids"] + ([eos] if finish == "stop" and eos is not None else [])
+    lps = r.get(lp_col) if lp_col else None
+    if lps is not None and (
+        not isinstance(lps, list)
+        or len(lps) != len(ids)
+        or not all(isinstance(x, int | float) and math.isfinite(x) and x <= 0 for x in lps)
+    ):  # None: NULL, filled by the trainer (rlvr.train.loop.fill_missing_logprobs)
+        n = len(lps) if isinstance(lps, list) else type(lps).__name__
+        raise ImportFileError(
+            f"{where}: column {lp_col} has {n} values; expected {len(ids)} finite log-probabilities <= 0, one per "
+            "response token (text tokens + end-of-sequence when finish_reason is 'stop'), or leave it out"
+        )
+    return text, finish, ids, lps
 
 
 def next_iteration(run: Run) -> int:
@@ -291,6 +304,4 @@ def import_responses(run_dir: str | Path, file: str | Path, iteration: int | Non
 
 
 def _folder_digest(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256("".join(file_sha256(f) for f in sorted(path.rglob("*.parquet"))).encode()).hexdigest()
+    return text_sha256("".join(file_sha256(f) for f in sorted(path.rglob("*.parquet"))))

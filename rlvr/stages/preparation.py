@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from pathlib import Path
 
 import torch
 
 from rlvr.errors import RlvrError
+from rlvr.files import file_sha256
 from rlvr.models.load import load_policy
 from rlvr.models.tiny import base_model
 from rlvr.problems import datasets
@@ -73,7 +73,7 @@ def changed_sources(recorded: dict[str, str]) -> list[str]:
     out = []
     for path, digest in recorded.items():
         p = Path(path)
-        now = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
+        now = file_sha256(p) if p.is_file() else None
         if now != digest:
             out.append(f"{path} ({'deleted' if now is None else f'sha256 {digest[:12]} -> {now[:12]}'})")
     return out

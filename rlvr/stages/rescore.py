@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from rlvr.config import Config, ConfigError, apply_overrides, hash_data, parse_config
 from rlvr.errors import RlvrError
-from rlvr.schema import DEFAULT_SCORING, PREPARE, RESCORE_PREFIX, ROLLOUT, SCORES, shard_name
+from rlvr.schema import DEFAULT_SCORING, ITERATION_GLOB, PREPARE, RESCORE_PREFIX, ROLLOUT, SCORES, iteration_of, shard_name
 from rlvr.stages.lineage import upstream
 from rlvr.store.commit import CommitRecord, Outcome, StageTx, committed, read_record, run_stage, verified_record, write_table
 from rlvr.store.locks import writer_lock
@@ -43,7 +43,7 @@ class RescoreError(RlvrError, ValueError):
 
 def rollout_iterations(paths) -> list[int]:
     """Iterations whose rollouts are committed, in order."""
-    found = (int(d.name.split("=")[1]) for d in paths.stages.glob("iteration=*") if (d / f"{ROLLOUT}.json").is_file())
+    found = (iteration_of(d) for d in paths.stages.glob(ITERATION_GLOB) if (d / f"{ROLLOUT}.json").is_file())
     return sorted(found)
 
 

@@ -65,7 +65,7 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
         retention.check_free_space(run, i)  # before anything is written, not after an hour of training
         t0 = time.perf_counter()
         spec = UpdateSpec(
-            config=cfg.model_dump(mode="json"),
+            config=cfg,
             iteration=i,
             seed=derive_seed(cfg.run.seed, i, "update", 0),
             policy_in=str(paths.policy_dir(i)),

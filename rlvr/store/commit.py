@@ -26,8 +26,6 @@ Tests: tests/test_store.py, tests/test_integrity.py.
 from __future__ import annotations
 
 import errno
-import hashlib
-import json
 import os
 import shutil
 import signal
@@ -45,8 +43,8 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, PrivateAttr, ValidationError, model_serializer
 
 from rlvr.errors import DiskSpaceError, RlvrError
-from rlvr.files import cached_sha256, file_sha256, remember_sha256
-from rlvr.schema import PARQUET_COMPRESSION, PREPARE, TMP_PREFIX, UPDATE, RunPaths
+from rlvr.files import cached_sha256, file_sha256, json_digest, remember_sha256, text_sha256
+from rlvr.schema import PARQUET_COMPRESSION, PREPARE, TMP_PREFIX, UPDATE, RunPaths, iteration_of
 from rlvr.store import objects
 from rlvr.store.fs import Conflict
 from rlvr.store.lease import check_lease
@@ -101,7 +99,7 @@ class CommitRecord(BaseModel):
 
     def digest(self) -> str:
         """What downstream stages depend on: the exact bytes this stage produced."""
-        return hashlib.sha256("".join(o.sha256 for o in self.outputs).encode()).hexdigest()[:16]
+        return text_sha256("".join(o.sha256 for o in self.outputs))[:16]
 
     def parquet_files(self, root: Path) -> list[Path]:
         """The record's Parquet files under `root`; on object storage downloaded first (once per
@@ -132,7 +130,7 @@ def read_pruned(paths: RunPaths) -> dict[int, PruneRecord]:
 
 
 def fingerprint(inputs: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
+    return json_digest(inputs)
 
 
 def write_table(table: pa.Table | list[dict[str, Any]], schema: pa.Schema, path: Path) -> int:
@@ -151,8 +149,8 @@ def redo_spec(stage: str, iteration: int | None) -> str:
 
 def _record_key(path: Path) -> tuple[Path, str, int | None]:
     """(run root, stage, iteration) of a commit record's path (see RunPaths.record)."""
-    if path.parent.name.startswith("iteration="):
-        return path.parents[2], path.stem, int(path.parent.name.split("=")[1])
+    if (iteration := iteration_of(path.parent)) is not None:
+        return path.parents[2], path.stem, iteration
     return path.parents[1], path.stem, None
 
 

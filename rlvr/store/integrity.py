@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlvr.config import Config
-from rlvr.schema import ITERATION_STAGES, PREPARE, RunPaths
+from rlvr.schema import ITERATION_GLOB, ITERATION_STAGES, PREPARE, RunPaths, iteration_of
 from rlvr.store import objects
 from rlvr.store.commit import CorruptRecordError, output_problems, pruned_files, read_record, redo_spec, remove_record
 from rlvr.store.locks import writer_lock
@@ -43,8 +43,8 @@ class Problem:
 def _records(paths: RunPaths) -> list[tuple[str, int | None, Path]]:
     """Every commit record on disk, (stage, iteration, path), whatever the run's target."""
     found = [(PREPARE, None, paths.record(PREPARE, None))] if paths.record(PREPARE, None).is_file() else []
-    for path in sorted(paths.stages.glob("iteration=*/*.json")):
-        found.append((path.stem, int(path.parent.name.split("=")[1]), path))
+    for path in sorted(paths.stages.glob(f"{ITERATION_GLOB}/*.json")):
+        found.append((path.stem, iteration_of(path.parent), path))
     return found
 
 

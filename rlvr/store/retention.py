@@ -30,7 +30,7 @@ from rlvr.store.commit import PruneRecord, put_text, read_pruned, read_record
 from rlvr.store.run import Run
 from rlvr.store.workspace import workspace_of
 
-TRAINER_STATE = "trainer_state.pt"  # = rlvr.train.update.TRAINER_STATE (not imported: that pulls in torch)
+TRAINER_STATE = "trainer_state.pt"  # = rlvr.train.optim.TRAINER_STATE (not imported: that pulls in torch)
 
 
 def plan(versions: list[int], *, keep_last: int, keep_every: int, needed: set[int]) -> tuple[list[int], list[int]]:

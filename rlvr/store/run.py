@@ -19,7 +19,7 @@ import tomli_w
 
 from rlvr.config import Config, hash_data, parse_config
 from rlvr.errors import RlvrError
-from rlvr.schema import PREPARE, RunPaths
+from rlvr.schema import ITERATION_GLOB, PREPARE, RunPaths
 from rlvr.store.commit import put_text
 from rlvr.store.workspace import run_paths
 
@@ -80,7 +80,7 @@ def recorded_config_hash(paths: RunPaths) -> tuple[str, Path] | None:
 
     Every record's inputs carry the run's config hash. Unreadable records are skipped here:
     `rlvr verify-store` reports them."""
-    candidates = [paths.record("prepare", None), *sorted(paths.stages.glob("iteration=*/*.json"))]
+    candidates = [paths.record("prepare", None), *sorted(paths.stages.glob(f"{ITERATION_GLOB}/*.json"))]
     for path in candidates:
         try:
             recorded = json.loads(path.read_bytes())["inputs"]["config"]

@@ -18,7 +18,7 @@ One function per idea, each citing its source:
 - truncated importance sampling for engine/trainer mismatch (Yao et al. 2025, "Your Efficient
   RL Framework Secretly Brings You Off-Policy RL Training").
 - objective: the one place these compose into a micro-batch's loss (clip, dual clip, TIS, KL,
-  aggregation); rlvr/train/update.py only runs the forward passes and the optimiser around it.
+  aggregation); rlvr/train/loop.py only runs the forward passes and the optimiser around it.
 
 The advantages the update trains on are computed once, by the verify SQL (verify_groups.sql);
 group_advantages is their Python form, and tests/test_grpo.py checks the two agree. The

@@ -20,7 +20,7 @@ from rlvr.train.update import UpdateSpec, run_update
 
 def main(spec_path: str) -> None:
     spec = UpdateSpec.model_validate_json(Path(spec_path).read_text())
-    backend = "nccl" if spec.config.get("update", {}).get("device") != "cpu" and torch.cuda.is_available() else "gloo"
+    backend = "nccl" if spec.config.update.device != "cpu" and torch.cuda.is_available() else "gloo"
     tdist.init_process_group(backend=backend)
     try:
         stats = run_update(spec)

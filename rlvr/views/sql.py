@@ -34,7 +34,17 @@ import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from rlvr.schema import EVALUATE, ITERATION_STAGES, PREPARE, RESCORE_PREFIX, STAGE_TABLE, TABLES, RunPaths
+from rlvr.schema import (
+    EVALUATE,
+    ITERATION_GLOB,
+    ITERATION_STAGES,
+    PREPARE,
+    RESCORE_PREFIX,
+    STAGE_TABLE,
+    TABLES,
+    RunPaths,
+    iteration_of,
+)
 from rlvr.store.commit import verified_record
 from rlvr.store.run import open_run
 from rlvr.views.guard import QueryError, check_query
@@ -52,15 +62,15 @@ def committed_files(paths: RunPaths) -> dict[str, list[Path]]:
     files: dict[str, list[Path]] = {t: [] for t in TABLES}
     if rec := verified_record(paths, PREPARE, None):
         files["problems"] += rec.parquet_files(paths.root)
-    for it_dir in sorted(paths.stages.glob("iteration=*")):
-        i = int(it_dir.name.split("=")[1])
+    for it_dir in sorted(paths.stages.glob(ITERATION_GLOB)):
+        i = iteration_of(it_dir)
         for stage in (*ITERATION_STAGES, EVALUATE):
             if rec := verified_record(paths, stage, i):
                 files[STAGE_TABLE[stage]] += rec.parquet_files(paths.root)
-    rescored = sorted(paths.stages.glob(f"iteration=*/{RESCORE_PREFIX}*.json"), key=lambda p: (p.name, p.parent.name))
+    rescored = sorted(paths.stages.glob(f"{ITERATION_GLOB}/{RESCORE_PREFIX}*.json"), key=lambda p: (p.name, p.parent.name))
     files["scorings"] = list(files["scores"])
     for p in rescored:  # rescore.<name> records, checked like every other
-        if rec := verified_record(paths, p.stem, int(p.parent.name.split("=")[1])):
+        if rec := verified_record(paths, p.stem, iteration_of(p.parent)):
             files["scorings"] += rec.parquet_files(paths.root)
     return files
 

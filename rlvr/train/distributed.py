@@ -1,0 +1,82 @@
+"""Data parallel: which micro-batches a rank runs, and how gradients and metrics meet.
+
+Under torchrun each rank takes every world-th micro-batch (Dist.share). With update.strategy =
+"ddp" gradients are summed with all_reduce before the step (Dist.sum_grads); with "fsdp2"
+parameters, gradients and optimiser state are sharded (shard_fsdp2: fully_shard) and gradients
+are reduce-scattered. Either way N processes take the same step as one.
+
+    python -m torch.distributed.run --standalone --nproc_per_node 2 -m rlvr.train.worker SPEC.json
+
+Tests: tests/test_update.py (1 vs 2 processes with DDP and FSDP2, gloo on CPU).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as tdist
+from torch.distributed.fsdp import FSDPModule, fully_shard
+from transformers import PreTrainedModel
+
+from rlvr.train.logprobs import ResponseLogprobs
+
+
+@dataclass(frozen=True)
+class Dist:
+    """This process's place in the update: its rank, the world size, whether FSDP2 shards the model."""
+
+    rank: int = 0
+    world: int = 1
+    sharded: bool = False  # FSDP2: gradients are reduce-scattered by FSDP, not all-reduced here
+
+    @staticmethod
+    def current() -> Dist:
+        if tdist.is_available() and tdist.is_initialized():
+            return Dist(tdist.get_rank(), tdist.get_world_size())
+        return Dist()
+
+    def share(self, items: list) -> list:
+        """This rank's items: every world-th. Sharded ranks must all run as many forward/backward
+        passes (FSDP2's all-gathers and reduce-scatters are collectives): short ones get None."""
+        mine = items[self.rank :: self.world]
+        return mine + [None] * (-(-len(items) // self.world) - len(mine)) if self.sharded else mine
+
+    def sum_grads(self, model: torch.nn.Module) -> None:
+        if self.world == 1 or self.sharded:
+            return
+        for p in model.parameters():
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+            tdist.all_reduce(p.grad, op=tdist.ReduceOp.SUM)
+
+    def sum(self, values: list[float]) -> list[float]:
+        if self.world == 1:
+            return values
+        t = torch.tensor(values, dtype=torch.float64)
+        tdist.all_reduce(t, op=tdist.ReduceOp.SUM)
+        return t.tolist()
+
+    def max(self, value: float) -> float:
+        if self.world == 1:
+            return value
+        t = torch.tensor([value], dtype=torch.float64)
+        tdist.all_reduce(t, op=tdist.ReduceOp.MAX)
+        return float(t)
+
+
+def shard_fsdp2(model: PreTrainedModel) -> ResponseLogprobs:
+    """FSDP2 (torch.distributed.fsdp.fully_shard) over all ranks: each decoder layer (HF's
+    `_no_split_modules`) one unit, the rest (embeddings, final norm, LM head) the root unit around
+    ResponseLogprobs, as torchtitan's apply_fsdp does. Gradients are summed over ranks (divide
+    factor 1, SUM reduction), as Dist.sum_grads does: the loss is normalised by whole-mini-batch
+    totals already."""
+    for m in model.modules():
+        if type(m).__name__ in (model._no_split_modules or []):
+            fully_shard(m)
+    net = fully_shard(ResponseLogprobs(model))
+    for m in net.modules():
+        if isinstance(m, FSDPModule):
+            m.set_gradient_divide_factor(1.0)
+            m.set_force_sum_reduction_for_comms(True)  # a plain SUM: gloo has no PREMUL_SUM
+    return net

@@ -82,8 +82,10 @@ def _filesystem(scheme: str):
     except ImportError:
         raise ObjectStoreError("s3:// runs need the s3 extra: pip install 'rlvr[s3]' (s3fs)") from None
     # no listing cache: a listing is the run's state and must be read anew; credentials, region and
-    # endpoint come from botocore's own resolution of the environment (module docstring)
-    return s3fs.S3FileSystem(use_listings_cache=False, skip_instance_cache=True)
+    # endpoint come from botocore's own resolution of the environment (module docstring). Completing a
+    # multipart upload of a GB checkpoint may take minutes (AWS documents it; moto takes ~60 s a GB):
+    # botocore's 60 s read timeout would retry a completion still in progress, and fail it
+    return s3fs.S3FileSystem(use_listings_cache=False, skip_instance_cache=True, config_kwargs={"read_timeout": 600})
 
 
 def _endpoint() -> str:

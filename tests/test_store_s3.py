@@ -27,7 +27,7 @@ from rlvr.store.fs import Conflict, ObjectStoreError, object_store, split_uri
 from rlvr.store.integrity import check_store, orphans, redo, remove_orphans
 from rlvr.store.locks import writer_lock
 from rlvr.store.retention import prune
-from rlvr.store.run import open_run
+from rlvr.store.run import RunError, open_run
 from rlvr.store.workspace import object_path
 from rlvr.views.sql import connect_run, run_sql
 from rlvr.views.status import status_rows
@@ -311,3 +311,35 @@ def test_objects_hold_no_credentials(s3_uri: str) -> None:
     for key in bucket.find(base):
         data = bucket.cat_file(key)
         assert b"rlvr-test-secret" not in data and b"rlvr-test-key" not in data, key
+
+
+def test_a_profile_and_its_endpoint_are_honoured_from_the_aws_files(s3_uri: str, tmp_path) -> None:
+    """No key in the environment: a named profile in AWS_CONFIG_FILE / AWS_SHARED_CREDENTIALS_FILE gives
+    the keys, the region and the endpoint (botocore's own resolution, as for the AWS CLI)."""
+    build_run(s3_uri, {"run": {"iterations": 1}}, upto=1)
+    (tmp_path / "config").write_text(
+        f"[profile rlvr-test]\nregion = us-east-1\nendpoint_url = {os.environ['AWS_ENDPOINT_URL']}\n"
+    )
+    (tmp_path / "credentials").write_text(
+        f"[rlvr-test]\naws_access_key_id = {os.environ['AWS_ACCESS_KEY_ID']}\n"
+        f"aws_secret_access_key = {os.environ['AWS_SECRET_ACCESS_KEY']}\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env |= {
+        "AWS_PROFILE": "rlvr-test",
+        "AWS_CONFIG_FILE": str(tmp_path / "config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "rlvr.flows.cli", "status", s3_uri, "--format", "json"], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert [r["stage"] for r in json.loads(out.stdout) if r["committed"]] == [PREPARE]
+
+
+def test_an_edited_run_toml_on_s3_is_refused(s3_uri: str) -> None:
+    build_run(s3_uri, {"run": {"iterations": 1}}, upto=1)
+    store = object_store(s3_uri)
+    store.put("run.toml", store.read("run.toml").replace(b"seed = 0", b"seed = 1"))
+    with pytest.raises(RunError, match=f"{s3_uri}/run.toml was edited after the run started"):
+        open_run(s3_uri)

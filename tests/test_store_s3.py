@@ -141,8 +141,18 @@ def test_of_two_writers_racing_for_one_stage_exactly_one_commits(s3_uri: str, tm
 def test_a_kill_right_after_the_record_leaves_a_committed_stage(s3_uri: str) -> None:
     """The record is the commit point: a writer killed after creating it, before it tidied its working
     copy or swept earlier attempts, has committed; the next reader sees every file, checked."""
-    code = f"from run_builder import build_run\nbuild_run({s3_uri!r}, {DATA!r}, upto=1)"
-    env = {**os.environ, FAULT_ENV: "prepare:None:after_record", "PYTHONPATH": str(ROOT / "tests")}
+    code = f"""
+from rlvr.checks.start import create_or_open
+from rlvr.schema import PREPARE, PROBLEMS, shard_name
+from rlvr.store.commit import begin_stage, write_table
+run = create_or_open({s3_uri!r}, None, None)
+paths = run.paths
+with begin_stage(paths, PREPARE, None, {{"config": run.config_hash}}) as tx:
+    write_table([], PROBLEMS, tx.output(paths.table_dir("problems", None)) / shard_name(0))
+    (tx.output(paths.policy_dir(0)) / "config.json").write_text("{{}}")
+    tx.commit(rows=0)
+"""  # no stage module: they import torch, which a subprocess pays seconds for
+    env = {**os.environ, FAULT_ENV: "prepare:None:after_record"}
     assert subprocess.run([sys.executable, "-c", code], env=env, timeout=120).returncode == -signal.SIGKILL
     run = open_run(s3_uri)
     assert read_record(run.paths.record(PREPARE, None)) is not None

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,19 +21,9 @@ from rlvr.store.locks import writer_lock
 from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
 from tests.conftest import S3_SECRET
+from tests.test_e2e import _cli
 
 pytestmark = pytest.mark.slow
-
-
-def _cli(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "rlvr.flows.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        start_new_session=True,
-    )
 
 
 def _outputs(location: str, plan: list[tuple]) -> dict[tuple, list[tuple[str, str]]]:

@@ -7,10 +7,12 @@
     math.py    symbolic math by math-verify, in worker processes with a per-row timeout
     code/      code run against its tests in the bubblewrap sandbox
     logic.py   propositional formulas: parser and truth tables (never eval)
+    pool.py    the worker processes of math.py and plugins.py: one job each at a time, a deadline per
+               job, a dead or hung worker killed and replaced
 
 Every tier answers correct / wrong / cannot-decide-with-a-reason; a tier that crashes or times out
 marks the row `verifier_error`, never a silent 0. Test: tests/test_verify*.py, test_mathcheck.py,
-test_sandbox.py, test_logic.py.
+test_sandbox.py, test_logic.py, test_pool.py.
 """
 
 from rlvr.verify.scoring import VerifyError, connect, score, score_with_stats

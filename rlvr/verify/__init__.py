@@ -1,7 +1,8 @@
 """Verification: the verify stage's scoring pass and its tiers, one module each.
 
     scoring.py the pass: one DuckDB connection runs the SQL tier, hands each undecided row to its
-               Python tier, then composes rewards and group advantages (sql/verify_groups.sql)
+               Python tier, then composes rewards and group advantages (sql/verify_rewards.sql,
+               verify_groups.sql)
     sql/       the SQL tier: extraction, normalisation, exact/numeric/verdict decisions, citations
                (a <cite> span is supported within one sentence of a source: verify_citations.sql)
     math.py    symbolic math by math-verify, in worker processes with a per-row timeout

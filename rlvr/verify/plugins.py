@@ -61,7 +61,7 @@ JOIN read_parquet($problems, hive_partitioning = false) AS p USING (prompt_id)
 ORDER BY r.iteration, r.prompt_id, r.sample_idx
 """
 RESULT_COLUMNS = ("prompt_id", "sample_idx", "score", "reason")
-# per-row plug-in totals, joined into sql/verify_groups.sql (empty when there are no plug-ins)
+# per-row plug-in totals, joined into sql/verify_rewards.sql (empty when there are no plug-ins)
 PLUGIN_ROWS = pa.schema(
     [
         ("iteration", pa.int32()),

@@ -80,6 +80,11 @@ PROBLEMS = {
     "13": {"task": "math", "answer": "13"},
     "5cm": {"task": "math", "answer": "5\\text{ cm}"},
     "skelt": {"task": "exact", "answer": "\\text{Mount Skelt}"},
+    # the exact decimal texts (verify.sql decides decimal answers by text): their edges
+    "third": {"task": "arithmetic", "answer": "1/3"},
+    "bigint": {"task": "arithmetic", "answer": "9223372036854775807"},
+    "50%": {"task": "arithmetic", "answer": "50%"},
+    "7/8": {"task": "arithmetic", "answer": "7/8"},
 }
 # the shipped HumanEval problems by prompt id ("humaneval-032"): their tests as the code tier gets them
 PROBLEMS |= {r["prompt_id"]: {k: r[k] for k in ("task", "answer", "tests")} for r in humaneval.generate()}

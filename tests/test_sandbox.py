@@ -510,6 +510,84 @@ def test_tests_are_not_readable_by_the_solution():
     assert verdict.passed, verdict.reason
 
 
+# The solution's process is a fork of the harness (harness.py _fork_solution): it must hold none of
+# what the harness is given afterwards. This probe reads every readable byte of its own memory
+# (ctypes, /proc/self/maps) and looks for a string constant of the test program; it also counts its
+# open fds (0, 1, 2 and its two pipes only: no secret memfd, no report pipe). The marker is never
+# spelled out in the probe, and a control built at run time shows that the scan finds what is there.
+FORK_PROBE = """
+import ctypes, gc, os
+HEAD, TAIL = b"rlvr-fork-" + b"probe-", b"secret-9d41"
+CONTROL = b"".join([b"rlvr-fork-", b"probe-", b"control-77"])  # in memory: the scan must see it
+
+def _regions():
+    for line in open("/proc/self/maps"):
+        parts = line.split()
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        if parts[1].startswith("r") and not (len(parts) > 5 and parts[5] in ("[vvar]", "[vsyscall]", "[vvar_vclock]")):
+            yield lo, hi
+
+def scan():
+    found = set()
+    for lo, hi in _regions():
+        try:
+            data = ctypes.string_at(lo, hi - lo)
+        except Exception:
+            continue
+        at = data.find(HEAD)
+        while at >= 0:
+            found.add(data[at + len(HEAD): at + len(HEAD) + len(TAIL)] == TAIL and "secret" or "head")
+            if data[at + len(HEAD): at + len(HEAD) + 10] == b"control-77":
+                found.add("control")
+            at = data.find(HEAD, at + 1)
+    return sorted(found)
+
+def open_fds():
+    n = 0
+    for fd in range(4096):
+        try:
+            os.fstat(fd)
+            n += 1
+        except OSError:
+            pass
+    return n
+"""
+
+
+def test_the_forked_solution_process_holds_nothing_of_the_tests():
+    tests = (
+        "LABEL = 'rlvr-fork-probe-secret-9d41'  # the marker: in the test program, never in the solution's process\n"
+        "found = scan()\n"
+        "assert 'control' in found  # the scan sees its own memory\n"
+        "assert 'secret' not in found\n"
+        "assert open_fds() == 5\n"
+    )
+    verdict = check_assert_tests(FORK_PROBE, tests, limits=Limits(wall_seconds=20, cpu_seconds=10))
+    assert verdict.passed, verdict.reason
+
+
+def test_patching_the_forked_harness_changes_only_the_solutions_own_answers():
+    # The fork starts with the harness's modules loaded (its __main__, json, builtins): patching them
+    # changes what this solution's own process sends, never how the harness counts, and nothing of the
+    # next program (its own sandbox, its own harness).
+    poisoner = (
+        "import builtins, json, os, sys\n"
+        "m = sys.modules['__main__']\n"
+        "m.encode = lambda x: 5\n"
+        "m.decode = lambda x: [1, 1]\n"
+        "m.dumps = lambda x: b'[\"ok\", 5]\\n'\n"
+        "json.loads = lambda s: ['ok', 5]\n"
+        "builtins.AssertionError = type('Never', (Exception,), {})\n"
+        "os.write = lambda fd, data: len(data)\n"
+        "def add(a, b):\n    return a + b + 1\n"
+    )
+    tests = "assert add(2, 3) == 5\nassert add(1, 1) == 2\nassert add(0, 0) == 0"
+    poisoned, honest = check_many([AssertTests(poisoner, tests), AssertTests("def add(a, b):\n    return a + b\n", tests)])
+    # its patched wire garbles its own answers (the harness gets no names from it): 0, never a pass
+    assert not poisoned.passed and poisoned.fraction == 0.0, poisoned.reason
+    assert honest.passed, honest.reason
+
+
 def test_run_program_statuses_and_reasons():
     echo = run_program("print(input()[::-1])", stdin="abc\n")
     assert (echo.status, echo.returncode, echo.stdout) == ("ok", 0, "cba\n")

@@ -19,6 +19,8 @@ process, one row at a time, so that:
   - a row that raises, times out, or kills its worker (segfault, OOM, os._exit) gets an error
     verdict naming the cause, never a silent "wrong"; the worker is replaced and the other rows go on;
   - a worker that ignores the timer (stuck in C code) is killed after timeout + grace.
+The processes, their deadlines and their replacement are rlvr.verify.pool's (shared with the reward
+plug-ins).
 
     from rlvr.verify.math import check_pairs
     verdicts, stats = check_pairs([("\\sqrt{2}", "2^{1/2}")], timeout_s=5.0, workers=2)
@@ -30,12 +32,13 @@ hang and crash their worker).
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
 import signal
-import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
+
+from rlvr.verify.pool import WorkerPool
 
 Check = Callable[[str, str], bool]
 
@@ -118,49 +121,13 @@ def _worker(conn: Connection, check: Check, timeout_s: float, warm: bool) -> Non
         conn.send((i, run_one(check, gold, pred, timeout_s)))
 
 
-class _Slot:
-    """One worker process and the row it is working on."""
-
-    def __init__(self, ctx: mp.context.BaseContext, check: Check, timeout_s: float) -> None:
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child, check, timeout_s, check is math_verify_check), daemon=True)
-        self.proc.start()
-        child.close()
-        self.row: int | None = None
-        self.deadline = 0.0
-
-    def ready(self) -> _Slot:
-        """Wait for the worker's "ready"; a worker that dies first is a set-up error, not a row's."""
-        try:
-            ok = self.conn.poll(STARTUP_S) and self.conn.recv() == "ready"
-        except (EOFError, OSError):  # it died while starting: reported below with its exit code
-            ok = False
-        if ok:
-            return self
-        self.stop(kill=True)
-        raise MathCheckError(
-            f"a math-verify worker process did not start (exit code {self.proc.exitcode}); see its traceback above. "
-            "Workers are spawned: a script that calls rlvr.verify must guard its entry point with "
-            "`if __name__ == \"__main__\":`, and math-verify must be installed (pip install 'math-verify[antlr4_13_2]')"
-        )
-
-    def give(self, i: int, gold: str, pred: str, deadline: float) -> None:
-        self.row, self.deadline = i, deadline
-        self.conn.send((i, gold, pred))
-
-    def stop(self, *, kill: bool = False) -> None:
-        if kill:
-            self.proc.kill()
-        else:
-            try:
-                self.conn.send(None)
-            except OSError:  # the worker is already gone; joining below is all that is left
-                self.proc.kill()
-        self.proc.join(timeout=GRACE_S)
-        if self.proc.is_alive():
-            self.proc.kill()
-            self.proc.join()
-        self.conn.close()
+def _startup_error(msg: object, exitcode: int | None) -> MathCheckError:
+    """A worker that did not say "ready": a set-up error, not a row's."""
+    return MathCheckError(
+        f"a math-verify worker process did not start (exit code {exitcode}); see its traceback above. "
+        "Workers are spawned: a script that calls rlvr.verify must guard its entry point with "
+        "`if __name__ == \"__main__\":`, and math-verify must be installed (pip install 'math-verify[antlr4_13_2]')"
+    )
 
 
 def check_pairs(
@@ -170,7 +137,7 @@ def check_pairs(
     workers: int,
     check: Check = math_verify_check,
 ) -> tuple[list[MathVerdict], dict[str, int]]:
-    """Check (gold, pred) pairs in `workers` processes; one MathVerdict per pair, in order.
+    """Check (gold, pred) pairs in `workers` processes (rlvr.verify.pool); one MathVerdict per pair, in order.
 
     `check(gold, pred) -> bool` must be a module-level function (it is pickled to the workers).
     Returns (verdicts, {"rows", "errors", "timeouts", "worker_restarts"})."""
@@ -178,53 +145,25 @@ def check_pairs(
     stats = {"rows": len(pairs), "errors": 0, "timeouts": 0, "worker_restarts": 0}
     if not pairs:
         return [], stats
-    ctx = mp.get_context("spawn")  # no fork: the parent holds DuckDB and torch threads
-    todo = list(range(len(pairs)))[::-1]
-    slots = [_Slot(ctx, check, timeout_s) for _ in range(min(workers, len(pairs)))]  # start all, then wait
-    try:
-        for s in slots:
-            s.ready()
-        while todo or any(s.row is not None for s in slots):
-            for k, s in enumerate(slots):
-                if s.row is None and todo:
-                    if not s.proc.is_alive():  # died between rows: replace it before giving it one
-                        s.stop(kill=True)
-                        s = slots[k] = _Slot(ctx, check, timeout_s).ready()
-                        stats["worker_restarts"] += 1
-                    i = todo.pop()
-                    s.give(i, *pairs[i], deadline=time.monotonic() + timeout_s + GRACE_S)
-            busy = [s for s in slots if s.row is not None]
-            ready = wait(
-                [s.conn for s in busy] + [s.proc.sentinel for s in busy],
-                timeout=max(0.0, min(s.deadline for s in busy) - time.monotonic()),
-            )
-            for k, s in enumerate(slots):
-                if s.row is None:
-                    continue
-                if s.conn in ready:
-                    try:
-                        i, v = s.conn.recv()
-                    except (EOFError, OSError):  # died after the row was sent; the branch below explains
-                        i, v = s.row, None
-                    if v is not None:
-                        verdicts[i], s.row = v, None
-                        continue
-                if s.proc.sentinel in ready or not s.proc.is_alive():
-                    s.proc.join()
-                    why = f"worker process died (exit code {s.proc.exitcode}) while checking this row"
-                elif time.monotonic() >= s.deadline:
-                    why = f"timeout after {timeout_s:g}s (worker did not answer its timer; killed)"
-                else:
-                    continue
-                verdicts[s.row] = MathVerdict(None, why)
-                s.stop(kill=True)
-                slots[k] = _Slot(ctx, check, timeout_s).ready()
-                stats["worker_restarts"] += 1
-    finally:
-        for s in slots:
-            s.stop(kill=s.row is not None)
-    out = [v for v in verdicts if v is not None]
-    assert len(out) == len(pairs), "every row gets a verdict"
-    stats["errors"] = sum(v.error is not None for v in out)
-    stats["timeouts"] = sum(v.error is not None and v.error.startswith("timeout") for v in out)
-    return out, stats
+    pool = WorkerPool(
+        _worker,
+        (check, timeout_s, check is math_verify_check),
+        size=min(workers, len(pairs)),
+        startup_s=STARTUP_S,
+        ready=lambda msg: msg == "ready",
+        startup_error=_startup_error,
+    )
+    with closing(pool.run(len(pairs), lambda i: (i, *pairs[i]), timeout_s=timeout_s + GRACE_S)) as outcomes:
+        for out in outcomes:
+            if out.lost == "died":
+                verdicts[out.index] = MathVerdict(None, f"worker process died (exit code {out.exitcode}) while checking this row")
+            elif out.lost == "timeout":
+                verdicts[out.index] = MathVerdict(None, f"timeout after {timeout_s:g}s (worker did not answer its timer; killed)")
+            else:
+                verdicts[out.index] = out.reply[1]
+    stats["worker_restarts"] = pool.restarts
+    done = [v for v in verdicts if v is not None]
+    assert len(done) == len(pairs), "every row gets a verdict"
+    stats["errors"] = sum(v.error is not None for v in done)
+    stats["timeouts"] = sum(v.error is not None and v.error.startswith("timeout") for v in done)
+    return done, stats

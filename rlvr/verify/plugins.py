@@ -30,13 +30,12 @@ import hashlib
 import importlib
 import importlib.util
 import math
-import multiprocessing as mp
 import signal
 import sys
-import time
 import traceback
 from collections.abc import Callable
-from multiprocessing.connection import Connection, wait
+from contextlib import closing
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,7 @@ import pyarrow as pa
 from rlvr.config import RewardPlugin
 from rlvr.errors import RlvrError
 from rlvr.schema import COMPONENT
+from rlvr.verify.pool import WorkerPool
 
 STARTUP_S = 120.0  # a spawned worker imports rlvr and the plug-in's module; generous on a loaded 2-core machine
 
@@ -61,7 +61,7 @@ JOIN read_parquet($problems, hive_partitioning = false) AS p USING (prompt_id)
 ORDER BY r.iteration, r.prompt_id, r.sample_idx
 """
 RESULT_COLUMNS = ("prompt_id", "sample_idx", "score", "reason")
-# per-row plug-in totals, joined into sql/verify_groups.sql (empty when there are no plug-ins)
+# per-row plug-in totals, joined into sql/verify_rewards.sql (empty when there are no plug-ins)
 PLUGIN_ROWS = pa.schema(
     [
         ("iteration", pa.int32()),
@@ -241,44 +241,6 @@ def _worker(conn: Connection, spec: str, name: str) -> None:
             conn.send(("raised", batch, f"{type(err).__name__}: {err} (at {where.filename}:{where.lineno})"))
 
 
-class _Slot:
-    """One worker process and the batch it is working on."""
-
-    def __init__(self, p: RewardPlugin) -> None:
-        ctx = mp.get_context("spawn")  # no fork: the parent holds DuckDB and torch threads
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child, p.python, p.name), daemon=True)
-        self.proc.start()
-        child.close()
-        self.batch: int | None = None
-        self.deadline = 0.0
-        try:
-            kind, detail = self.conn.recv() if self.conn.poll(STARTUP_S) else ("import_error", None)
-        except (EOFError, OSError):  # it died while starting: reported below with its exit code
-            kind, detail = "import_error", None
-        if kind != "ready":
-            self.stop(kill=True)
-            raise RewardPluginError(detail or f"{_where(p)}: its worker process did not start (exit code {self.proc.exitcode})")
-
-    def give(self, batch: int, kwargs: dict, timeout_s: float) -> None:
-        self.batch, self.deadline = batch, time.monotonic() + timeout_s
-        self.conn.send((batch, kwargs))
-
-    def stop(self, *, kill: bool = False) -> None:
-        if not kill:
-            try:
-                self.conn.send(None)
-            except OSError:
-                kill = True
-        if kill:
-            self.proc.kill()
-        self.proc.join(timeout=5)
-        if self.proc.is_alive():
-            self.proc.kill()
-            self.proc.join()
-        self.conn.close()
-
-
 def _check_scores(p: RewardPlugin, batch: int, scores: Any, n: int, size: int) -> list[float | None]:
     """The batch's scores as floats or None; anything else is the plug-in's error."""
     first = batch * size
@@ -296,56 +258,48 @@ def _check_scores(p: RewardPlugin, batch: int, scores: Any, n: int, size: int) -
     return out
 
 
+def _plugin_startup_error(p: RewardPlugin) -> Callable[[Any, int | None], RewardPluginError]:
+    def error(msg: Any, exitcode: int | None) -> RewardPluginError:
+        detail = msg[1] if isinstance(msg, tuple) and len(msg) == 2 and msg[0] == "import_error" else None
+        return RewardPluginError(detail or f"{_where(p)}: its worker process did not start (exit code {exitcode})")
+
+    return error
+
+
 def run_python_plugin(p: RewardPlugin, rows: list[dict[str, Any]]) -> tuple[list[float | None], list[str], dict[str, int]]:
     """(score, reason) per row, and counts (batches, timeouts): batches of p.batch_size on p.workers
-    spawned processes; a batch over p.timeout_s is killed and its rows get score None."""
+    spawned processes (rlvr.verify.pool); a batch over p.timeout_s is killed and its rows get score None."""
     load_function(p.python, p.name)  # import errors surface here, in one line, before any process starts
     batches = [rows[k : k + p.batch_size] for k in range(0, len(rows), p.batch_size)]
     scores: list[float | None] = [None] * len(rows)
     reasons = [""] * len(rows)
-    todo = list(range(len(batches)))[::-1]
-    slots: list[_Slot] = []
     timeouts = 0
-    try:
-        slots = [_Slot(p) for _ in range(min(p.workers, len(batches)))]
-        busy: dict[Connection, _Slot] = {}
-        while todo or busy:
-            for s in slots:
-                if s.batch is None and todo:
-                    b = todo.pop()
-                    s.give(b, plugin_kwargs(batches[b], p.completions), p.timeout_s)
-                    busy[s.conn] = s
-            ready = wait(list(busy), timeout=max(0.0, min(s.deadline for s in busy.values()) - time.monotonic()))
-            for conn in ready:
-                s = busy.pop(conn)
-                try:
-                    kind, b, result = conn.recv()
-                except (EOFError, OSError):
-                    raise RewardPluginError(
-                        f"{_where(p)}: its worker process died (exit code {s.proc.exitcode}) "
-                        f"on rows {s.batch * p.batch_size}..; see its output above"
-                    ) from None
-                s.batch = None
-                if kind == "raised":
-                    raise RewardPluginError(
-                        f"{_where(p)} raised on rows {b * p.batch_size}..{b * p.batch_size + len(batches[b]) - 1}: {result}"
-                    )
-                start = b * p.batch_size
-                scores[start : start + len(batches[b])] = _check_scores(p, b, result, len(batches[b]), p.batch_size)
-            now = time.monotonic()
-            for conn, s in list(busy.items()):
-                if conn not in ready and now >= s.deadline:  # hung: kill it, its rows are unscorable, go on
-                    del busy[conn]
-                    b, start = s.batch, s.batch * p.batch_size
-                    reasons[start : start + len(batches[b])] = [f"timeout: the batch took over {p.timeout_s:g}s"] * len(
-                        batches[b]
-                    )
-                    timeouts += 1
-                    s.stop(kill=True)
-                    slots[slots.index(s)] = _Slot(p)
-    finally:
-        for s in slots:
-            s.stop(kill=s.batch is not None)
+    if not batches:
+        return scores, reasons, {"batches": 0, "timeouts": 0}
+    pool = WorkerPool(
+        _worker,
+        (p.python, p.name),
+        size=min(p.workers, len(batches)),
+        startup_s=STARTUP_S,
+        ready=lambda msg: msg == ("ready", None),
+        startup_error=_plugin_startup_error(p),
+    )
+    message = lambda b: (b, plugin_kwargs(batches[b], p.completions))  # noqa: E731
+    with closing(pool.run(len(batches), message, timeout_s=p.timeout_s)) as outcomes:
+        for out in outcomes:
+            b, start = out.index, out.index * p.batch_size
+            if out.lost == "died":
+                raise RewardPluginError(
+                    f"{_where(p)}: its worker process died (exit code {out.exitcode}) on rows {start}..; see its output above"
+                )
+            if out.lost == "timeout":  # hung: killed, its rows are unscorable, the others go on
+                reasons[start : start + len(batches[b])] = [f"timeout: the batch took over {p.timeout_s:g}s"] * len(batches[b])
+                timeouts += 1
+                continue
+            kind, _, result = out.reply
+            if kind == "raised":
+                raise RewardPluginError(f"{_where(p)} raised on rows {start}..{start + len(batches[b]) - 1}: {result}")
+            scores[start : start + len(batches[b])] = _check_scores(p, b, result, len(batches[b]), p.batch_size)
     return scores, reasons, {"batches": len(batches), "timeouts": timeouts}
 
 

@@ -12,9 +12,9 @@
      the sources (supported within one sentence, with the answer, bounded in length, not repeated);
   4. reward plug-ins (verify.rewards, rlvr.verify.plugins), when there are any: user SQL and Python
      scores over the decided rows, each a named, weighted component;
-  5. sql/verify_groups.sql: reward composition per task (verify.weights) plus the plug-ins' components,
-     length shaping and group advantages, leaving errored rows out of their group's baseline (their
-     advantage is 0).
+  5. sql/verify_rewards.sql (reward composition per task, verify.weights, plus the plug-ins' components
+     and length shaping) and sql/verify_groups.sql (group advantages, leaving errored rows out of their
+     group's baseline: their advantage is 0).
 The result has exactly rlvr.schema.SCORES' columns, ordered by (iteration, prompt_id, sample_idx).
 
 Test: tests/test_verify.py (hand-computed rows for every rule) and tests/test_mathcheck.py.
@@ -314,6 +314,7 @@ def score_with_stats(
         "l_cache": cfg.overlong_buffer if max_new_tokens else 0,
         "overlong": cfg.overlong_penalty,
     }
+    con.execute(sql.load("verify_rewards"))
     table = con.sql(sql.load("verify_groups"), params=params).to_arrow_table()
     return table.cast(SCORES), stats
 

@@ -5,7 +5,8 @@
     extract.py   which part of a response is the program (extract_code)
     launcher.py  bwrap + rlimits + uid drop: one sandboxed run, and what it may see (sandbox_mode)
     harness.py   the program inside the sandbox: the launcher's exec, the assert harness, and the
-                 solution's own process that answers calls as plain data (a real file, copied in)
+                 solution's own process (forked from it before it reads the tests) that answers
+                 calls as plain data (a real file, copied in)
     asserts.py   assert-style tests (HumanEval): per-assert fraction, across a process boundary
     prompt.py    what the prompt gives: helpers the tests trust (run on both sides), shown examples
     stdio.py     stdin/stdout tests: one run per case, output compared on the host

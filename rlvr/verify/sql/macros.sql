@@ -114,6 +114,33 @@ CREATE OR REPLACE MACRO num_rat(b) AS
 CREATE OR REPLACE MACRO rat_pct(r, pct) AS CASE WHEN pct THEN {'n': r.n, 'd': r.d * 100} ELSE r END;
 CREATE OR REPLACE MACRO rat_eq(a, b) AS a.n * b.d = b.n * a.d;
 
+-- The gold's exact decimal forms, computed once per problem (verify.sql golds), so that a decimal
+-- answer, the common case, is decided by comparing canonical texts (no HUGEINT arithmetic per row):
+-- rat_q20(n, d): n/d * 10^20 as an exact integer when n/d has at most 20 decimal places (n * 10^20
+-- divisible by d; |n| < 10^18, so the product stays below 10^38 < 2^127), else NULL; q20_dec(q) its
+-- canonical decimal text ('75000000000000000000' -> '0.75').
+-- rat_repeats(n, d): n/d has no finite decimal expansion at all: its reduced denominator has a prime
+-- factor other than 2 and 5, i.e. does not divide 2^56 * 5^24 (= 2^32 * 10^24; every 2^a * 5^b
+-- <= 10^17, the largest denominator num_rat reads, divides it). No decimal answer equals such a gold.
+-- dec_x100(s), dec_d100(s): a canonical decimal times 100 and divided by 100, by moving the point
+-- (the two readings of a % on one side only), canonical again ('0.5' -> '50', '50' -> '0.5').
+-- Each is NULL for NULL (dec_parts alone would read a NULL as '0').
+CREATE OR REPLACE MACRO rat_q20(n, d) AS
+    CASE WHEN (n * CAST('100000000000000000000' AS HUGEINT)) % d = 0 THEN n * CAST('100000000000000000000' AS HUGEINT) // d END;
+CREATE OR REPLACE MACRO q20_dec(q) AS CASE WHEN q IS NOT NULL THEN
+    dec_parts(q < 0,
+              left(lpad(CAST(abs(q) AS VARCHAR), CAST(greatest(21, length(CAST(abs(q) AS VARCHAR))) AS INTEGER), '0'),
+                   greatest(21, length(CAST(abs(q) AS VARCHAR))) - 20),
+              right(lpad(CAST(abs(q) AS VARCHAR), CAST(greatest(21, length(CAST(abs(q) AS VARCHAR))) AS INTEGER), '0'), 20)) END;
+CREATE OR REPLACE MACRO rat_repeats(n, d) AS
+    CAST('4294967296000000000000000000000000' AS HUGEINT) % (d // gcd(n, d)) <> 0;
+CREATE OR REPLACE MACRO dec_x100(s) AS CASE WHEN s IS NOT NULL THEN
+    dec_parts(starts_with(s, '-'), split_part(ltrim(s, '-'), '.', 1) || left(split_part(s, '.', 2) || '00', 2),
+              substr(split_part(s, '.', 2), 3)) END;
+CREATE OR REPLACE MACRO dec_d100(s) AS CASE WHEN s IS NOT NULL THEN
+    dec_parts(starts_with(s, '-'), left('00' || split_part(ltrim(s, '-'), '.', 1), length(split_part(ltrim(s, '-'), '.', 1))),
+              right('00' || split_part(ltrim(s, '-'), '.', 1), 2) || split_part(s, '.', 2)) END;
+
 -- not_a_number(n): NaN and infinities, which are never a correct answer (NaN = NaN as text).
 CREATE OR REPLACE MACRO not_a_number(n) AS regexp_full_match(n, '[-+]?(?:nan|inf|infinity|∞)');
 

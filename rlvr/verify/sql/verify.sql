@@ -22,12 +22,16 @@
 --                answer must be a value too: a number SQL reads, or the one number among plain words
 --                ('The total is 19': macros.sql word_num); an expression, even an equal one ('3 * 4',
 --                '\binom{10}{3}', '\sqrt{144}': the question echoed or left to evaluate), is wrong.
---                The prediction is compared by value,
---                exactly (dec_canon text for decimals of any length, num_rat fractions otherwise;
---                never as DOUBLE), and within |pred - gold| <= tol * max(1, |gold|) only when tol > 0
---                and the gold is not an integer. NaN and infinities are never correct. A % on one side only is read both ways,
+--                The prediction is compared by value, exactly and never as DOUBLE: a decimal
+--                answer as canonical text (dec_canon, any length) against the gold's exact decimal
+--                (golds.gold_tdec: a fraction with a finite expansion of at most 20 places is one:
+--                '3/4' is '0.75'; one with none, '1/3', equals no decimal), fractions and repeating
+--                decimals as HUGEINT fractions (num_rat, up to 17 digits), and within
+--                |pred - gold| <= tol * max(1, |gold|) only when tol > 0 and the gold is not an integer.
+--                NaN and infinities are never correct. A % on one side only is read both ways,
 --                '50%' = '50' (the unit dropped, GSM8K style) and '50%' = '0.5' (x/100), so neither
 --                convention is scored wrong; with % on both sides the numbers must match.
+--                Tests: tests/test_verify_exact.py (against Python fractions, at the edges).
 --   sql_exact    task 'exact' (a dataset's verifier = 'exact'), or gold is neither a number nor symbolic:
 --                the normalised strings must be equal; or gold is
 --                symbolic and the normalised strings are identical (identical text: equivalent); or
@@ -49,8 +53,18 @@
 -- for a NULL list, so they sit inside CASE branches of the rows with several tags or boxes.
 CREATE OR REPLACE TEMP TABLE verify_rows AS
 WITH golds AS (  -- each problem's gold, normalised once
-    SELECT * EXCLUDE (gold_rat), gold_rat.n AS gold_n, gold_rat.d AS gold_d,  -- scalars: cheaper through the join
+    -- gold_tdec: the gold's value as a canonical decimal (a decimal gold, or a fraction or repeating
+    -- decimal with a finite expansion of at most 20 places: '3/4' -> '0.75'); gold_texts: a decimal
+    -- answer is decided by comparing it with this text (exact at any length), which also holds when the
+    -- gold has no finite expansion ('1/3': no decimal equals it). Otherwise the answer goes to num_rat.
+    SELECT *,
+        gold_tdec IS NOT NULL OR COALESCE(rat_repeats(gold_n, gold_d), false) AS gold_texts
+    FROM (
+    SELECT * EXCLUDE (gold_rat, gold_q), gold_rat.n AS gold_n, gold_rat.d AS gold_d,  -- scalars: cheaper through the join
+        COALESCE(gold_dec, q20_dec(gold_q)) AS gold_tdec,
         COALESCE(NOT contains(gold_dec, '.'), gold_rat.n % gold_rat.d = 0, false) AS gold_int
+    FROM (
+    SELECT *, rat_q20(gold_rat.n, gold_rat.d) AS gold_q
     FROM (
     SELECT prompt_id, task, answer, gold, gold_sym, gold_body, dec_canon(gold_body) AS gold_dec, num_rat(gold_body) AS gold_rat,
         CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold_ntext, '%') AS gold_pct, strict,
@@ -73,6 +87,8 @@ WITH golds AS (  -- each problem's gold, normalised once
                 )
             )
         )
+    )
+    )
     )
     )
 ), texts AS (
@@ -183,7 +199,13 @@ WITH golds AS (  -- each problem's gold, normalised once
     -- which is the one number of an answer in words ('The total is 19' -> '19', macros.sql word_num)
     SELECT *, CASE WHEN words <> '' THEN norm_answer(words) ELSE pred END AS npred
     FROM (
-        SELECT plain_flags.*, CASE WHEN plain THEN extracted ELSE norm_answer(extracted) END AS pred,
+        SELECT plain_flags.*,
+            CASE WHEN plain THEN extracted
+                 -- only digits and , . $ € £ − - + %: norm_answer comes down to dropping the currency signs,
+                 -- the unicode minus as '-', a leading '+' and a trailing '.' dropped (its own last step)
+                 WHEN regexp_full_match(extracted, '[0-9,.$€£−+%-]+')
+                     THEN regexp_replace(replace(replace(replace(replace(extracted, '$', ''), '€', ''), '£', ''), '−', '-'), '^\+|\.$', '', 'g')
+                 ELSE norm_answer(extracted) END AS pred,
             CASE WHEN NOT plain AND extraction <> 'last_number' AND regexp_matches(extracted, '[A-Za-z]')
                  THEN word_num(extracted) ELSE '' END AS words
         FROM plain_flags
@@ -203,7 +225,7 @@ WITH golds AS (  -- each problem's gold, normalised once
         FROM (
             SELECT *, dec_s IS NOT NULL AND (contains(dec_s, '.') OR starts_with(dec_s, '0') OR starts_with(dec_s, '-0')) AS need
             FROM (
-                SELECT bodies.*, CASE WHEN plain THEN TRY_CAST(pred AS DOUBLE) ELSE num_value(pred_body) END AS pred_num0,
+                SELECT bodies.*, CASE WHEN NOT plain THEN num_value(pred_body) WHEN $tol > 0 THEN TRY_CAST(pred AS DOUBLE) END AS pred_num0,
                     CASE WHEN plain THEN pred
                          WHEN regexp_full_match(pred_body, '-?(?:\d+\.?\d*|\.\d+)') THEN pred_body END AS dec_s
                 FROM bodies
@@ -215,7 +237,7 @@ WITH golds AS (  -- each problem's gold, normalised once
         h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec, h.hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
         p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
-        p.gold_n, p.gold_d, p.gold_dec, p.gold_int,
+        p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts,
         -- verify.extraction = 'strict' for this task: only a tag or a box is an answer
         p.strict AND h.extraction = 'last_number' AS unasked,
         CASE WHEN p.gold_verdict IS NOT NULL THEN norm_verdict(h.pred) END AS pred_verdict,
@@ -260,16 +282,20 @@ WITH golds AS (  -- each problem's gold, normalised once
             WHEN 'logic' THEN NULL
             WHEN 'sql_numeric' THEN CASE  -- each branch runs on its own rows only
                 WHEN unasked THEN false
-                WHEN pred_dec = gold_dec THEN true  -- exact, any length (the bare numbers: '50%' = '50')
+                -- a decimal answer against the gold's decimal text: exact, any length (the bare numbers:
+                -- '50%' = '50'; a % on one side only also as x/100: '50%' = '0.5', the gold's point moved)
+                WHEN pred_dec IS NOT NULL AND (pred_dec = gold_tdec OR (pred_pct <> gold_pct
+                     AND pred_dec = CASE WHEN pred_pct THEN dec_x100(gold_tdec) ELSE dec_d100(gold_tdec) END)) THEN true
                 WHEN $tol > 0 AND NOT gold_int AND COALESCE(
                     num_close(pred_num, gold_num, $tol)
                     OR (pred_pct <> gold_pct
                         AND num_close(CASE WHEN pred_pct THEN pred_num / 100 ELSE pred_num END,
                                       CASE WHEN gold_pct THEN gold_num / 100 ELSE gold_num END, $tol)), false) THEN true
-                WHEN pred_dec IS NOT NULL AND gold_dec IS NOT NULL AND pred_pct = gold_pct THEN false
-                ELSE COALESCE(rat_eq(num_rat(pred_b), {'n': gold_n, 'd': gold_d})
+                WHEN pred_dec IS NOT NULL AND gold_texts THEN false
+                -- fractions and repeating decimals (either side), exactly as HUGEINT fractions
+                ELSE COALESCE(rat_eq(pred_rat, {'n': gold_n, 'd': gold_d})
                               OR (pred_pct <> gold_pct
-                                  AND rat_eq(rat_pct(num_rat(pred_b), pred_pct), rat_pct({'n': gold_n, 'd': gold_d}, gold_pct))), false)
+                                  AND rat_eq(rat_pct(pred_rat, pred_pct), rat_pct({'n': gold_n, 'd': gold_d}, gold_pct))), false)
             END
             ELSE CASE WHEN unasked OR hedge IS NOT NULL OR not_value IS NOT NULL THEN false
                       WHEN not_a_number(COALESCE(pred, '')) THEN false
@@ -277,7 +303,12 @@ WITH golds AS (  -- each problem's gold, normalised once
                       WHEN task = 'logic' THEN COALESCE(pred_formula <> '' AND pred_formula = gold_formula, false)
                       ELSE COALESCE(pred <> '' AND pred = gold, false) END
         END AS correct
-    FROM routed
+    FROM (
+        -- pred_rat: the answer as a fraction (macros.sql num_rat), only on the rows the texts leave open
+        SELECT *, CASE WHEN verifier = 'sql_numeric' AND NOT unasked AND (pred_dec IS NULL OR NOT gold_texts)
+                       THEN num_rat(pred_b) END AS pred_rat
+        FROM routed
+    )
 )
 SELECT
     iteration, prompt_id, sample_idx, task,

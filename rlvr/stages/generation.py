@@ -285,10 +285,9 @@ def _generate(
     label: str = "rollout",
     counted: int = 0,
 ) -> dict:
-    """`samples` (default rollout.group_size) responses for each prompt id (`text`: its token ids) by
-    the engine holding `policy_dir` (its context bounds the lengths), sampled as iteration i, written as
-    shards part-{first_shard + k}; returns counts. `seed_tag` keeps evaluation seeds apart from
-    training's; `counted`: responses an earlier round of the stage made, which the progress counts include."""
+    """`samples` (default rollout.group_size) responses per prompt id (`text`: its token ids) by the engine holding
+    `policy_dir` (its context bounds lengths), seeded as iteration i, as shards part-{first_shard + k}; returns counts.
+    `seed_tag` keeps eval seeds apart from training's; `counted`: earlier rounds' responses, in the progress counts."""
     G = samples or cfg.rollout.group_size
     requests = [
         Request(pid, s, text[pid], derive_seed(cfg.run.seed, i, seed_tag + pid, s)) for pid in prompt_ids for s in range(G)

@@ -156,6 +156,14 @@ def test_eval_of_a_model_folder_with_the_run_config_equals_evaluate_0(run_dir: P
 
 
 @pytest.mark.slow
+def test_eval_without_held_out_problems_says_what_to_give(run_dir: Path, tmp_path: Path) -> None:
+    args = ["eval", str(run_dir), "--set", "task.n_test=0", "--out", str(tmp_path / "e")]
+    res = runner.invoke(app, args, terminal_width=400)
+    assert res.exit_code == 2 and "no test problems to evaluate on (task.n_test = 0); give --split train" in res.output
+    _no_leftovers(tmp_path / "e")
+
+
+@pytest.mark.slow
 def test_eval_pass_at_k_on_a_users_dataset(run_dir: Path, tmp_path: Path) -> None:
     data = tmp_path / "mine.jsonl"
     data.write_text("".join(json.dumps({"question": f"What is {k} + {k}?", "answer": str(2 * k)}) + "\n" for k in range(10)))

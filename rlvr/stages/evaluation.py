@@ -115,13 +115,13 @@ def evaluate_policy(spec: EvalSpec, ids: list[str], text: dict[str, list[int]]) 
     figures with the engine and the generation seconds)."""
     tok, got, _ = _policy_engine(spec.config, spec.policy_dir)
     t0 = time.perf_counter()
-    rows = _eval_rows(spec, ids, text, got.engine, tok)
+    rows = _eval_rows(spec, ids, text, engine=got.engine, tok=tok)
     stats = eval_stats(rows, problems=len(ids), samples=spec.samples, temperature=spec.temperature)
     stats |= {"engine": got.name, "generation_seconds": round(time.perf_counter() - t0, 3)}
     return rows, stats
 
 
-def _eval_rows(spec: EvalSpec, ids: list[str], text: dict[str, list[int]], engine: engines.Engine, tok) -> pa.Table:
+def _eval_rows(spec: EvalSpec, ids: list[str], text: dict[str, list[int]], *, engine: engines.Engine, tok) -> pa.Table:
     """spec.samples responses per prompt (seeds apart from training's), scored, as EVALS columns in
     (prompt_id, sample_idx) order; the token ids themselves are not kept."""
     cfg = spec.config

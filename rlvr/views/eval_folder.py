@@ -107,13 +107,13 @@ def evaluate_into(req: EvalRequest) -> dict:
     cfg = src.config
     text = prompt_ids(AutoTokenizer.from_pretrained(src.policy_dir), src.rows, cfg.prompt, req.split)
     if not text:
+        why = " (task.n_test = 0); give --split train," if req.split == "test" else "; give"
         raise EvalError(
-            f"no {req.split} problems to evaluate on (task.n_test = 0?); give --split train, or other problems "
-            "with --task NAME or --set task.FIELD=VALUE"
+            f"no {req.split} problems to evaluate on{why} or other problems with --task NAME or --set task.FIELD=VALUE"
         )
     ids = eval_prompts(text, limit=cfg.eval.prompts if req.prompts is None else req.prompts, seed=cfg.run.seed)
     with new_folder(req.out, flag="--out") as tmp:
-        return _write(tmp, src, ids, text, req)
+        return _write(tmp, src, req, ids=ids, text=text)
 
 
 def source(req: EvalRequest) -> Source:
@@ -171,7 +171,7 @@ def _load_problems(cfg: Config) -> list[dict]:
     return load_problems(cfg.task, cfg.prompt)
 
 
-def _write(tmp: Path, src: Source, ids: list[str], text: dict[str, list[int]], req: EvalRequest) -> dict:
+def _write(tmp: Path, src: Source, req: EvalRequest, *, ids: list[str], text: dict[str, list[int]]) -> dict:
     """The folder's files into `tmp` (not yet renamed): problems, responses, summary, pass_at_k, eval.json last."""
     from rlvr.stages.evaluation import EvalSpec, evaluate_policy, pass_at
 

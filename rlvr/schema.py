@@ -335,9 +335,16 @@ def shard_name(index: int) -> str:
 
 @dataclass(frozen=True)
 class RunPaths:
-    """Every path inside one run folder."""
+    """Every path inside one run folder. A run on object storage (uri = 's3://bucket/prefix') has the
+    same layout in a local working copy at `root` that the store keeps (rlvr.store.workspace)."""
 
     root: Path
+    uri: str | None = None  # the run's object-store location; None: root is the run itself
+
+    @property
+    def location(self) -> str:
+        """What the user calls the run: its URI, or its folder (as messages and commands name it)."""
+        return self.uri or str(self.root)
 
     @property
     def config(self) -> Path:

@@ -1,4 +1,4 @@
-"""The CLI's two consoles and the plain-text helpers every command prints with.
+"""The CLI's two consoles and the plain-text helpers every command prints with; how a run argument reads.
 
 Every text the CLI prints is plain: run folders, queries' cells, model responses and error messages
 hold brackets and colons (`x[i]`, `[/b]`, `:smile:`) that rich would read as markup or emoji, drop
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -24,6 +25,14 @@ err = Console(stderr=True, markup=False, emoji=False)
 def styled(style: str, head: str, rest: str = "") -> Text:
     """`head` in `style`, then `rest`; both plain text (a markup tag in either is shown as typed)."""
     return Text.assemble((head, style), rest)
+
+
+def run_location(value: str) -> Path | str:
+    """A run argument (typer's parser=): a local folder as a Path, an object-store URI
+    (s3://bucket/prefix) kept as typed (a Path would fold its '//')."""
+    from rlvr.store.fs import is_remote
+
+    return value if is_remote(value) else Path(value)
 
 
 def plain_table(title: str | None = None, **kwargs) -> Table:

@@ -14,13 +14,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rlvr.flows.cli.console import out
+from rlvr.flows.cli.console import out, run_location
 from rlvr.flows.cli.errors import fail, user_errors
 
 
 @user_errors
 def import_cmd(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder (created with --config or --set when new).")],
+    run: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR", parser=run_location, help="Run folder or s3://bucket/prefix (created with --config or --set when new)."
+        ),
+    ],
     file: Annotated[
         Path,
         typer.Argument(
@@ -59,7 +64,7 @@ def import_cmd(
 
 @user_errors
 def rescore(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=run_location, help="Run folder or s3://bucket/prefix.")],
     set_: Annotated[
         list[str] | None,
         typer.Option(

@@ -14,17 +14,37 @@ from typing import Annotated
 
 import typer
 from rich.text import Text
-from rlvr.flows.cli.console import err, out, plain_table
+from rlvr.flows.cli.console import err, out, plain_table, run_location
 from rlvr.flows.cli.errors import fail, user_errors
 
 
 @user_errors
-def verify_store(run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")]) -> None:
+def verify_store(
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=run_location, help="Run folder or s3://bucket/prefix.")],
+    remove_orphans: Annotated[
+        bool,
+        typer.Option(
+            "--remove-orphans",
+            help="A run on object storage: first delete the objects no commit record lists (uploads of a killed "
+            "attempt), under the writer lease.",
+        ),
+    ] = False,
+) -> None:
     """Check every committed file (size and sha256) and record against the commit records; exit 1 on damage."""
-    from rlvr.store.integrity import check_store, earliest
+    from rlvr.store.integrity import check_store, earliest, orphans
+    from rlvr.store.integrity import remove_orphans as remove
     from rlvr.store.run import open_run
 
+    if remove_orphans:
+        out.print(f"{run}: removed {len(remove(run))} object(s) that no commit record lists", soft_wrap=True)
     problems, checked = check_store(run)
+    if left := orphans(run):
+        shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+        out.print(
+            f"{run}: {len(left)} object(s) that no commit record lists, never read (uploads of an attempt killed before "
+            f"its commit, or of one running now): {shown}; delete them with `rlvr verify-store {run} --remove-orphans`",
+            soft_wrap=True,
+        )
     if not problems:
         out.print(f"{run}: {checked} committed files match their commit records", soft_wrap=True)
         return
@@ -41,7 +61,7 @@ def verify_store(run: Annotated[Path, typer.Argument(metavar="DIR", help="Run fo
 
 @user_errors
 def sql(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=run_location, help="Run folder or s3://bucket/prefix.")],
     query: Annotated[
         str,
         typer.Argument(
@@ -96,7 +116,7 @@ def _sql_cell(value: object) -> str:
 
 @user_errors
 def report(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=run_location, help="Run folder or s3://bucket/prefix.")],
     out_path: Annotated[
         Path, typer.Option("--out", metavar="FILE.html", help="HTML file to write (self-contained: opens offline).")
     ] = Path("report.html"),

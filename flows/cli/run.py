@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 from rich.text import Text
-from rlvr.flows.cli.console import err, out, plain_table, styled
+from rlvr.flows.cli.console import err, out, plain_table, run_location, styled
 from rlvr.flows.cli.errors import bug, fail, quiet_user_tracebacks, user_error_types, user_errors
 
 
@@ -28,7 +28,13 @@ def train(
         Path | None, typer.Argument(help="TOML config (see `rlvr config`); default: built-in defaults.", metavar="CONFIG.toml")
     ] = None,
     run: Annotated[
-        Path, typer.Option("--run", metavar="DIR", help="Run folder: created if new, continued if it holds a run.")
+        Path,
+        typer.Option(
+            "--run",
+            metavar="DIR",
+            parser=run_location,
+            help="Run folder or s3://bucket/prefix: created if new, continued if it holds a run.",
+        ),
     ] = ...,
     iterations: Annotated[
         int | None, typer.Option(metavar="N", min=1, help="Target number of iterations (overrides run.iterations).")
@@ -46,16 +52,16 @@ def train(
     from rlvr.checks.start import create_or_open
     from rlvr.config import Config, apply_overrides, load_config, parse_config
     from rlvr.store.locks import refuse_if_served
-    from rlvr.store.run import open_run
+    from rlvr.store.run import has_run, open_run
 
     cfg = load_config(config) if config is not None else None
     if set_:
         # on an existing run, --set starts from its config: `--set checkpoint.keep_last=1` changes retention only
-        existing = open_run(run).data if config is None and (run / "run.toml").is_file() else None
+        existing = open_run(run).data if config is None and has_run(run) else None
         base = existing or (cfg or Config()).model_dump(mode="json", exclude_none=True)
         cfg = parse_config(apply_overrides(base, set_), "--set")
     refuse_if_served(run)
-    existed = (run / "run.toml").is_file()
+    existed = has_run(run)
     r = create_or_open(run, cfg, iterations)
     if existed and cfg is None:  # create_or_open checked a new or replaced config itself
         _check_unstarted(run)
@@ -66,7 +72,7 @@ def train(
 
 @user_errors
 def resume(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder to finish.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=run_location, help="Run folder or s3://bucket/prefix to finish.")],
     redo: Annotated[
         str | None,
         typer.Option(
@@ -111,11 +117,12 @@ def _check_unstarted(run: Path) -> None:
 
 
 def _check_store(run: Path) -> None:
-    """Stop before any stage runs when committed files no longer match their records."""
+    """Stop before any stage runs when committed files no longer match their records (on object storage:
+    their sizes and ETags; the bytes are hashed when a stage downloads them, not all of them here)."""
     from rlvr.store.integrity import check_store, summary
     from rlvr.store.run import open_run
 
-    problems, _ = check_store(run)
+    problems, _ = check_store(run, download=False)
     if problems:
         fail(RuntimeError(summary(problems, run, open_run(run).config)))
 
@@ -146,7 +153,7 @@ def _nothing_to_do(run_dir: str) -> bool:
             f"compute, from {stage}{'' if i is None else f' {i}'}: copy the run to a writable disk and resume it there"
         )
     check_device(run.config)
-    with writer_lock(run.paths.root):  # a second writer is refused now, not after Prefect's start (the flow locks again)
+    with writer_lock(run.paths.location):  # a second writer is refused now, not after Prefect's start (the flow locks again)
         pass
     return False
 
@@ -245,6 +252,8 @@ def serve(
     if every is not None and every < 1:
         fail(ValueError(f"--every must be >= 1 second, got {every}"))
     r = open_run(run)
+    if r.paths.uri is not None:
+        fail(ValueError(f"rlvr serve schedules local runs only; train {run} with `rlvr resume {run}` (cron, a CI job)"))
     _prefect_env()
     from prefect.settings import PREFECT_API_URL
 
@@ -271,7 +280,7 @@ def serve(
 
 @user_errors
 def status(
-    run: Annotated[Path, typer.Argument(metavar="DIR", help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=run_location, help="Run folder or s3://bucket/prefix.")],
     format: Annotated[str, typer.Option("--format", metavar="table|json", help="Output format.")] = "table",
 ) -> None:
     """One row per iteration and stage: committed or not, rows, seconds."""

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rlvr.checks import preflight
 from rlvr.config import MUTABLE_SECTIONS, Config, ConfigError, diff_configs, parse_config
-from rlvr.schema import RunPaths
 from rlvr.store.locks import writer_lock
 from rlvr.store.run import Run, RunError, _write_config, open_run, started
+from rlvr.store.workspace import holds_files, run_paths
 
 log = logging.getLogger("rlvr")
 
@@ -25,7 +25,7 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
     is taken from `config` when it sets it. `iterations` raises (or lowers) the run's target.
     A new run is checked (rlvr.checks.preflight) before its folder is created.
     """
-    paths = RunPaths(Path(run_dir).resolve())
+    paths = run_paths(run_dir)  # a URI: the run's working copy, its records synced (rlvr.store.workspace)
     fresh = not paths.config.is_file() or (config is not None and not started(paths))
     if not fresh:
         run = open_run(run_dir)
@@ -41,7 +41,7 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
             data[section] = getattr(config, section).model_dump(mode="json", exclude_none=True)
             cfg = parse_config(data, str(paths.config))
     else:
-        if not paths.config.is_file() and paths.root.exists() and any(paths.root.iterdir()):
+        if not paths.config.is_file() and holds_files(paths):
             raise RunError(f"{run_dir} exists, is not empty and holds no run.toml; choose an empty or new folder")
         cfg = config or Config()
         data = cfg.model_dump(mode="json", exclude_none=True)
@@ -58,7 +58,7 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
         try:
             paths.root.mkdir(parents=True, exist_ok=True)
             if fresh and paths.config.is_file():  # replacing a failed first start's config: never under a live writer
-                with writer_lock(paths.root):
+                with writer_lock(paths.location):
                     _write_config(paths, data)
             else:
                 _write_config(paths, data)
@@ -69,4 +69,4 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
                 f"cannot write {paths.config} ({err.strerror}): the run folder is on a read-only disk or not "
                 "writable by you; copy the run to a writable disk"
             ) from None
-    return open_run(paths.root)
+    return open_run(paths.location)

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from rlvr.errors import RlvrError
 from rlvr.stages.lineage import StageOrderError
 from rlvr.store import retention
-from rlvr.store.commit import CommitRecord, run_stage
+from rlvr.store.commit import CommitRecord, fetch_policy, run_stage
 from rlvr.store.run import Run
 
 log = logging.getLogger("rlvr")
@@ -46,7 +46,8 @@ def _result(rec: CommitRecord, skipped: bool) -> StageResult:
 
 def _require_weights(run: Run, version: int, needed_by: str, *, trainer_state: bool = False) -> None:
     """Policy v_version must still be on disk: checkpoint retention may have pruned it. Called in
-    a stage's body, so only when the stage must really run (a committed one skips without it)."""
+    a stage's body, so only when the stage must really run (a committed one skips without it). On
+    object storage its files are then brought into the working copy (rlvr.store.commit.fetch_policy)."""
     pruned = retention.read_pruned(run.paths).get(version)
     if pruned is not None and (pruned.weights or (trainer_state and pruned.files)):  # v0 never had a trainer state
         what = "weights" if pruned.weights else "trainer state"
@@ -54,3 +55,4 @@ def _require_weights(run: Run, version: int, needed_by: str, *, trainer_state: b
             f"{needed_by} needs policy v{version}, whose {what} [checkpoint] retention deleted on {pruned.created_at}; "
             "it cannot be recomputed in this run (keep more versions with checkpoint.keep_last / keep_every in new runs)"
         )
+    fetch_policy(run.paths, version)

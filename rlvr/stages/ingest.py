@@ -50,7 +50,7 @@ from rlvr.files import file_sha256, text_sha256
 from rlvr.problems.prompts import prompt_ids
 from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, rollout_row, shard_name
 from rlvr.stages.lineage import StageOrderError, stage_inputs
-from rlvr.store.commit import CommitRecord, Outcome, StageTx, committed, read_record, run_stage, write_table
+from rlvr.store.commit import CommitRecord, Outcome, StageTx, committed, fetch_policy, read_record, run_stage, write_table
 from rlvr.store.run import Run, open_run
 
 log = logging.getLogger("rlvr")
@@ -267,7 +267,7 @@ def import_responses(run_dir: str | Path, file: str | Path, iteration: int | Non
             f"iteration {i} of {run_dir} has rollouts already (engine {old.extra.get('engine')!r}); "
             f"import into the next one (--iteration {next_iteration(run)}) or into a new run"
         )
-    tok = AutoTokenizer.from_pretrained(run.paths.policy_dir(i))
+    tok = AutoTokenizer.from_pretrained(fetch_policy(run.paths, i))
     out_rows = to_rollout_rows(path, rows, run=run, problems=problems, iteration=i, tok=tok)
 
     def body(tx: StageTx) -> Outcome:

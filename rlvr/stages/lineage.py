@@ -29,7 +29,7 @@ def upstream(run: Run, stage: str, iteration: int | None, needed_by: str) -> Com
     rec = verified_record(run.paths, stage, iteration)
     if rec is None:
         where = "" if iteration is None else f" of iteration {iteration}"
-        raise StageOrderError(f"{needed_by} needs stage {stage}{where} committed first; run `rlvr resume {run.paths.root}`")
+        raise StageOrderError(f"{needed_by} needs stage {stage}{where} committed first; run `rlvr resume {run.paths.location}`")
     return rec
 
 

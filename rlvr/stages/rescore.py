@@ -71,7 +71,7 @@ def rescore(run_dir: str | Path, overrides: list[str], name: str | None = None) 
         raise RescoreError(f"{run_dir} has no committed rollouts to rescore; train or `rlvr import` first")
     stage = RESCORE_PREFIX + name
     out = []
-    with writer_lock(run.paths.root):
+    with writer_lock(run.paths.location):
         for i in iterations:
             rollouts = upstream(run, ROLLOUT, i, f"rescore({i})")
             inputs = {

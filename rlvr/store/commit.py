@@ -11,6 +11,10 @@ rerun drops the stale temporaries and any uncommitted output before it starts.
         write_table(rows, ROLLOUTS, out / shard_name(0))
         tx.commit(rows=len(rows))
 
+On object storage there is no rename: `StageTx.commit` uploads under attempt-unique keys and
+creates the record create-only instead (rlvr.store.objects; the working copy and its sha256 cache:
+rlvr.store.workspace). Records, readers and the skip-on-resume rule are the same.
+
 Integrity: every reader goes through `verified_record` (or `committed`), which checks the
 record's files against the sizes and sha256 it lists, hashing each file once per process (a
 (path, size, mtime_ns) -> sha256 cache), and raises IntegrityError naming the files and the stage
@@ -40,11 +44,15 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, PrivateAttr, ValidationError, model_serializer
 
 from rlvr.errors import DiskSpaceError, RlvrError
-from rlvr.files import file_sha256, json_digest, text_sha256
-from rlvr.schema import PARQUET_COMPRESSION, TMP_PREFIX, RunPaths, iteration_of
+from rlvr.files import cached_sha256, file_sha256, json_digest, remember_sha256, text_sha256
+from rlvr.schema import PARQUET_COMPRESSION, PREPARE, TMP_PREFIX, UPDATE, RunPaths, iteration_of
+from rlvr.store import objects
+from rlvr.store.fs import Conflict
+from rlvr.store.lease import check_lease
+from rlvr.store.workspace import Workspace, workspace_at, workspace_of
 
 FAULT_ENV = "RLVR_FAULT_AT"
 
@@ -66,6 +74,18 @@ class OutputFile(BaseModel):
     bytes: int
     sha256: str
     rows: int | None = None  # Parquet files only
+    # a run on object storage (rlvr.store.objects): the object's key, unique to the attempt, and its
+    # ETag at commit; absent from a local run's records, whose files are at `path`
+    key: str | None = None
+    etag: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _local_records_unchanged(self, handler):
+        data = handler(self)
+        for name in ("key", "etag"):
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
 
 
 class CommitRecord(BaseModel):
@@ -78,13 +98,20 @@ class CommitRecord(BaseModel):
     seconds: float
     created_at: str
     extra: dict[str, Any] = {}
+    # a run on object storage: brings listed files into the working copy, checked (rlvr.store.workspace)
+    _fetch: Callable[[list[OutputFile]], None] | None = PrivateAttr(default=None)
 
     def digest(self) -> str:
         """What downstream stages depend on: the exact bytes this stage produced."""
         return text_sha256("".join(o.sha256 for o in self.outputs))[:16]
 
     def parquet_files(self, root: Path) -> list[Path]:
-        return [root / o.path for o in self.outputs if o.path.endswith(".parquet")]
+        """The record's Parquet files under `root`; on object storage downloaded first (once per
+        machine, into the sha256-keyed cache) and checked against the record (IntegrityError if not)."""
+        files = [o for o in self.outputs if o.path.endswith(".parquet")]
+        if self._fetch is not None:
+            self._fetch(files)
+        return [root / o.path for o in files]
 
 
 class PruneRecord(BaseModel):
@@ -141,26 +168,30 @@ def read_record(path: Path) -> CommitRecord | None:
     """The commit record at `path`, None if there is none; CorruptRecordError if it does not parse."""
     if not path.is_file():
         return None
+    ws = workspace_at(path)
     try:
-        return CommitRecord.model_validate_json(path.read_bytes())
+        rec = CommitRecord.model_validate_json(path.read_bytes())
     except (ValidationError, ValueError) as err:
         root, stage, iteration = _record_key(path)
+        where = path if ws is None else f"{ws.uri}/{path.relative_to(ws.root)}"
         why = err.errors()[0]["msg"] if isinstance(err, ValidationError) else str(err).splitlines()[0]
         raise CorruptRecordError(
-            f"commit record {path} is corrupt (truncated or edited: {why}); recompute its stage with "
-            f"`rlvr resume {root} --redo {redo_spec(stage, iteration)}`"
+            f"commit record {where} is corrupt (truncated or edited: {why}); recompute its stage with "
+            f"`rlvr resume {root if ws is None else ws.uri} --redo {redo_spec(stage, iteration)}`"
         ) from None
+    if ws is not None:
+        rec._fetch = _fetcher(ws, rec)
+    return rec
 
 
-_HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256: each file hashed once per process
+def _fetcher(ws: Workspace, rec: CommitRecord) -> Callable[[list[OutputFile]], None]:
+    """How a record of a run on object storage brings its files into the working copy, checked."""
 
+    def fetch(files: list[OutputFile]) -> None:
+        if problems := ws.fetch(files):
+            raise integrity_error(rec, ws.uri, problems)
 
-def cached_sha256(path: Path) -> str:
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    if key not in _HASHES:
-        _HASHES[key] = file_sha256(path)
-    return _HASHES[key]
+    return fetch
 
 
 def pruned_files(paths: RunPaths) -> frozenset[str]:
@@ -170,7 +201,10 @@ def pruned_files(paths: RunPaths) -> frozenset[str]:
 
 def output_problems(rec: CommitRecord, paths: RunPaths) -> list[tuple[str, str]]:
     """(path, what is wrong) for each of the record's files that is missing (and not pruned by
-    retention) or differs from the size and sha256 the record lists."""
+    retention) or differs from the size and sha256 the record lists. On object storage: the listing's
+    sizes and ETags (rlvr.store.objects); the bytes are checked against sha256 when fetched."""
+    if (ws := workspace_of(paths)) is not None:
+        return objects.listed_problems(ws, rec.outputs, lambda: pruned_files(paths))
     problems = []
     pruned = None
     for o in rec.outputs:
@@ -186,7 +220,7 @@ def output_problems(rec: CommitRecord, paths: RunPaths) -> list[tuple[str, str]]
     return problems
 
 
-def integrity_error(rec: CommitRecord, root: Path, problems: list[tuple[str, str]]) -> IntegrityError:
+def integrity_error(rec: CommitRecord, root: str | Path, problems: list[tuple[str, str]]) -> IntegrityError:
     where = "" if rec.iteration is None else f" of iteration {rec.iteration}"
     files = "; ".join(f"{p} ({what})" for p, what in problems[:5]) + (
         f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
@@ -201,7 +235,7 @@ def verified_record(paths: RunPaths, stage: str, iteration: int | None) -> Commi
     """The stage's record, after checking its files (IntegrityError if any differs); None if uncommitted."""
     rec = read_record(paths.record(stage, iteration))
     if rec is not None and (problems := output_problems(rec, paths)):
-        raise integrity_error(rec, paths.root, problems)
+        raise integrity_error(rec, paths.location, problems)
     return rec
 
 
@@ -283,6 +317,41 @@ def verified_folder_record(folder: Path, filename: str, *, redo: str) -> CommitR
     return rec
 
 
+def put_text(paths: RunPaths, path: Path, text: str, *, create: bool = False) -> None:
+    """Write one metadata file of a run (run.toml, a record, a prune record): locally by temp file and
+    rename; on object storage to the store (create-only when `create`: rlvr.store.fs.Conflict if it
+    exists), then to the working copy."""
+    if (ws := workspace_of(paths)) is None:
+        write_text_atomic(path, text)
+    else:
+        ws.put_text(str(path.relative_to(paths.root)), text, create=create)
+
+
+def remove_record(paths: RunPaths, stage: str, iteration: int | None) -> bool:
+    """Delete a stage's commit record (so that it is not committed); True if there was one."""
+    path = paths.record(stage, iteration)
+    existed = path.is_file()
+    if (ws := workspace_of(paths)) is None:
+        _remove(path)
+    else:
+        ws.remove([str(path.relative_to(paths.root))])
+    return existed
+
+
+def fetch_policy(paths: RunPaths, version: int) -> Path:
+    """Policy v_version's folder, to read from. On object storage its committed files (all but those
+    retention pruned) are brought into the working copy first, through the sha256-keyed cache, so the
+    trainer and the engines read local, checked files; a local run's folder is returned as it is."""
+    folder = paths.policy_dir(version)
+    if paths.uri is None:
+        return folder
+    rec = read_record(paths.record(PREPARE, None) if version == 0 else paths.record(UPDATE, version - 1))
+    if rec is not None and rec._fetch is not None:
+        inside, pruned = f"{folder.relative_to(paths.root)}/", pruned_files(paths)
+        rec._fetch([o for o in rec.outputs if o.path.startswith(inside) and o.path not in pruned])
+    return folder
+
+
 def maybe_fault(stage: str, iteration: int | None, point: str) -> None:
     """Fault injection for crash tests: RLVR_FAULT_AT='update:1:before_rename' makes this
     process SIGKILL itself there, exactly as an OOM kill or a pulled plug would."""
@@ -324,6 +393,8 @@ class StageTx:
         return tmp
 
     def commit(self, *, rows: int, extra: dict[str, Any] | None = None) -> CommitRecord:
+        if (ws := workspace_of(self.paths)) is not None:
+            return self._commit_to_store(ws, rows, extra)
         maybe_fault(self.stage, self.iteration, "before_rename")
         outputs: list[OutputFile] = []
         for tmp, final in self._pending:
@@ -332,11 +403,15 @@ class StageTx:
             _remove(final)  # an uncommitted leftover of an earlier, killed attempt
             os.replace(tmp, final)
         for o in outputs:  # the hashes just taken stand for the renamed files (rename keeps mtime)
-            st = (self.paths.root / o.path).stat()
-            _HASHES[(str(self.paths.root / o.path), st.st_size, st.st_mtime_ns)] = o.sha256
+            remember_sha256(self.paths.root / o.path, o.sha256)
         self._pending.clear()
         maybe_fault(self.stage, self.iteration, "before_record")
-        self.record = CommitRecord(
+        self.record = self._new_record(outputs, rows, extra)
+        write_text_atomic(self.paths.record(self.stage, self.iteration), self.record.model_dump_json(indent=2))
+        return self.record
+
+    def _new_record(self, outputs: list[OutputFile], rows: int, extra: dict[str, Any] | None) -> CommitRecord:
+        return CommitRecord(
             stage=self.stage,
             iteration=self.iteration,
             fingerprint=self.fingerprint,
@@ -347,8 +422,48 @@ class StageTx:
             created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
             extra=extra or {},
         )
-        write_text_atomic(self.paths.record(self.stage, self.iteration), self.record.model_dump_json(indent=2))
-        return self.record
+
+    def _commit_to_store(self, ws: Workspace, rows: int, extra: dict[str, Any] | None) -> CommitRecord:
+        """The protocol without rename (rlvr.store.objects): upload under attempt-unique keys, create the
+        record create-only (the commit point), then put the outputs in place in the working copy."""
+        maybe_fault(self.stage, self.iteration, "before_rename")  # nothing has left the temporary folders yet
+        check_lease(ws.uri)  # a writer that lost its lease uploads nothing (and is checked again before the record)
+        attempt, root = objects.new_attempt(), self.paths.root
+        files, outputs = [], []
+        for tmp, final in self._pending:
+            folder = str(final.relative_to(root))
+            for f in sorted(p for p in tmp.rglob("*") if p.is_file()):
+                inner = str(f.relative_to(tmp))
+                n = pq.ParquetFile(f).metadata.num_rows if f.suffix == ".parquet" else None
+                key = objects.attempt_key(folder, attempt, inner)
+                files.append((f, key))
+                outputs.append(
+                    OutputFile(path=f"{folder}/{inner}", bytes=f.stat().st_size, sha256=file_sha256(f), rows=n, key=key)
+                )
+        objs = objects.upload(ws, files, on_first=lambda: maybe_fault(self.stage, self.iteration, "mid_upload"))
+        outputs = [o.model_copy(update={"etag": objs[o.key].etag}) for o in outputs]
+        maybe_fault(self.stage, self.iteration, "before_record")
+        record = self._new_record(outputs, rows, extra)
+        check_lease(ws.uri)
+        try:
+            put_text(self.paths, self.paths.record(self.stage, self.iteration), record.model_dump_json(indent=2), create=True)
+        except Conflict:
+            ws.remove([key for _, key in files])
+            where = "" if self.iteration is None else f" {self.iteration}"
+            raise StoreError(
+                f"{self.stage}{where} of {ws.uri} was committed by another writer first (its commit record exists); "
+                f"nothing of this attempt is kept. One writer per run: `rlvr status {ws.uri}` shows what is committed"
+            ) from None
+        maybe_fault(self.stage, self.iteration, "after_record")
+        for tmp, final in self._pending:
+            _remove(final)
+            os.replace(tmp, final)
+        for o in outputs:
+            ws.adopt(root / o.path, o.sha256)
+        objects.sweep(ws, [str(final.relative_to(root)) for _, final in self._pending], keep={o.key for o in outputs})
+        self._pending.clear()
+        self.record = record
+        return record
 
     def abort(self) -> None:
         for tmp, _ in self._pending:
@@ -364,7 +479,7 @@ def committed(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[s
     if rec is None or rec.fingerprint != fingerprint(inputs):
         return None
     if problems := output_problems(rec, paths):
-        raise integrity_error(rec, paths.root, problems)
+        raise integrity_error(rec, paths.location, problems)
     return rec
 
 
@@ -372,7 +487,7 @@ def committed(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[s
 def begin_stage(paths: RunPaths, stage: str, iteration: int | None, inputs: dict[str, Any]) -> Iterator[StageTx]:
     """Open a stage attempt. A stale record is removed before any output is touched, so a crash
     from here on can never leave a record that points at half-replaced outputs."""
-    _remove(paths.record(stage, iteration))
+    remove_record(paths, stage, iteration)
     tx = StageTx(paths, stage, iteration, inputs)
     try:
         yield tx

@@ -8,6 +8,7 @@ intact writes the same bytes again, and every later stage whose inputs did chang
 chain the stages) is recomputed after it.
 
     rlvr verify-store runs/demo                  # one line per damaged file, exit 1 if any
+    rlvr verify-store s3://b/runs/x --remove-orphans   # object storage: delete what no record lists
     rlvr resume runs/demo --redo rollout:3       # recompute rollout 3 (and whatever its new bytes change)
 
 Tests: tests/test_integrity.py.
@@ -20,8 +21,11 @@ from pathlib import Path
 
 from rlvr.config import Config
 from rlvr.schema import ITERATION_GLOB, ITERATION_STAGES, PREPARE, RunPaths, iteration_of
-from rlvr.store.commit import CorruptRecordError, output_problems, read_record, redo_spec
+from rlvr.store import objects
+from rlvr.store.commit import CorruptRecordError, output_problems, pruned_files, read_record, redo_spec, remove_record
+from rlvr.store.locks import writer_lock
 from rlvr.store.run import RunError, open_run
+from rlvr.store.workspace import workspace_of
 
 
 @dataclass(frozen=True)
@@ -44,8 +48,12 @@ def _records(paths: RunPaths) -> list[tuple[str, int | None, Path]]:
     return found
 
 
-def check_store(run_dir: str | Path) -> tuple[list[Problem], int]:
-    """(problems, files checked): every committed file against its record, and every record."""
+def check_store(run_dir: str | Path, *, download: bool = True) -> tuple[list[Problem], int]:
+    """(problems, files checked): every committed file against its record, and every record.
+
+    On object storage every object is checked against its record's size and ETag (one listing), and
+    with `download` its bytes against the sha256 too, through the sha256-keyed cache (each file
+    downloaded once per machine); a local run's files are always hashed."""
     run = open_run(run_dir)  # RunError when run.toml no longer matches the records' config hash
     problems: list[Problem] = []
     checked = 0
@@ -65,8 +73,38 @@ def check_store(run_dir: str | Path) -> tuple[list[Problem], int]:
                 )
             )
         checked += len(rec.outputs)
-        problems += [Problem(stage, iteration, p, what) for p, what in output_problems(rec, run.paths)]
+        found = output_problems(rec, run.paths)
+        if download and run.paths.uri is not None and rec._fetch is not None:
+            bad, pruned = {p for p, _ in found}, pruned_files(run.paths)
+            found += workspace_of(run.paths).fetch([o for o in rec.outputs if o.path not in bad and o.path not in pruned])
+        problems += [Problem(stage, iteration, p, what) for p, what in found]
     return problems, checked
+
+
+def orphans(run_dir: str | Path) -> list[str]:
+    """Objects under a run's prefix that no commit record lists (the uploads of an attempt that was
+    killed, or is running now, before its record): never seen by a reader. [] for a local run, whose
+    leftovers are temporary folders the next attempt removes."""
+    run = open_run(run_dir)
+    if (ws := workspace_of(run.paths)) is None:
+        return []
+    listed: set[str] = set()
+    for _, _, path in _records(run.paths):
+        try:
+            listed |= {o.key for o in read_record(path).outputs if o.key}
+        except CorruptRecordError:
+            return []  # what it listed is unknown: nothing is an orphan for sure (verify-store reports the record)
+    return objects.orphans(ws, listed)
+
+
+def remove_orphans(run_dir: str | Path) -> list[str]:
+    """Delete a run's orphans (see `orphans`) under its writer lock, so that no attempt in flight loses
+    its uploads; returns the deleted keys. `rlvr verify-store RUN --remove-orphans`."""
+    with writer_lock(run_dir):
+        found = orphans(run_dir)
+        if found:
+            workspace_of(open_run(run_dir).paths).remove(found)
+    return found
 
 
 def earliest(problems: list[Problem], cfg: Config) -> Problem:
@@ -116,8 +154,4 @@ def redo(run_dir: str | Path, spec: str) -> bool:
     without a record is simply not committed, whatever files it left)."""
     run = open_run(run_dir)
     stage, iteration = parse_redo(spec, run.config)
-    path = run.paths.record(stage, iteration)
-    if not path.is_file():
-        return False
-    path.unlink()
-    return True
+    return remove_record(run.paths, stage, iteration)

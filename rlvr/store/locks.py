@@ -2,6 +2,8 @@
 
 Both are an exclusive flock on a file in the run folder holding the holder's pid; the OS drops
 the lock when the holder dies (even SIGKILL), so a crashed writer never blocks the next one.
+A run on object storage has no flock: its writer holds a lease object instead (rlvr.store.lease);
+`rlvr serve` is for local runs only.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rlvr.store.fs import is_remote
+from rlvr.store.lease import writer_lease
 from rlvr.store.run import RunError
 
 LOCK_FILE = ".lock"
@@ -39,7 +43,11 @@ def _pid_lock(path: Path, refusal: str) -> Iterator[None]:
 @contextmanager
 def writer_lock(run_dir: str | Path) -> Iterator[None]:
     """One writer per run: a second `rlvr train`/`resume` on the same folder fails at once
-    instead of interleaving commits."""
+    instead of interleaving commits. A run on object storage: its lease (rlvr.store.lease)."""
+    if is_remote(run_dir):
+        with writer_lease(str(run_dir)):
+            yield
+        return
     path = Path(run_dir) / LOCK_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     with _pid_lock(path, f"another rlvr process (pid {{pid}}) is writing {run_dir}; wait for it to finish or stop it"):

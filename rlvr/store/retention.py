@@ -26,8 +26,9 @@ from rlvr.config import CheckpointSection
 from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.progress import fmt_bytes
 from rlvr.schema import EVALUATE, PREPARE, UPDATE, RunPaths
-from rlvr.store.commit import PruneRecord, read_pruned, read_record, write_text_atomic
+from rlvr.store.commit import PruneRecord, put_text, read_pruned, read_record
 from rlvr.store.run import Run
+from rlvr.store.workspace import workspace_of
 
 TRAINER_STATE = "trainer_state.pt"  # = rlvr.train.optim.TRAINER_STATE (not imported: that pulls in torch)
 
@@ -87,27 +88,50 @@ def prune(run: Run) -> list[Path]:
         folder = paths.policy_dir(v)
         whole = v in drop_weights
         prior = done.get(v)
+        present = present_files(paths, v)
         if prior is not None and (prior.weights or not whole):  # recorded; delete whatever a kill left behind
-            targets = [paths.root / f for f in prior.files]
+            targets = list(prior.files)
         else:
-            targets = sorted(p for p in folder.rglob("*") if p.is_file()) if whole else [folder / TRAINER_STATE]
-            targets = [t for t in targets if t.is_file()]
-            files = sorted({*(prior.files if prior else []), *(str(t.relative_to(paths.root)) for t in targets)})
+            targets = sorted(present) if whole else [f"{folder.relative_to(paths.root)}/{TRAINER_STATE}"]
+            targets = [t for t in targets if t in present]
+            files = sorted({*(prior.files if prior else []), *targets})
             record = PruneRecord(
                 version=v, weights=whole, files=files, created_at=datetime.now(UTC).isoformat(timespec="seconds")
             )
-            write_text_atomic(paths.pruned_record(v), record.model_dump_json(indent=2))  # record first, then delete
-        for t in targets:
-            if t.is_file():
-                t.unlink()
-                removed.append(t)
+            put_text(paths, paths.pruned_record(v), record.model_dump_json(indent=2))  # record first, then delete
+        gone = [t for t in targets if t in present]
+        _delete(paths, {t: present[t] for t in gone})
+        removed += [paths.root / t for t in gone]
         if whole and folder.is_dir():
             shutil.rmtree(folder)
     return removed
 
 
+def present_files(paths: RunPaths, version: int) -> dict[str, str | None]:
+    """Policy v_version's files that exist: path (relative to the run) -> object key. A local run: the
+    files in its folder (key None); on object storage: the committing record's files still listed."""
+    folder = paths.policy_dir(version)
+    if (ws := workspace_of(paths)) is None:
+        return {str(p.relative_to(paths.root)): None for p in folder.rglob("*") if p.is_file()}
+    rec = read_record(paths.record(PREPARE, None) if version == 0 else paths.record(UPDATE, version - 1))
+    inside = f"{folder.relative_to(paths.root)}/"
+    with ws.lock:
+        return {o.path: o.key for o in rec.outputs if o.path.startswith(inside) and o.key in ws.listing} if rec else {}
+
+
+def _delete(paths: RunPaths, files: dict[str, str | None]) -> None:
+    """Delete these files of the run (path -> object key, as present_files gives them)."""
+    if (ws := workspace_of(paths)) is not None:
+        ws.remove([k for k in files.values() if k])
+    for rel in files:
+        (paths.root / rel).unlink(missing_ok=ws is not None)
+
+
 def has_weights(paths: RunPaths, version: int) -> bool:
     rec = read_pruned(paths).get(version)
+    if paths.uri is not None:
+        config = f"{paths.policy_dir(version).relative_to(paths.root)}/config.json"
+        return (rec is None or not rec.weights) and config in present_files(paths, version)
     return (rec is None or not rec.weights) and (paths.policy_dir(version) / "config.json").is_file()
 
 

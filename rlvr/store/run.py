@@ -20,7 +20,8 @@ import tomli_w
 from rlvr.config import Config, hash_data, parse_config
 from rlvr.errors import RlvrError
 from rlvr.schema import ITERATION_GLOB, PREPARE, RunPaths
-from rlvr.store.commit import write_text_atomic
+from rlvr.store.commit import put_text
+from rlvr.store.workspace import run_paths
 
 HASH_PREFIX = "# config_hash = "
 log = logging.getLogger("rlvr")
@@ -45,30 +46,30 @@ class Run:
 def _write_config(paths: RunPaths, data: dict) -> None:
     """run.toml = the hash line + `data` (config as TOML data: unset fields left out)."""
     text = f"{HASH_PREFIX}{hash_data(data)}\n# frozen config of this run; written by rlvr, do not edit\n\n{tomli_w.dumps(data)}"
-    write_text_atomic(paths.config, text)
+    put_text(paths, paths.config, text)
 
 
 def open_run(run_dir: str | Path) -> Run:
-    paths = RunPaths(Path(run_dir).resolve())
+    """The run at a local folder or an object-store URI (s3://bucket/prefix: its working copy, synced)."""
+    paths = run_paths(run_dir)
     if not paths.config.is_file():
         raise RunError(f"no run at {run_dir} (no run.toml); start one with `rlvr train --run {run_dir}`")
+    where = paths.config if paths.uri is None else f"{paths.uri}/run.toml"  # as the user names it
     text = paths.config.read_text()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise RunError(
-            f"{paths.config} is not valid TOML ({err}); it was edited by hand: restore it or start a new run"
-        ) from None
-    cfg = parse_config(data, str(paths.config))
+        raise RunError(f"{where} is not valid TOML ({err}); it was edited by hand: restore it or start a new run") from None
+    cfg = parse_config(data, str(where))
     first = text.splitlines()[0] if text else ""
     if first.startswith(HASH_PREFIX) and first.removeprefix(HASH_PREFIX).strip() != hash_data(data):
         raise RunError(
-            f"{paths.config} was edited after the run started (its config hash no longer matches); "
+            f"{where} was edited after the run started (its config hash no longer matches); "
             "a run's config is frozen: undo the edit, or start a new run with the new config"
         )
     if (recorded := recorded_config_hash(paths)) and recorded[0] != hash_data(data):
         raise RunError(
-            f"{paths.config} does not match the config hash {recorded[0]} recorded in {recorded[1]}: it was edited "
+            f"{where} does not match the config hash {recorded[0]} recorded in {recorded[1]}: it was edited "
             "after the run started; a run's config is frozen: undo the edit, or start a new run with the new config"
         )
     return Run(paths, cfg, data)
@@ -88,6 +89,11 @@ def recorded_config_hash(paths: RunPaths) -> tuple[str, Path] | None:
         if isinstance(recorded, str):
             return recorded, path
     return None
+
+
+def has_run(location: str | Path) -> bool:
+    """Does the folder or URI hold a run (its run.toml)?"""
+    return run_paths(location).config.is_file()
 
 
 def started(paths: RunPaths) -> bool:

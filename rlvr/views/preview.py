@@ -25,7 +25,7 @@ def preview(target: str | Path, n: int = 3, split: str = "train") -> list[dict]:
     from rlvr.problems.datasets import load_problems
     from rlvr.problems.prompts import prompt_ids
     from rlvr.schema import PREPARE
-    from rlvr.store.commit import verified_record
+    from rlvr.store.commit import fetch_policy, verified_record
     from rlvr.store.run import open_run
 
     target = Path(target)
@@ -35,7 +35,7 @@ def preview(target: str | Path, n: int = 3, split: str = "train") -> list[dict]:
         cfg = run.config
         if (rec := verified_record(run.paths, PREPARE, None)) is not None:
             rows = pq.read_table(rec.parquet_files(run.paths.root)).to_pylist()
-            tok_dir = run.paths.policy_dir(0)
+            tok_dir = fetch_policy(run.paths, 0)
     else:
         cfg = load_config(target)
     if rows is None:

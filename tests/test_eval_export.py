@@ -344,3 +344,26 @@ def test_vllm_loads_the_export_and_answers_as_transformers_does(run_dir: Path, t
     assert _rows(tmp_path / "vllm", q) == _rows(tmp_path / "hf", q)
     assert _rows(tmp_path / "vllm", "SELECT engine FROM summary") == [{"engine": "vllm"}]
     shutil.rmtree(export)
+
+
+@pytest.mark.slow
+def test_eval_and_export_of_a_run_on_object_storage(s3_uri: str, small_config: Config, tiny_model: Path, tmp_path: Path) -> None:
+    """An s3:// run (moto on 127.0.0.1): its version fetched through the store, checked, evaluated and
+    exported like a local run's; the results name the run by its URI."""
+    from huggingface_hub import ModelCard
+
+    create_or_open(s3_uri, _config(small_config, tiny_model, eval={"every": 1, "prompts": 3}), 1)
+    stages.prepare(s3_uri)
+    stages.evaluate(s3_uri, 0)
+    _eval(s3_uri, "--version", 0, "--out", tmp_path / "e")
+    q = "SELECT * FROM {} ORDER BY prompt_id, sample_idx"
+    assert _rows(tmp_path / "e", q.format("responses")) == _rows(s3_uri, q.format("evals")) != []
+    assert _rows(tmp_path / "e", "SELECT run, policy_version FROM summary") == [{"run": s3_uri, "policy_version": 0}]
+    res = runner.invoke(app, ["export", s3_uri, "--version", "0", "--out", str(tmp_path / "x")], terminal_width=300)
+    assert res.exit_code == 0, res.output
+    facts = ModelCard.load(tmp_path / "x" / "README.md").data.to_dict()["rlvr"]
+    assert (
+        facts["run"] == s3_uri
+        and facts["held_out_accuracy"] == read_record(open_run(s3_uri).paths.record(EVALUATE, 0)).extra["accuracy"]
+    )
+    assert (tmp_path / "x" / "model.safetensors").is_file() and not (tmp_path / "x" / "trainer_state.pt").exists()

@@ -14,14 +14,19 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rlvr.flows.cli.console import out
+from rlvr.flows.cli.console import out, run_location
 from rlvr.flows.cli.errors import user_errors
 
 
 @user_errors
 def eval_cmd(
     run: Annotated[
-        Path | None, typer.Argument(metavar="RUN", help="Run folder whose policy version to evaluate (or give --model).")
+        Path | None,
+        typer.Argument(
+            metavar="RUN",
+            parser=run_location,
+            help="Run folder or s3://bucket/prefix whose policy version to evaluate (or --model).",
+        ),
     ] = None,
     out_dir: Annotated[
         Path, typer.Option("--out", metavar="FOLDER", help="New folder for the results (Parquet files; must not hold files).")
@@ -96,7 +101,7 @@ def eval_cmd(
 
 @user_errors
 def export(
-    run: Annotated[Path, typer.Argument(metavar="RUN", help="Run folder.")],
+    run: Annotated[Path, typer.Argument(metavar="RUN", parser=run_location, help="Run folder or s3://bucket/prefix.")],
     out_dir: Annotated[
         Path, typer.Option("--out", metavar="FOLDER", help="New folder for the HF model (must not hold files).")
     ] = ...,

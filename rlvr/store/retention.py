@@ -146,13 +146,13 @@ def kept_version(paths: RunPaths, version: int | None, *, flag: str = "--version
     versions = committed_versions(paths)
     if not versions:
         raise VersionError(
-            f"{paths.root} has no policy yet (prepare has not committed v0): `rlvr train --run {paths.root}` first"
+            f"{paths.location} has no policy yet (prepare has not committed v0): `rlvr train --run {paths.location}` first"
         )
     v = versions[-1] if version is None else version
     if v not in versions:
         raise VersionError(
-            f"{flag} {v}: {paths.root} has policy versions v0..v{versions[-1]} committed; give one of them "
-            f"(`rlvr status {paths.root}` lists them)"
+            f"{flag} {v}: {paths.location} has policy versions v0..v{versions[-1]} committed; give one of them "
+            f"(`rlvr status {paths.location}` lists them)"
         )
     pruned = read_pruned(paths).get(v)
     if pruned is not None and pruned.weights:
@@ -163,7 +163,7 @@ def kept_version(paths: RunPaths, version: int | None, *, flag: str = "--version
         )
     if not has_weights(paths, v):
         raise VersionError(
-            f"{flag} {v}: {paths.policy_dir(v)} has no config.json; `rlvr verify-store {paths.root}` says what to redo"
+            f"{flag} {v}: {paths.policy_dir(v)} has no config.json; `rlvr verify-store {paths.location}` says what to redo"
         )
     return v
 

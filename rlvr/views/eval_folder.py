@@ -46,7 +46,7 @@ from rlvr.schema import (
     PROBLEMS,
     eval_table_path,
 )
-from rlvr.store.commit import check_new_folder, new_folder, verified_record, write_folder_record, write_table
+from rlvr.store.commit import check_new_folder, fetch_policy, new_folder, verified_record, write_folder_record, write_table
 from rlvr.store.retention import kept_version
 from rlvr.store.run import open_run
 
@@ -68,7 +68,7 @@ class EvalRequest:
     None for samples, temperature and prompts means the config's [eval] values."""
 
     out: Path
-    run: Path | None = None
+    run: str | Path | None = None  # a run folder or s3://bucket/prefix
     version: int | None = None
     model: Path | None = None
     config: Path | None = None
@@ -89,8 +89,9 @@ class Source:
     config: Config
     config_hash: str
     rows: list[dict]
-    run: Path | None
+    run: str | None  # as the user names it: a folder or s3://bucket/prefix
     version: int | None
+    hide: tuple[Path, ...] = ()  # the run's local folder (or working copy), which the code sandbox must not see
 
 
 def evaluate_into(req: EvalRequest) -> dict:
@@ -145,7 +146,8 @@ def _run_source(req: EvalRequest) -> Source:
         rows = pq.read_table(problems.parquet_files(run.paths.root)).to_pylist()
     else:
         rows = _load_problems(cfg)
-    return Source(run.paths.policy_dir(version), cfg, hash_data(data), rows, run.paths.root, version)
+    policy = fetch_policy(run.paths, version)  # on object storage: its files into the working copy, checked
+    return Source(policy, cfg, hash_data(data), rows, run.paths.location, version, hide=(run.paths.root,))
 
 
 def _model_source(req: EvalRequest) -> Source:
@@ -186,7 +188,7 @@ def _write(tmp: Path, src: Source, req: EvalRequest, *, ids: list[str], text: di
         problems=[problems],
         samples=cfg.eval.samples if req.samples is None else req.samples,
         temperature=cfg.eval.temperature if req.temperature is None else req.temperature,
-        hide=(tmp, *([src.run] if src.run else [])),
+        hide=(tmp, *src.hide),
     )
     rows, stats = evaluate_policy(spec, ids, text)
     if src.version is None:
@@ -208,7 +210,7 @@ def _summary(src: Source, spec: EvalSpec, stats: dict, *, problems: int, split: 
     """The summary row (EVAL_SUMMARY) of one evaluation."""
     return {
         "model": str(src.policy_dir),
-        "run": None if src.run is None else str(src.run),
+        "run": src.run,
         "policy_version": src.version,
         "config_hash": src.config_hash,
         "split": split,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from rlvr.errors import RlvrError
 from rlvr.schema import EVALUATE, PREPARE, UPDATE
-from rlvr.store.commit import check_new_folder, new_folder, verified_record
+from rlvr.store.commit import check_new_folder, fetch_policy, new_folder, verified_record
 from rlvr.store.retention import kept_version
 from rlvr.store.run import Run, open_run
 
@@ -52,8 +52,8 @@ def export_policy(run_dir: str | Path, version: int | None, out: str | Path) -> 
     check_new_folder(out, flag="--out")  # before any weights are read
     run = open_run(run_dir)
     version = kept_version(run.paths, version)
-    policy = run.paths.policy_dir(version)
     verified_record(run.paths, *_producer(version))  # the files as their stage wrote them (IntegrityError otherwise)
+    policy = fetch_policy(run.paths, version)  # on object storage: its files into the working copy, checked
     facts = card_facts(run, version, name=out.name)
     with new_folder(out, flag="--out") as tmp:
         model, tok = load_policy(policy, torch.device("cpu"))
@@ -89,7 +89,7 @@ def card_facts(run: Run, version: int, *, name: str) -> dict:
     evaluated = verified_record(paths, EVALUATE, version)
     return {
         "name": name,
-        "run": str(paths.root),
+        "run": paths.location,
         "config_hash": run.config_hash,
         "policy_version": version,
         "objective": cfg.update.objective,

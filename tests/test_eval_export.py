@@ -237,6 +237,14 @@ def test_a_non_empty_out_is_refused_and_left_as_it_was(tmp_path: Path, command: 
     assert [p.name for p in out.iterdir()] == ["mine.txt"] and (out / "mine.txt").read_text() == "keep me"
 
 
+@pytest.mark.parametrize("command", ["eval", "export"])
+def test_out_is_a_local_folder_even_for_a_run_on_object_storage(tmp_path: Path, command: str, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, [command, "s3://bucket/runs/x", "--out", "s3://bucket/out"], terminal_width=400)
+    assert res.exit_code == 2 and "--out is a local folder" in res.output, res.output
+    assert list(tmp_path.iterdir()) == []  # no local s3:/bucket/out
+
+
 # ---- rlvr export -----------------------------------------------------------------------------
 
 

@@ -18,6 +18,13 @@ from rlvr.flows.cli.console import out, run_location
 from rlvr.flows.cli.errors import user_errors
 
 
+def local_folder(value: str) -> Path:
+    """--out (typer's parser=): a local folder; a URI is refused (a Path would fold s3://b/x into s3:/b/x)."""
+    if "://" in value:
+        raise typer.BadParameter(f"{value} is a URI; --out is a local folder (the run may be on object storage, not the results)")
+    return Path(value)
+
+
 @user_errors
 def eval_cmd(
     run: Annotated[
@@ -29,7 +36,13 @@ def eval_cmd(
         ),
     ] = None,
     out_dir: Annotated[
-        Path, typer.Option("--out", metavar="FOLDER", help="New folder for the results (Parquet files; must not hold files).")
+        Path,
+        typer.Option(
+            "--out",
+            metavar="FOLDER",
+            parser=local_folder,
+            help="New local folder for the results (Parquet files; must not hold files).",
+        ),
     ] = ...,
     version: Annotated[
         int | None, typer.Option("--version", metavar="N", min=0, help="Policy version vN of RUN (default: the newest).")
@@ -103,7 +116,10 @@ def eval_cmd(
 def export(
     run: Annotated[Path, typer.Argument(metavar="RUN", parser=run_location, help="Run folder or s3://bucket/prefix.")],
     out_dir: Annotated[
-        Path, typer.Option("--out", metavar="FOLDER", help="New folder for the HF model (must not hold files).")
+        Path,
+        typer.Option(
+            "--out", metavar="FOLDER", parser=local_folder, help="New local folder for the HF model (must not hold files)."
+        ),
     ] = ...,
     version: Annotated[
         int | None, typer.Option("--version", metavar="N", min=0, help="Policy version vN (default: the newest).")

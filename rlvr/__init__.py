@@ -11,7 +11,7 @@ The library in layers; imports point down only (tests/test_layers.py enforces it
     models/     the model registry, the embedded tiny model, policy loading
     checks/     preflight, doctor, starting a run
     stages/     prepare, rollout, verify, update, evaluate; import and rescore
-    views/      sql, status, report, prompt preview: read-only
+    views/      sql, status, report, prompt preview, `rlvr eval` folders, `rlvr export`: they never write a run
     rlvr.tasks, rlvr.flows (tasks/, flows/)   Prefect tasks and flows, and the CLI (flows/cli/)
 
 The shipped tasks' data and loaders are rlvr.data (data/); the builders of its files, rlvr.data.generators.

@@ -10,6 +10,8 @@ A run is a folder (see DESIGN.md):
     runs/<run>/_stages/prepare.json
     runs/<run>/_stages/pruned/v000003.json                files [checkpoint] retention deleted
 
+and an `rlvr eval --out OUT` folder: OUT/{problems,responses,summary,pass_at_k}.parquet + OUT/eval.json.
+
 Python code and SQL both take names from here; `rlvr sql` builds its views from TABLES.
 Shards carry their own `iteration` column, so a single file is self-describing; SQL reads them
 with hive_partitioning = false because DuckDB would otherwise shadow the int column with the
@@ -243,6 +245,52 @@ TABLES: dict[str, pa.Schema] = {
     "evals": EVALS,
     "scorings": SCORES,
 }
+
+# ---- `rlvr eval` folders -----------------------------------------------------------------
+# `rlvr eval ... --out OUT` writes one evaluation as plain Parquet files, OUT/<table>.parquet, and
+# OUT/eval.json (EVAL_RECORD: a commit record listing the files with their sha256, written last).
+# `rlvr sql OUT "..."` gives each file a read-only view of the same name; any Parquet reader works too
+# (duckdb: SELECT * FROM 'OUT/summary.parquet').
+
+# one row per response, the columns of a run's `evals` (responses and their verdicts side by side); a
+# model folder outside a run has policy_version NULL and is sampled with iteration 0's seeds, as evaluate(0)
+# samples a run's base model
+EVAL_RESPONSES = pa.schema([f.with_nullable(True) if f.name == "policy_version" else f for f in EVALS])
+EVAL_SUMMARY = pa.schema(
+    [
+        pa.field("model", pa.string(), nullable=False),  # the folder whose weights were evaluated
+        pa.field("run", pa.string()),  # the run folder; NULL for `rlvr eval --model`
+        pa.field("policy_version", pa.int32()),  # N of `--version N`; NULL for `rlvr eval --model`
+        pa.field("config_hash", pa.string(), nullable=False),  # of the config evaluated with (the run's, with any --task/--set)
+        pa.field("split", pa.string(), nullable=False),  # the problems' split: "test" (held-out) or "train"
+        pa.field("problems", pa.int32(), nullable=False),
+        pa.field("samples", pa.int32(), nullable=False),  # n: responses per problem
+        pa.field("temperature", pa.float64(), nullable=False),  # 0 = greedy
+        pa.field("accuracy", pa.float64(), nullable=False),  # correct responses / responses (= pass@1)
+        pa.field("reward_mean", pa.float64(), nullable=False),
+        pa.field("engine", pa.string(), nullable=False),
+        pa.field("seed", pa.int64(), nullable=False),  # run.seed: every response's seed derives from it
+        pa.field("generation_seconds", pa.float64(), nullable=False),
+        pa.field("created_at", pa.string(), nullable=False),
+    ]
+)
+# pass@k for k = 1..samples: the unbiased estimator of Chen et al. 2021, averaged over the problems
+PASS_AT_K = pa.schema([pa.field("k", pa.int32(), nullable=False), pa.field("pass_at_k", pa.float64(), nullable=False)])
+EVAL_FOLDER_TABLES: dict[str, pa.Schema] = {
+    "problems": PROBLEMS,  # the problems evaluated (one row each)
+    "responses": EVAL_RESPONSES,
+    "summary": EVAL_SUMMARY,  # one row
+    "pass_at_k": PASS_AT_K,
+}
+EVAL_RECORD = "eval.json"
+
+
+def eval_table_path(root: Path, table: str) -> Path:
+    """OUT/<table>.parquet of an `rlvr eval` folder."""
+    if table not in EVAL_FOLDER_TABLES:
+        raise KeyError(f"unknown eval-folder table {table!r}; known: {', '.join(EVAL_FOLDER_TABLES)}")
+    return root / f"{table}.parquet"
+
 
 # ---- stages -------------------------------------------------------------------------------
 

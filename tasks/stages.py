@@ -1,4 +1,4 @@
-"""Prefect tasks: thin wrappers around rlvr.stages.generation (retries for transient errors, logging, artifacts:
+"""Prefect tasks: thin wrappers around the rlvr.stages functions (retries for transient errors, logging, artifacts:
 after each update, a markdown summary of the iteration and the run's metrics table, both
 computed by rlvr.views.report).
 

@@ -35,7 +35,7 @@ def test_refill_size_asks_for_the_missing_groups_until_the_target_or_the_last_ro
 def test_eval_stats_count_every_response_and_each_problem_once() -> None:
     import pyarrow as pa
 
-    from rlvr.stages.generation import eval_stats
+    from rlvr.stages.evaluation import eval_stats
 
     rows = pa.table(
         {"prompt_id": ["a", "a", "b", "b", "c", "c"], "correct": [1, 0, 0, 0, 1, 1], "reward": [1.0, 0.0, 0.0, 0.0, 1.0, 0.5]}

@@ -9,6 +9,8 @@
     rlvr rescore DIR --set verify.F=V [--name NAME]       re-verify every stored rollout into a named scoring
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
     rlvr report DIR [--out report.html]                   plots and sampled responses as one HTML page
+    rlvr eval [RUN --version N | --model FOLDER] --out F  greedy or pass@k into a Parquet folder (rlvr sql F)
+    rlvr export RUN --version N --out FOLDER              a clean HF folder with a model card
     rlvr doctor                                           engines, interpreters, devices
     rlvr config                                           the default config, commented
     rlvr models list | prepare NAME                       registered pretrained models (rlvr/models/registry.py)
@@ -19,6 +21,7 @@ One module per command family; this file registers each command, in the order `r
     run.py          train, resume, serve, status: run the flows, schedule them, and what they committed
     inspection.py   verify-store, sql, report: read a run, change nothing
     data.py         import, rescore, prompts: responses made elsewhere, new scorings, the rendered prompts
+    policies.py     eval, export: one policy (a run's version, or a model folder) evaluated or handed on
     environment.py  config, doctor, models: this install and this machine, no run
     errors.py       @user_errors on every command (one line, exit 2), bugs in one line and a log file
     console.py      the two consoles: plain text, no markup
@@ -33,7 +36,7 @@ second, refusals included: the user errors share one light base class, rlvr.erro
 from __future__ import annotations
 
 import typer
-from rlvr.flows.cli import data, environment, inspection, run
+from rlvr.flows.cli import data, environment, inspection, policies, run
 
 app = typer.Typer(
     help="RLVR: GRPO training on verifiable rewards, orchestrated by Prefect, stored as Parquet, queried with SQL.",
@@ -53,6 +56,8 @@ app.command("sql")(inspection.sql)
 app.command("import")(data.import_cmd)
 app.command()(data.rescore)
 app.command()(inspection.report)
+app.command("eval")(policies.eval_cmd)
+app.command()(policies.export)
 app.command()(data.prompts)
 app.command()(environment.config)
 app.command()(environment.doctor)

@@ -1,8 +1,10 @@
 """The stages of a run as plain functions; each is idempotent and commits through rlvr.store.
 
     preparation.py  prepare(run): problems/*.parquet and policy v0
-    generation.py   rollout(run, i) and evaluate(run, i): prompts drawn, rendered (rlvr.problems),
-                    sampled (rlvr.rollout), including dynamic sampling's refill loop
+    generation.py   rollout(run, i): prompts drawn, rendered (rlvr.problems), sampled (rlvr.rollout),
+                    including dynamic sampling's refill loop
+    evaluation.py   evaluate(run, i), and evaluate_policy: the one evaluation it and `rlvr eval` run
+                    (greedy or pass@k with the unbiased estimator)
     scoring.py      verify(run, i): rlvr.verify over the rollouts, scores committed
     training.py     update(run, i): rlvr.train in-process or under torchrun, v_{i+1} committed
     base.py         StageResult and the skip-or-commit wrapper every stage uses
@@ -15,7 +17,8 @@ these functions; tests call them directly. Test: tests/test_stages.py, test_e2e.
 """
 
 from rlvr.stages.base import ContextLengthError, StageResult
-from rlvr.stages.generation import evaluate, iteration_prompts, mixture_prompts, rollout
+from rlvr.stages.evaluation import evaluate
+from rlvr.stages.generation import iteration_prompts, mixture_prompts, rollout
 from rlvr.stages.preparation import SandboxUnavailable, prepare
 from rlvr.stages.scoring import verify
 from rlvr.stages.training import launch_update, update

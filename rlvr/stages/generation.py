@@ -1,6 +1,7 @@
-"""rollout(run, i) and evaluate(run, i): prompts drawn and rendered, G responses sampled, committed.
+"""rollout(run, i): prompts drawn and rendered, G responses sampled, committed; and the generation
+that evaluate(run, i) shares with it (rlvr.stages.evaluation: the engine, `_generate`).
 
-Like every stage, each is idempotent: it computes its input fingerprint (config hash + the digests
+Like every stage, rollout is idempotent: it computes its input fingerprint (config hash + the digests
 of the upstream outputs it reads, rlvr.stages.lineage) and returns at once when a commit record
 with that fingerprint exists. Otherwise it writes its outputs through rlvr.store.commit (temp
 folder, rename, record last). Iteration i samples with policy v_i. Dynamic sampling (DAPO) draws
@@ -11,30 +12,25 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import torch
 from transformers import AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from rlvr.config import ConfigError
+from rlvr.config import Config
 from rlvr.models.load import resolve_device
 from rlvr.problems import prompts
 from rlvr.progress import progress
 from rlvr.rollout import engines
 from rlvr.rollout.sampler import Request, Sampling
 from rlvr.schema import (
-    EVAL_SCORE_COLUMNS,
-    EVALS,
-    EVALUATE,
     PREPARE,
     ROLLOUT,
     ROLLOUTS,
@@ -82,7 +78,7 @@ def mixture_prompts(pools: dict[str, list[str]], weights: dict[str, float], k: i
     return out
 
 
-# ---- generation: rollout and evaluate ----------------------------------------------------------
+# ---- generation: rollout, and evaluate (rlvr.stages.evaluation) ------------------------------
 
 
 def _generation_inputs(run: Run, stage: str, i: int) -> tuple[CommitRecord, dict]:
@@ -113,9 +109,10 @@ def _first_prompts(run: Run, problems: CommitRecord, ids: list[str], i: int) -> 
     return mixture_prompts(pools, {d.label: d.weight or 1.0 for d in sources}, k, seed=cfg.run.seed, iteration=i)
 
 
-def _policy_engine(run: Run, i: int) -> tuple[AutoTokenizer, engines.Acquired, torch.device]:
-    """Policy v_i's tokenizer and a generation engine holding v_i (from the pool: warm when it can be)."""
-    cfg, policy_dir = run.config, run.paths.policy_dir(i)
+def _policy_engine(cfg: Config, policy_dir: Path) -> tuple[AutoTokenizer, engines.Acquired, torch.device]:
+    """A policy folder's tokenizer and a generation engine holding it (from the pool: warm when it
+    can be), with the config's [rollout] engine on its update.device; rollout(i) and evaluate(i)
+    pass policy v_i's folder, `rlvr eval` any version's or model's."""
     device = resolve_device(cfg.update.device)
     got = engines.acquire(cfg.rollout, policy_dir, device=device, seed=cfg.run.seed, max_model_len=_max_model_len(policy_dir))
     return AutoTokenizer.from_pretrained(policy_dir), got, device
@@ -130,7 +127,7 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
     def body(tx: StageTx) -> Outcome:
         _require_weights(run, i, f"rollout({i})")
         text = _prompt_ids(run, problems, i, "train")
-        tok, got, device = _policy_engine(run, i)
+        tok, got, device = _policy_engine(run.config, run.paths.policy_dir(i))
         log.info(
             "rollout %d: %s engine (%s), start %.1fs, weight load %.2fs",
             i,
@@ -163,7 +160,16 @@ class _RoundSampler:
 
     def sample(self, prompt_ids: list[str], *, first_shard: int, counted: int) -> dict:
         return _generate(
-            self.engine, self.tok, self.run, self.i, prompt_ids, self.text, self.out, first_shard=first_shard, counted=counted
+            self.engine,
+            self.tok,
+            self.run.config,
+            self.i,
+            prompt_ids,
+            self.text,
+            self.out,
+            policy_dir=self.run.paths.policy_dir(self.i),
+            first_shard=first_shard,
+            counted=counted,
         )
 
     def signal_groups(self, shards: list[Path]) -> int:
@@ -265,12 +271,13 @@ def _max_model_len(policy_dir: Path) -> int:
 def _generate(
     engine: engines.Engine,
     tok,
-    run: Run,
+    cfg: Config,
     i: int,
     prompt_ids: list[str],
     text: dict[str, list[int]],
     out: Path,
     *,
+    policy_dir: Path,
     first_shard: int,
     samples: int = 0,
     sampling: Sampling | None = None,
@@ -278,16 +285,15 @@ def _generate(
     label: str = "rollout",
     counted: int = 0,
 ) -> dict:
-    """`samples` (default rollout.group_size) responses for each prompt id (`text`: its token ids), written as shards
-    part-{first_shard + k}; returns counts. `seed_tag` keeps evaluation seeds apart from training's;
-    `counted`: responses an earlier round of the stage made, which the progress counts include."""
-    cfg = run.config
+    """`samples` (default rollout.group_size) responses per prompt id (`text`: its token ids) by the engine holding
+    `policy_dir` (its context bounds lengths), seeded as iteration i, as shards part-{first_shard + k}; returns counts.
+    `seed_tag` keeps eval seeds apart from training's; `counted`: earlier rounds' responses, in the progress counts."""
     G = samples or cfg.rollout.group_size
     requests = [
         Request(pid, s, text[pid], derive_seed(cfg.run.seed, i, seed_tag + pid, s)) for pid in prompt_ids for s in range(G)
     ]
     sampling = sampling or Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
-    context = _max_model_len(run.paths.policy_dir(i))
+    context = _max_model_len(policy_dir)
     longest = max(requests, key=lambda r: len(r.prompt_token_ids), default=None)
     if longest is not None and len(longest.prompt_token_ids) + sampling.max_new_tokens > context:
         fix = "lower rollout.max_new_tokens, or use" if len(longest.prompt_token_ids) < context else "use"
@@ -323,101 +329,3 @@ def _generate(
             "%s %d: %d/%d responses, %.0f tok/s", label, i, n_rows, len(requests), tokens / max(time.perf_counter() - t0, 1e-9)
         )
     return {"rows": n_rows, "tokens": tokens, "shards": shards}
-
-
-# ---- evaluate -----------------------------------------------------------------------------
-
-
-def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
-    """Policy v_i on the held-out split -> evals/iteration=i/: eval.samples responses per problem at
-    eval.temperature (greedy by default), scored by the same verifiers and weights as training."""
-    run = open_run(run_dir)
-    cfg, paths, i = run.config, run.paths, iteration
-    problems, inputs = _generation_inputs(run, EVALUATE, i)
-
-    def body(tx: StageTx) -> Outcome:
-        _require_weights(run, i, f"evaluate({i})")
-        text = _prompt_ids(run, problems, i, "test")
-        if not text:
-            raise ConfigError(
-                "evaluation needs held-out problems but this run has none (task.n_test = 0): "
-                "start a run with task.n_test > 0, or set eval.every = 0"
-            )
-        ids = sorted(text)
-        if cfg.eval.prompts:  # the same subset at every evaluation, so the numbers compare
-            ids = iteration_prompts(ids, cfg.eval.prompts, seed=cfg.run.seed, iteration=0, round=0)
-        tok, got, _ = _policy_engine(run, i)
-        t0 = time.perf_counter()
-        rows = _eval_rows(run, i, problems, ids, text, got.engine, tok)
-        n = write_table(rows.select(EVALS.names), EVALS, tx.output(paths.table_dir("evals", i)) / shard_name(0))
-        stats = eval_stats(rows, problems=len(ids), samples=cfg.eval.samples, temperature=cfg.eval.temperature)
-        stats |= {"engine": got.name, "generation_seconds": round(time.perf_counter() - t0, 3)}
-        log.info(
-            "evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f",
-            i,
-            i,
-            len(ids),
-            cfg.eval.samples,
-            stats["accuracy"],
-            cfg.eval.samples,
-            stats[f"pass_at_{cfg.eval.samples}"],
-        )
-        return Outcome(n, stats)
-
-    return _stage(run, EVALUATE, i, inputs, body)
-
-
-def _eval_rows(
-    run: Run, i: int, problems: CommitRecord, ids: list[str], text: dict[str, list[int]], engine: engines.Engine, tok
-) -> pa.Table:
-    """eval.samples responses per held-out prompt (seeds apart from training's), scored, as EVALS
-    columns in (prompt_id, sample_idx) order; the responses themselves are not kept."""
-    cfg, root = run.config, run.paths.root
-    sampling = Sampling(cfg.rollout.max_new_tokens, cfg.eval.temperature, 1.0)
-    with tempfile.TemporaryDirectory(prefix="rlvr-eval-") as tmp:
-        new = _generate(
-            engine,
-            tok,
-            run,
-            i,
-            ids,
-            text,
-            Path(tmp),
-            first_shard=0,
-            samples=cfg.eval.samples,
-            sampling=sampling,
-            seed_tag="eval/",
-            label="evaluate",
-        )
-        scored = scoring.score(
-            new["shards"], problems.parquet_files(root), cfg.verify, max_new_tokens=cfg.rollout.max_new_tokens, hide=[root]
-        )
-        gen = pq.read_table(new["shards"]).sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
-    key = ["prompt_id", "sample_idx"]
-    columns = [
-        "iteration",
-        *key,
-        "policy_version",
-        "engine",
-        "temperature",
-        "response_text",
-        "num_response_tokens",
-        "finish_reason",
-    ]
-    rows = gen.select(columns).join(scored.select([*key, *EVAL_SCORE_COLUMNS]), key)
-    return rows.sort_by([("prompt_id", "ascending"), ("sample_idx", "ascending")])
-
-
-def eval_stats(rows: pa.Table, *, problems: int, samples: int, temperature: float) -> dict:
-    """An evaluation's figures from its scored rows (`samples` per problem): accuracy over every
-    response, pass@samples (the share of problems with a correct one), the mean reward."""
-    correct = rows["correct"].to_pylist()
-    solved = {pid for pid, ok in zip(rows["prompt_id"].to_pylist(), correct, strict=True) if ok}
-    return {
-        "problems": problems,
-        "samples": samples,
-        "temperature": temperature,
-        "accuracy": sum(correct) / max(rows.num_rows, 1),
-        f"pass_at_{samples}": len(solved) / problems,
-        "reward_mean": pc.mean(rows["reward"]).as_py(),
-    }

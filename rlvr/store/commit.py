@@ -20,6 +20,10 @@ record's files against the sizes and sha256 it lists, hashing each file once per
 (path, size, mtime_ns) -> sha256 cache), and raises IntegrityError naming the files and the stage
 to redo. A record that does not parse raises CorruptRecordError, never a pydantic traceback.
 
+Outside a run (`rlvr eval --out`, `rlvr export --out`) the same two rules hold: `new_folder` writes a
+folder whole or not at all (a temporary sibling renamed into place; an existing non-empty folder is
+refused), and `write_folder_record` / `verified_folder_record` give it a record of its files.
+
 Tests: tests/test_store.py, tests/test_integrity.py.
 """
 
@@ -127,6 +131,12 @@ def read_pruned(paths: RunPaths) -> dict[int, PruneRecord]:
         rec = PruneRecord.model_validate_json(f.read_text())
         out[rec.version] = rec
     return out
+
+
+def output_file(f: Path, rel: Path) -> OutputFile:
+    """A record's entry for file `f`, which readers find at `rel` (relative to the root)."""
+    n = pq.ParquetFile(f).metadata.num_rows if f.suffix == ".parquet" else None
+    return OutputFile(path=str(rel), bytes=f.stat().st_size, sha256=file_sha256(f), rows=n)
 
 
 def fingerprint(inputs: dict[str, Any]) -> str:
@@ -238,6 +248,75 @@ def write_text_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+class FolderExistsError(StoreError):
+    """An output folder that already holds files (rlvr never writes into, or over, a user's folder)."""
+
+
+@contextmanager
+def new_folder(final: Path, *, flag: str) -> Iterator[Path]:
+    """A folder written whole or not at all, for outputs outside a run (`rlvr eval --out`, `rlvr
+    export --out`): refuses a `final` that exists and is not empty (naming `flag`), yields a fresh
+    temporary sibling `.tmp-<name>-<uuid>` to fill, and renames it to `final` when the block ends;
+    on an error the temporary is removed and `final` is left as it was. A kill leaves only the
+    hidden temporary, which the next attempt removes."""
+    final = Path(final).absolute()
+    check_new_folder(final, flag=flag)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    for stale in _stale_temporaries(final):
+        _remove(stale)
+    tmp = final.parent / f"{TMP_PREFIX}{final.name}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        yield tmp
+        check_new_folder(final, flag=flag)  # someone may have filled it meanwhile
+        os.replace(tmp, final)  # rename(2) replaces an empty directory, never a full one
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def check_new_folder(final: Path, *, flag: str) -> None:
+    """FolderExistsError unless `final` is absent or an empty folder."""
+    if final.exists() and (not final.is_dir() or any(final.iterdir())):
+        what = "a file" if not final.is_dir() else "a folder that is not empty"
+        raise FolderExistsError(f"{flag} {final} is {what}; give a new folder (nothing is written into an existing one)")
+
+
+def write_folder_record(
+    folder: Path, filename: str, *, inputs: dict[str, Any], rows: int, seconds: float, extra: dict[str, Any]
+) -> CommitRecord:
+    """The record of a folder written outside a run (`rlvr eval --out`): folder/<filename>, written
+    last, listing every file already in the folder with its size and sha256, as a stage's record does."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    record = CommitRecord(
+        stage=Path(filename).stem,
+        iteration=None,
+        fingerprint=fingerprint(inputs),
+        inputs=inputs,
+        outputs=[output_file(f, f.relative_to(folder)) for f in files],
+        rows=rows,
+        seconds=round(seconds, 3),
+        created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+        extra=extra,
+    )
+    write_text_atomic(folder / filename, record.model_dump_json(indent=2))
+    return record
+
+
+def verified_folder_record(folder: Path, filename: str, *, redo: str) -> CommitRecord:
+    """folder/<filename> after checking the files it lists (sizes and sha256); StoreError naming
+    `redo` (how to write the folder again) when the record is corrupt or a file differs."""
+    path = folder / filename
+    try:
+        rec = CommitRecord.model_validate_json(path.read_bytes())
+    except (ValidationError, ValueError) as err:
+        raise CorruptRecordError(f"{path} is corrupt (truncated or edited: {str(err).splitlines()[0]}); {redo}") from None
+    if problems := output_problems(rec, RunPaths(folder)):
+        files = "; ".join(f"{p} ({what})" for p, what in problems[:5])
+        raise IntegrityError(f"{folder} no longer matches {path.name}: {files}; {redo}")
+    return rec
+
+
 def put_text(paths: RunPaths, path: Path, text: str, *, create: bool = False) -> None:
     """Write one metadata file of a run (run.toml, a record, a prune record): locally by temp file and
     rename; on object storage to the store (create-only when `create`: rlvr.store.fs.Conflict if it
@@ -320,9 +399,7 @@ class StageTx:
         outputs: list[OutputFile] = []
         for tmp, final in self._pending:
             for f in sorted(p for p in tmp.rglob("*") if p.is_file()):
-                rel = final.relative_to(self.paths.root) / f.relative_to(tmp)
-                n = pq.ParquetFile(f).metadata.num_rows if f.suffix == ".parquet" else None
-                outputs.append(OutputFile(path=str(rel), bytes=f.stat().st_size, sha256=file_sha256(f), rows=n))
+                outputs.append(output_file(f, final.relative_to(self.paths.root) / f.relative_to(tmp)))
             _remove(final)  # an uncommitted leftover of an earlier, killed attempt
             os.replace(tmp, final)
         for o in outputs:  # the hashes just taken stand for the renamed files (rename keeps mtime)

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rlvr.config import CheckpointSection
-from rlvr.errors import DiskSpaceError
+from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.progress import fmt_bytes
 from rlvr.schema import EVALUATE, PREPARE, UPDATE, RunPaths
 from rlvr.store.commit import PruneRecord, put_text, read_pruned, read_record
@@ -133,6 +133,39 @@ def has_weights(paths: RunPaths, version: int) -> bool:
         config = f"{paths.policy_dir(version).relative_to(paths.root)}/config.json"
         return (rec is None or not rec.weights) and config in present_files(paths, version)
     return (rec is None or not rec.weights) and (paths.policy_dir(version) / "config.json").is_file()
+
+
+class VersionError(RlvrError, ValueError):
+    """A policy version asked for by number that the run does not hold: never committed, or pruned."""
+
+
+def kept_version(paths: RunPaths, version: int | None, *, flag: str = "--version") -> int:
+    """The version a command reads the weights of (`rlvr eval`, `rlvr export`): `version`, or the
+    newest committed when None. VersionError, naming `flag`, for one that was never committed or
+    whose weights retention deleted (with the versions that still have weights)."""
+    versions = committed_versions(paths)
+    if not versions:
+        raise VersionError(
+            f"{paths.location} has no policy yet (prepare has not committed v0): `rlvr train --run {paths.location}` first"
+        )
+    v = versions[-1] if version is None else version
+    if v not in versions:
+        raise VersionError(
+            f"{flag} {v}: {paths.location} has policy versions v0..v{versions[-1]} committed; give one of them "
+            f"(`rlvr status {paths.location}` lists them)"
+        )
+    pruned = read_pruned(paths).get(v)
+    if pruned is not None and pruned.weights:
+        kept = ", ".join(f"v{k}" for k in versions if has_weights(paths, k))
+        raise VersionError(
+            f"{flag} {v}: its weights were deleted by [checkpoint] retention on {pruned.created_at}; versions with "
+            f"weights: {kept}. Give one of those (runs started with checkpoint.keep_last = 0, or keep_every, keep more)"
+        )
+    if not has_weights(paths, v):
+        raise VersionError(
+            f"{flag} {v}: {paths.policy_dir(v)} has no config.json; `rlvr verify-store {paths.location}` says what to redo"
+        )
+    return v
 
 
 def folder_bytes(folder: Path) -> int:

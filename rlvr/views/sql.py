@@ -5,7 +5,9 @@
 list, each checked against its recorded sha256, so a half-written, uncommitted or altered shard is
 never visible. `scores` is the run's own scoring; `scorings` adds every `rlvr rescore` name's rows
 (column `scoring`), and `reward_components` shows the reward plug-ins' components of every scoring,
-one row each. Tables with no committed file yet are empty views with the right columns.
+one row each. Tables with no committed file yet are empty views with the right columns. An `rlvr
+eval --out` folder gets its own views (rlvr.schema.EVAL_FOLDER_TABLES: problems, responses, summary,
+pass_at_k) over the files its eval.json lists, checked the same way.
 
 Read-only by construction, in two layers:
 1. `check_query` (rlvr/views/guard.py) accepts one plain SELECT / WITH / VALUES / DESCRIBE /
@@ -35,6 +37,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from rlvr.schema import (
+    EVAL_FOLDER_TABLES,
+    EVAL_RECORD,
     EVALUATE,
     ITERATION_GLOB,
     ITERATION_STAGES,
@@ -43,9 +47,10 @@ from rlvr.schema import (
     STAGE_TABLE,
     TABLES,
     RunPaths,
+    eval_table_path,
     iteration_of,
 )
-from rlvr.store.commit import verified_record
+from rlvr.store.commit import verified_folder_record, verified_record
 from rlvr.store.run import open_run
 from rlvr.views.guard import QueryError, check_query
 
@@ -83,15 +88,28 @@ FROM (SELECT iteration, prompt_id, sample_idx, scoring, unnest(components) AS c 
 """
 
 
+def eval_folder_files(root: Path) -> dict[str, list[Path]]:
+    """An `rlvr eval` folder's tables (rlvr.schema.EVAL_FOLDER_TABLES): the files its eval.json lists,
+    each checked against its sha256."""
+    rec = verified_folder_record(root, EVAL_RECORD, redo="write it again with `rlvr eval ... --out` into a new folder")
+    listed = {o.path for o in rec.outputs}
+    return {t: [p] if (p := eval_table_path(root, t)).name in listed else [] for t in EVAL_FOLDER_TABLES}
+
+
+def is_eval_folder(folder: str | Path) -> bool:
+    """An `rlvr eval --out` folder (eval.json, no run.toml) rather than a run."""
+    return (Path(folder) / EVAL_RECORD).is_file() and not RunPaths(Path(folder)).config.is_file()
+
+
 def connect_run(run_dir: str | Path, *, max_memory: str = DEFAULT_MAX_MEMORY) -> duckdb.DuckDBPyConnection:
-    run = open_run(run_dir)
+    """A locked-down connection with a view per table: a run's (TABLES, reward_components), or an
+    `rlvr eval` folder's (EVAL_FOLDER_TABLES)."""
     con = duckdb.connect(":memory:")
-    for table, paths in committed_files(run.paths).items():
-        schema = TABLES[table]
-        # scorings: shards from before a column was added read as nulls in it (the dataset's schema wins)
-        source = ds.dataset([str(p) for p in paths], format="parquet", schema=schema) if paths else schema.empty_table()
-        con.register(table, source)
-    con.execute(COMPONENTS_VIEW)  # a view over a view: no file is opened by DuckDB
+    if is_eval_folder(run_dir):
+        _register(con, eval_folder_files(Path(run_dir).resolve()), EVAL_FOLDER_TABLES)
+    else:
+        _register(con, committed_files(open_run(run_dir).paths), TABLES)
+        con.execute(COMPONENTS_VIEW)  # a view over a view: no file is opened by DuckDB
     try:
         con.execute("SET memory_limit = $m", {"m": max_memory})
     except duckdb.Error as err:
@@ -105,12 +123,25 @@ def connect_run(run_dir: str | Path, *, max_memory: str = DEFAULT_MAX_MEMORY) ->
     return con
 
 
+def _register(con: duckdb.DuckDBPyConnection, files: dict[str, list[Path]], schemas: dict[str, pa.Schema]) -> None:
+    """One view per table over a pyarrow dataset of its files (pyarrow opens them, DuckDB never does)."""
+    for table, paths in files.items():
+        schema = schemas[table]
+        # scorings: shards from before a column was added read as nulls in it (the dataset's schema wins)
+        source = ds.dataset([str(p) for p in paths], format="parquet", schema=schema) if paths else schema.empty_table()
+        con.register(table, source)
+
+
 def run_sql(
     run_dir: str | Path, query: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, max_memory: str = DEFAULT_MAX_MEMORY
 ) -> pa.Table:
     """Execute one read-only query over the run's views; stop it after timeout_s seconds."""
     check_query(query)
-    return _execute(connect_run(run_dir, max_memory=max_memory), query, timeout_s)
+    if is_eval_folder(run_dir):
+        hint = f'views: {", ".join(EVAL_FOLDER_TABLES)}; `rlvr sql DIR "DESCRIBE responses"` lists columns'
+    else:
+        hint = f'views: {", ".join(TABLES)}, reward_components; `rlvr sql DIR "DESCRIBE scores"` lists columns'
+    return _execute(connect_run(run_dir, max_memory=max_memory), query, timeout_s, hint=hint)
 
 
 def _stop(con: duckdb.DuckDBPyConnection, worker: threading.Thread, patience_s: float = 10.0) -> None:
@@ -125,7 +156,7 @@ def _stop(con: duckdb.DuckDBPyConnection, worker: threading.Thread, patience_s: 
         worker.join(timeout=0.1)
 
 
-def _execute(con: duckdb.DuckDBPyConnection, query: str, timeout_s: float) -> pa.Table:
+def _execute(con: duckdb.DuckDBPyConnection, query: str, timeout_s: float, *, hint: str) -> pa.Table:
     """Run the query on a worker thread, so the main thread stays free to interrupt it on timeout
     or Ctrl-C (a KeyboardInterrupt only reaches Python code, never a query inside DuckDB)."""
     box: dict = {}
@@ -156,9 +187,7 @@ def _execute(con: duckdb.DuckDBPyConnection, query: str, timeout_s: float) -> pa
         err = box["error"]
         if not isinstance(err, duckdb.Error):
             raise err
-        raise QueryError(
-            f'{err}\n(views: {", ".join(TABLES)}, reward_components; `rlvr sql DIR "DESCRIBE scores"` lists columns)'
-        ) from None
+        raise QueryError(f"{err}\n({hint})") from None
     return box["table"]
 
 

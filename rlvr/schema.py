@@ -195,7 +195,10 @@ class StepMetrics:
     # engine/trainer mismatch: |rollout logprob - trainer logprob| of the same tokens, before any step
     logprob_diff_mean: F64 | None = None
     logprob_diff_max: F64 | None = None
-    tis_weight_mean: F64 | None = None  # null when tis_cap = 0
+    tis_weight_mean: F64 | None = None  # mean importance weight (TIS or MIS); null when tis_cap = mis_cap = 0
+    is_weight_max: F64 | None = None  # largest pi_v_i / pi_rollout before the cap; null without TIS / MIS
+    is_capped_frac: F64 | None = None  # tokens truncated (TIS) or masked (MIS) at the cap; null without TIS / MIS
+    staleness: I32 = 0  # iteration - the rollouts' policy_version (rollout.max_staleness; 0 = on-policy)
     seconds: F64 = 0.0
     peak_memory_mb: F64 = 0.0  # CUDA: max allocated; CPU: process peak RSS
     world_size: I32 = 0

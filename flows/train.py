@@ -1,8 +1,12 @@
 """The training flows: prepare, then for each iteration rollout -> verify -> update (with
 evaluate(i) on the held-out split before iteration i, and after the last, when eval.every > 0).
 
-Iteration i+1's rollout starts only after update i has committed: tasks are called in order
-and each call returns only when its stage is committed (or raises). Rerunning a flow on the
+With rollout.max_staleness = 0, iteration i+1's rollout starts only after update i has committed:
+tasks are called in order and each call returns only when its stage is committed (or raises).
+With k = rollout.max_staleness >= 1, rollout(i) samples v_max(0, i-k) (rlvr.config.plan) and the
+stages are submitted as Prefect futures that wait for what Config.stage_deps names: the generation
+lane (evaluate, rollout, verify) and the trainer lane (update) overlap, one stage each, each stage
+still committing on its own. Rerunning a flow on the
 same run folder is `resume`: committed stages skip themselves. Each flow holds the run's writer
 lock, so two flows never write one run at once.
 
@@ -31,13 +35,33 @@ TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, 
 def _stages(run_dir: str) -> list[dict]:
     # the plan's order is what checkpoint retention relies on: evaluate(i) runs before update(i)
     # commits v_{i+1}, and retention never prunes an eval point whose evaluate is not committed
-    plan = open_run(run_dir).config.stage_plan()
+    cfg = open_run(run_dir).config
+    plan = cfg.stage_plan()
     bar = create_progress_artifact(
         progress=0.0, key=artifact_key(run_dir, "progress"), description=f"stages of {run_dir} done, this flow run"
     )
+    if cfg.rollout.max_staleness:
+        return _overlapped(run_dir, plan, cfg.stage_deps(), bar)
     results = []
     for k, (stage, i) in enumerate(plan):
         results.append(prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i))
+        update_progress_artifact(bar, progress=100.0 * (k + 1) / len(plan))
+    return results
+
+
+def _overlapped(run_dir: str, plan: list[tuple], deps: dict[tuple, list[tuple]], bar) -> list[dict]:
+    """rollout.max_staleness >= 1: every stage submitted at once (Prefect's thread pool), each
+    waiting for the stages Config.stage_deps names, so rollout(i+1) and verify(i+1) run while
+    update(i) trains. Submitted in plan order, every stage waits only for earlier ones, so the
+    pool's first-in-first-out queue never holds a stage whose inputs cannot come."""
+    futures: dict[tuple, object] = {}
+    for stage, i in plan:
+        args = (run_dir,) if i is None else (run_dir, i)
+        task = prepare_task if i is None else TASKS[stage]
+        futures[(stage, i)] = task.submit(*args, wait_for=[futures[d] for d in deps[(stage, i)]])
+    results = []
+    for k, key in enumerate(plan):
+        results.append(futures[key].result())  # a failed stage raises here; the stages after it never start
         update_progress_artifact(bar, progress=100.0 * (k + 1) / len(plan))
     return results
 

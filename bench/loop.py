@@ -33,8 +33,11 @@ What is measured, all in one run:
   steps). Its generation (`_generate_and_score_completions`) is timed apart, so its update time is
   the rest. With gradient checkpointing off (its fastest) and on (its default, --no-trl-gc skips).
   TRL's first generation batch is a warm-up; the figures are medians over the later ones.
-- ratios: TRL's generation-batch seconds / rlvr's iteration seconds (`iteration_speedup_*`), and
-  the update's trained tokens per second, rlvr's over TRL's (`update_speedup_*`).
+- rlvr-cold: the same rlvr run again with update.warm = false (each update loads v_i and its AdamW
+  state from the files; warm, the trainer held from the previous update is used). Same bytes.
+- ratios: TRL's generation-batch seconds / rlvr's iteration seconds (`iteration_speedup_*`, and
+  `cold_trainer_iteration_speedup_*` for the cold side), the update's trained tokens per second,
+  rlvr's over TRL's (`update_speedup_*`), and cold over warm (`warm_trainer_*_ratio`).
 
 Prints `key: value` lines and writes bench/results/loop.json (--smoke: loop-smoke.json).
 """
@@ -79,7 +82,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--iterations", type=int, default=3, help="rlvr iterations (the first is the cold one)")
     ap.add_argument("--trl-batches", type=int, default=3, help="TRL generation batches per setting (the first is a warm-up)")
     ap.add_argument("--no-trl-gc", action="store_true", help="skip TRL with gradient checkpointing (its default)")
-    ap.add_argument("--sides", default="rlvr,trl", help="comma-separated: rlvr, trl")
+    ap.add_argument(
+        "--sides",
+        default="rlvr,rlvr-cold,trl",
+        help="comma-separated: rlvr (update.warm = true), rlvr-cold (the same run with update.warm = false), trl",
+    )
     ap.add_argument("--set", dest="sets", action="append", default=[], help="override a recipe field")
     ap.add_argument("--smoke", action="store_true", help="tiny scale: " + " ".join(SMOKE))
     ap.add_argument("--out", type=Path, help="results file (default bench/results/loop.json, or loop-smoke.json)")
@@ -304,7 +311,15 @@ def main() -> None:
     res: dict = {}
     try:
         if "rlvr" in sides:
-            res["rlvr"] = run_rlvr(cfg, work / "rlvr", flops, args.iterations)
+            res["rlvr"] = run_rlvr(
+                cfg.model_copy(update={"update": cfg.update.model_copy(update={"warm": True})}),
+                work / "rlvr",
+                flops,
+                args.iterations,
+            )
+        if "rlvr-cold" in sides:
+            cold = cfg.model_copy(update={"update": cfg.update.model_copy(update={"warm": False})})
+            res["rlvr_cold"] = run_rlvr(cold, work / "rlvr-cold", flops, args.iterations)
         if "trl" in sides:
             for gc in (False,) if args.no_trl_gc else (False, True):
                 res[f"trl_gc_{'on' if gc else 'off'}"] = run_trl(cfg, work / f"trl-{gc}", flops, args.trl_batches, gc)
@@ -327,6 +342,13 @@ def main() -> None:
         if median(warm, "update_gflop_per_s"):
             f["rlvr_update_ceiling_fraction"] = round(median(warm, "update_gflop_per_s") / peak, 4)
         f["rlvr_cold_iteration_s"] = res["rlvr"][0]["iteration_s"]
+    if "rlvr_cold" in res:  # the same run with update.warm = false: what the warm trainer saves, per iteration
+        warm = res["rlvr_cold"][1:] or res["rlvr_cold"]
+        for k in ("iteration_s", "rollout_s", "verify_s", "update_stage_s", "update_steps_s"):
+            f[f"rlvr_cold_trainer_{k}"] = median(warm, k)
+        if "rlvr" in res:
+            f["warm_trainer_iteration_ratio"] = round(f["rlvr_cold_trainer_iteration_s"] / f["rlvr_iteration_s"], 3)
+            f["warm_trainer_update_stage_ratio"] = round(f["rlvr_cold_trainer_update_stage_s"] / f["rlvr_update_stage_s"], 3)
     for side in ("trl_gc_off", "trl_gc_on"):
         if side not in res:
             continue
@@ -334,6 +356,8 @@ def main() -> None:
         for k in ("batch_s", "generation_s", "rollout_tokens_per_s", "update_s", "update_tokens_per_s", "trained_tokens"):
             f[f"{side}_{k}"] = median(warm, k)
         f[f"{side}_update_ceiling_fraction"] = round(median(warm, "update_gflop_per_s") / peak, 4)
+        if "rlvr_cold" in res:
+            f[f"cold_trainer_iteration_speedup_vs_{side}"] = round(f[f"{side}_batch_s"] / f["rlvr_cold_trainer_iteration_s"], 3)
         if "rlvr" in res:
             f[f"iteration_speedup_vs_{side}"] = round(f[f"{side}_batch_s"] / f["rlvr_iteration_s"], 3)
             if f.get("rlvr_update_tokens_per_s"):

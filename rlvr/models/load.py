@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import torch
@@ -23,6 +24,13 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+# transformers builds a model on the meta device through process-global state while it loads, so two
+# loads at once (rollout.max_staleness >= 1 runs a rollout's engine and the update in two threads)
+# crashed with "Cannot copy out of meta tensor". One load at a time; the loads are seconds, the stages minutes.
+_LOADING = threading.Lock()
+
+
 def load_policy(path: Path, device: torch.device) -> tuple[PreTrainedModel, AutoTokenizer]:
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device)
-    return model, AutoTokenizer.from_pretrained(path)
+    with _LOADING:
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device)
+        return model, AutoTokenizer.from_pretrained(path)

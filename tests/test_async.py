@@ -6,8 +6,8 @@
   samples): rows and records carry the policy version and staleness, rollout(i+1) starts before
   update(i) commits, MIS figures land in `updates`, and the warm trainer serves updates 1 and 2;
 - the same run with update.warm = false: the same bytes (timing columns aside);
-- the same run SIGKILLed inside update(1) (rollout(2) possibly half written beside it), then
-  resumed: the same bytes as the unkilled run.
+- the same run under checkpoint.keep_last = 1, SIGKILLed inside update(1) (rollout(2) possibly
+  half written beside it), then resumed: the same bytes as the unkilled run.
 
 Run: .venv/bin/python -m pytest tests/test_async.py -x -q   (the runs take a few minutes on 2 cores)
 """
@@ -155,6 +155,11 @@ def test_async_run_samples_the_plan_versions_and_overlaps(async_run) -> None:
         assert span("rollout", i + 1)[0] < span("update", i)[1], i
     warm = [read_record(paths.record("update", i)).extra["warm"] for i in range(3)]
     assert warm == [False, True, True]  # v0 has no trainer state to hold; then the held trainer served
+    from rlvr.views.status import status_rows
+
+    notes = {(r["stage"], r["iteration"]): r["note"] for r in status_rows(d)}
+    assert notes[("rollout", 1)].endswith("sampled v0 (staleness 1)") and "staleness" not in notes[("rollout", 0)]
+    assert notes[("update", 1)].endswith("warm trainer") and not notes[("update", 0)].endswith("warm trainer")
 
 
 def test_warm_and_cold_trainers_write_the_same_bytes(
@@ -171,8 +176,10 @@ def test_warm_and_cold_trainers_write_the_same_bytes(
 def test_async_run_killed_in_an_update_resumes_byte_identical(
     async_run, tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path
 ) -> None:
+    """With keep_last = 1, retention must keep v_i while rollout(i+1), beside update(i), still samples it."""
     cfg = tmp_path / "async.toml"
-    cfg.write_text(_config(tmp_path, small_config).to_toml())
+    keep1 = _config(tmp_path, small_config)
+    cfg.write_text(keep1.model_copy(update={"checkpoint": keep1.checkpoint.model_copy(update={"keep_last": 1})}).to_toml())
     run_dir = tmp_path / "run"
     env = {**os.environ, "PREFECT_API_URL": prefect_api, "COLUMNS": "200"}
 
@@ -193,3 +200,4 @@ def test_async_run_killed_in_an_update_resumes_byte_identical(
     resumed = cli("resume", str(run_dir))
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     _same_bytes(paths, async_run.paths, async_run.config.stage_plan())
+    assert sorted(p.name for p in (paths.root / "policy").iterdir()) == ["v000000", "v000003"]

@@ -105,7 +105,7 @@ def run_update(spec: UpdateSpec, *, warm: bool = False) -> dict:
     rows, temperature, stats = load_rows(
         [Path(f) for f in spec.rollout_files], [Path(f) for f in spec.score_files], spec.config.update.objective
     )
-    held = warm_pool.take(spec.policy_in_id, _setup(spec, device)) if warm else warm_pool.drop()  # cold: frees any held
+    held = warm_pool.take(spec.policy_in_id, _setup(spec, device)) if warm else None  # cold leaves any held trainer be
     try:
         state, dist = (held, dist) if held is not None else _load(spec, dist, device)
         out = _train(spec, state, rows, temperature, stats, dist=dist, device=device)

@@ -27,7 +27,7 @@ from rlvr.config import Config
 from rlvr.schema import EVAL_FOLDER_TABLES, EVAL_RECORD, EVALUATE
 from rlvr.stages.evaluation import pass_at, pass_at_k
 from rlvr.store import retention
-from rlvr.store.commit import read_record
+from rlvr.store.records import read_record
 from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
 
@@ -92,7 +92,7 @@ def test_pass_at_averages_problems_and_counts_a_problem_without_rows_as_zero() -
 
 
 def test_new_folder_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
-    from rlvr.store.commit import FolderExistsError, new_folder
+    from rlvr.store.folders import FolderExistsError, new_folder
 
     out = tmp_path / "a" / "out"
     with pytest.raises(RuntimeError, match="half-way"), new_folder(out, flag="--out") as tmp:

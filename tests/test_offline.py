@@ -26,7 +26,7 @@ from rlvr.models.load import load_policy
 from rlvr.schema import ROLLOUT, UPDATE
 from rlvr.stages.ingest import ImportFileError, import_responses
 from rlvr.stages.rescore import RescoreError, rescore
-from rlvr.store.commit import read_record
+from rlvr.store.records import read_record
 from rlvr.store.run import open_run
 from rlvr.train.batch import collate, load_rows
 from rlvr.train.logprobs import response_logprobs

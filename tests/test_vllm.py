@@ -20,7 +20,7 @@ from rlvr.rollout import engines
 from rlvr.rollout.sampler import Request, Sampling
 from rlvr.schema import ROLLOUT
 from rlvr.seeds import derive_seed
-from rlvr.store.commit import read_record
+from rlvr.store.records import read_record
 from rlvr.views.sql import run_sql
 
 pytestmark = pytest.mark.slow

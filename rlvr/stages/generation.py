@@ -40,7 +40,8 @@ from rlvr.schema import (
 from rlvr.seeds import derive_seed
 from rlvr.stages.base import ContextLengthError, StageResult, _require_weights, _stage
 from rlvr.stages.lineage import stage_inputs, upstream
-from rlvr.store.commit import CommitRecord, Outcome, StageTx, write_table
+from rlvr.store.commit import Outcome, StageTx, write_table
+from rlvr.store.records import CommitRecord
 from rlvr.store.run import Run, open_run
 from rlvr.verify import scoring
 

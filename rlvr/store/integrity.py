@@ -22,8 +22,9 @@ from pathlib import Path
 from rlvr.config import Config
 from rlvr.schema import ITERATION_GLOB, ITERATION_STAGES, PREPARE, RunPaths, iteration_of
 from rlvr.store import objects
-from rlvr.store.commit import CorruptRecordError, output_problems, pruned_files, read_record, redo_spec, remove_record
+from rlvr.store.commit import remove_record
 from rlvr.store.locks import writer_lock
+from rlvr.store.records import CorruptRecordError, output_problems, pruned_files, read_record, redo_spec
 from rlvr.store.run import RunError, open_run
 from rlvr.store.workspace import workspace_of
 

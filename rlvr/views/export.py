@@ -27,7 +27,9 @@ from pathlib import Path
 
 from rlvr.errors import RlvrError
 from rlvr.schema import EVALUATE, PREPARE, UPDATE
-from rlvr.store.commit import check_new_folder, fetch_policy, new_folder, verified_record
+from rlvr.store.commit import fetch_policy
+from rlvr.store.folders import check_new_folder, new_folder
+from rlvr.store.records import verified_record
 from rlvr.store.retention import kept_version
 from rlvr.store.run import Run, open_run
 

@@ -22,7 +22,7 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from rlvr.config import ModelSection
-from rlvr.store.commit import write_text_atomic
+from rlvr.store.folders import write_text_atomic
 from rlvr.store.run import Run, open_run
 from rlvr.views.sql import connect_run
 from rlvr.views.status import status_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlvr.schema import EVALUATE, PREPARE, UPDATE
-from rlvr.store.commit import CorruptRecordError, read_record, redo_spec
+from rlvr.store.records import CorruptRecordError, read_record, redo_spec
 from rlvr.store.run import open_run
 
 

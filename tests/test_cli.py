@@ -21,6 +21,17 @@ def test_help_lists_the_commands() -> None:
         assert cmd in res.output
 
 
+def test_sql_help_names_every_view_of_a_run_and_of_an_eval_folder() -> None:
+    from rlvr.schema import EVAL_FOLDER_TABLES, TABLES
+
+    res = runner.invoke(app, ["sql", "--help"], terminal_width=400)
+    assert res.exit_code == 0
+    text = " ".join(res.output.split())
+    for view in [*TABLES, "reward_components", *EVAL_FOLDER_TABLES]:
+        assert view in text, view
+    assert "rlvr eval --out" in text
+
+
 def test_config_prints_valid_commented_defaults() -> None:
     res = runner.invoke(app, ["config"])
     assert res.exit_code == 0

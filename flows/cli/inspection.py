@@ -61,13 +61,19 @@ def verify_store(
 
 @user_errors
 def sql(
-    run: Annotated[Path, typer.Argument(metavar="DIR", parser=run_location, help="Run folder or s3://bucket/prefix.")],
+    run: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR", parser=run_location, help="Run folder, s3://bucket/prefix, or an `rlvr eval --out` folder."
+        ),
+    ],
     query: Annotated[
         str,
         typer.Argument(
             metavar="SQL",
-            help="One SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement over the "
-            "views problems, rollouts, scores, updates, evals, scorings, reward_components.",
+            help="One SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement over a run's views problems, "
+            "rollouts, scores, updates, evals, scorings, reward_components, or an `rlvr eval` folder's views "
+            "problems, responses, summary, pass_at_k.",
         ),
     ],
     format: Annotated[str, typer.Option("--format", metavar="table|csv|json", help="Output format.")] = "table",
@@ -77,7 +83,8 @@ def sql(
         str, typer.Option(metavar="SIZE", help="DuckDB memory limit, e.g. 500MB or 4GB (nothing spills to disk).")
     ] = "4GB",
 ) -> None:
-    """Run read-only SQL (DuckDB) over every committed shard of a run; Ctrl-C cancels the query."""
+    """Run read-only SQL (DuckDB) over every committed shard of a run, or over an `rlvr eval` folder's
+    files; Ctrl-C cancels the query."""
     from rlvr.views.guard import check_query
 
     if format not in ("table", "csv", "json"):

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rlvr.errors import RlvrError
-from rlvr.store.locks import SERVE_INFO_FILE, serve_lock
+from rlvr.store.locks import ServeInfo, serve_lock
 
 SERVER_HOWTO = (
     "start one in another terminal: `prefect server start --host 127.0.0.1 --port 4200`, then "
@@ -81,20 +81,9 @@ def deployment_args(run: Path, *, cron: str | None, every: int | None, add_itera
 @contextmanager
 def serving(run_dir: Path, *, deployment: str, api_url: str, schedule: str, add_iterations: int) -> Iterator[None]:
     """One schedule per run (the serve lock), described in `.serve.json` until serving stops."""
-    info = run_dir / SERVE_INFO_FILE
-    with serve_lock(run_dir):
-        fields = {
-            "deployment": deployment,
-            "api_url": api_url,
-            "schedule": schedule,
-            "pid": os.getpid(),
-            "add_iterations": add_iterations,
-        }
-        info.write_text(json.dumps(fields))
-        try:
-            yield
-        finally:
-            info.unlink(missing_ok=True)
+    info = ServeInfo(deployment=deployment, api_url=api_url, schedule=schedule, pid=os.getpid(), add_iterations=add_iterations)
+    with serve_lock(run_dir, info):
+        yield
 
 
 def next_scheduled(info: dict) -> str:

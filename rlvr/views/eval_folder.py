@@ -56,7 +56,16 @@ if TYPE_CHECKING:
     from rlvr.stages.evaluation import EvalSpec
 
 # what `rlvr eval RUN --set` may change: the problems, the evaluation, where it runs; never the prompt or verifiers
-RUN_OVERRIDABLE = ("task.", "eval.", "rollout.engine", "rollout.python", "rollout.batch_size", "rollout.vllm_", "update.device")
+RUN_OVERRIDABLE = (
+    "task.",
+    "eval.",
+    "rollout.engine",
+    "rollout.python",
+    "rollout.batch_size",
+    "rollout.vllm_",
+    "rollout.device",
+    "update.device",
+)
 SPLITS = ("test", "train")
 
 

@@ -48,7 +48,7 @@ from pydantic import BaseModel, PrivateAttr, ValidationError, model_serializer
 
 from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.files import cached_sha256, file_sha256, json_digest, remember_sha256, text_sha256
-from rlvr.schema import PARQUET_COMPRESSION, PREPARE, TMP_PREFIX, UPDATE, RunPaths, iteration_of
+from rlvr.schema import BASE_REF, PARQUET_COMPRESSION, PREPARE, TMP_PREFIX, UPDATE, RunPaths, iteration_of
 from rlvr.store import objects
 from rlvr.store.fs import Conflict
 from rlvr.store.lease import check_lease
@@ -349,6 +349,8 @@ def fetch_policy(paths: RunPaths, version: int) -> Path:
     if rec is not None and rec._fetch is not None:
         inside, pruned = f"{folder.relative_to(paths.root)}/", pruned_files(paths)
         rec._fetch([o for o in rec.outputs if o.path.startswith(inside) and o.path not in pruned])
+        if version != 0 and (folder / BASE_REF).is_file():  # a LoRA adapter: its base, v0, is read with it
+            fetch_policy(paths, 0)
     return folder
 
 

@@ -9,6 +9,11 @@
 
 `acquire(cfg, policy_dir)` picks the engine (`rollout.engine = "auto"` takes vLLM when that
 interpreter can import it), reuses a live one, and reports start / weight-load seconds.
+
+LoRA ([update.lora]; a policy folder holding an adapter, rlvr.models.lora): the transformers engine
+loads the adapter merged into its base (rlvr.models.load.load_policy). The vLLM engine serves the
+base with vLLM's LoRA support (enable_lora) and each policy version as a LoRARequest: a new version
+loads only the adapter's megabytes into the running engine, never the base's weights again.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import torch
 
 from rlvr.config import RolloutSection
 from rlvr.errors import RlvrError
+from rlvr.models.lora import adapter_rank, base_of, is_adapter
 from rlvr.rollout.sampler import Request, Sample, Sampling, generate_transformers
 
 log = logging.getLogger("rlvr")
@@ -119,6 +125,7 @@ class VLLMEngine:
     max_model_len: int
     chunk: int
     kv_cache_gib: int = 4
+    lora_rank: int = 0  # > 0: the base served with vLLM's LoRA support, adapters up to this rank (VLLM_LORA_RANKS)
     name: str = "vllm"
     loaded: Path | None = None
     start_seconds: float = 0.0
@@ -151,9 +158,8 @@ class VLLMEngine:
         os.close(w)
         os.close(fd)
         self._replies = os.fdopen(r, "r")
-        reply = self._call(
-            {"cmd": "start", "model": str(policy_dir), "dtype": "float32", "max_model_len": self.max_model_len, "seed": seed}
-        )
+        start = {"cmd": "start", "model": str(policy_dir), "dtype": "float32", "max_model_len": self.max_model_len, "seed": seed}
+        reply = self._call(start | ({"max_lora_rank": self.lora_rank} if self.lora_rank else {}))
         self.start_seconds = time.perf_counter() - t0
         self.version = reply.get("version", "")
         self.loaded = policy_dir
@@ -201,10 +207,15 @@ class VLLMEngine:
         return self._read()
 
     def load(self, policy_dir: Path) -> float:
-        """Load a policy's weights into the running engine; seconds taken (0 if already loaded)."""
+        """Load a policy's weights into the running engine; seconds taken (0 if already loaded). A
+        LoRA engine loads an adapter folder as the adapter every request uses, and its base as none."""
         if self.loaded == policy_dir:
             return 0.0
-        reply = self._call({"cmd": "load_weights", "path": str(policy_dir)})
+        if self.lora_rank:
+            adapter = str(policy_dir) if is_adapter(policy_dir) else None
+            reply = self._call({"cmd": "load_adapter", "path": adapter})
+        else:
+            reply = self._call({"cmd": "load_weights", "path": str(policy_dir)})
         self.loaded = policy_dir
         return float(reply["seconds"])
 
@@ -261,13 +272,25 @@ class Acquired:
     weight_load_seconds: float  # loading this policy into a live engine (0 when cold)
 
 
-def acquire(cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed: int, max_model_len: int) -> Acquired:
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vLLM's max_lora_rank values (vllm.config.lora)
+
+
+def acquire(
+    cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed: int, max_model_len: int, lora_rank: int = 0
+) -> Acquired:
+    """An engine holding policy_dir. `lora_rank` > 0 (a LoRA run's [update.lora] r): a vLLM engine
+    serves the base with LoRA on, also for v0, so that later versions load as adapters into it."""
     kind = resolve_engine(cfg)
     if kind == "transformers":
         t0 = time.perf_counter()
         engine = TransformersEngine(policy_dir, device, cfg.batch_size)
         return Acquired(engine, kind, False, time.perf_counter() - t0, 0.0)
-    key = (interpreter(cfg), max_model_len, cfg.vllm_kv_cache_gib)
+    rank = max(lora_rank, adapter_rank(policy_dir))
+    served = base_of(policy_dir) if is_adapter(policy_dir) else policy_dir  # what vLLM loads as its model
+    vllm_rank = next((r for r in VLLM_LORA_RANKS if r >= rank), 0) if rank else 0
+    if rank and not vllm_rank:
+        raise EngineError(f"a LoRA adapter of rank {rank}: vLLM serves ranks up to {VLLM_LORA_RANKS[-1]}; lower update.lora.r")
+    key = (interpreter(cfg), max_model_len, cfg.vllm_kv_cache_gib) + ((str(served.resolve()), vllm_rank) if rank else ())
     live = _LIVE.get(key)
     if live is not None and live.alive():
         return Acquired(live, kind, True, 0.0, live.load(policy_dir))
@@ -275,8 +298,12 @@ def acquire(cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed
         log.warning("the vLLM engine died; cold-starting a new one")
         live.close()
     engine = VLLMEngine(
-        python=interpreter(cfg), max_model_len=max_model_len, chunk=cfg.vllm_chunk_prompts, kv_cache_gib=cfg.vllm_kv_cache_gib
+        python=interpreter(cfg),
+        max_model_len=max_model_len,
+        chunk=cfg.vllm_chunk_prompts,
+        kv_cache_gib=cfg.vllm_kv_cache_gib,
+        lora_rank=vllm_rank,
     )
-    engine.start(policy_dir, seed)
+    engine.start(served, seed)
     _LIVE[key] = engine
-    return Acquired(engine, kind, False, engine.start_seconds, 0.0)
+    return Acquired(engine, kind, False, engine.start_seconds, engine.load(policy_dir))

@@ -111,6 +111,12 @@ def main() -> None:
             _step(run, i, "eval")
             rows[side].append(_iteration_figures(run, i))
             print(f"{side} iteration {i}: {json.dumps(rows[side][-1])}", flush=True)
+        _write(
+            args, runs, rows, t0, complete=i + 1 == args.iterations
+        )  # after every iteration: a cut-short run keeps its figures
+
+
+def _write(args: argparse.Namespace, runs: dict[str, Path], rows: dict[str, list[dict]], t0: float, *, complete: bool) -> None:
     from rlvr.schema import EVALUATE
     from rlvr.store.commit import read_record
     from rlvr.store.run import open_run
@@ -136,6 +142,7 @@ def main() -> None:
         "machine": {"cores": os.cpu_count(), "platform": platform.platform(), "load_avg_end": os.getloadavg()},
         "versions": {p: importlib.metadata.version(p) for p in ("torch", "transformers", "peft", "rlvr")},
         "wall_s": round(time.perf_counter() - t0, 1),
+        "complete": complete,  # False: written after an iteration of a run that had more to go
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

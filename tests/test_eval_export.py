@@ -318,14 +318,15 @@ def test_a_failed_export_leaves_no_folder(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_the_adapter_slot_refuses_an_adapter_until_merging_exists(tmp_path: Path) -> None:
-    from rlvr.views.export import ExportError, merge_adapter
+def test_an_adapter_is_exported_only_when_merged(tmp_path: Path) -> None:
+    from rlvr.views.export import ExportError, adapter_facts
 
-    model = object()
-    assert merge_adapter(model, tmp_path) is model  # full weights pass through
-    (tmp_path / "adapter_config.json").write_text("{}")
-    with pytest.raises(ExportError, match="LoRA adapter"):
-        merge_adapter(model, tmp_path)
+    assert adapter_facts(tmp_path, 3, merge=False) is None  # full weights pass, with or without --merge
+    assert adapter_facts(tmp_path, 3, merge=True) is None
+    (tmp_path / "adapter_config.json").write_text('{"r": 4, "lora_alpha": 8, "target_modules": ["q_proj"]}')
+    with pytest.raises(ExportError, match="LoRA adapter.*--merge"):
+        adapter_facts(tmp_path, 3, merge=False)
+    assert adapter_facts(tmp_path, 3, merge=True) == {"r": 4, "alpha": 8, "target_modules": ["q_proj"], "merged": True}
 
 
 @pytest.mark.slow

@@ -136,13 +136,18 @@ def export(
     version: Annotated[
         int | None, typer.Option("--version", metavar="N", min=0, help="Policy version vN (default: the newest).")
     ] = None,
+    merge: Annotated[
+        bool,
+        typer.Option("--merge", help="A LoRA run's version: merge its adapter into the base model (required for an adapter)."),
+    ] = False,
 ) -> None:
     """Write policy version N as a clean HF folder (config, weights, tokenizer, generation config; no
     trainer state) that transformers and vLLM load as is, with a model card (README.md) naming the run,
-    its config hash, the version, the base model and the held-out accuracy from the run's evals."""
+    its config hash, the version, the base model and the held-out accuracy from the run's evals. A LoRA
+    version ([update.lora]) needs --merge: the folder then holds the base with the adapter merged in."""
     from rlvr.views.export import export_policy
 
-    facts = export_policy(run, version, out_dir)
+    facts = export_policy(run, version, out_dir, merge=merge)
     ev = facts["evaluation"]
     acc = "not evaluated" if ev is None else f"held-out accuracy {ev['accuracy']:.4f}"
     out.print(f"exported {run} v{facts['policy_version']} to {out_dir} ({acc})", soft_wrap=True)

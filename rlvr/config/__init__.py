@@ -21,6 +21,7 @@ from rlvr.config.load import ConfigError, apply_overrides, diff_configs, format_
 from rlvr.config.sections import (
     CheckpointSection,
     EvalSection,
+    LoraSection,
     ModelSection,
     PromptSection,
     RolloutSection,
@@ -54,6 +55,7 @@ __all__ = [
     "TaskName",
     "TaskSection",
     "Turn",
+    "LoraSection",
     "UpdateSection",
     "VerifySection",
     "apply_overrides",

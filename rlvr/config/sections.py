@@ -118,6 +118,32 @@ class RolloutSection(_Section):
         return self
 
 
+class LoraSection(_Section):
+    """[update.lora]: train low-rank adapters (PEFT's LoRA; Hu et al. 2021, arXiv:2106.09685) instead of every weight."""
+
+    enabled: bool = Field(True, description="Train a LoRA adapter while the section is present; false = a full fine-tune.")
+    r: int = Field(16, ge=1, le=512, description="Rank of each adapter (A: r x in, B: out x r); vLLM serves ranks up to 512.")
+    alpha: float = Field(32.0, gt=0.0, description="Scale: the adapter adds (alpha / r) * B A x to each target layer's output.")
+    dropout: float = Field(0.0, ge=0.0, lt=1.0, description="Dropout on the adapter's input while training (not in rollout).")
+    target_modules: list[str] = Field(
+        ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        min_length=1,
+        description="Names (last part) of the linear layers that get adapters; the default is every projection of a "
+        "Llama/Qwen/Mistral decoder layer; PEFT's 'all-linear' takes every linear layer but the LM head. A name the model "
+        "does not have is an error that lists the names it has.",
+    )
+
+    @field_validator("target_modules")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        bad = [n for n in value if not n or not n.replace("_", "").replace(".", "").replace("-", "").isalnum()]
+        if bad:
+            raise ValueError(f"{bad}: give module names such as 'q_proj' (letters, digits, '_' and '.')")
+        if len(set(value)) != len(value):
+            raise ValueError(f"{value} names a module twice; list each once")
+        return value
+
+
 class UpdateSection(_Section):
     objective: Literal["grpo", "rft"] = Field(
         "grpo",
@@ -175,6 +201,11 @@ class UpdateSection(_Section):
         "optimiser state sharded over the processes (torch fully_shard; CPU/gloo too). No effect with nproc = 1.",
     )
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="'auto' = cuda when available, else cpu.")
+    lora: LoraSection | None = Field(
+        None,
+        description="[update.lora]: train a LoRA adapter (PEFT) on the frozen base model v0; checkpoints hold the adapter "
+        "and a reference to v0. Absent = a full fine-tune.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> UpdateSection:
@@ -182,11 +213,20 @@ class UpdateSection(_Section):
             raise ValueError(
                 f"update.dual_clip = {self.dual_clip}: the dual-clip constant must be > 1 (e.g. 3.0), or 0 to turn it off"
             )
+        if self.lora_on and self.nproc > 1:
+            raise ValueError(
+                f"update.lora with update.nproc = {self.nproc}: LoRA updates run in one process for now; set update.nproc = 1"
+            )
         if 0 < self.tis_cap < 1:
             raise ValueError(
                 f"update.tis_cap = {self.tis_cap}: the importance-weight cap must be >= 1 (e.g. 2.0), or 0 to turn it off"
             )
         return self
+
+    @property
+    def lora_on(self) -> bool:
+        """Whether this update trains a LoRA adapter ([update.lora] present and enabled)."""
+        return self.lora is not None and self.lora.enabled
 
 
 class Turn(_Section):

@@ -8,6 +8,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from rlvr.config import ConfigError
+from rlvr.models.lora import base_of, is_adapter, merge_adapter
 
 
 def resolve_device(name: str) -> torch.device:
@@ -24,5 +25,14 @@ def resolve_device(name: str) -> torch.device:
 
 
 def load_policy(path: Path, device: torch.device) -> tuple[PreTrainedModel, AutoTokenizer]:
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device)
+    """A policy folder as a transformers model (fp32) and its tokenizer. A LoRA adapter folder
+    (rlvr.models.lora) is loaded onto its checked base and merged: full weights either way."""
+    if is_adapter(path):
+        model = merge_adapter(_full_weights(base_of(path), device), path)
+    else:
+        model = _full_weights(path, device)
     return model, AutoTokenizer.from_pretrained(path)
+
+
+def _full_weights(path: Path, device: torch.device) -> PreTrainedModel:
+    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device)

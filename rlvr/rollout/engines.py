@@ -9,6 +9,11 @@
 
 `acquire(cfg, policy_dir)` picks the engine (`rollout.engine = "auto"` takes vLLM when that
 interpreter can import it), reuses a live one, and reports start / weight-load seconds.
+
+LoRA ([update.lora]; a policy folder holding an adapter, rlvr.models.lora): the transformers engine
+loads the adapter merged into its base (rlvr.models.load.load_policy). The vLLM engine serves the
+base with vLLM's LoRA support (enable_lora) and each policy version as a LoRARequest: a new version
+loads only the adapter's megabytes into the running engine, never the base's weights again.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -31,6 +36,7 @@ import torch
 
 from rlvr.config import RolloutSection
 from rlvr.errors import RlvrError
+from rlvr.models.lora import adapter_rank, base_of, is_adapter
 from rlvr.rollout.sampler import Request, Sample, Sampling, generate_transformers
 
 log = logging.getLogger("rlvr")
@@ -126,6 +132,8 @@ class VLLMSettings:
     tensor_parallel_size: int = 1
     gpu_memory_utilization: float = 0.45
     enforce_eager: bool = True
+    lora_rank: int = 0  # > 0: the base served with vLLM's LoRA support, adapters up to this rank (VLLM_LORA_RANKS)
+    base: str = ""  # with lora_rank: the base model folder the engine serves (adapters load onto it)
 
     @classmethod
     def of(cls, cfg: RolloutSection, model_max_len: int) -> VLLMSettings:
@@ -140,6 +148,10 @@ class VLLMSettings:
             enforce_eager=cfg.vllm_enforce_eager,
         )
 
+    def with_lora(self, rank: int, base: Path) -> VLLMSettings:
+        """The same engine serving `base` with LoRA adapters up to `rank`."""
+        return replace(self, lora_rank=rank, base=str(base.resolve()))
+
     def start_message(self, policy_dir: Path, seed: int) -> dict:
         """vllm_worker.py's `start` command: the engine's arguments."""
         return {
@@ -151,7 +163,7 @@ class VLLMSettings:
             "tensor_parallel_size": self.tensor_parallel_size,
             "gpu_memory_utilization": self.gpu_memory_utilization,
             "enforce_eager": self.enforce_eager,
-        }
+        } | ({"max_lora_rank": self.lora_rank} if self.lora_rank else {})
 
 
 @dataclass
@@ -238,10 +250,15 @@ class VLLMEngine:
         return self._read()
 
     def load(self, policy_dir: Path) -> float:
-        """Load a policy's weights into the running engine; seconds taken (0 if already loaded)."""
+        """Load a policy's weights into the running engine; seconds taken (0 if already loaded). A
+        LoRA engine loads an adapter folder as the adapter every request uses, and its base as none."""
         if self.loaded == policy_dir:
             return 0.0
-        reply = self._call({"cmd": "load_weights", "path": str(policy_dir)})
+        if self.settings.lora_rank:
+            adapter = str(policy_dir) if is_adapter(policy_dir) else None
+            reply = self._call({"cmd": "load_adapter", "path": adapter})
+        else:
+            reply = self._call({"cmd": "load_weights", "path": str(policy_dir)})
         self.loaded = policy_dir
         return float(reply["seconds"])
 
@@ -298,13 +315,27 @@ class Acquired:
     weight_load_seconds: float  # loading this policy into a live engine (0 when cold)
 
 
-def acquire(cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed: int, max_model_len: int) -> Acquired:
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vLLM's max_lora_rank values (vllm.config.lora)
+
+
+def acquire(
+    cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed: int, max_model_len: int, lora_rank: int = 0
+) -> Acquired:
+    """An engine holding policy_dir. `lora_rank` > 0 (a LoRA run's [update.lora] r): a vLLM engine
+    serves the base with LoRA on, also for v0, so that later versions load as adapters into it."""
     kind = resolve_engine(cfg)
     if kind == "transformers":
         t0 = time.perf_counter()
         engine = TransformersEngine(policy_dir, device, cfg.batch_size)
         return Acquired(engine, kind, False, time.perf_counter() - t0, 0.0)
+    rank = max(lora_rank, adapter_rank(policy_dir))
+    served = base_of(policy_dir) if is_adapter(policy_dir) else policy_dir  # what vLLM loads as its model
+    vllm_rank = next((r for r in VLLM_LORA_RANKS if r >= rank), 0) if rank else 0
+    if rank and not vllm_rank:
+        raise EngineError(f"a LoRA adapter of rank {rank}: vLLM serves ranks up to {VLLM_LORA_RANKS[-1]}; lower update.lora.r")
     key = VLLMSettings.of(cfg, max_model_len)
+    if rank:
+        key = key.with_lora(vllm_rank, served)
     live = _LIVE.get(key)
     if live is not None and live.alive():
         return Acquired(live, kind, True, 0.0, live.load(policy_dir))
@@ -312,6 +343,6 @@ def acquire(cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed
         log.warning("the vLLM engine died; cold-starting a new one")
         live.close()
     engine = VLLMEngine(key, chunk=cfg.vllm_chunk_prompts)
-    engine.start(policy_dir, seed)
+    engine.start(served, seed)
     _LIVE[key] = engine
-    return Acquired(engine, kind, False, engine.start_seconds, 0.0)
+    return Acquired(engine, kind, False, engine.start_seconds, engine.load(policy_dir))

@@ -10,6 +10,8 @@ lines on file descriptor N (stdout and stderr stay free for vLLM's own logs):
      "tensor_parallel_size": 1, "gpu_memory_utilization": 0.45, "enforce_eager": true}
                                                (the CUDA arguments only where torch sees a GPU)
     {"cmd": "load_weights", "path": DIR}       new policy weights into the running engine
+    {"cmd": "load_adapter", "path": DIR|null}  LoRA (start had "max_lora_rank"): the adapter every request
+                                                uses from now on (a LoRARequest), or none (the base itself)
     {"cmd": "generate", "prompts": [[ids]], "seeds": [s], "max_tokens": 16, "temperature": 1.0,
      "top_p": 1.0, "chunk": 256}                 one reply per chunk of prompts, then {"done": ...}
     {"cmd": "shutdown"}
@@ -60,6 +62,8 @@ def _on_cuda() -> bool:
 class Worker:
     def __init__(self) -> None:
         self.llm = None
+        self.lora = None  # the LoRARequest of the policy being served, or None
+        self.lora_ids = 0
 
     def start(self, msg: dict) -> dict:
         t0 = time.perf_counter()
@@ -87,6 +91,8 @@ class Worker:
             enable_chunked_prefill=False,
             max_num_batched_tokens=max(8192, msg.get("max_model_len", 512)),
             logprobs_mode="processed_logprobs",
+            # LoRA: one adapter at a time (a policy version), served unmerged on the base (vLLM's punica kernels)
+            **({"enable_lora": True, "max_lora_rank": msg["max_lora_rank"], "max_loras": 1} if msg.get("max_lora_rank") else {}),
         )
         return {"version": vllm.__version__, "import_seconds": t_import, "seconds": time.perf_counter() - t0}
 
@@ -99,6 +105,22 @@ class Worker:
         self.llm.collective_rpc("reload_weights", kwargs={"weights_path": msg["path"]})
         self.llm.collective_rpc(_refresh_tied_head)
         self.llm.reset_prefix_cache()
+        return {"seconds": time.perf_counter() - t0}
+
+    def load_adapter(self, msg: dict) -> dict:
+        """Serve the adapter in msg["path"] from now on (None: the base alone). Each version gets a new
+        LoRA id, so vLLM reads its files instead of reusing a cached adapter; the previous one is
+        removed. Only the adapter is read: the base's weights stay as they are."""
+        from vllm.lora.request import LoRARequest
+
+        t0 = time.perf_counter()
+        if self.lora is not None:
+            self.llm.llm_engine.remove_lora(self.lora.lora_int_id)
+            self.lora = None
+        if msg.get("path"):
+            self.lora_ids += 1
+            self.lora = LoRARequest(f"policy-{self.lora_ids}", self.lora_ids, msg["path"])
+            self.llm.llm_engine.add_lora(self.lora)  # read now, so the seconds are the load's, not the first generate's
         return {"seconds": time.perf_counter() - t0}
 
     def generate(self, msg: dict, out) -> dict:
@@ -121,7 +143,7 @@ class Worker:
                 )
                 for s in seeds[start : start + chunk]
             ]
-            outs = self.llm.generate(batch, params, use_tqdm=False)
+            outs = self.llm.generate(batch, params, use_tqdm=False, lora_request=self.lora)
             results = []
             for o in outs:
                 c = o.outputs[0]
@@ -149,6 +171,8 @@ def main() -> None:
                 _reply(out, ok=True, **worker.start(msg))
             elif cmd == "load_weights":
                 _reply(out, ok=True, **worker.load_weights(msg))
+            elif cmd == "load_adapter":
+                _reply(out, ok=True, **worker.load_adapter(msg))
             elif cmd == "generate":
                 _reply(out, ok=True, **worker.generate(msg, out))
             else:

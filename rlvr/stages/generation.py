@@ -115,7 +115,10 @@ def _policy_engine(cfg: Config, policy_dir: Path) -> tuple[AutoTokenizer, engine
     can be), with the config's [rollout] engine on rollout.device (default: update.device); rollout(i) and evaluate(i)
     pass policy v_i's folder, `rlvr eval` any version's or model's."""
     device = resolve_device(cfg.rollout.device or cfg.update.device)
-    got = engines.acquire(cfg.rollout, policy_dir, device=device, seed=cfg.run.seed, max_model_len=_max_model_len(policy_dir))
+    lora_rank = cfg.update.lora.r if cfg.update.lora_on else 0  # a LoRA run: vLLM serves v0 with LoRA on too
+    got = engines.acquire(
+        cfg.rollout, policy_dir, device=device, seed=cfg.run.seed, max_model_len=_max_model_len(policy_dir), lora_rank=lora_rank
+    )
     return AutoTokenizer.from_pretrained(policy_dir), got, device
 
 

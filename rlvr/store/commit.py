@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 
 from rlvr.errors import DiskSpaceError
 from rlvr.files import file_sha256, remember_sha256
-from rlvr.schema import PARQUET_COMPRESSION, PREPARE, TMP_PREFIX, UPDATE, RunPaths
+from rlvr.schema import BASE_REF, PARQUET_COMPRESSION, PREPARE, TMP_PREFIX, UPDATE, RunPaths
 from rlvr.store import objects
 from rlvr.store.folders import remove_path, stale_temporaries, write_text_atomic
 from rlvr.store.fs import Conflict
@@ -108,6 +108,8 @@ def fetch_policy(paths: RunPaths, version: int) -> Path:
     if rec is not None and rec._fetch is not None:
         inside, pruned = f"{folder.relative_to(paths.root)}/", pruned_files(paths)
         rec._fetch([o for o in rec.outputs if o.path.startswith(inside) and o.path not in pruned])
+        if version != 0 and (folder / BASE_REF).is_file():  # a LoRA adapter: its base, v0, is read with it
+            fetch_policy(paths, 0)
     return folder
 
 

@@ -24,11 +24,13 @@ from rlvr.config import Config, UpdateSection
 from rlvr.models.load import load_policy, resolve_device
 from rlvr.progress import progress
 from rlvr.schema import UPDATES, StepMetrics
+from rlvr.seeds import derive_seed
 from rlvr.store.commit import write_table
 from rlvr.train.batch import load_rows
 from rlvr.train.distributed import Dist, shard_fsdp2
 from rlvr.train.logprobs import ResponseLogprobs
 from rlvr.train.loop import fill_missing_logprobs, grpo_steps, peak_memory_mb
+from rlvr.train.lora import trainable_policy
 from rlvr.train.optim import enable_gradient_checkpointing, make_optimizer, own_memory, save_checkpoint
 
 
@@ -59,10 +61,16 @@ def _placement(u: UpdateSection) -> tuple[Dist, torch.device]:
 
 
 def _policy(
-    path: Path, u: UpdateSection, device: torch.device, dist: Dist
+    path: Path, u: UpdateSection, device: torch.device, dist: Dist, *, seed: int = 0
 ) -> tuple[PreTrainedModel, AutoTokenizer, PreTrainedModel | ResponseLogprobs, Dist]:
     """The policy to train, its tokenizer, and what the loop runs: the policy itself, or its FSDP2
-    ResponseLogprobs root with `dist.sharded` set."""
+    ResponseLogprobs root with `dist.sharded` set. With [update.lora]: the PeftModel, and the
+    transformers model inside it (rlvr.train.lora; a fresh adapter is initialised from `seed`)."""
+    if u.lora_on:
+        model, tok, net = trainable_policy(path, u.lora, device=device, seed=seed, input_grads=u.gradient_checkpointing)
+        if u.gradient_checkpointing:
+            enable_gradient_checkpointing(net)
+        return model, tok, net, dist
     model, tok = load_policy(path, device)
     if device.type == "cpu":
         own_memory(model)
@@ -79,7 +87,7 @@ def run_update(spec: UpdateSpec) -> dict:
     u = cfg.update
     dist, device = _placement(u)
     rows, temperature, stats = load_rows([Path(f) for f in spec.rollout_files], [Path(f) for f in spec.score_files], u.objective)
-    model, tok, net, dist = _policy(Path(spec.policy_in), u, device, dist)
+    model, tok, net, dist = _policy(Path(spec.policy_in), u, device, dist, seed=derive_seed(cfg.run.seed, 0, "lora_init", 0))
     ref = None
     if u.kl_beta > 0:  # loaded only when used
         ref, _ = load_policy(Path(spec.reference), device)

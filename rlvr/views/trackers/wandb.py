@@ -8,6 +8,8 @@ Test: tests/test_tracking.py (the .wandb files parsed back with wandb's own prot
 
 from __future__ import annotations
 
+import uuid
+
 from rlvr.views.trackers import Target, require
 
 
@@ -15,7 +17,7 @@ class WandbTracker:
     def __init__(self, target: Target, state: dict) -> None:
         wandb = require("wandb", "wandb")
         self._wandb = wandb
-        self._run_id = state.get("run_id") or wandb.util.generate_id()
+        self._run_id = state.get("run_id") or uuid.uuid4().hex[:12]  # W&B run ids: letters and digits
         self._next_step = int(state.get("next_step", 0))
         settings = wandb.Settings(
             silent=True, console="off", x_disable_stats=True, disable_git=True, save_code=False, x_save_requirements=False

@@ -67,7 +67,11 @@ def mlflow_uri(tmp_path_factory: pytest.TempPathFactory) -> str | None:
             time.sleep(0.3)
     yield url
     os.killpg(proc.pid, 15)  # its gunicorn/uvicorn workers too
-    proc.wait(timeout=30)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait(timeout=30)
 
 
 def _settings(backend: str, root: Path, mlflow_uri: str | None) -> TrackingSection:
@@ -272,7 +276,7 @@ def test_a_killed_and_resumed_training_run_continues_one_wandb_run(
     folders = sorted((run / "tracking" / "wandb").glob(f"offline-run-*-{state['tracker']['run_id']}"))
     assert len(folders) == 2  # the killed session's and the resumed one's: one run id
     rows = [
-        {i.key: json.loads(i.value_json) for i in rec.history.item}
+        {i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in rec.history.item}
         for folder in folders
         for rec in wandb_records(folder / f"run-{state['tracker']['run_id']}.wandb")
         if rec.WhichOneof("record_type") == "history"

@@ -12,7 +12,9 @@ a tracker never shows a number that `rlvr sql` would not. Step i of the tracker 
 it sent in tracking/<backend>-<digest>.json in the run folder (a side file, not committed data: the
 destination, the tracker's run id, the parts sent). So a resumed run continues the same tracker run
 and sends no step twice, and a replay (`rlvr track DIR`) of a run already sent sends nothing. The
-state is written after each part is flushed: a kill in between repeats at most that one part.
+state is written after each part is flushed: a kill in between repeats at most that one part. W&B
+is not `durable`: its offline file is written only as a session finishes (a SIGKILLed session left
+an empty one), so each sync is one W&B session, finished before its parts count as sent.
 The training flow calls sync after every committed update and evaluation (rlvr/tasks/stages.py).
 
     rlvr track runs/demo --backend tensorboard && tensorboard --logdir runs/demo/tracking/tensorboard
@@ -220,14 +222,20 @@ def sync(
             state |= {"destination": t.label, "name": t.name, "tracker": _OPEN[path].state()}
             write_text_atomic(path, json.dumps(state, indent=1))  # the tracker run's id, before anything goes to it
         tracker = _OPEN[path]
+        durable = getattr(tracker, "durable", True)
         for p in todo:
             tracker.log(p.step, p.metrics, p.responses)
             tracker.flush()
             sent.add(p.key)
-            state |= {"sent": sorted(sent, key=_order), "tracker": tracker.state()}
-            write_text_atomic(path, json.dumps(state, indent=1))
+            if durable:
+                state |= {"sent": sorted(sent, key=_order), "tracker": tracker.state()}
+                write_text_atomic(path, json.dumps(state, indent=1))
             if on_part is not None:
                 on_part(p)
+        if not durable:  # W&B writes its offline file as a session finishes: only then is anything sent
+            _OPEN.pop(path).close()
+            state |= {"sent": sorted(sent, key=_order), "tracker": tracker.state()}
+            write_text_atomic(path, json.dumps(state, indent=1))
     return SyncResult(t, [p.key for p in todo], len(parts) - len(todo), path, state.get("tracker", {}).get("run_id"))
 
 

@@ -43,6 +43,8 @@ class Target:
 
 
 class Tracker(Protocol):
+    durable: bool  # is a flushed part on disk (or on the server)? False: only once close() returned
+
     def log(self, step: int, metrics: dict[str, float], responses: list[dict]) -> None: ...
 
     def flush(self) -> None: ...

@@ -19,6 +19,8 @@ PARAM_VALUE_CHARS = 6000  # MLflow 3's limit of a param value
 
 
 class MlflowTracker:
+    durable = True
+
     def __init__(self, target: Target, state: dict) -> None:
         require("mlflow", "mlflow")
         require("mlflow", "pandas")  # log_table builds a DataFrame

@@ -30,6 +30,8 @@ def markdown_table(rows: list[dict]) -> str:
 
 
 class TensorBoardTracker:
+    durable = True
+
     def __init__(self, target: Target, state: dict) -> None:
         require("tensorboard", "tensorboard")
         from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2

@@ -1,6 +1,6 @@
 """W&B in offline mode: a run written to wandb/offline-run-*-<id> folders, uploaded later by `wandb sync`.
-The run id is kept in the rlvr run's tracking state, so a resumed run (a new process) writes a new
-offline folder of the same run id. Every figure's x axis is `iteration` (wandb.define_metric), and
+The run id is kept in the rlvr run's tracking state; each sync is one finished session, a new
+offline folder of the same run id (W&B writes the file only as a session finishes). Every figure's x axis is `iteration` (wandb.define_metric), and
 W&B's own step counts log calls across processes (kept in the state), so it never repeats.
 
 Test: tests/test_tracking.py (the .wandb files parsed back with wandb's own protobuf records).
@@ -14,6 +14,8 @@ from rlvr.views.trackers import Target, require
 
 
 class WandbTracker:
+    durable = False  # nothing is on disk before finish(): rlvr.views.track.sync closes it after each sync
+
     def __init__(self, target: Target, state: dict) -> None:
         wandb = require("wandb", "wandb")
         self._wandb = wandb
@@ -41,7 +43,9 @@ class WandbTracker:
         if responses:
             cols = list(responses[0])
             row["responses"] = self._wandb.Table(columns=cols, data=[[r[c] for c in cols] for r in responses])
-        self._run.log(row, step=self._next_step)
+        # commit=True: with an explicit step W&B holds the row open until a later step or finish(), so a
+        # killed process would lose it (tests/test_tracking.py kills one)
+        self._run.log(row, step=self._next_step, commit=True)
         self._next_step += 1
 
     def flush(self) -> None:

@@ -19,7 +19,7 @@ import sys
 from prefect import flow
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from rlvr.flows.lifecycle import reclaim_sigterm
-from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, update_task, verify_task
+from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, track_task, update_task, verify_task
 
 from rlvr.checks.start import create_or_open
 from rlvr.store.locks import writer_lock
@@ -39,6 +39,7 @@ def _stages(run_dir: str) -> list[dict]:
     for k, (stage, i) in enumerate(plan):
         results.append(prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i))
         update_progress_artifact(bar, progress=100.0 * (k + 1) / len(plan))
+    track_task(run_dir)  # [tracking]: what an earlier process committed and never sent; the tracker closed
     return results
 
 

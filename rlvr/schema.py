@@ -380,6 +380,12 @@ class RunPaths:
         return self.root / "policy" / policy_name(version)
 
     @property
+    def tracking(self) -> Path:
+        """Experiment trackers' side files (rlvr/views/track.py): what was sent where, and the default
+        TensorBoard / W&B folders. Not committed data: no record lists them and `rlvr sql` never reads them."""
+        return self.root / "tracking"
+
+    @property
     def pruned_dir(self) -> Path:
         return self.stages / "pruned"
 

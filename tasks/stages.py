@@ -1,6 +1,7 @@
 """Prefect tasks: thin wrappers around the rlvr.stages functions (retries for transient errors, logging, artifacts:
 after each update, a markdown summary of the iteration and the run's metrics table, both
-computed by rlvr.views.report).
+computed by rlvr.views.report; after each update and evaluation, the figures sent to the run's
+[tracking] backend by rlvr.views.track).
 
 Big data never travels as a task result: tasks take the run folder and an iteration, and
 return the small StageResult dict. Resume does not rely on Prefect's cache: the stage
@@ -20,7 +21,7 @@ from prefect.logging import get_run_logger
 
 from rlvr import stages
 from rlvr.errors import is_transient
-from rlvr.views import report
+from rlvr.views import report, track
 
 RETRIES = 2
 RETRY_DELAY_S = 5
@@ -83,6 +84,25 @@ def publish_iteration(run_dir: str, iteration: int) -> None:
     )
 
 
+def send_to_tracker(run_dir: str, iteration: int | None = None) -> None:
+    """After an update or an evaluation commits (of `iteration`; every part not sent yet goes, whichever
+    iteration it is of): what the run's [tracking] backend has not had yet.
+    A tracker that fails (a server down) does not stop training: it is a warning, and the next
+    commit, or `rlvr track`, sends what it missed (the tracking state says what was sent)."""
+    try:
+        result = track.sync(run_dir)
+    except Exception as err:  # training goes on without the tracker; the warning says how to catch up
+        get_run_logger().warning("tracking: %s; training goes on; `rlvr track %s` sends what was missed", err, run_dir)
+        return
+    if result.sent:
+        get_run_logger().info("tracking: sent %s to %s", ", ".join(result.sent), result.target.label)
+
+
+def after_update(run_dir: str, iteration: int) -> None:
+    publish_iteration(run_dir, iteration)
+    send_to_tracker(run_dir, iteration)
+
+
 @task(
     name="prepare", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=retry_transient, cache_policy=NO_CACHE
 )
@@ -94,5 +114,15 @@ def prepare_task(run_dir: str) -> dict:
 
 rollout_task = _stage_task(stages.rollout, "rollout")
 verify_task = _stage_task(stages.verify, "verify")
-update_task = _stage_task(stages.update, "update", after_commit=publish_iteration)  # the iteration's artifacts
-evaluate_task = _stage_task(stages.evaluate, "evaluate")
+update_task = _stage_task(stages.update, "update", after_commit=after_update)  # the iteration's artifacts, the tracker
+evaluate_task = _stage_task(stages.evaluate, "evaluate", after_commit=send_to_tracker)
+
+
+@task(name="track", cache_policy=NO_CACHE)
+def track_task(run_dir: str) -> None:
+    """At the end of a flow: send what the tracker still lacks (parts committed by an earlier process
+    that it never got), then close the tracker (the W&B session of this process)."""
+    try:
+        send_to_tracker(run_dir)
+    finally:
+        track.close_trackers()

@@ -231,7 +231,7 @@ def test_status_json_leaves_out_iterations_with_nothing_committed(tmp_path: Path
 
 
 COMMANDS = [["train"], ["resume"], ["status"], ["verify-store"], ["sql"], ["import"], ["rescore"], ["serve"], ["report"]]
-COMMANDS += [["eval"], ["export"], ["prompts"], ["config"], ["doctor"], ["models", "list"], ["models", "prepare"]]
+COMMANDS += [["track"], ["eval"], ["export"], ["prompts"], ["config"], ["doctor"], ["models", "list"], ["models", "prepare"]]
 
 
 @pytest.mark.parametrize("cmd", COMMANDS, ids=" ".join)
@@ -298,6 +298,7 @@ def test_user_errors_is_one_line_and_exit_2_and_lets_a_bug_through(capsys: pytes
         ["sql", "{run}", "SELECT 1"],
         ["rescore", "{run}"],
         ["report", "{run}"],
+        ["track", "{run}", "--backend", "tensorboard"],
         ["eval", "{run}", "--out", "{run}-eval"],
         ["export", "{run}", "--out", "{run}-export"],
         ["serve", "{run}", "--every", "5"],

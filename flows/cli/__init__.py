@@ -9,6 +9,7 @@
     rlvr rescore DIR --set verify.F=V [--name NAME]       re-verify every stored rollout into a named scoring
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
     rlvr report DIR [--out report.html]                   plots and sampled responses as one HTML page
+    rlvr track DIR [--backend tensorboard|mlflow|wandb]   replay a run's figures into an experiment tracker
     rlvr eval [RUN --version N | --model FOLDER] --out F  greedy or pass@k into a Parquet folder (rlvr sql F)
     rlvr export RUN --version N --out FOLDER              a clean HF folder with a model card
     rlvr doctor                                           engines, interpreters, devices
@@ -19,7 +20,7 @@
 One module per command family; this file registers each command, in the order `rlvr --help` lists them:
 
     run.py          train, resume, serve, status: run the flows, schedule them, and what they committed
-    inspection.py   verify-store, sql, report: read a run, change nothing
+    inspection.py   verify-store, sql, report, track: read a run, change nothing in it
     data.py         import, rescore, prompts: responses made elsewhere, new scorings, the rendered prompts
     policies.py     eval, export: one policy (a run's version, or a model folder) evaluated or handed on
     environment.py  config, doctor, models: this install and this machine, no run
@@ -56,6 +57,7 @@ app.command("sql")(inspection.sql)
 app.command("import")(data.import_cmd)
 app.command()(data.rescore)
 app.command()(inspection.report)
+app.command()(inspection.track)
 app.command("eval")(policies.eval_cmd)
 app.command()(policies.export)
 app.command()(data.prompts)

@@ -101,6 +101,13 @@ def resume(
     _run_flow(str(run))
 
 
+def _check_tracking(run: Path | str) -> None:
+    """[tracking] usable (its package installed, an MLflow URI, a local run) before Prefect starts."""
+    from rlvr.views.track import ensure_trackable
+
+    ensure_trackable(run)
+
+
 def _check_unstarted(run: Path) -> None:
     """A run that committed nothing yet (a first start that failed) gets the checks of a new one
     (rlvr.checks.preflight) before Prefect starts: its model and task are read only inside the flow."""
@@ -174,6 +181,7 @@ def _run_flow(run_dir: str) -> None:
     if _nothing_to_do(run_dir):
         _print_status(run_dir)
         return
+    _check_tracking(run_dir)
     _prefect_env()
     from rlvr.flows.lifecycle import Stopped, ensure_server, exit_now, stop_on_signals
 

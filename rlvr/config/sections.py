@@ -1,4 +1,4 @@
-"""The [run], [model], [rollout], [update], [prompt], [eval] and [checkpoint] sections, and the
+"""The [run], [model], [rollout], [update], [prompt], [eval], [checkpoint] and [tracking] sections, and the
 base every section shares (unknown fields are errors; assignments are validated).
 
 [task] is rlvr.config.task, [verify] rlvr.config.verify; rlvr.config.tree puts them together.
@@ -286,4 +286,34 @@ class CheckpointSection(_Section):
     )
     keep_every: int = Field(
         0, ge=0, description="Also keep every version whose number is a multiple of this (e.g. 10); 0 = none."
+    )
+
+
+class TrackingSection(_Section):
+    """Where each iteration's figures go besides the run store (rlvr/views/track.py); changes no output."""
+
+    backend: Literal["none", "tensorboard", "mlflow", "wandb"] = Field(
+        "none",
+        description="Experiment tracker that gets every iteration's figures (the report's metrics, read from the committed "
+        "shards) and a table of sampled responses, as each iteration commits: tensorboard, mlflow (a tracking server) or "
+        "wandb (offline mode); each needs its extra (pip install 'rlvr[tensorboard]', 'rlvr[mlflow]', 'rlvr[wandb]'). "
+        "none = only the run store. `rlvr track DIR` replays a run.",
+    )
+    responses: int = Field(
+        32, ge=0, description="Sampled responses per iteration in the tracker's table (the first by prompt and sample); 0 = none."
+    )
+    run_name: str = Field("", description="Name of the tracker's run; \"\" = the run folder's name.")
+    tensorboard_dir: str = Field(
+        "", description='tensorboard: the log dir (`tensorboard --logdir` it); "" = tracking/tensorboard in the run folder.'
+    )
+    mlflow_uri: str = Field(
+        "",
+        description='mlflow: the tracking server, e.g. "http://127.0.0.1:5000"; "" = $MLFLOW_TRACKING_URI (one of them is required).',
+    )
+    mlflow_experiment: str = Field("rlvr", min_length=1, description="mlflow: the experiment the run is logged under.")
+    wandb_project: str = Field("rlvr", min_length=1, description="wandb: the project named in the offline run.")
+    wandb_dir: str = Field(
+        "",
+        description="wandb: the folder W&B writes its offline runs into (wandb/offline-run-*; upload them with `wandb sync`); "
+        '"" = tracking/ in the run folder.',
     )

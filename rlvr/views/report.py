@@ -58,8 +58,8 @@ QUERIES = {
         SELECT r.prompt_id, r.sample_idx, p.task, p.prompt, p.answer AS gold, r.response_text, r.finish_reason,
                s.extracted_answer, s.correct, s.reward, s.advantage, s.verifier, s.reason
         FROM rollouts r JOIN scores s USING (iteration, prompt_id, sample_idx) JOIN problems p USING (prompt_id)
-        WHERE r.iteration = (SELECT max(iteration) FROM scores)
-        ORDER BY r.prompt_id, r.sample_idx LIMIT $limit""",
+        WHERE r.iteration = coalesce($iteration, (SELECT max(iteration) FROM scores))
+        ORDER BY r.prompt_id, r.sample_idx LIMIT $limit""",  # $iteration NULL: the last scored one
 }
 
 
@@ -82,7 +82,7 @@ def collect(run_dir: str | Path, *, responses: int = 64) -> ReportData:
     try:
         tables = {}
         for name, sql in QUERIES.items():
-            params = {"limit": responses} if "$limit" in sql else None
+            params = {"limit": responses, "iteration": None} if "$limit" in sql else None
             tables[name] = con.sql(sql, params=params).to_arrow_table().to_pylist()
     finally:
         con.close()

@@ -37,6 +37,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,6 +56,17 @@ from rlvr.store.lease import check_lease
 from rlvr.store.workspace import Workspace, workspace_at, workspace_of
 
 FAULT_ENV = "RLVR_FAULT_AT"
+_MADE_BY: ContextVar[dict[str, Any] | None] = ContextVar("rlvr_made_by", default=None)
+
+
+@contextmanager
+def made_by(worker: dict[str, Any]) -> Iterator[None]:
+    """Stages committed inside the block name `worker` (host, name, pid) in their records (`rlvr worker`)."""
+    token = _MADE_BY.set(worker)
+    try:
+        yield
+    finally:
+        _MADE_BY.reset(token)
 
 
 class StoreError(RlvrError, RuntimeError):
@@ -98,8 +110,19 @@ class CommitRecord(BaseModel):
     seconds: float
     created_at: str
     extra: dict[str, Any] = {}
+    # the `rlvr worker` that made the stage (host, name, pid), when a placed stage ran on one ([placement]);
+    # absent from a stage the driver ran, as from records written before workers existed. Like seconds and
+    # created_at it changes nothing downstream: neither the fingerprint nor digest() reads it
+    worker: dict[str, Any] | None = None
     # a run on object storage: brings listed files into the working copy, checked (rlvr.store.workspace)
     _fetch: Callable[[list[OutputFile]], None] | None = PrivateAttr(default=None)
+
+    @model_serializer(mode="wrap")
+    def _driver_records_unchanged(self, handler):
+        data = handler(self)
+        if data.get("worker") is None:
+            data.pop("worker", None)
+        return data
 
     def digest(self) -> str:
         """What downstream stages depend on: the exact bytes this stage produced."""
@@ -421,6 +444,7 @@ class StageTx:
             seconds=round(time.perf_counter() - self.started, 3),
             created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
             extra=extra or {},
+            worker=_MADE_BY.get(),
         )
 
     def _commit_to_store(self, ws: Workspace, rows: int, extra: dict[str, Any] | None) -> CommitRecord:

@@ -212,6 +212,12 @@ def run_placed(run_dir: str, stage: str, iteration: int | None, pool: str) -> di
             worker = done["worker"] or {}
             log.info("%s: committed by %s on %s in %.2fs", req.label(), worker.get("name"), worker.get("host"), done["seconds"])
             return done
+        if state.is_completed():
+            raise PlacedStageError(
+                f"{req.label()} of {location} was committed by its worker (pool {pool!r}) for other inputs than this "
+                "driver computes: the run's files on the two machines differ (a reward plug-in's source, say, or rlvr "
+                "itself); give every machine the same files and rlvr version, then `rlvr resume` it"
+            )
         raise PlacedStageError(
             f"{req.label()} of {location} failed on its worker (pool {pool!r}, task run {task_run_id}): "
             f"{state.message or state.name}; the worker's log has the traceback. Fix it, then `rlvr resume {location}`"

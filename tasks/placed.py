@@ -117,6 +117,16 @@ class _PlacedStage:
         return {**result, "worker": self.worker}
 
 
+def _run_name() -> str:
+    """A placed task run's name, given by its worker when it starts: 'rollout-3@gpu' (Prefect would number
+    the flow run's submissions of the task instead: a resubmitted rollout 1 would show as 'rollout-2')."""
+    ctx = TaskRunContext.get()
+    if ctx is None:
+        return "placed-stage"
+    req = StageRequest.from_tags(list(ctx.task_run.tags))
+    return f"{req.label().replace(' ', '-')}@{ctx.task.task_key.rsplit('@', 1)[-1]}"
+
+
 def placed_task(stage: str, pool: str, worker: dict | None = None) -> Task:
     """The Prefect task of `stage` on `pool`: the driver submits runs of it, a worker (`worker`: its
     identity) serves it. Its key is task_key(stage, pool): a class per (stage, pool), so Prefect names
@@ -130,6 +140,7 @@ def placed_task(stage: str, pool: str, worker: dict | None = None) -> Task:
         retry_delay_seconds=RETRY_DELAY_S,
         retry_condition_fn=retry_transient,
         cache_policy=CacheKeyFnPolicy(cache_key_fn=_no_cache_key),
+        task_run_name=_run_name,
     )
     if task.task_key != task_key(stage, pool):  # how Prefect names a callable object's task changed
         raise RuntimeError(f"placed task {name}: Prefect gave it the key {task.task_key!r}, not {task_key(stage, pool)!r}")
@@ -197,7 +208,7 @@ def run_placed(run_dir: str, stage: str, iteration: int | None, pool: str) -> di
         return done
     req, lost = StageRequest(location, stage, iteration), []
     while True:
-        task = placed_task(stage, pool).with_options(tags=req.tags(), task_run_name=f"{req.label()}@{pool}".replace(" ", "-"))
+        task = placed_task(stage, pool).with_options(tags=req.tags())
         task_run_id = task.apply_async().task_run_id
         log.info("%s: submitted to pool %r (task run %s)", req.label(), pool, task_run_id)
         state, last_beat = _watch(task_run_id, req, pool)

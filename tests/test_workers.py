@@ -205,14 +205,16 @@ def test_two_workers_train_a_run_survive_a_killed_worker_and_equal_an_unplaced_r
     try:
         gen = _worker(gen_home, prefect_server, *gen_args, env={**beat, FAULT_ENV: "rollout:1:mid_upload"})
         trainer = _worker(train_home, prefect_server, "--stages", "update", "--pool", "train", "--name", "train-worker", env=beat)
-        driver = subprocess.Popen(cmd, cwd=driver_home, env=driver_env, stdout=said, stderr=subprocess.STDOUT, start_new_session=True)
+        driver = subprocess.Popen(
+            cmd, cwd=driver_home, env=driver_env, stdout=said, stderr=subprocess.STDOUT, start_new_session=True
+        )
         procs += [gen, trainer, driver]
         assert gen.wait(timeout=600) == -9, "the rollout worker SIGKILLed itself in the middle of rollout 1's upload"
+        restarted = _worker(gen_home, prefect_server, *gen_args, env=beat)  # started again, without the fault
+        procs.append(restarted)
         assert orphans(s3_uri), "it died with part of rollout 1 uploaded"
         second = _cli("train", "--run", s3_uri, "--iterations", "3", env=driver_env)
         assert second.returncode == 2 and f"another rlvr process (pid {driver.pid} on" in second.stderr, second.stderr
-        restarted = _worker(gen_home, prefect_server, *gen_args, env=beat)  # started again, without the fault
-        procs.append(restarted)
         driver.wait(timeout=600)
     finally:
         for p in procs:
@@ -245,3 +247,5 @@ def test_two_workers_train_a_run_survive_a_killed_worker_and_equal_an_unplaced_r
             assert who["name"] == ("train-worker" if stage == "update" else "gen-worker") and who["host"] == socket.gethostname()
     assert made[("rollout", 1)]["pid"] == restarted.pid and made[("rollout", 0)]["pid"] == gen.pid
     assert made[("update", 0)]["pid"] == trainer.pid
+    logs = "".join(f.read_text() for f in sorted(gen_home.glob("worker-*.log")))
+    assert "Task run 'rollout-1@gen'" in logs and "Task run 'evaluate-3@gen'" in logs  # task runs named by stage, iteration, pool

@@ -219,7 +219,18 @@ def test_status_json_leaves_out_iterations_with_nothing_committed(tmp_path: Path
     assert [(r["iteration"], r["stage"], r["committed"]) for r in json.loads(res.output)] == [("", "prepare", False)]
 
 
-COMMANDS = [["train"], ["resume"], ["status"], ["verify-store"], ["sql"], ["import"], ["rescore"], ["serve"], ["report"]]
+COMMANDS = [
+    ["train"],
+    ["resume"],
+    ["status"],
+    ["verify-store"],
+    ["sql"],
+    ["import"],
+    ["rescore"],
+    ["serve"],
+    ["worker"],
+    ["report"],
+]
 COMMANDS += [["eval"], ["export"], ["prompts"], ["config"], ["doctor"], ["models", "list"], ["models", "prepare"]]
 
 

@@ -16,6 +16,7 @@ Test: tests/test_workers.py.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -117,11 +118,18 @@ def _serve(stages: list[str], pool: str, name: str | None, api: str) -> None:
     out.print("task keys: " + ", ".join(task_key(s, pool) for s in stages), soft_wrap=True)
     tasks = [placed_task(s, pool, me) for s in stages]
     from prefect.task_worker import serve
+    from rlvr.flows.lifecycle import Stopped, stop_on_signals
     from rlvr.flows.progress import progress_bars
 
     try:
-        with progress_bars(err):
+        # Ctrl-C: the stage in flight is abandoned (its child processes stopped, nothing committed), and its
+        # driver submits it again once the heartbeat runs out; SIGTERM (Prefect's task worker handles it)
+        # lets the stage in flight finish first
+        with stop_on_signals(), progress_bars(err):
             serve(*tasks, limit=1)  # one stage at a time: a stage takes the machine's device and cores
-    except KeyboardInterrupt:
-        out.print(f"worker {me['name']}: stopped")
-        raise typer.Exit(130) from None
+    except Stopped as stop:
+        out.print(f"worker {me['name']}: stopped by {stop}; a stage it was running goes to the next worker of pool {pool!r}")
+        sys.stdout.flush()
+        # not exit_now: Prefect's exit hooks wait for the task worker's thread, which may be inside a stage; a
+        # working copy left behind is removed by the next process that opens one (rlvr.store.workspace)
+        os._exit(stop.exit_code)

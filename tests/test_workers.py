@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from rlvr.store.commit import FAULT_ENV, CommitRecord, read_record
 from rlvr.store.integrity import orphans
 from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
+from rlvr.views.status import status_rows
 from tests.test_e2e import _cli
 
 PARITY = "SELECT prompt_id, sample_idx, (sample_idx % 2)::DOUBLE AS score, 'odd sample' AS reason FROM responses"
@@ -216,6 +218,8 @@ def test_two_workers_train_a_run_survive_a_killed_worker_and_equal_an_unplaced_r
         second = _cli("train", "--run", s3_uri, "--iterations", "3", env=driver_env)
         assert second.returncode == 2 and f"another rlvr process (pid {driver.pid} on" in second.stderr, second.stderr
         driver.wait(timeout=600)
+        trainer.send_signal(signal.SIGINT)  # Ctrl-C on an idle worker: it stops at once
+        assert trainer.wait(timeout=30) == 130
     finally:
         for p in procs:
             if p.poll() is None:
@@ -247,5 +251,7 @@ def test_two_workers_train_a_run_survive_a_killed_worker_and_equal_an_unplaced_r
             assert who["name"] == ("train-worker" if stage == "update" else "gen-worker") and who["host"] == socket.gethostname()
     assert made[("rollout", 1)]["pid"] == restarted.pid and made[("rollout", 0)]["pid"] == gen.pid
     assert made[("update", 0)]["pid"] == trainer.pid
+    notes = {(r["stage"], r["iteration"]): r["note"] for r in status_rows(s3_uri)}
+    assert notes[("rollout", 1)].endswith(f"; by gen-worker on {socket.gethostname()}") and "; by" not in notes[("prepare", "")]
     logs = "".join(f.read_text() for f in sorted(gen_home.glob("worker-*.log")))
     assert "Task run 'rollout-1@gen'" in logs and "Task run 'evaluate-3@gen'" in logs  # task runs named by stage, iteration, pool

@@ -103,11 +103,16 @@ def _no_cache_key(context, parameters) -> None:
 class _PlacedStage:
     """The callable of a placed task (see the module docstring): the request is in the task run's tags."""
 
+    stage: str = ""  # the stage its task key names
     worker: dict | None = None  # (host, name, pid) of the `rlvr worker` serving it; None on the driver
 
     def __call__(self) -> dict:
         run = TaskRunContext.get().task_run
         req = StageRequest.from_tags(list(run.tags))
+        if req.stage != self.stage:
+            raise PlacedStageError(
+                f"task run {run.id} asks the {self.stage} task for stage {req.stage}: submit it with `rlvr train`"
+            )
         with _beating(str(run.id), self.worker or {}), made_by(self.worker or {}):
             if req.iteration is None:
                 result = call_prepare(req.run)
@@ -132,7 +137,7 @@ def placed_task(stage: str, pool: str, worker: dict | None = None) -> Task:
     identity) serves it. Its key is task_key(stage, pool): a class per (stage, pool), so Prefect names
     the task by the class's qualified name instead of hashing code."""
     name = f"{stage}@{pool}"
-    cls = type(name, (_PlacedStage,), {"__module__": "rlvr.placed", "__qualname__": name, "worker": worker})
+    cls = type(name, (_PlacedStage,), {"__module__": "rlvr.placed", "__qualname__": name, "stage": stage, "worker": worker})
     task = Task(
         fn=cls(),
         name=stage,

@@ -2,9 +2,10 @@
 evaluate(i) on the held-out split before iteration i, and after the last, when eval.every > 0).
 
 Iteration i+1's rollout starts only after update i has committed: tasks are called in order
-and each call returns only when its stage is committed (or raises). Rerunning a flow on the
-same run folder is `resume`: committed stages skip themselves. Each flow holds the run's writer
-lock, so two flows never write one run at once.
+and each call returns only when its stage is committed (or raises). A stage that [placement]
+places runs on an `rlvr worker` of its pool instead (rlvr.tasks.placed), and the flow waits for
+its commit. Rerunning a flow on the same run folder is `resume`: committed stages skip
+themselves. Each flow holds the run's writer lock, so two flows never write one run at once.
 
 - `train(run_dir)`: bring the run to its target iteration count (run.toml: run.iterations).
 - `extend(run_dir, add_iterations)`: raise the target, then train; what `rlvr serve` schedules.
@@ -19,6 +20,7 @@ import sys
 from prefect import flow
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from rlvr.flows.lifecycle import reclaim_sigterm
+from rlvr.tasks.placed import run_placed
 from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, track_task, update_task, verify_task
 
 from rlvr.checks.start import create_or_open
@@ -31,16 +33,25 @@ TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, 
 def _stages(run_dir: str) -> list[dict]:
     # the plan's order is what checkpoint retention relies on: evaluate(i) runs before update(i)
     # commits v_{i+1}, and retention never prunes an eval point whose evaluate is not committed
-    plan = open_run(run_dir).config.stage_plan()
+    config = open_run(run_dir).config
+    plan = config.stage_plan()
     bar = create_progress_artifact(
         progress=0.0, key=artifact_key(run_dir, "progress"), description=f"stages of {run_dir} done, this flow run"
     )
     results = []
     for k, (stage, i) in enumerate(plan):
-        results.append(prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i))
+        results.append(_run_stage(run_dir, stage, i, config.placement.pool(stage)))
         update_progress_artifact(bar, progress=100.0 * (k + 1) / len(plan))
     track_task(run_dir)  # [tracking]: what an earlier process committed and never sent; the tracker closed
     return results
+
+
+def _run_stage(run_dir: str, stage: str, i: int | None, pool: str | None) -> dict:
+    """One stage, returning when it is committed: in this process, or, placed ([placement]), on a
+    worker of `pool` (rlvr.tasks.placed: submitted, watched, resubmitted if its worker dies)."""
+    if pool is not None:
+        return run_placed(run_dir, stage, i, pool)
+    return prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i)
 
 
 @flow(name="rlvr-train", flow_run_name="train-{run_dir}", log_prints=True)

@@ -33,9 +33,26 @@ def retry_transient(task, task_run, state) -> bool:
     return is_transient(exc)
 
 
+def call_stage(fn, name: str, run_dir: str, iteration: int, *, after_commit: Callable[[str, int], None] | None = None) -> dict:
+    """Stage `fn(run_dir, iteration)`, logged; `after_commit(run_dir, iteration)` runs when the stage
+    really committed (not when a matching commit made it skip). Inside a Prefect task run: the local
+    tasks below, and a placed stage's task on an `rlvr worker` (rlvr.tasks.placed)."""
+    result = fn(run_dir, iteration)
+    get_run_logger().info(
+        "%s %s: %s, %d rows, %.2fs",
+        name,
+        iteration,
+        "skipped (committed)" if result.skipped else "committed",
+        result.rows,
+        result.seconds,
+    )
+    if after_commit is not None and not result.skipped:
+        after_commit(run_dir, iteration)
+    return result.as_dict()
+
+
 def _stage_task(fn, name: str, *, after_commit: Callable[[str, int], None] | None = None):
-    """A Prefect task running stage `fn(run_dir, iteration)`; `after_commit(run_dir, iteration)` runs
-    when the stage really committed (not when a matching commit made it skip)."""
+    """A Prefect task running stage `fn(run_dir, iteration)` in this process (call_stage)."""
 
     @task(
         name=name,
@@ -46,18 +63,7 @@ def _stage_task(fn, name: str, *, after_commit: Callable[[str, int], None] | Non
         task_run_name=name + "-{iteration}",
     )
     def run_stage(run_dir: str, iteration: int) -> dict:
-        result = fn(run_dir, iteration)
-        get_run_logger().info(
-            "%s %s: %s, %d rows, %.2fs",
-            name,
-            iteration,
-            "skipped (committed)" if result.skipped else "committed",
-            result.rows,
-            result.seconds,
-        )
-        if after_commit is not None and not result.skipped:
-            after_commit(run_dir, iteration)
-        return result.as_dict()
+        return call_stage(fn, name, run_dir, iteration, after_commit=after_commit)
 
     return run_stage
 
@@ -103,19 +109,26 @@ def after_update(run_dir: str, iteration: int) -> None:
     send_to_tracker(run_dir, iteration)
 
 
-@task(
-    name="prepare", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=retry_transient, cache_policy=NO_CACHE
-)
-def prepare_task(run_dir: str) -> dict:
+def call_prepare(run_dir: str) -> dict:
     result = stages.prepare(run_dir)
     get_run_logger().info("prepare: %s, %d problems", "skipped (committed)" if result.skipped else "committed", result.rows)
     return result.as_dict()
 
 
+@task(
+    name="prepare", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S, retry_condition_fn=retry_transient, cache_policy=NO_CACHE
+)
+def prepare_task(run_dir: str) -> dict:
+    return call_prepare(run_dir)
+
+
+STAGE_FUNCTIONS = {"rollout": stages.rollout, "verify": stages.verify, "update": stages.update, "evaluate": stages.evaluate}
+AFTER_COMMIT = {"update": after_update, "evaluate": send_to_tracker}  # the iteration's artifacts, the tracker
+
 rollout_task = _stage_task(stages.rollout, "rollout")
 verify_task = _stage_task(stages.verify, "verify")
-update_task = _stage_task(stages.update, "update", after_commit=after_update)  # the iteration's artifacts, the tracker
-evaluate_task = _stage_task(stages.evaluate, "evaluate", after_commit=send_to_tracker)
+update_task = _stage_task(stages.update, "update", after_commit=AFTER_COMMIT["update"])  # the iteration's artifacts, the tracker
+evaluate_task = _stage_task(stages.evaluate, "evaluate", after_commit=AFTER_COMMIT["evaluate"])
 
 
 @task(name="track", cache_policy=NO_CACHE)

@@ -230,8 +230,20 @@ def test_status_json_leaves_out_iterations_with_nothing_committed(tmp_path: Path
     assert [(r["iteration"], r["stage"], r["committed"]) for r in json.loads(res.output)] == [("", "prepare", False)]
 
 
-COMMANDS = [["train"], ["resume"], ["status"], ["verify-store"], ["sql"], ["import"], ["rescore"], ["serve"], ["report"]]
-COMMANDS += [["track"], ["eval"], ["export"], ["prompts"], ["config"], ["doctor"], ["models", "list"], ["models", "prepare"]]
+COMMANDS = [
+    ["train"],
+    ["resume"],
+    ["status"],
+    ["verify-store"],
+    ["sql"],
+    ["import"],
+    ["rescore"],
+    ["serve"],
+    ["worker"],
+    ["report"],
+    ["track"],
+]
+COMMANDS += [["eval"], ["export"], ["prompts"], ["config"], ["doctor"], ["models", "list"], ["models", "prepare"]]
 
 
 @pytest.mark.parametrize("cmd", COMMANDS, ids=" ".join)

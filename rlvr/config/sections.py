@@ -1,4 +1,4 @@
-"""The [run], [model], [rollout], [update], [prompt], [eval], [checkpoint] and [tracking] sections, and the
+"""The [run], [model], [rollout], [update], [prompt], [eval], [checkpoint], [tracking] and [placement] sections, and the
 base every section shares (unknown fields are errors; assignments are validated).
 
 [task] is rlvr.config.task, [verify] rlvr.config.verify; rlvr.config.tree puts them together.
@@ -7,6 +7,7 @@ Test: pytest tests/test_config.py
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -317,3 +318,49 @@ class TrackingSection(_Section):
         description="wandb: the folder W&B writes its offline runs into (wandb/offline-run-*; upload them with `wandb sync`); "
         '"" = tracking/ in the run folder.',
     )
+
+
+PLACEABLE_STAGES = ("prepare", "rollout", "verify", "update", "evaluate")
+_POOL = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"
+
+
+def check_pool_name(value: str) -> str:
+    """A pool name ([placement], `rlvr worker --pool`), or a ValueError saying what one may hold."""
+    if not re.match(_POOL, value):
+        raise ValueError(
+            f"pool name {value!r}: use letters, digits, '_', '.' or '-' (at most 63, starting with a letter or digit), "
+            'e.g. "gpu"; the same name in [placement] and in the worker\'s --pool'
+        )
+    return value
+
+
+class PlacementSection(_Section):
+    """Which stages run on `rlvr worker` processes instead of in the driver (`rlvr train`). Each field
+    names a pool: the stage goes to a worker started with `--pool NAME --stages STAGE`, on any machine
+    that reaches the Prefect API (PREFECT_API_URL) and the run store. Left out of the config hash
+    ([checkpoint] too): where a stage runs changes no output, and a live run may move its stages."""
+
+    prepare: str | None = Field(None, description="Pool that runs prepare; unset = the driver runs it.")
+    rollout: str | None = Field(
+        None,
+        description='Pool that runs rollout(i), e.g. "gpu" (`rlvr worker --pool gpu --stages rollout`); unset = the driver.',
+    )
+    verify: str | None = Field(None, description="Pool that runs verify(i); unset = the driver runs it.")
+    update: str | None = Field(
+        None,
+        description="Pool that runs update(i) (the GRPO step), e.g. a GPU training machine; unset = the driver.",
+    )
+    evaluate: str | None = Field(None, description="Pool that runs evaluate(i); unset = the driver runs it.")
+
+    @field_validator(*PLACEABLE_STAGES)
+    @classmethod
+    def _pool_name(cls, value: str | None) -> str | None:
+        return value if value is None else check_pool_name(value)
+
+    def pool(self, stage: str) -> str | None:
+        """The pool that runs `stage`, None when the driver runs it."""
+        return getattr(self, stage)
+
+    def placed(self) -> dict[str, str]:
+        """stage -> pool for every placed stage."""
+        return {s: p for s in PLACEABLE_STAGES if (p := self.pool(s)) is not None}

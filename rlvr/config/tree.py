@@ -15,6 +15,7 @@ from rlvr.config.sections import (
     CheckpointSection,
     EvalSection,
     ModelSection,
+    PlacementSection,
     PromptSection,
     RolloutSection,
     RunSection,
@@ -38,6 +39,7 @@ class Config(_Section):
     eval: EvalSection = EvalSection()
     checkpoint: CheckpointSection = CheckpointSection()
     tracking: TrackingSection = TrackingSection()
+    placement: PlacementSection = PlacementSection()
 
     def eval_points(self) -> list[int]:
         """Policy versions that get evaluated: multiples of eval.every up to run.iterations, and the last."""
@@ -68,7 +70,8 @@ class Config(_Section):
 
 def hash_data(data: dict[str, Any]) -> str:
     """Hash of config data as a TOML file holds it; run.iterations is left out so a run can be
-    extended, and [checkpoint] and [tracking] because they change no output (they may change on a live run).
+    extended, and [checkpoint], [tracking] and [placement] because retention, trackers and where a stage
+    runs change no output (they may change on a live run).
     A run is identified by its own file's data: a field added to rlvr later (with its
     default) changes neither the hash nor the stage fingerprints of runs written before it."""
     data = json.loads(json.dumps(data))
@@ -78,7 +81,7 @@ def hash_data(data: dict[str, Any]) -> str:
     return json_digest(data)
 
 
-MUTABLE_SECTIONS = ("checkpoint", "tracking")  # sections an existing run may change: they change no output
+MUTABLE_SECTIONS = ("checkpoint", "tracking", "placement")  # sections an existing run may change: they change no output
 
 
 def inner_model(annotation: Any) -> type[BaseModel] | None:

@@ -36,6 +36,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,6 +66,17 @@ from rlvr.store.records import (
 from rlvr.store.workspace import Workspace, workspace_of
 
 FAULT_ENV = "RLVR_FAULT_AT"
+_MADE_BY: ContextVar[dict[str, Any] | None] = ContextVar("rlvr_made_by", default=None)
+
+
+@contextmanager
+def made_by(worker: dict[str, Any]) -> Iterator[None]:
+    """Stages committed inside the block name `worker` (host, name, pid) in their records (`rlvr worker`)."""
+    token = _MADE_BY.set(worker)
+    try:
+        yield
+    finally:
+        _MADE_BY.reset(token)
 
 
 def write_table(table: pa.Table | list[dict[str, Any]], schema: pa.Schema, path: Path) -> int:
@@ -169,6 +181,7 @@ class StageTx:
             seconds=round(time.perf_counter() - self.started, 3),
             created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
             extra=extra or {},
+            worker=_MADE_BY.get(),
         )
 
     def _commit_to_store(self, ws: Workspace, rows: int, extra: dict[str, Any] | None) -> CommitRecord:

@@ -63,8 +63,19 @@ class CommitRecord(BaseModel):
     seconds: float
     created_at: str
     extra: dict[str, Any] = {}
+    # the `rlvr worker` that made the stage (host, name, pid), when a placed stage ran on one ([placement]);
+    # absent from a stage the driver ran, as from records written before workers existed. Like seconds and
+    # created_at it changes nothing downstream: neither the fingerprint nor digest() reads it
+    worker: dict[str, Any] | None = None
     # a run on object storage: brings listed files into the working copy, checked (rlvr.store.workspace)
     _fetch: Callable[[list[OutputFile]], None] | None = PrivateAttr(default=None)
+
+    @model_serializer(mode="wrap")
+    def _driver_records_unchanged(self, handler):
+        data = handler(self)
+        if data.get("worker") is None:
+            data.pop("worker", None)
+        return data
 
     def digest(self) -> str:
         """What downstream stages depend on: the exact bytes this stage produced."""

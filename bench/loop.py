@@ -69,7 +69,7 @@ from rlvr.config import apply_overrides, load_config, parse_config
 from rlvr.models.tiny import base_model
 from rlvr.rollout import engines
 from rlvr.schema import ROLLOUT, UPDATE
-from rlvr.store.commit import verified_record
+from rlvr.store.records import verified_record
 from rlvr.views.sql import run_sql
 
 RESULTS = Path(__file__).parent / "results"

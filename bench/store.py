@@ -140,7 +140,7 @@ def sql_seconds(loc: str) -> float:
 
 
 def bench_sql(local: Path, uri: str, rows: int, repeats: int) -> dict:
-    from rlvr.store.commit import read_record
+    from rlvr.store.records import read_record
     from rlvr.store.run import open_run
     from rlvr.store.workspace import object_path
 

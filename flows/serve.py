@@ -23,11 +23,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rlvr.errors import RlvrError
-from rlvr.store.locks import SERVE_INFO_FILE, serve_lock
+from rlvr.store.locks import ServeInfo, serve_lock
 
 SERVER_HOWTO = (
     "start one in another terminal: `prefect server start --host 127.0.0.1 --port 4200`, then "
-    "`export PREFECT_API_URL=http://127.0.0.1:4200/api` and run `rlvr serve` again"
+    "`export PREFECT_API_URL=http://127.0.0.1:4200/api` and run `{command}` again"
 )
 
 
@@ -45,20 +45,25 @@ def check_cron(cron: str) -> None:
         raise ServeError(f"--cron {cron!r} is not a valid cron expression ({why}); e.g. '0 * * * *' is hourly") from exc
 
 
-def reachable_server(api: str | None) -> str:
+def reachable_server(
+    api: str | None,
+    *,
+    needs: str = "rlvr serve needs a running Prefect server (it keeps the schedule and creates the runs)",
+    command: str = "rlvr serve",
+) -> str:
     """The API URL of a Prefect server that answers, or a clear refusal: without a server, a served
-    deployment has nobody to create its scheduled runs, and nothing would ever start."""
+    deployment has nobody to create its scheduled runs, and nothing would ever start (`needs` says
+    who needs it and why, `command` what to run again: `rlvr worker` and placed runs ask too)."""
+    howto = SERVER_HOWTO.format(command=command)
     if not api:
-        raise ServeError(
-            f"rlvr serve needs a running Prefect server (it keeps the schedule and creates the runs); {SERVER_HOWTO}"
-        )
+        raise ServeError(f"{needs}; {howto}")
     try:
         with urllib.request.urlopen(f"{api.rstrip('/')}/health", timeout=10) as resp:
             healthy = resp.status == 200
     except OSError as exc:
-        raise ServeError(f"no Prefect server answers at PREFECT_API_URL={api} ({exc}); {SERVER_HOWTO}") from exc
+        raise ServeError(f"no Prefect server answers at PREFECT_API_URL={api} ({exc}); {howto}") from exc
     if not healthy:
-        raise ServeError(f"the Prefect server at {api} is not healthy; {SERVER_HOWTO}")
+        raise ServeError(f"the Prefect server at {api} is not healthy; {howto}")
     return api
 
 
@@ -81,20 +86,9 @@ def deployment_args(run: Path, *, cron: str | None, every: int | None, add_itera
 @contextmanager
 def serving(run_dir: Path, *, deployment: str, api_url: str, schedule: str, add_iterations: int) -> Iterator[None]:
     """One schedule per run (the serve lock), described in `.serve.json` until serving stops."""
-    info = run_dir / SERVE_INFO_FILE
-    with serve_lock(run_dir):
-        fields = {
-            "deployment": deployment,
-            "api_url": api_url,
-            "schedule": schedule,
-            "pid": os.getpid(),
-            "add_iterations": add_iterations,
-        }
-        info.write_text(json.dumps(fields))
-        try:
-            yield
-        finally:
-            info.unlink(missing_ok=True)
+    info = ServeInfo(deployment=deployment, api_url=api_url, schedule=schedule, pid=os.getpid(), add_iterations=add_iterations)
+    with serve_lock(run_dir, info):
+        yield
 
 
 def next_scheduled(info: dict) -> str:

@@ -302,6 +302,14 @@ def eval_table_path(root: Path, table: str) -> Path:
     return root / f"{table}.parquet"
 
 
+# ---- LoRA checkpoints (DESIGN.md, "LoRA adapters") ----------------------------------------
+# policy/vN of a LoRA run (N >= 1) holds an adapter, not full weights: PEFT's two files, the base's
+# config.json and tokenizer, trainer_state.pt, and BASE_REF naming the base (v0) by path and sha256
+ADAPTER_CONFIG = "adapter_config.json"
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+BASE_REF = "base_model.json"  # {"path": "../v000000", "weights": {"model.safetensors": "<sha256>"}}
+
+
 # ---- stages -------------------------------------------------------------------------------
 
 PREPARE = "prepare"
@@ -380,6 +388,12 @@ class RunPaths:
 
     def policy_dir(self, version: int) -> Path:
         return self.root / "policy" / policy_name(version)
+
+    @property
+    def tracking(self) -> Path:
+        """Experiment trackers' side files (rlvr/views/track.py): what was sent where, and the default
+        TensorBoard / W&B folders. Not committed data: no record lists them and `rlvr sql` never reads them."""
+        return self.root / "tracking"
 
     @property
     def pruned_dir(self) -> Path:

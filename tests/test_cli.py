@@ -10,6 +10,7 @@ from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
 from rlvr.config import Config
+from rlvr.config.tree import inner_model
 
 runner = CliRunner()
 
@@ -19,6 +20,17 @@ def test_help_lists_the_commands() -> None:
     assert res.exit_code == 0
     for cmd in ("train", "resume", "status", "sql", "config"):
         assert cmd in res.output
+
+
+def test_sql_help_names_every_view_of_a_run_and_of_an_eval_folder() -> None:
+    from rlvr.schema import EVAL_FOLDER_TABLES, TABLES
+
+    res = runner.invoke(app, ["sql", "--help"], terminal_width=400)
+    assert res.exit_code == 0
+    text = " ".join(res.output.split())
+    for view in [*TABLES, "reward_components", *EVAL_FOLDER_TABLES]:
+        assert view in text, view
+    assert "rlvr eval --out" in text
 
 
 def test_config_prints_valid_commented_defaults() -> None:
@@ -36,6 +48,10 @@ def test_config_prints_valid_commented_defaults() -> None:
             if isinstance(getattr(Config(), section), dict) or field in ("weights",):
                 continue
             assert f"# {spec.description}" in body, (section, field)
+            if getattr(getattr(Config(), section), field) is None and inner_model(spec.annotation) is not None:
+                # an optional table ([update.lora]), printed commented out
+                assert f"\n# [{section}.{field}]" in body, (section, field)
+                continue
             assert f"\n{field} = " in body or f"\n# {field} = " in body, (section, field)
 
 
@@ -219,7 +235,19 @@ def test_status_json_leaves_out_iterations_with_nothing_committed(tmp_path: Path
     assert [(r["iteration"], r["stage"], r["committed"]) for r in json.loads(res.output)] == [("", "prepare", False)]
 
 
-COMMANDS = [["train"], ["resume"], ["status"], ["verify-store"], ["sql"], ["import"], ["rescore"], ["serve"], ["report"]]
+COMMANDS = [
+    ["train"],
+    ["resume"],
+    ["status"],
+    ["verify-store"],
+    ["sql"],
+    ["import"],
+    ["rescore"],
+    ["serve"],
+    ["worker"],
+    ["report"],
+    ["track"],
+]
 COMMANDS += [["eval"], ["export"], ["prompts"], ["config"], ["doctor"], ["models", "list"], ["models", "prepare"]]
 
 
@@ -287,6 +315,7 @@ def test_user_errors_is_one_line_and_exit_2_and_lets_a_bug_through(capsys: pytes
         ["sql", "{run}", "SELECT 1"],
         ["rescore", "{run}"],
         ["report", "{run}"],
+        ["track", "{run}", "--backend", "tensorboard"],
         ["eval", "{run}", "--out", "{run}-eval"],
         ["export", "{run}", "--out", "{run}-export"],
         ["serve", "{run}", "--every", "5"],

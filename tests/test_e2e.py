@@ -15,7 +15,8 @@ from safetensors.torch import load_file
 from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.schema import ITERATION_STAGES, PREPARE, UPDATES, RunPaths
-from rlvr.store.commit import FAULT_ENV, read_record
+from rlvr.store.commit import FAULT_ENV
+from rlvr.store.records import read_record
 from rlvr.views.sql import run_sql
 
 pytestmark = pytest.mark.slow

@@ -27,7 +27,7 @@ from rlvr.config import Config
 from rlvr.schema import EVAL_FOLDER_TABLES, EVAL_RECORD, EVALUATE
 from rlvr.stages.evaluation import pass_at, pass_at_k
 from rlvr.store import retention
-from rlvr.store.commit import read_record
+from rlvr.store.records import read_record
 from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
 
@@ -92,7 +92,7 @@ def test_pass_at_averages_problems_and_counts_a_problem_without_rows_as_zero() -
 
 
 def test_new_folder_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
-    from rlvr.store.commit import FolderExistsError, new_folder
+    from rlvr.store.folders import FolderExistsError, new_folder
 
     out = tmp_path / "a" / "out"
     with pytest.raises(RuntimeError, match="half-way"), new_folder(out, flag="--out") as tmp:
@@ -318,14 +318,15 @@ def test_a_failed_export_leaves_no_folder(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_the_adapter_slot_refuses_an_adapter_until_merging_exists(tmp_path: Path) -> None:
-    from rlvr.views.export import ExportError, merge_adapter
+def test_an_adapter_is_exported_only_when_merged(tmp_path: Path) -> None:
+    from rlvr.views.export import ExportError, adapter_facts
 
-    model = object()
-    assert merge_adapter(model, tmp_path) is model  # full weights pass through
-    (tmp_path / "adapter_config.json").write_text("{}")
-    with pytest.raises(ExportError, match="LoRA adapter"):
-        merge_adapter(model, tmp_path)
+    assert adapter_facts(tmp_path, 3, merge=False) is None  # full weights pass, with or without --merge
+    assert adapter_facts(tmp_path, 3, merge=True) is None
+    (tmp_path / "adapter_config.json").write_text('{"r": 4, "lora_alpha": 8, "target_modules": ["q_proj"]}')
+    with pytest.raises(ExportError, match="LoRA adapter.*--merge"):
+        adapter_facts(tmp_path, 3, merge=False)
+    assert adapter_facts(tmp_path, 3, merge=True) == {"r": 4, "alpha": 8, "target_modules": ["q_proj"], "merged": True}
 
 
 @pytest.mark.slow

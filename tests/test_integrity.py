@@ -19,8 +19,9 @@ from rlvr import stages
 from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.schema import SCORES, RunPaths
-from rlvr.store.commit import CorruptRecordError, IntegrityError, read_record, write_table
+from rlvr.store.commit import write_table
 from rlvr.store.integrity import check_store, redo
+from rlvr.store.records import CorruptRecordError, IntegrityError, read_record
 from rlvr.store.run import RunError, open_run
 from rlvr.views.sql import run_sql
 from rlvr.views.status import status_rows

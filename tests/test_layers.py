@@ -28,7 +28,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("rlvr", "rlvr.errors", "rlvr.schema", "rlvr.files", "rlvr.seeds", "rlvr.progress", "rlvr.procs")),
     ("model registry", ("rlvr.models.registry",)),  # a table of names and files: no torch, read by config validation
     ("config", ("rlvr.config",)),
-    ("model loading", ("rlvr.models.load",)),  # a policy folder onto a device: the trainer, rollout and evaluate share it
+    (
+        "model loading",
+        ("rlvr.models.load", "rlvr.models.lora"),
+    ),  # a policy folder onto a device: the trainer, rollout and evaluate share it
     ("store", ("rlvr.store",)),
     ("components", ("rlvr.verify", "rlvr.rollout", "rlvr.train")),
     ("problems", ("rlvr.problems", "rlvr.data")),

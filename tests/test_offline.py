@@ -26,7 +26,8 @@ from rlvr.models.load import load_policy
 from rlvr.schema import ROLLOUT, UPDATE
 from rlvr.stages.ingest import ImportFileError, import_responses
 from rlvr.stages.rescore import RescoreError, rescore
-from rlvr.store.commit import read_record
+from rlvr.store.integrity import check_store
+from rlvr.store.records import read_record
 from rlvr.store.run import open_run
 from rlvr.train.batch import collate, load_rows
 from rlvr.train.logprobs import response_logprobs
@@ -176,6 +177,7 @@ def test_rescore_unchanged_equals_the_original(imported: Path) -> None:
     counts = run_sql(imported, "SELECT scoring, count(*) AS n FROM scorings GROUP BY 1 ORDER BY 1").to_pylist()
     assert {"scoring": "default", "n": 1000} in counts and {"scoring": "same", "n": 1000} in counts
     assert run_sql(imported, "SELECT DISTINCT scoring FROM scores").to_pylist() == [{"scoring": "default"}]
+    assert check_store(imported)[0] == []  # a rescore's record is checked like every other, and is sound
 
 
 def test_rescore_with_a_changed_weight_and_a_plugin(imported: Path, tmp_path: Path) -> None:

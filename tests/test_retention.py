@@ -15,7 +15,9 @@ from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.schema import EVALUATE, UPDATE
 from rlvr.stages.lineage import StageOrderError, pending
 from rlvr.store import retention
-from rlvr.store.commit import PruneRecord, committed, read_pruned, write_text_atomic
+from rlvr.store.commit import committed
+from rlvr.store.folders import write_text_atomic
+from rlvr.store.records import PruneRecord, read_pruned
 from rlvr.store.run import open_run
 from rlvr.views.status import status_rows
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import torch
 
+from rlvr.config import Config, ConfigError, RolloutSection
 from rlvr.models.load import load_policy
 from rlvr.problems.prompts import chat_ids
 from rlvr.rollout.sampler import Request, Sampling, generate_transformers, sample_batch
@@ -87,3 +88,53 @@ def test_greedy_matches_transformers_generate(tiny_model: Path) -> None:
         pad_token_id=tok.pad_token_id,
     )
     assert smp.token_ids == ref[0, len(prompt) :].tolist()
+
+
+def test_vllm_settings_come_from_rollout_and_key_the_live_engine() -> None:
+    """Every rollout.vllm_* setting reaches the engine's start command, and a live engine is reused only
+    for the same settings (a bfloat16 engine is not the float32 one)."""
+    from rlvr.rollout.engines import VLLMSettings
+
+    cfg = RolloutSection(
+        python="/venv/bin/python",
+        vllm_dtype="bfloat16",
+        vllm_tensor_parallel_size=2,
+        vllm_gpu_memory_utilization=0.6,
+        vllm_enforce_eager=False,
+        vllm_kv_cache_gib=8,
+    )
+    s = VLLMSettings.of(cfg, model_max_len=2048)
+    msg = s.start_message(Path("/m"), seed=7)
+    assert msg == {
+        "cmd": "start",
+        "model": "/m",
+        "seed": 7,
+        "dtype": "bfloat16",
+        "max_model_len": 2048,
+        "tensor_parallel_size": 2,
+        "gpu_memory_utilization": 0.6,
+        "enforce_eager": False,
+    }
+    assert s.kv_cache_gib == 8 and s.python == "/venv/bin/python"
+    assert VLLMSettings.of(cfg.model_copy(update={"vllm_max_model_len": 512}), 2048).max_model_len == 512
+    default = VLLMSettings.of(RolloutSection(python="/venv/bin/python"), 2048)
+    assert default.dtype == "float32" and default.enforce_eager and default != s
+    assert len({default, s, VLLMSettings.of(cfg, 2048)}) == 2  # equal settings, one key
+
+
+def test_rollout_device_overrides_update_device_for_the_transformers_engine(tiny_model: Path) -> None:
+    """rollout.device places generation apart from the update: a CPU rollout beside a CUDA update;
+    unset, generation follows update.device (here: a refusal naming the setting, on a machine without CUDA)."""
+    import pytest
+
+    from rlvr.rollout import engines
+    from rlvr.stages.generation import _policy_engine
+
+    cuda_update = {"update": {"device": "cuda"}}
+    cfg = Config.model_validate({**cuda_update, "rollout": {"engine": "transformers", "device": "cpu"}})
+    _, got, device = _policy_engine(cfg, tiny_model)
+    assert device == torch.device("cpu") and got.name == "transformers"
+    engines.close_all()
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="update.device"):
+            _policy_engine(Config.model_validate({**cuda_update, "rollout": {"engine": "transformers"}}), tiny_model)

@@ -264,7 +264,7 @@ def corpus(store: Path, port: int) -> list[tuple]:
 def sandbox_processes() -> list[psutil.Process]:
     """Sandbox processes alive now, leaving out those under another checkout's bwrap (the machine
     may be shared with other test runs; a survivor of ours is orphaned, so it has no such parent)."""
-    from rlvr.verify.code.launcher import bwrap_binary
+    from rlvr.verify.code.bwrap import bwrap_binary
 
     ours = bwrap_binary()
     found = []
@@ -645,12 +645,12 @@ def test_limits_are_validated():
 
 
 def test_without_user_namespaces_an_ordinary_user_is_told_how_to_fix_it(monkeypatch, tmp_path):
-    from rlvr.verify.code import launcher
+    from rlvr.verify.code import bwrap
 
-    monkeypatch.setattr(launcher.os, "geteuid", lambda: 1000)
-    monkeypatch.setattr(launcher, "bwrap_binary", lambda: "/bin/false")  # a bwrap whose probe fails
-    with pytest.raises(launcher.SandboxError, match="cannot start as an ordinary user here.*unprivileged user namespaces"):
-        launcher.sandbox_mode.__wrapped__()
+    monkeypatch.setattr(bwrap.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(bwrap, "bwrap_binary", lambda: "/bin/false")  # a bwrap whose probe fails
+    with pytest.raises(bwrap.SandboxError, match="cannot start as an ordinary user here.*unprivileged user namespaces"):
+        bwrap.sandbox_mode.__wrapped__()
 
 
 def test_a_code_run_refuses_to_start_without_a_sandbox(monkeypatch, tmp_path):

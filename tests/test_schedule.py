@@ -27,7 +27,7 @@ from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.procs import descendants, kill_tree
 from rlvr.schema import RunPaths
-from rlvr.store.commit import read_record
+from rlvr.store.records import read_record
 from rlvr.store.run import RunError, open_run
 
 pytestmark = pytest.mark.slow

@@ -21,8 +21,8 @@ import pytest
 from rlvr.config import Config
 from rlvr.procs import descendants, kill_tree
 from rlvr.schema import PREPARE, RunPaths
-from rlvr.store.commit import read_record
 from rlvr.store.locks import writer_lock
+from rlvr.store.records import read_record
 
 pytestmark = pytest.mark.slow
 

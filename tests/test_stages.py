@@ -8,7 +8,7 @@ from rlvr import stages
 from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.schema import ROLLOUT
-from rlvr.store.commit import read_record
+from rlvr.store.records import read_record
 from rlvr.views.sql import run_sql
 
 

@@ -14,7 +14,8 @@ import pytest
 from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, SCORES, RunPaths, iteration_of, iteration_part, shard_name
-from rlvr.store.commit import FAULT_ENV, begin_stage, committed, read_record, write_table
+from rlvr.store.commit import FAULT_ENV, begin_stage, committed, write_table
+from rlvr.store.records import read_record
 from rlvr.views.sql import run_sql
 
 ROW = {

@@ -22,10 +22,11 @@ from run_builder import build_run
 
 from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, shard_name
 from rlvr.store import fs, lease
-from rlvr.store.commit import FAULT_ENV, IntegrityError, begin_stage, fetch_policy, read_record, write_table
+from rlvr.store.commit import FAULT_ENV, begin_stage, fetch_policy, write_table
 from rlvr.store.fs import Conflict, ObjectStoreError, object_store, split_uri
 from rlvr.store.integrity import check_store, orphans, redo, remove_orphans
 from rlvr.store.locks import writer_lock
+from rlvr.store.records import IntegrityError, read_record
 from rlvr.store.retention import prune
 from rlvr.store.run import RunError, open_run
 from rlvr.store.workspace import object_path
@@ -98,7 +99,8 @@ RACER = """
 import sys, time
 from pathlib import Path
 from rlvr.schema import ROLLOUT, ROLLOUTS, shard_name
-from rlvr.store.commit import StoreError, begin_stage, write_table
+from rlvr.store.commit import begin_stage, write_table
+from rlvr.store.records import StoreError
 from rlvr.store.run import open_run
 from tests.test_store import ROW
 

@@ -15,9 +15,10 @@ from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.models.registry import cache_root
 from rlvr.schema import UPDATES
-from rlvr.store.commit import FAULT_ENV, read_record
+from rlvr.store.commit import FAULT_ENV
 from rlvr.store.integrity import check_store, orphans
 from rlvr.store.locks import writer_lock
+from rlvr.store.records import read_record
 from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
 from tests.conftest import S3_SECRET

@@ -7,6 +7,7 @@ skip with that reason locally; under CI (CI=true) they fail, because CI must bui
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from rlvr.rollout import engines
 from rlvr.rollout.sampler import Request, Sampling
 from rlvr.schema import ROLLOUT
 from rlvr.seeds import derive_seed
-from rlvr.store.commit import read_record
+from rlvr.store.records import read_record
 from rlvr.views.sql import run_sql
 
 pytestmark = pytest.mark.slow
@@ -166,3 +167,74 @@ def test_two_iterations_of_train_with_vllm(
     # engine/trainer mismatch is measured and small in fp32
     diff = run_sql(d, "SELECT max(logprob_diff_max) AS m FROM updates").to_pylist()[0]["m"]
     assert diff is not None and diff < 1e-2
+
+
+def _adapters(tiny_model: Path, root: Path) -> list[Path]:
+    """A run-shaped policy/ folder: v0 = the tiny model, v1 and v2 LoRA adapters on it with random B
+    (a fresh adapter has B = 0 and changes nothing)."""
+    from rlvr.config import LoraSection
+    from rlvr.train.lora import save_adapter, trainable_policy
+
+    v0 = root / "v000000"
+    shutil.copytree(tiny_model, v0)
+    out = [v0]
+    for v in (1, 2):
+        peft, tok, _ = trainable_policy(v0, LoraSection(r=8, alpha=16), device=torch.device("cpu"), seed=v)
+        gen = torch.Generator().manual_seed(v)
+        with torch.no_grad():
+            for name, p in peft.named_parameters():
+                if "lora_B" in name:
+                    p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+        folder = root / f"v00000{v}"
+        save_adapter(peft, folder)
+        tok.save_pretrained(folder)
+        out.append(folder)
+    return out
+
+
+def test_vllm_serves_lora_adapters_as_transformers_does(vllm_python: str, tiny_model: Path, tmp_path: Path) -> None:
+    """One vLLM engine on the base with LoRA on: v0 (no adapter), then two adapters loaded into it
+    warm (only the adapter is read); each gives the greedy tokens and logprobs of the transformers
+    engine, which merges the same adapter into the base."""
+    versions = _adapters(tiny_model, tmp_path / "policy")
+    cfg, cpu = RolloutSection(engine="vllm", python=vllm_python), torch.device("cpu")
+    _, tok = load_policy(tiny_model, cpu)
+    reqs, greedy = _requests(tok, 1), Sampling(12, 0.0, 1.0)
+    outs, loads = [], []
+    for k, folder in enumerate(versions):
+        got = engines.acquire(cfg, folder, device=cpu, seed=0, max_model_len=256, lora_rank=8)
+        assert got.warm == (k > 0)  # one engine for the three versions
+        loads.append(got.weight_load_seconds)
+        outs.append(_run(got.engine, reqs, greedy))
+    assert all(0 < s < 10 for s in loads[1:]), loads
+    for folder, theirs in zip(versions, outs, strict=True):
+        ours = _run(engines.TransformersEngine(folder, cpu, batch_size=8), reqs, greedy)
+        gap = max(_distance(a, b) for (_, a), (_, b) in zip(ours, theirs, strict=True))
+        assert gap <= 2e-2, f"{folder.name}: vLLM's LoRA differs from the merged adapter by {gap}"
+    assert [s.token_ids for _, s in outs[1]] != [s.token_ids for _, s in outs[0]]  # the adapter is applied
+    assert [s.token_ids for _, s in outs[2]] != [s.token_ids for _, s in outs[1]]  # and replaced, not cached
+    engines.close_all()
+
+
+def test_two_lora_iterations_with_vllm(
+    vllm_python: str, tmp_path: Path, small_config: Config, prefect_api: str, tiny_model: Path
+) -> None:
+    """A LoRA run on vLLM: iteration 1 loads v1's adapter into the engine iteration 0 started (warm),
+    and the trainer's logprobs (PEFT, unmerged) match vLLM's sampling logprobs."""
+    from rlvr.flows.train import train
+
+    data = small_config.model_dump()
+    data["rollout"].update(engine="vllm", python=vllm_python)
+    data["update"].update(lora={"r": 8}, lr=1e-2)
+    parity = tmp_path / "parity.sql"  # every group has reward variance: both iterations train
+    parity.write_text("SELECT prompt_id, sample_idx, (sample_idx % 2)::DOUBLE AS score, 'odd' AS reason FROM responses")
+    data["verify"]["rewards"] = [{"name": "parity", "sql": str(parity), "weight": 1.0}]
+    run = create_or_open(tmp_path / "run", Config.model_validate(data), 2)
+    train(str(run.paths.root))
+    rec0, rec1 = (read_record(run.paths.record(ROLLOUT, i)).extra for i in (0, 1))
+    assert rec0["engine"] == rec1["engine"] == "vllm"
+    assert rec1["warm"] and rec1["engine_start_seconds"] == 0 and rec1["weight_load_seconds"] > 0
+    assert (run.paths.policy_dir(1) / "adapter_config.json").is_file()
+    diff = run_sql(run.paths.root, "SELECT max(logprob_diff_max) AS m FROM updates WHERE iteration = 1").to_pylist()[0]["m"]
+    assert diff is not None and diff < 1e-2
+    engines.close_all()

@@ -8,7 +8,9 @@
     rlvr import DIR FILE [--iteration N]                  responses made elsewhere as an iteration's rollouts
     rlvr rescore DIR --set verify.F=V [--name NAME]       re-verify every stored rollout into a named scoring
     rlvr serve DIR --cron "0 * * * *"                     a Prefect deployment training DIR on a schedule
+    rlvr worker --stages rollout,evaluate --pool gpu      run the stages [placement] puts on pool gpu, on this machine
     rlvr report DIR [--out report.html]                   plots and sampled responses as one HTML page
+    rlvr track DIR [--backend tensorboard|mlflow|wandb]   replay a run's figures into an experiment tracker
     rlvr eval [RUN --version N | --model FOLDER] --out F  greedy or pass@k into a Parquet folder (rlvr sql F)
     rlvr export RUN --version N --out FOLDER              a clean HF folder with a model card
     rlvr doctor                                           engines, interpreters, devices
@@ -19,7 +21,8 @@
 One module per command family; this file registers each command, in the order `rlvr --help` lists them:
 
     run.py          train, resume, serve, status: run the flows, schedule them, and what they committed
-    inspection.py   verify-store, sql, report: read a run, change nothing
+    worker.py       worker: placed stages ([placement]) run on this machine for any driver
+    inspection.py   verify-store, sql, report, track: read a run, change nothing in it
     data.py         import, rescore, prompts: responses made elsewhere, new scorings, the rendered prompts
     policies.py     eval, export: one policy (a run's version, or a model folder) evaluated or handed on
     environment.py  config, doctor, models: this install and this machine, no run
@@ -36,7 +39,7 @@ second, refusals included: the user errors share one light base class, rlvr.erro
 from __future__ import annotations
 
 import typer
-from rlvr.flows.cli import data, environment, inspection, policies, run
+from rlvr.flows.cli import data, environment, inspection, policies, run, worker
 
 app = typer.Typer(
     help="RLVR: GRPO training on verifiable rewards, orchestrated by Prefect, stored as Parquet, queried with SQL.",
@@ -51,11 +54,13 @@ app.command()(run.train)
 app.command()(run.resume)
 app.command("verify-store")(inspection.verify_store)
 app.command()(run.serve)
+app.command()(worker.worker)
 app.command()(run.status)
 app.command("sql")(inspection.sql)
 app.command("import")(data.import_cmd)
 app.command()(data.rescore)
 app.command()(inspection.report)
+app.command()(inspection.track)
 app.command("eval")(policies.eval_cmd)
 app.command()(policies.export)
 app.command()(data.prompts)

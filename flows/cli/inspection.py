@@ -1,4 +1,5 @@
-"""The commands that read a run and change nothing: verify-store, sql, report.
+"""The commands that read a run and change nothing in it: verify-store, sql, report, track (which writes
+only to a tracker and the run's tracking/ side files).
 
 verify-store and sql never import Prefect, torch or transformers: they answer in about a second.
 
@@ -61,13 +62,19 @@ def verify_store(
 
 @user_errors
 def sql(
-    run: Annotated[Path, typer.Argument(metavar="DIR", parser=run_location, help="Run folder or s3://bucket/prefix.")],
+    run: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR", parser=run_location, help="Run folder, s3://bucket/prefix, or an `rlvr eval --out` folder."
+        ),
+    ],
     query: Annotated[
         str,
         typer.Argument(
             metavar="SQL",
-            help="One SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement over the "
-            "views problems, rollouts, scores, updates, evals, scorings, reward_components.",
+            help="One SELECT, WITH, VALUES, DESCRIBE, SUMMARIZE or SHOW statement over a run's views problems, "
+            "rollouts, scores, updates, evals, scorings, reward_components, or an `rlvr eval` folder's views "
+            "problems, responses, summary, pass_at_k.",
         ),
     ],
     format: Annotated[str, typer.Option("--format", metavar="table|csv|json", help="Output format.")] = "table",
@@ -77,7 +84,8 @@ def sql(
         str, typer.Option(metavar="SIZE", help="DuckDB memory limit, e.g. 500MB or 4GB (nothing spills to disk).")
     ] = "4GB",
 ) -> None:
-    """Run read-only SQL (DuckDB) over every committed shard of a run; Ctrl-C cancels the query."""
+    """Run read-only SQL (DuckDB) over every committed shard of a run, or over an `rlvr eval` folder's
+    files; Ctrl-C cancels the query."""
     from rlvr.views.guard import check_query
 
     if format not in ("table", "csv", "json"):
@@ -130,3 +138,64 @@ def report(
         fail(ValueError(f"--responses must be >= 0, got {responses}"))
     path = write_report(run, out_path, responses=responses)
     out.print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB); open it in a browser")
+
+
+@user_errors
+def track(
+    run: Annotated[Path, typer.Argument(metavar="DIR", parser=run_location, help="Run folder (a local one).")],
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            "--backend",
+            metavar="tensorboard|mlflow|wandb",
+            help="The tracker to send to; default: the run's tracking.backend.",
+        ),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="tracking.FIELD=VALUE",
+            help="Another [tracking] setting for this replay, e.g. --set tracking.mlflow_uri=http://127.0.0.1:5000 "
+            "or --set tracking.tensorboard_dir=tb (repeatable; `rlvr config` lists them). run.toml is not changed.",
+        ),
+    ] = None,
+) -> None:
+    """Replay a run's committed iterations into an experiment tracker (TensorBoard, MLflow, W&B offline):
+    every figure of the report per iteration and a table of sampled responses. What the destination
+    already has (tracking/ in the run folder says what was sent where) is skipped, so a replay never
+    writes a step twice and a second replay sends nothing."""
+    from rlvr.config import apply_overrides, parse_config
+    from rlvr.store.run import open_run
+    from rlvr.views.track import close_trackers, sync
+
+    r = open_run(run)
+    changes = [f"tracking.backend={backend}"] if backend else []
+    for item in set_ or []:
+        if not item.startswith("tracking."):
+            fail(ValueError(f"--set {item}: rlvr track changes [tracking] settings only (tracking.FIELD=VALUE)"))
+        changes.append(item)
+    settings = parse_config(apply_overrides(r.data, changes), "--set").tracking if changes else r.config.tracking
+    if settings.backend == "none":
+        fail(ValueError(f"{run}: tracking.backend is 'none'; name one: --backend tensorboard, mlflow or wandb"))
+
+    def shown(part) -> None:
+        rows = f", {len(part.responses)} responses" if part.responses else ""
+        out.print(f"  step {part.step} {part.kind}: {len(part.metrics)} metrics{rows}", soft_wrap=True)
+
+    try:
+        result = sync(run, settings, on_part=shown)
+    finally:
+        close_trackers()
+    t = result.target
+    if not result.sent:
+        out.print(f"{run}: nothing new to send to {t.label}: it has all {result.already} committed part(s)", soft_wrap=True)
+        return
+    again = f" ({result.already} already there)" if result.already else ""
+    out.print(f"{run}: sent {len(result.sent)} part(s) to {t.label}{again}; state in {result.state_file}", soft_wrap=True)
+    hint = {
+        "tensorboard": f"view: tensorboard --logdir {Path(t.where).parent}",
+        "mlflow": f"view: {t.where} (experiment {t.group}, run {result.run_id})",
+        "wandb": f"upload: wandb sync {t.where}/wandb/offline-run-*-{result.run_id}",
+    }[t.backend]
+    out.print(hint, soft_wrap=True)

@@ -25,65 +25,77 @@ def local_folder(value: str) -> Path:
     return Path(value)
 
 
+# eval's options, declared once here so that the command reads as what it does
+EvalRun = Annotated[
+    Path | None,
+    typer.Argument(
+        metavar="RUN",
+        parser=run_location,
+        help="Run folder or s3://bucket/prefix whose policy version to evaluate (or --model).",
+    ),
+]
+EvalOut = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        metavar="FOLDER",
+        parser=local_folder,
+        help="New local folder for the results (Parquet files; must not hold files).",
+    ),
+]
+EvalVersion = Annotated[
+    int | None, typer.Option("--version", metavar="N", min=0, help="Policy version vN of RUN (default: the newest).")
+]
+EvalModel = Annotated[
+    Path | None, typer.Option("--model", metavar="FOLDER", help="An HF model folder to evaluate instead of a run's policy.")
+]
+EvalConfig = Annotated[
+    Path | None,
+    typer.Option("--config", metavar="CONFIG.toml", help="With --model: the prompt, task and verifiers (default: the defaults)."),
+]
+EvalTask = Annotated[
+    str | None,
+    typer.Option(
+        "--task", metavar="NAME", help="A shipped task's problems (arithmetic, logic, ...) instead of the configured ones."
+    ),
+]
+EvalSet = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="SECTION.FIELD=VALUE",
+        help="Override a config field, e.g. --set task.path=mine.jsonl for your dataset; on a run only task.*, "
+        "eval.* and where it runs (rollout.engine, update.device, ...) (repeatable).",
+    ),
+]
+EvalSplit = Annotated[str, typer.Option("--split", metavar="test|train", help="Which problems: held-out or training.")]
+EvalSamples = Annotated[
+    int | None,
+    typer.Option("--samples", metavar="K", min=1, help="Responses per problem, for pass@k (default: eval.samples)."),
+]
+EvalTemperature = Annotated[
+    float | None,
+    typer.Option("--temperature", metavar="T", min=0.0, help="Sampling temperature; 0 = greedy (default: eval.temperature)."),
+]
+EvalPrompts = Annotated[
+    int | None,
+    typer.Option("--prompts", metavar="N", min=0, help="Evaluate N problems of the split; 0 = all (default: eval.prompts)."),
+]
+
+
 @user_errors
 def eval_cmd(
-    run: Annotated[
-        Path | None,
-        typer.Argument(
-            metavar="RUN",
-            parser=run_location,
-            help="Run folder or s3://bucket/prefix whose policy version to evaluate (or --model).",
-        ),
-    ] = None,
-    out_dir: Annotated[
-        Path,
-        typer.Option(
-            "--out",
-            metavar="FOLDER",
-            parser=local_folder,
-            help="New local folder for the results (Parquet files; must not hold files).",
-        ),
-    ] = ...,
-    version: Annotated[
-        int | None, typer.Option("--version", metavar="N", min=0, help="Policy version vN of RUN (default: the newest).")
-    ] = None,
-    model: Annotated[
-        Path | None, typer.Option("--model", metavar="FOLDER", help="An HF model folder to evaluate instead of a run's policy.")
-    ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config", metavar="CONFIG.toml", help="With --model: the prompt, task and verifiers (default: the defaults)."
-        ),
-    ] = None,
-    task: Annotated[
-        str | None,
-        typer.Option(
-            "--task", metavar="NAME", help="A shipped task's problems (arithmetic, logic, ...) instead of the configured ones."
-        ),
-    ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="SECTION.FIELD=VALUE",
-            help="Override a config field, e.g. --set task.path=mine.jsonl for your dataset; on a run only task.*, "
-            "eval.* and where it runs (rollout.engine, update.device, ...) (repeatable).",
-        ),
-    ] = None,
-    split: Annotated[str, typer.Option("--split", metavar="test|train", help="Which problems: held-out or training.")] = "test",
-    samples: Annotated[
-        int | None,
-        typer.Option("--samples", metavar="K", min=1, help="Responses per problem, for pass@k (default: eval.samples)."),
-    ] = None,
-    temperature: Annotated[
-        float | None,
-        typer.Option("--temperature", metavar="T", min=0.0, help="Sampling temperature; 0 = greedy (default: eval.temperature)."),
-    ] = None,
-    prompts: Annotated[
-        int | None,
-        typer.Option("--prompts", metavar="N", min=0, help="Evaluate N problems of the split; 0 = all (default: eval.prompts)."),
-    ] = None,
+    run: EvalRun = None,
+    out_dir: EvalOut = ...,
+    version: EvalVersion = None,
+    model: EvalModel = None,
+    config: EvalConfig = None,
+    task: EvalTask = None,
+    set_: EvalSet = None,
+    split: EvalSplit = "test",
+    samples: EvalSamples = None,
+    temperature: EvalTemperature = None,
+    prompts: EvalPrompts = None,
 ) -> None:
     """Evaluate a run's policy version, or any HF model folder, with the run's prompts and verifiers:
     greedy, or pass@k with --samples K --temperature T (the unbiased estimator). The results are a
@@ -124,13 +136,18 @@ def export(
     version: Annotated[
         int | None, typer.Option("--version", metavar="N", min=0, help="Policy version vN (default: the newest).")
     ] = None,
+    merge: Annotated[
+        bool,
+        typer.Option("--merge", help="A LoRA run's version: merge its adapter into the base model (required for an adapter)."),
+    ] = False,
 ) -> None:
     """Write policy version N as a clean HF folder (config, weights, tokenizer, generation config; no
     trainer state) that transformers and vLLM load as is, with a model card (README.md) naming the run,
-    its config hash, the version, the base model and the held-out accuracy from the run's evals."""
+    its config hash, the version, the base model and the held-out accuracy from the run's evals. A LoRA
+    version ([update.lora]) needs --merge: the folder then holds the base with the adapter merged in."""
     from rlvr.views.export import export_policy
 
-    facts = export_policy(run, version, out_dir)
+    facts = export_policy(run, version, out_dir, merge=merge)
     ev = facts["evaluation"]
     acc = "not evaluated" if ev is None else f"held-out accuracy {ev['accuracy']:.4f}"
     out.print(f"exported {run} v{facts['policy_version']} to {out_dir} ({acc})", soft_wrap=True)

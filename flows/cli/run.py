@@ -101,6 +101,13 @@ def resume(
     _run_flow(str(run))
 
 
+def _check_tracking(run: Path | str) -> None:
+    """[tracking] usable (its package installed, an MLflow URI, a local run) before Prefect starts."""
+    from rlvr.views.track import ensure_trackable
+
+    ensure_trackable(run)
+
+
 def _check_unstarted(run: Path) -> None:
     """A run that committed nothing yet (a first start that failed) gets the checks of a new one
     (rlvr.checks.preflight) before Prefect starts: its model and task are read only inside the flow."""
@@ -152,10 +159,30 @@ def _nothing_to_do(run_dir: str) -> bool:
             f"{run_dir} is not writable (read-only disk or permissions) and {len(todo)} stage(s) are still to "
             f"compute, from {stage}{'' if i is None else f' {i}'}: copy the run to a writable disk and resume it there"
         )
-    check_device(run.config)
+    if any(run.config.placement.pool(s) is None for s in ("rollout", "update", "evaluate")):
+        check_device(run.config)  # a stage that uses the device runs here (placed ones: on their workers)
     with writer_lock(run.paths.location):  # a second writer is refused now, not after Prefect's start (the flow locks again)
         pass
     return False
+
+
+def _check_placement(run_dir: str) -> None:
+    """A run whose [placement] sends stages to workers needs a Prefect server they reach too (the
+    driver's own temporary one is private to it); refused before Prefect starts when none answers."""
+    from rlvr.store.run import open_run
+
+    placed = open_run(run_dir).config.placement.placed()
+    if not placed:
+        return
+    from prefect.settings import PREFECT_API_URL
+    from rlvr.flows.serve import reachable_server
+
+    where = ", ".join(f"{stage} to pool {pool!r}" for stage, pool in placed.items())
+    reachable_server(
+        PREFECT_API_URL.value(),
+        needs=f"[placement] sends {where}; the workers take them from a Prefect server (PREFECT_API_URL is not set)",
+        command=f"rlvr resume {run_dir}",
+    )
 
 
 def _prefect_env() -> None:
@@ -174,7 +201,9 @@ def _run_flow(run_dir: str) -> None:
     if _nothing_to_do(run_dir):
         _print_status(run_dir)
         return
+    _check_tracking(run_dir)
     _prefect_env()
+    _check_placement(run_dir)
     from rlvr.flows.lifecycle import Stopped, ensure_server, exit_now, stop_on_signals
 
     from rlvr.store.commit import disk_full

@@ -29,7 +29,7 @@ def probe(cfg: Config) -> list[tuple[str, str, bool]]:
 
     from rlvr.models.load import resolve_device
     from rlvr.rollout import engines
-    from rlvr.verify.code import launcher
+    from rlvr.verify.code import bwrap
 
     rows = [("python", f"{sys.executable} ({sys.version.split()[0]})", True)]
     rows += [(pkg, _version(pkg), _version(pkg) != "not installed") for pkg in PACKAGES]
@@ -51,7 +51,7 @@ def probe(cfg: Config) -> list[tuple[str, str, bool]]:
     except RlvrError as exc:  # update.device = "cuda" without CUDA: a failed check, not a crash
         device, ok = str(exc), False
     rows.append(("update device", device, ok))
-    problem = launcher.sandbox_problem()
-    found = f"mode {launcher.sandbox_mode()}, {launcher.bwrap_binary()}" if problem is None else problem
+    problem = bwrap.sandbox_problem()
+    found = f"mode {bwrap.sandbox_mode()}, {bwrap.bwrap_binary()}" if problem is None else problem
     rows.append(("code sandbox (bwrap)", found, problem is None))
     return rows

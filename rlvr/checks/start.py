@@ -21,8 +21,8 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
 
     An existing run keeps its frozen config; passing a different one is an error that lists
     the differences, except while nothing is committed yet (a first start that failed: the
-    corrected config replaces it) and for [checkpoint] retention, which changes no output and
-    is taken from `config` when it sets it. `iterations` raises (or lowers) the run's target.
+    corrected config replaces it) and for [checkpoint] and [tracking], which change no output and are
+    taken from `config` when it sets them. `iterations` raises (or lowers) the run's target.
     A new run is checked (rlvr.checks.preflight) before its folder is created.
     """
     paths = run_paths(run_dir)  # a URI: the run's working copy, its records synced (rlvr.store.workspace)
@@ -36,7 +36,7 @@ def create_or_open(run_dir: str | Path, config: Config | None, iterations: int |
                 + f"\nuse a new --run folder for the new config, or drop the config argument to continue {run_dir}"
             )
         cfg = run.config
-        data = copy.deepcopy(run.data)  # kept as written: only run.iterations and [checkpoint] may change
+        data = copy.deepcopy(run.data)  # kept as written: only run.iterations and MUTABLE_SECTIONS may change
         for section in (s for s in MUTABLE_SECTIONS if config is not None and s in config.model_fields_set):
             data[section] = getattr(config, section).model_dump(mode="json", exclude_none=True)
             cfg = parse_config(data, str(paths.config))

@@ -4,7 +4,7 @@ Every field is documented once, beside it. Defaults run out of the box on 2 CPU 
 `rlvr train --run runs/demo` uses the embedded tiny model and the shipped arithmetic task.
 `rlvr config` prints this tree as TOML with its defaults.
 
-    sections.py  [run] [model] [rollout] [update] [prompt] [eval] [checkpoint], and the base section
+    sections.py  [run] [model] [rollout] [update] [prompt] [eval] [checkpoint] [tracking] [placement], and the base section
     task.py      [task]: shipped tasks, [[task.datasets]], split sizes; VERIFIERS, TASK_NAMES
     verify.py    [verify]: reward weights, extraction, advantages, tier limits, [[verify.rewards]]
     tree.py      Config (one of each section), hash_data (a run's identity), MUTABLE_SECTIONS
@@ -21,10 +21,13 @@ from rlvr.config.load import ConfigError, apply_overrides, diff_configs, format_
 from rlvr.config.sections import (
     CheckpointSection,
     EvalSection,
+    LoraSection,
     ModelSection,
+    PlacementSection,
     PromptSection,
     RolloutSection,
     RunSection,
+    TrackingSection,
     Turn,
     UpdateSection,
 )
@@ -46,6 +49,7 @@ __all__ = [
     "DatasetSection",
     "EvalSection",
     "ModelSection",
+    "PlacementSection",
     "PromptSection",
     "RewardPlugin",
     "RewardWeights",
@@ -53,7 +57,9 @@ __all__ = [
     "RunSection",
     "TaskName",
     "TaskSection",
+    "TrackingSection",
     "Turn",
+    "LoraSection",
     "UpdateSection",
     "VerifySection",
     "apply_overrides",

@@ -5,6 +5,7 @@ Test: pytest tests/test_config.py
 
 from __future__ import annotations
 
+import json
 from typing import get_origin
 
 import tomli_w
@@ -39,6 +40,17 @@ def _entry_docs(model: type[BaseModel], table: str) -> list[str]:
     return lines
 
 
+def _optional_table_docs(model: type[BaseModel], table: str) -> list[str]:
+    """An optional section that is absent by default ([update.lora]) as comments: its table header
+    and each field's description and default, for a user to uncomment."""
+    lines = [f"# [{table}]   uncomment to turn it on; its fields:"]
+    for key, f in model.model_fields.items():
+        default = f.get_default(call_default_factory=True)
+        value = f"{key} = {json.dumps(default)}" if isinstance(default, list) else tomli_w.dumps({key: default}).strip()
+        lines += [f"#   # {f.description}", f"#   {value}"]  # a list on one line: JSON strings and numbers are TOML
+    return lines
+
+
 def commented_toml() -> str:
     """The default config as TOML with every field's description above it (`rlvr config`): what a
     user saves, edits and passes to `rlvr train`. Unset fields appear commented out."""
@@ -48,6 +60,7 @@ def commented_toml() -> str:
         sub = getattr(cfg, section)
         values = sub.model_dump(mode="json")
         lines += ["", f"[{section}]"]
+        tables_after: list[tuple[type[BaseModel], str]] = []
         tables = []  # dict-valued fields (verify.weights) go after the section's keys, as [section.field.key]
         for name, f in type(sub).model_fields.items():
             if isinstance(values[name], dict) and all(isinstance(v, dict) for v in values[name].values()):
@@ -58,6 +71,9 @@ def commented_toml() -> str:
                 lines += [f"# {f.description}", f"{name} = {{ {pairs} }}"]
                 continue
             lines.append(f"# {f.description}")
+            if values[name] is None and get_origin(f.annotation) is not list and (opt := inner_model(f.annotation)):
+                tables_after.append((opt, f"{section}.{name}"))  # a TOML table: after the section's own keys
+                continue
             lines.append(f"# {name} =   (unset)" if values[name] is None else tomli_w.dumps({name: values[name]}).strip())
             if get_origin(f.annotation) is list and (entry := inner_model(f.annotation)) is not None:
                 lines += _entry_docs(entry, f"{section}.{name}")
@@ -65,4 +81,6 @@ def commented_toml() -> str:
             lines.append(f"# {description}")
             for key, value in table.items():
                 lines += [f"[{section}.{name}.{key}]", tomli_w.dumps(value).strip()]
+        for opt, table in tables_after:
+            lines += _optional_table_docs(opt, table)
     return "\n".join(lines) + "\n"

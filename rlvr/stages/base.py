@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass
 from rlvr.errors import RlvrError
 from rlvr.stages.lineage import StageOrderError
 from rlvr.store import retention
-from rlvr.store.commit import CommitRecord, fetch_policy, run_stage
+from rlvr.store.commit import fetch_policy, run_stage
+from rlvr.store.records import CommitRecord
 from rlvr.store.run import Run
 
 log = logging.getLogger("rlvr")

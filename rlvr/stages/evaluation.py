@@ -35,7 +35,8 @@ from rlvr.rollout.sampler import Sampling
 from rlvr.schema import EVAL_SCORE_COLUMNS, EVALS, EVALUATE, shard_name
 from rlvr.stages.base import StageResult, _require_weights, _stage
 from rlvr.stages.generation import _generate, _generation_inputs, _policy_engine, _prompt_ids, iteration_prompts
-from rlvr.store.commit import CommitRecord, Outcome, StageTx, write_table
+from rlvr.store.commit import Outcome, StageTx, write_table
+from rlvr.store.records import CommitRecord
 from rlvr.store.run import Run, open_run
 from rlvr.verify import scoring
 

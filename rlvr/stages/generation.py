@@ -41,7 +41,8 @@ from rlvr.schema import (
 from rlvr.seeds import derive_seed
 from rlvr.stages.base import ContextLengthError, StageResult, _require_weights, _stage
 from rlvr.stages.lineage import rollout_version, stage_inputs, upstream
-from rlvr.store.commit import CommitRecord, Outcome, StageTx, write_table
+from rlvr.store.commit import Outcome, StageTx, write_table
+from rlvr.store.records import CommitRecord
 from rlvr.store.run import Run, open_run
 from rlvr.verify import scoring
 
@@ -112,10 +113,13 @@ def _first_prompts(run: Run, problems: CommitRecord, ids: list[str], i: int) -> 
 
 def _policy_engine(cfg: Config, policy_dir: Path) -> tuple[AutoTokenizer, engines.Acquired, torch.device]:
     """A policy folder's tokenizer and a generation engine holding it (from the pool: warm when it
-    can be), with the config's [rollout] engine on its update.device; rollout(i) and evaluate(i)
+    can be), with the config's [rollout] engine on rollout.device (default: update.device); rollout(i) and evaluate(i)
     pass policy v_i's folder, `rlvr eval` any version's or model's."""
-    device = resolve_device(cfg.update.device)
-    got = engines.acquire(cfg.rollout, policy_dir, device=device, seed=cfg.run.seed, max_model_len=_max_model_len(policy_dir))
+    device = resolve_device(cfg.rollout.device or cfg.update.device)
+    lora_rank = cfg.update.lora.r if cfg.update.lora_on else 0  # a LoRA run: vLLM serves v0 with LoRA on too
+    got = engines.acquire(
+        cfg.rollout, policy_dir, device=device, seed=cfg.run.seed, max_model_len=_max_model_len(policy_dir), lora_rank=lora_rank
+    )
     return AutoTokenizer.from_pretrained(policy_dir), got, device
 
 

@@ -50,7 +50,8 @@ from rlvr.files import file_sha256, text_sha256
 from rlvr.problems.prompts import prompt_ids
 from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, rollout_row, shard_name
 from rlvr.stages.lineage import StageOrderError, stage_inputs
-from rlvr.store.commit import CommitRecord, Outcome, StageTx, committed, fetch_policy, read_record, run_stage, write_table
+from rlvr.store.commit import Outcome, StageTx, committed, fetch_policy, run_stage, write_table
+from rlvr.store.records import CommitRecord, read_record
 from rlvr.store.run import Run, open_run
 
 log = logging.getLogger("rlvr")

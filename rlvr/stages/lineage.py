@@ -16,7 +16,8 @@ from typing import Any
 from rlvr.config.plan import behaviour_version
 from rlvr.errors import RlvrError
 from rlvr.schema import EVALUATE, PREPARE, ROLLOUT, UPDATE, VERIFY
-from rlvr.store.commit import CommitRecord, StoreError, committed, read_record, verified_record
+from rlvr.store.commit import committed
+from rlvr.store.records import CommitRecord, StoreError, read_record, verified_record
 from rlvr.store.run import Run
 
 

@@ -19,7 +19,8 @@ from rlvr.schema import (
 )
 from rlvr.stages.base import StageResult, _stage
 from rlvr.stages.lineage import stage_inputs
-from rlvr.store.commit import Outcome, StageTx, read_record, write_table
+from rlvr.store.commit import Outcome, StageTx, write_table
+from rlvr.store.records import read_record
 from rlvr.store.run import open_run
 from rlvr.verify import code as code_sandbox
 

@@ -28,8 +28,9 @@ from rlvr.config import Config, ConfigError, apply_overrides, hash_data, parse_c
 from rlvr.errors import RlvrError
 from rlvr.schema import DEFAULT_SCORING, ITERATION_GLOB, PREPARE, RESCORE_PREFIX, ROLLOUT, SCORES, iteration_of, shard_name
 from rlvr.stages.lineage import upstream
-from rlvr.store.commit import CommitRecord, Outcome, StageTx, committed, read_record, run_stage, verified_record, write_table
+from rlvr.store.commit import Outcome, StageTx, committed, run_stage, write_table
 from rlvr.store.locks import writer_lock
+from rlvr.store.records import CommitRecord, read_record, verified_record
 from rlvr.store.run import Run, open_run
 from rlvr.verify import plugins, scoring
 

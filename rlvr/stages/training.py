@@ -61,7 +61,8 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
     name = f"update({i})"
     inputs = stage_inputs(run, UPDATE, i)
     rollouts, scores = upstream(run, ROLLOUT, i, name), upstream(run, VERIFY, i, name)
-    warm = cfg.update.warm and cfg.update.nproc == 1  # torchrun ranks are processes of their own: cold each time
+    # torchrun ranks are processes of their own (cold each time); LoRA's PeftModel is not held yet (untested)
+    warm = cfg.update.warm and cfg.update.nproc == 1 and not cfg.update.lora_on
     written: list[str] = []
 
     def body(tx: StageTx) -> Outcome:

@@ -1,7 +1,9 @@
 """The run store: a folder of Parquet shards and checkpoints, committed stage by stage (DESIGN.md).
 
     commit.py     the write protocol: outputs into a temporary folder, renamed, then the commit
-                  record (files, sizes, sha256) written last; readers verify against the record
+                  record (files, sizes, sha256) written last
+    records.py    the commit records and how they are read: every reader checks the files against one
+    folders.py    files and folders written whole or not at all (also outside a run: eval/export --out)
     run.py        a run folder and its frozen run.toml (Run, open_run)
     locks.py      one writer and one schedule per run (flock files holding the holder's pid)
     retention.py  which policy versions keep their weights; the free-space check before an update

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlvr.config import Config
-from rlvr.schema import ITERATION_GLOB, ITERATION_STAGES, PREPARE, RunPaths, iteration_of
+from rlvr.schema import ITERATION_GLOB, ITERATION_STAGES, PREPARE, RESCORE_PREFIX, RunPaths, iteration_of
 from rlvr.store import objects
-from rlvr.store.commit import CorruptRecordError, output_problems, pruned_files, read_record, redo_spec, remove_record
+from rlvr.store.commit import remove_record
 from rlvr.store.locks import writer_lock
+from rlvr.store.records import CorruptRecordError, output_problems, pruned_files, read_record, redo_spec
 from rlvr.store.run import RunError, open_run
 from rlvr.store.workspace import workspace_of
 
@@ -63,7 +64,8 @@ def check_store(run_dir: str | Path, *, download: bool = True) -> tuple[list[Pro
         except CorruptRecordError:
             problems.append(Problem(stage, iteration, str(path.relative_to(run.paths.root)), "corrupt commit record"))
             continue
-        if rec.inputs.get("config") != run.config_hash:
+        # a rescore is committed under its own verify settings (its inputs), not the run's config
+        if not stage.startswith(RESCORE_PREFIX) and rec.inputs.get("config") != run.config_hash:
             problems.append(
                 Problem(
                     stage,

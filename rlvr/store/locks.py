@@ -9,11 +9,12 @@ A run on object storage has no flock: its writer holds a lease object instead (r
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from rlvr.store.fs import is_remote
 from rlvr.store.lease import writer_lease
@@ -57,7 +58,17 @@ def writer_lock(run_dir: str | Path) -> Iterator[None]:
 SERVE_LOCK_FILE = ".serve.lock"
 
 
-SERVE_INFO_FILE = ".serve.json"  # written by `rlvr serve`: deployment, schedule, API URL, pid (read by `rlvr status`)
+SERVE_INFO_FILE = ".serve.json"  # ServeInfo, while `rlvr serve` holds the serve lock (read by `rlvr status`)
+
+
+class ServeInfo(BaseModel):
+    """What `rlvr serve` says about the schedule it serves (SERVE_INFO_FILE): one format, here."""
+
+    deployment: str
+    api_url: str
+    schedule: str
+    pid: int
+    add_iterations: int
 
 
 def _served_by(path: Path) -> str | None:
@@ -84,14 +95,20 @@ def refuse_if_served(run_dir: str | Path) -> None:
 
 
 @contextmanager
-def serve_lock(run_dir: str | Path) -> Iterator[None]:
-    """One schedule per run: held by `rlvr serve` while it serves; released when it exits (even SIGKILL)."""
+def serve_lock(run_dir: str | Path, info: ServeInfo) -> Iterator[None]:
+    """One schedule per run: held by `rlvr serve` while it serves; released when it exits (even SIGKILL).
+    `info` is in SERVE_INFO_FILE while the lock is held (a leftover of a SIGKILL is never read: see serve_info)."""
     refusal = (
         f"{run_dir} already has a schedule: `rlvr serve` (pid {{pid}}) serves it; one schedule per run "
         "(stop that one first to change the schedule)"
     )
     with _pid_lock(Path(run_dir) / SERVE_LOCK_FILE, refusal):
-        yield
+        path = Path(run_dir) / SERVE_INFO_FILE
+        path.write_text(info.model_dump_json())
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)
 
 
 def serve_info(run_dir: str | Path) -> dict | None:
@@ -100,6 +117,6 @@ def serve_info(run_dir: str | Path) -> dict | None:
     if _served_by(root / SERVE_LOCK_FILE) is None:
         return None
     try:
-        return json.loads((root / SERVE_INFO_FILE).read_text())
-    except (OSError, ValueError):
+        return ServeInfo.model_validate_json((root / SERVE_INFO_FILE).read_text()).model_dump()
+    except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
         return None

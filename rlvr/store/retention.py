@@ -28,7 +28,8 @@ from rlvr.config.plan import behaviour_version
 from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.progress import fmt_bytes
 from rlvr.schema import EVALUATE, PREPARE, ROLLOUT, UPDATE, RunPaths
-from rlvr.store.commit import PruneRecord, put_text, read_pruned, read_record
+from rlvr.store.commit import put_text
+from rlvr.store.records import PruneRecord, read_pruned, read_record
 from rlvr.store.run import Run
 from rlvr.store.workspace import workspace_of
 

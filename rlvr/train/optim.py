@@ -24,6 +24,7 @@ from transformers import AutoTokenizer, PreTrainedModel
 
 from rlvr.config import UpdateSection
 from rlvr.train.distributed import Dist
+from rlvr.train.lora import is_peft, save_adapter
 
 TRAINER_STATE = "trainer_state.pt"
 
@@ -65,7 +66,9 @@ def make_optimizer(
     returns the run's global optimiser step. `model` may be FSDP2-sharded (shard_fsdp2)."""
     # fused: one kernel for all parameters (CPU and CUDA in torch >= 2.4); the per-tensor loop was
     # ~9% of a CPU step (bench/update.py, py-spy)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay, fused=True)
+    # only trainable parameters: all of them in a full fine-tune, the adapter's with LoRA (rlvr.train.lora)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay, fused=True)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg))
     step = 0
     if state_from is not None and (state_from / TRAINER_STATE).is_file():
@@ -105,7 +108,10 @@ def save_checkpoint(
         optim = get_optimizer_state_dict(model, opt, options=full) if opt.state else None
     if dist.rank != 0:
         return
-    model.save_pretrained(path, state_dict=weights)
+    if is_peft(model):  # [update.lora]: the adapter and its base's reference, not full weights
+        save_adapter(model, path)
+    else:
+        model.save_pretrained(path, state_dict=weights)
     tok.save_pretrained(path)
     state = {
         "optimizer": optim,

@@ -26,12 +26,14 @@ from rlvr.config import Config, UpdateSection
 from rlvr.models.load import load_policy, resolve_device
 from rlvr.progress import progress
 from rlvr.schema import UPDATES, StepMetrics
+from rlvr.seeds import derive_seed
 from rlvr.store.commit import write_table
 from rlvr.train import warm as warm_pool
 from rlvr.train.batch import load_rows
 from rlvr.train.distributed import Dist, shard_fsdp2
 from rlvr.train.logprobs import ResponseLogprobs
 from rlvr.train.loop import fill_missing_logprobs, grpo_steps, peak_memory_mb
+from rlvr.train.lora import trainable_policy
 from rlvr.train.optim import enable_gradient_checkpointing, make_optimizer, own_memory, save_checkpoint
 from rlvr.train.warm import TrainerState
 
@@ -65,10 +67,16 @@ def _placement(u: UpdateSection) -> tuple[Dist, torch.device]:
 
 
 def _policy(
-    path: Path, u: UpdateSection, device: torch.device, dist: Dist
+    path: Path, u: UpdateSection, device: torch.device, dist: Dist, *, seed: int = 0
 ) -> tuple[PreTrainedModel, AutoTokenizer, PreTrainedModel | ResponseLogprobs, Dist]:
     """The policy to train, its tokenizer, and what the loop runs: the policy itself, or its FSDP2
-    ResponseLogprobs root with `dist.sharded` set."""
+    ResponseLogprobs root with `dist.sharded` set. With [update.lora]: the PeftModel, and the
+    transformers model inside it (rlvr.train.lora; a fresh adapter is initialised from `seed`)."""
+    if u.lora_on:
+        model, tok, net = trainable_policy(path, u.lora, device=device, seed=seed, input_grads=u.gradient_checkpointing)
+        if u.gradient_checkpointing:
+            enable_gradient_checkpointing(net)
+        return model, tok, net, dist
     model, tok = load_policy(path, device)
     if device.type == "cpu":
         own_memory(model)
@@ -88,7 +96,8 @@ def _load(spec: UpdateSpec, dist: Dist, device: torch.device) -> tuple[TrainerSt
     """A cold start: v_i's weights and tokenizer from policy_in, v0 when kl_beta > 0, and AdamW and
     its schedule restored from policy_in's trainer_state.pt."""
     u = spec.config.update
-    model, tok, net, dist = _policy(Path(spec.policy_in), u, device, dist)
+    seed = derive_seed(spec.config.run.seed, 0, "lora_init", 0)
+    model, tok, net, dist = _policy(Path(spec.policy_in), u, device, dist, seed=seed)
     ref = None
     if u.kl_beta > 0:  # loaded only when used
         ref, _ = load_policy(Path(spec.reference), device)

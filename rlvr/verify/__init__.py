@@ -3,6 +3,8 @@
     scoring.py the pass: one DuckDB connection runs the SQL tier, hands each undecided row to its
                Python tier, then composes rewards and group advantages (sql/verify_rewards.sql,
                verify_groups.sql)
+    tiers.py   the Python tiers as one table (TIERS): which verify_rows each decides, the SQL that
+               reads them, the function that decides them (math, code, logic)
     sql/       the SQL tier: extraction, normalisation, exact/numeric/verdict decisions, citations
                (a <cite> span is supported within one sentence of a source: verify_citations.sql)
     math.py    symbolic math by math-verify, in worker processes with a per-row timeout

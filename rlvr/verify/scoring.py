@@ -5,8 +5,8 @@
      the last number unless verify.extraction is strict for the task), normalise them (sql/macros.sql) and decide plain numbers (sql_numeric), plain
      strings and logic verdicts (sql_exact); the rest is left to a Python tier in the temp table
      verify_rows, by verifier: `undecided` (symbolic), `code`, `logic` (a formula answer);
-  2. the Python tiers, each on its own rows only: rlvr.verify.math (math-verify in worker processes
-     with a per-row timeout), rlvr.verify.code (code, bubblewrap), rlvr.verify.logic (truth tables). A crash or
+  2. the Python tiers (rlvr.verify.tiers.TIERS), each on its own rows only: math-verify in worker
+     processes with a per-row timeout, the code sandbox (bubblewrap), logic truth tables. A crash or
      timeout is a `verifier_error: ...` reason, never a 0;
   3. sql/verify_citations.sql (retrieval rows only): each <cite> span looked up in the sentences of
      the sources (supported within one sentence, with the answer, bounded in length, not repeated);
@@ -24,7 +24,6 @@ Bench: python bench/verify.py.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import sys
 import unicodedata
@@ -35,40 +34,23 @@ import duckdb
 import pyarrow as pa
 
 from rlvr.config import VerifySection
-from rlvr.errors import RlvrError
 from rlvr.schema import DEFAULT_SCORING, SCORES
-from rlvr.verify import code as sandbox
 from rlvr.verify import logic, plugins, sql
-from rlvr.verify.math import Check, check_pairs, math_verify_check
+from rlvr.verify.math import Check, math_verify_check
+from rlvr.verify.tiers import TIERS, Tier, TierInputs, VerifyError
 
 log = logging.getLogger(__name__)
 
 COUNT_ROLLOUTS = "SELECT count(*) FROM read_parquet($rollouts, hive_partitioning = false)"
 COUNT_ROWS = "SELECT count(*) FROM verify_rows"
-COUNT_BY_VERIFIER = (
-    "SELECT count(*) FILTER (WHERE verifier = 'code'), count(*) FILTER (WHERE verifier = 'logic') FROM verify_rows"
-)
+COUNT_BY_VERIFIER = "SELECT verifier, count(*) FROM verify_rows GROUP BY verifier"
 TASKS = "SELECT DISTINCT task FROM verify_rows ORDER BY 1"
 UNKNOWN_PROMPTS = """
 SELECT DISTINCT prompt_id FROM read_parquet($rollouts, hive_partitioning = false)
 WHERE prompt_id NOT IN (SELECT prompt_id FROM read_parquet($problems, hive_partitioning = false))
 ORDER BY 1 LIMIT 5
 """
-FILLS = pa.schema(
-    [
-        ("row_id", pa.int64()),
-        ("correct", pa.bool_()),
-        ("score", pa.float64()),
-        ("verifier_error", pa.bool_()),
-        ("reason", pa.string()),
-        ("verifier", pa.string()),
-    ]
-)
 WEIGHTS = pa.schema([("task", pa.string()), ("correct", pa.float64()), ("format", pa.float64()), ("citation", pa.float64())])
-
-
-class VerifyError(RlvrError, ValueError):
-    pass
 
 
 def verdict_macro() -> str:
@@ -122,106 +104,6 @@ def connect() -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _fills(undecided: pa.Table, cfg: VerifySection, check: Check) -> tuple[pa.Table, dict[str, int]]:
-    """math-verify on the undecided rows -> verify_fills rows (row_id, correct, verifier_error, reason)."""
-    rows = undecided.to_pylist()
-    verdicts, stats = check_pairs(
-        [(r["gold"], r["pred"]) for r in rows], timeout_s=cfg.mathverify_timeout_s, workers=cfg.mathverify_workers, check=check
-    )
-    out = []
-    for r, v in zip(rows, verdicts, strict=True):
-        if v.error is not None:
-            reason = (
-                f"verifier_error: math_verify: {v.error} (gold {r['gold']!r}, got {r['pred']!r}); left out of the group baseline"
-            )
-        elif v.correct:
-            reason = f"correct: {r['pred_norm']} = {r['gold_norm']} (math_verify)"
-        else:
-            reason = f"wrong: got {r['pred_norm']}, expected {r['gold_norm']} (math_verify: not equivalent)"
-        if r["extraction"] in ("boxed", "last_number"):  # as verify.sql words it
-            reason += f" (no <answer> tag; taken from {r['extraction']})"
-        out.append(
-            {
-                "row_id": r["row_id"],
-                "correct": bool(v.correct),
-                "score": float(bool(v.correct)),
-                "verifier_error": v.error is not None,
-                "reason": reason,
-                "verifier": "math_verify",
-            }
-        )
-    return pa.Table.from_pylist(out, schema=FILLS), stats
-
-
-def _code_fills(rows: pa.Table, cfg: VerifySection, hide: Sequence[Path]) -> pa.Table:
-    """Sandbox tier: the response's fenced code + the problem's tests (assert program or stdin/stdout
-    cases, rlvr.verify.code.make_check), run under bubblewrap. score = 1/0 (all_pass) or the fraction of
-    tests passed (verify.code_reward). A missing code block is a 0 with its reason; the sandbox
-    breaking raises."""
-    items, out = [], []
-    for r in rows.to_pylist():
-        code = sandbox.extract_code(r["response_text"])
-        if code is None:
-            out.append(
-                {
-                    "row_id": r["row_id"],
-                    "correct": False,
-                    "score": 0.0,
-                    "verifier_error": False,
-                    "verifier": "sandbox",
-                    "reason": "no_code: no fenced code block in the response",
-                }
-            )
-            continue
-        if not r["tests"]:
-            raise VerifyError(f"code problem {r['prompt_id']!r} has no tests; fill the `tests` column of problems/")
-        try:
-            items.append((r["row_id"], sandbox.make_check(code, r["tests"])))
-        except ValueError as err:
-            raise VerifyError(f"code problem {r['prompt_id']!r}: bad `tests`: {err}") from None
-    limits = sandbox.Limits(wall_seconds=cfg.code_timeout_s, memory_mb=cfg.code_memory_mb)
-    verdicts = sandbox.check_many([t for _, t in items], limits=limits, hide=hide)
-    for (row_id, _), v in zip(items, verdicts, strict=True):
-        score = v.fraction if cfg.code_reward == "fraction" else float(v.passed)
-        out.append(
-            {
-                "row_id": row_id,
-                "correct": v.passed,
-                "score": score,
-                "verifier_error": False,
-                "verifier": "sandbox",
-                "reason": ("correct: all tests passed" if v.passed else v.reason) + " (sandbox)",
-            }
-        )
-    return pa.Table.from_pylist(sorted(out, key=lambda x: x["row_id"]), schema=FILLS)
-
-
-def _logic_fills(rows: pa.Table) -> pa.Table:
-    """Logic tier: a formula answer must follow from the premises in the problem's meta and not be
-    a tautology (rlvr.verify.logic.check_conclusion, truth tables). Answers are parsed, never evaluated as
-    code; a checker exception on a row is that row's verifier_error, the others are scored."""
-    out = []
-    for r in rows.to_pylist():
-        try:
-            premises = json.loads(r["meta"])["premises"]
-            correct, reason = logic.check_conclusion(premises, r["answer"])
-            error = False
-        except Exception as err:
-            correct, error = False, True
-            reason = f"verifier_error: logic: {type(err).__name__}: {err}; left out of the group baseline"
-        out.append(
-            {
-                "row_id": r["row_id"],
-                "correct": correct,
-                "score": float(correct),
-                "verifier_error": error,
-                "reason": reason,
-                "verifier": "logic",
-            }
-        )
-    return pa.Table.from_pylist(out, schema=FILLS)
-
-
 def reward_weights(tasks: Sequence[str], cfg: VerifySection) -> pa.Table:
     """One row per task: its verify.weights (or the default ones)."""
     rows = [{"task": t, **cfg.weights_for(t).model_dump()} for t in tasks]
@@ -233,6 +115,40 @@ def _apply_fills(con: duckdb.DuckDBPyConnection, fills: pa.Table) -> None:
     con.register("verify_fills", fills)
     con.execute(sql.load("verify_fill"))
     con.unregister("verify_fills")
+
+
+def _decide_in_sql(con: duckdb.DuckDBPyConnection, files: dict[str, list[str]], cfg: VerifySection) -> int:
+    """Pass 1 (sql/verify.sql) into verify_rows; every rollout row must have its problem. Returns the row count."""
+    con.execute(
+        sql.load("verify"),
+        files
+        | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers}
+        | cfg.extraction_params(),
+    )
+    n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
+    n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]
+    if n_rows != n_in:
+        missing = con.execute(UNKNOWN_PROMPTS, files).fetchall()
+        raise VerifyError(
+            f"{n_in - n_rows} rollout rows have a prompt_id that is not in problems/ "
+            f"(e.g. {', '.join(m[0] for m in missing)}); the rollouts were made for another problem set: "
+            "start a new run instead of reusing this one"
+        )
+    return n_rows
+
+
+def _run_tier(con: duckdb.DuckDBPyConnection, tier: Tier, files: dict[str, list[str]], inputs: TierInputs) -> dict[str, int]:
+    """One Python tier on its rows (read only when it has some: re-reading response texts costs)."""
+    rows = con.sql(sql.load(tier.rows_sql), params={k: files[k] for k in tier.params} or None).to_arrow_table()
+    fills, counts = tier.decide(rows, inputs)
+    _apply_fills(con, fills)
+    return counts
+
+
+def _check_citations(con: duckdb.DuckDBPyConnection, files: dict[str, list[str]], cfg: VerifySection) -> int:
+    """sql/verify_citations.sql on the retrieval rows; returns how many had their citations checked."""
+    con.execute(sql.load("verify_citations"), files | {"min_words": cfg.min_citation_words, "max_words": cfg.max_citation_words})
+    return con.execute("SELECT count(*) FROM verify_rows WHERE citations IS NOT NULL").fetchall()[0][0]
 
 
 def score_with_stats(
@@ -257,47 +173,16 @@ def score_with_stats(
         raise VerifyError("verify got no rollout shards; run the rollout stage first")
     con = connect()
     files = {"rollouts": [str(p) for p in rollout_files], "problems": [str(p) for p in problem_files]}
-    con.execute(
-        sql.load("verify"),
-        files
-        | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers}
-        | cfg.extraction_params(),
-    )
-    n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
-    n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]
-    if n_rows != n_in:
-        missing = con.execute(UNKNOWN_PROMPTS, files).fetchall()
-        raise VerifyError(
-            f"{n_in - n_rows} rollout rows have a prompt_id that is not in problems/ "
-            f"(e.g. {', '.join(m[0] for m in missing)}); the rollouts were made for another problem set: "
-            "start a new run instead of reusing this one"
-        )
-    undecided = con.sql(sql.load("verify_undecided")).to_arrow_table()
-    stats = {"rows": n_rows, "undecided": undecided.num_rows, "verifier_errors": 0, "timeouts": 0, "worker_restarts": 0}
-    if undecided.num_rows:
-        fills, mstats = _fills(undecided, cfg, check)
-        _apply_fills(con, fills)
-        stats |= {
-            "verifier_errors": mstats["errors"],
-            "timeouts": mstats["timeouts"],
-            "worker_restarts": mstats["worker_restarts"],
-        }
-    stats["code"], stats["logic"] = con.execute(COUNT_BY_VERIFIER).fetchall()[0]
-    if stats["code"]:  # only then pay for re-reading the response texts
-        code = con.sql(sql.load("verify_code"), params=files).to_arrow_table()
-        _apply_fills(con, _code_fills(code, cfg, hide))
-    if stats["logic"]:
-        rows = con.sql(sql.load("verify_logic"), params={"problems": files["problems"]}).to_arrow_table()
-        fills = _logic_fills(rows)
-        stats["verifier_errors"] += sum(fills["verifier_error"].to_pylist())
-        _apply_fills(con, fills)
+    stats = {"rows": _decide_in_sql(con, files, cfg), "undecided": 0, "verifier_errors": 0, "timeouts": 0, "worker_restarts": 0}
+    per_verifier = dict(con.execute(COUNT_BY_VERIFIER).fetchall())
+    stats |= {t.stat: per_verifier.get(t.verifier, 0) for t in TIERS}
+    inputs = TierInputs(cfg, check, hide)
+    for tier in TIERS:
+        if stats[tier.stat]:
+            for key, n in _run_tier(con, tier, files, inputs).items():
+                stats[key] += n
     tasks = [t for (t,) in con.execute(TASKS).fetchall()]
-    stats["retrieval"] = 0
-    if "retrieval" in tasks:
-        con.execute(
-            sql.load("verify_citations"), files | {"min_words": cfg.min_citation_words, "max_words": cfg.max_citation_words}
-        )
-        stats["retrieval"] = con.execute("SELECT count(*) FROM verify_rows WHERE citations IS NOT NULL").fetchall()[0][0]
+    stats["retrieval"] = _check_citations(con, files, cfg) if "retrieval" in tasks else 0
     con.register("reward_weights", reward_weights(tasks, cfg))
     plugin_rows = plugins.empty_plugin_rows()
     if cfg.rewards:

@@ -7,7 +7,9 @@
     preview.py      `rlvr prompts`: the first prompts exactly as the model gets them
     eval_folder.py  `rlvr eval`: a version or any model folder evaluated into a folder of Parquet files
     export.py       `rlvr export`: a version as a clean HF folder with a model card
+    track.py        [tracking] and `rlvr track`: the report's figures per iteration sent to a tracker
+    trackers/       one module per tracker: tensorboard, mlflow, wandb (offline)
 
 sql, guard and status load no torch (tests/test_layers.py checks it). Test: tests/test_sql_readonly.py,
-test_report.py, test_cli.py, test_eval_export.py.
+test_report.py, test_cli.py, test_eval_export.py, test_tracking.py.
 """

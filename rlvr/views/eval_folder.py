@@ -46,7 +46,9 @@ from rlvr.schema import (
     PROBLEMS,
     eval_table_path,
 )
-from rlvr.store.commit import check_new_folder, fetch_policy, new_folder, verified_record, write_folder_record, write_table
+from rlvr.store.commit import fetch_policy, write_table
+from rlvr.store.folders import check_new_folder, new_folder, write_folder_record
+from rlvr.store.records import verified_record
 from rlvr.store.retention import kept_version
 from rlvr.store.run import open_run
 
@@ -54,7 +56,16 @@ if TYPE_CHECKING:
     from rlvr.stages.evaluation import EvalSpec
 
 # what `rlvr eval RUN --set` may change: the problems, the evaluation, where it runs; never the prompt or verifiers
-RUN_OVERRIDABLE = ("task.", "eval.", "rollout.engine", "rollout.python", "rollout.batch_size", "rollout.vllm_", "update.device")
+RUN_OVERRIDABLE = (
+    "task.",
+    "eval.",
+    "rollout.engine",
+    "rollout.python",
+    "rollout.batch_size",
+    "rollout.vllm_",
+    "rollout.device",
+    "update.device",
+)
 SPLITS = ("test", "train")
 
 

@@ -12,9 +12,13 @@ evaluated". Nothing of rlvr's is copied (trainer_state.pt: optimiser, RNG, data 
 are loaded and saved again by transformers, so only what it writes is there.
 
 The steps, in `export_policy`: the version's files checked against the record that wrote them ->
-load (rlvr.models.load.load_policy) -> `merge_adapter` (the slot where a LoRA adapter will be folded
-into its base; a full-weights folder passes through) -> save -> model card, all into a temporary
+`adapter_facts` (a LoRA version needs --merge) -> load (rlvr.models.load.load_policy, which merges
+an adapter into its checked base: W + (alpha / r) B A) -> save -> model card, all into a temporary
 sibling of --out that is renamed into place: a failure or a kill leaves no half-written folder.
+
+A LoRA version without --merge is refused, not exported as an adapter folder: an adapter needs its
+base beside it, and the run's base (policy/v000000) is not part of an export, so the folder would
+not load anywhere it was sent. `--merge` on a full-weights version changes nothing.
 
 Test: tests/test_eval_export.py.
 """
@@ -22,25 +26,28 @@ Test: tests/test_eval_export.py.
 from __future__ import annotations
 
 import importlib.metadata
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rlvr.errors import RlvrError
-from rlvr.schema import EVALUATE, PREPARE, UPDATE
-from rlvr.store.commit import check_new_folder, fetch_policy, new_folder, verified_record
+from rlvr.models.lora import is_adapter
+from rlvr.schema import ADAPTER_CONFIG, BASE_REF, EVALUATE, PREPARE, UPDATE
+from rlvr.store.commit import fetch_policy
+from rlvr.store.folders import check_new_folder, new_folder
+from rlvr.store.records import verified_record
 from rlvr.store.retention import kept_version
 from rlvr.store.run import Run, open_run
-
-ADAPTER_CONFIG = "adapter_config.json"  # what PEFT writes beside a LoRA adapter's weights
 
 
 class ExportError(RlvrError, ValueError):
     pass
 
 
-def export_policy(run_dir: str | Path, version: int | None, out: str | Path) -> dict:
+def export_policy(run_dir: str | Path, version: int | None, out: str | Path, *, merge: bool = False) -> dict:
     """Write policy v_version of the run (the newest when None) as an HF folder at `out`; returns
-    the facts its model card states."""
+    the facts its model card states. `merge`: a LoRA version's adapter merged into its base (without
+    it such a version is refused)."""
     import torch
     from transformers.utils import logging as hf_logging
 
@@ -54,27 +61,30 @@ def export_policy(run_dir: str | Path, version: int | None, out: str | Path) -> 
     version = kept_version(run.paths, version)
     verified_record(run.paths, *_producer(version))  # the files as their stage wrote them (IntegrityError otherwise)
     policy = fetch_policy(run.paths, version)  # on object storage: its files into the working copy, checked
-    facts = card_facts(run, version, name=out.name)
+    facts = card_facts(run, version, name=out.name) | {"lora": adapter_facts(policy, version, merge=merge)}
     with new_folder(out, flag="--out") as tmp:
-        model, tok = load_policy(policy, torch.device("cpu"))
-        model = merge_adapter(model, policy)
+        model, tok = load_policy(policy, torch.device("cpu"))  # an adapter comes back merged into its base
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         (tmp / "README.md").write_text(model_card(facts))
     return facts
 
 
-def merge_adapter(model, policy_dir: Path):
-    """The model a version's folder stands for, as full weights. Every folder holds full weights
-    today, so `model` passes through. The slot for LoRA: a version that holds an adapter
-    (adapter_config.json) will be loaded onto its base and merged here (PEFT's
-    `PeftModel.from_pretrained(base, policy_dir).merge_and_unload()`), so that the export stays a
-    plain model. Until then such a folder is refused rather than exported without its adapter."""
-    if (policy_dir / ADAPTER_CONFIG).is_file():
+def adapter_facts(policy_dir: Path, version: int, *, merge: bool) -> dict | None:
+    """None for a full-weights version; for a LoRA adapter (with `merge`) what the card says of it:
+    rank, alpha, target modules, and that it was merged. Without `merge` an ExportError, raised
+    before anything is written."""
+    if not is_adapter(policy_dir):
+        return None
+    if not merge:
         raise ExportError(
-            f"{policy_dir} holds a LoRA adapter ({ADAPTER_CONFIG}); merging adapters on export is not supported yet"
+            f"policy v{version} is a LoRA adapter on the run's base model (v0), not full weights: add --merge to export "
+            "the base with the adapter merged into it (a plain HF folder), or use the adapter in place "
+            f"({policy_dir}, with its base named in {BASE_REF})"
         )
-    return model
+    conf = json.loads((policy_dir / ADAPTER_CONFIG).read_text())
+    targets = conf["target_modules"]
+    return {"r": conf["r"], "alpha": conf["lora_alpha"], "target_modules": targets, "merged": True}
 
 
 def _producer(version: int) -> tuple[str, int | None]:
@@ -99,6 +109,12 @@ def card_facts(run: Run, version: int, *, name: str) -> dict:
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "rlvr_version": importlib.metadata.version("rlvr"),
     }
+
+
+def _lora_line(lora: dict) -> str:
+    targets = lora["target_modules"]
+    names = ", ".join(targets) if isinstance(targets, list) else str(targets)
+    return f"adapter of rank {lora['r']} (alpha {lora['alpha']:g}) on {names}, merged into the base's weights"
 
 
 def _accuracy_line(ev: dict | None) -> str:
@@ -135,7 +151,9 @@ def model_card(facts: dict) -> str:
         tags=["rlvr", facts["objective"], *facts["tasks"]],
         model_name=facts["name"],
         eval_results=results or None,
-        rlvr={k: facts[k] for k in keys} | {"held_out_accuracy": None if ev is None else ev["accuracy"]},
+        rlvr={k: facts[k] for k in keys}
+        | {"held_out_accuracy": None if ev is None else ev["accuracy"]}
+        | ({"lora": facts["lora"]} if facts.get("lora") else {}),
     )
     trained = (
         "the base model as the run copied it (no training)"
@@ -147,6 +165,7 @@ def model_card(facts: dict) -> str:
         ("config hash", f"`{facts['config_hash']}` (the first line of its run.toml)"),
         ("policy version", f"v{v}: {trained}"),
         ("base model", f"`{facts['base_model']}`"),
+        *([("LoRA", _lora_line(facts["lora"]))] if facts.get("lora") else []),
         ("task", ", ".join(facts["tasks"])),
         ("held-out accuracy", _accuracy_line(ev)),
         ("exported", f"{facts['exported_at']} by rlvr {facts['rlvr_version']}"),

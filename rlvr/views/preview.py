@@ -25,7 +25,8 @@ def preview(target: str | Path, n: int = 3, split: str = "train") -> list[dict]:
     from rlvr.problems.datasets import load_problems
     from rlvr.problems.prompts import prompt_ids
     from rlvr.schema import PREPARE
-    from rlvr.store.commit import fetch_policy, verified_record
+    from rlvr.store.commit import fetch_policy
+    from rlvr.store.records import verified_record
     from rlvr.store.run import open_run
 
     target = Path(target)

@@ -22,7 +22,7 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from rlvr.config import ModelSection
-from rlvr.store.commit import write_text_atomic
+from rlvr.store.folders import write_text_atomic
 from rlvr.store.run import Run, open_run
 from rlvr.views.sql import connect_run
 from rlvr.views.status import status_rows
@@ -58,8 +58,8 @@ QUERIES = {
         SELECT r.prompt_id, r.sample_idx, p.task, p.prompt, p.answer AS gold, r.response_text, r.finish_reason,
                s.extracted_answer, s.correct, s.reward, s.advantage, s.verifier, s.reason
         FROM rollouts r JOIN scores s USING (iteration, prompt_id, sample_idx) JOIN problems p USING (prompt_id)
-        WHERE r.iteration = (SELECT max(iteration) FROM scores)
-        ORDER BY r.prompt_id, r.sample_idx LIMIT $limit""",
+        WHERE r.iteration = coalesce($iteration, (SELECT max(iteration) FROM scores))
+        ORDER BY r.prompt_id, r.sample_idx LIMIT $limit""",  # $iteration NULL: the last scored one
 }
 
 
@@ -82,7 +82,7 @@ def collect(run_dir: str | Path, *, responses: int = 64) -> ReportData:
     try:
         tables = {}
         for name, sql in QUERIES.items():
-            params = {"limit": responses} if "$limit" in sql else None
+            params = {"limit": responses, "iteration": None} if "$limit" in sql else None
             tables[name] = con.sql(sql, params=params).to_arrow_table().to_pylist()
     finally:
         con.close()

@@ -50,7 +50,8 @@ from rlvr.schema import (
     eval_table_path,
     iteration_of,
 )
-from rlvr.store.commit import verified_folder_record, verified_record
+from rlvr.store.folders import verified_folder_record
+from rlvr.store.records import verified_record
 from rlvr.store.run import open_run
 from rlvr.views.guard import QueryError, check_query
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlvr.schema import EVALUATE, PREPARE, UPDATE
-from rlvr.store.commit import CorruptRecordError, read_record, redo_spec
+from rlvr.store.records import CorruptRecordError, read_record, redo_spec
 from rlvr.store.run import open_run
 
 
@@ -48,9 +48,14 @@ def _row(iteration: int | None, stage: str, rec) -> dict:
         "rows": rec.rows if rec else None,
         "seconds": rec.seconds if rec else None,
         "created_at": rec.created_at if rec else None,
-        "note": _note(stage, rec) if rec else "",
+        "note": _note(stage, rec) + _made_by(rec.worker) if rec else "",
         "weights": "",
+        "worker": rec.worker if rec else None,  # the `rlvr worker` that made a placed stage ([placement])
     }
+
+
+def _made_by(worker: dict | None) -> str:
+    return "" if not worker else f"; by {worker.get('name')} on {worker.get('host')}"
 
 
 def _note(stage: str, rec) -> str:

@@ -3,7 +3,9 @@
     verdicts = check_many([make_check(extract_code(response), problem_tests) for ...])
 
     extract.py   which part of a response is the program (extract_code)
-    launcher.py  bwrap + rlimits + uid drop: one sandboxed run, and what it may see (sandbox_mode)
+    launcher.py  one sandboxed run: bwrap started with rlimits and a uid drop, its streams read, its
+                 status classified
+    bwrap.py     bwrap's command line: namespaces, the root it sees, and whether it runs here (sandbox_mode)
     harness.py   the program inside the sandbox: the launcher's exec, the assert harness, and the
                  solution's own process (forked from it before it reads the tests) that answers
                  calls as plain data (a real file, copied in)
@@ -26,18 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rlvr.verify.code.asserts import AssertSite, AssertTests, _compiled_tests, check_assert_tests, instrument_asserts
+from rlvr.verify.code.bwrap import SandboxError, sandbox_mode, sandbox_problem
 from rlvr.verify.code.extract import extract_code
-from rlvr.verify.code.launcher import (
-    DEFAULT_LIMITS,
-    UID_BASE,
-    UID_SPAN,
-    Limits,
-    RunResult,
-    SandboxError,
-    run_program,
-    sandbox_mode,
-    sandbox_problem,
-)
+from rlvr.verify.code.launcher import DEFAULT_LIMITS, UID_BASE, UID_SPAN, Limits, RunResult, run_program
 from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tests_json, parse_io_tests
 from rlvr.verify.code.verdict import CodeVerdict
 

@@ -1,0 +1,284 @@
+"""Stages placed on `rlvr worker` processes ([placement]): both sides of one protocol, on Prefect.
+
+Prefect is the scheduler. Each placed (stage, pool) is a Prefect task that task workers serve
+(prefect.task_worker, websocket subscriptions to the API); the driver (`rlvr train`) submits a run of
+it and waits for the stage's commit record. Machines share only the Prefect API and the run store.
+
+- **The task key is fixed**: `rlvr.placed.<stage>@<pool>`. Prefect's default key hashes the function's
+  code object, file path included, so a driver and a worker installed in different places (or on
+  another Python) would never meet; this key depends on the stage and pool only.
+- **The request rides in the task run's tags** (`rlvr-run:<location>`, `rlvr-stage:<stage>`,
+  `rlvr-iteration:<i>`); the task takes no parameters. Prefect keeps a background task's parameters
+  in the submitting machine's local result storage, which a worker on another machine cannot read.
+- **The worker** runs the stage function itself (rlvr.stages: skip when committed, else compute and
+  commit), names itself in the record (rlvr.store.commit.made_by: host, worker name, pid), and while
+  the stage runs renews a heartbeat: the Prefect Variable `rlvr-beat-<task run id>`, a counter, every
+  ttl/6 (`RLVR_HEARTBEAT_SECONDS`, default 30). Transient errors are retried by Prefect on the worker,
+  exactly as the driver's own tasks retry them (rlvr.tasks.stages).
+- **The driver** skips a stage whose record already matches (no worker needed to resume), submits,
+  polls the task run, and reads the record when it completes. A taken task run (Pending or Running)
+  whose heartbeat has not changed for ttl seconds, on the driver's own clock (so the machines' clocks
+  need not agree), lost its worker: Prefect never gives a SIGKILLed worker's run to another worker,
+  so the driver marks it Crashed and submits the stage again, and the next worker that takes it
+  restarts the stage from its committed inputs (the dead attempt's leftovers are swept as after any
+  kill) and writes the same bytes. A stage that fails is an error, unless another attempt committed it.
+
+Tests: tests/test_workers.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from uuid import UUID
+
+from prefect import Task
+from prefect.cache_policies import CacheKeyFnPolicy
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.objects import StateType
+from prefect.context import TaskRunContext
+from prefect.states import Crashed
+from prefect.variables import Variable
+from rlvr.tasks.stages import AFTER_COMMIT, RETRIES, RETRY_DELAY_S, STAGE_FUNCTIONS, call_prepare, call_stage, retry_transient
+
+from rlvr.errors import RlvrError
+from rlvr.stages.lineage import stage_inputs
+from rlvr.store.commit import committed, made_by
+from rlvr.store.run import open_run
+
+log = logging.getLogger("rlvr")
+
+HEARTBEAT_ENV = "RLVR_HEARTBEAT_SECONDS"
+DEFAULT_HEARTBEAT_S = 30.0
+MAX_LOST = 3  # workers a stage may lose (SIGKILL, OOM, a lost machine) before the driver gives up
+POLL_S = 0.5
+_TAG = {"run": "rlvr-run:", "stage": "rlvr-stage:", "iteration": "rlvr-iteration:"}
+
+
+class PlacedStageError(RlvrError, RuntimeError):
+    """A placed stage failed on its worker, or lost its workers too often; the message says which and why."""
+
+
+def heartbeat_seconds() -> float:
+    return float(os.environ.get(HEARTBEAT_ENV, DEFAULT_HEARTBEAT_S))
+
+
+def task_key(stage: str, pool: str) -> str:
+    return f"rlvr.placed.{stage}@{pool}"
+
+
+@dataclass(frozen=True)
+class StageRequest:
+    """What a placed task run asks its worker to do: one stage of one run."""
+
+    run: str  # the run's location: an s3:// URI, or an absolute folder every worker sees at that path
+    stage: str
+    iteration: int | None
+
+    def tags(self) -> list[str]:
+        tags = [_TAG["run"] + self.run, _TAG["stage"] + self.stage]
+        return tags + ([] if self.iteration is None else [_TAG["iteration"] + str(self.iteration)])
+
+    @classmethod
+    def from_tags(cls, tags: list[str]) -> StageRequest:
+        got = {k: t.removeprefix(p) for t in tags for k, p in _TAG.items() if t.startswith(p)}
+        if "run" not in got or "stage" not in got:
+            raise PlacedStageError(f"a placed task run without its request tags ({sorted(tags)}): submit it with `rlvr train`")
+        return cls(got["run"], got["stage"], int(got["iteration"]) if "iteration" in got else None)
+
+    def label(self) -> str:
+        return self.stage if self.iteration is None else f"{self.stage} {self.iteration}"
+
+
+def _no_cache_key(context, parameters) -> None:
+    return None  # never cached: resume is the stage's own skip (its commit record), not Prefect's cache
+
+
+class _PlacedStage:
+    """The callable of a placed task (see the module docstring): the request is in the task run's tags."""
+
+    stage: str = ""  # the stage its task key names
+    worker: dict | None = None  # (host, name, pid) of the `rlvr worker` serving it; None on the driver
+
+    def __call__(self) -> dict:
+        run = TaskRunContext.get().task_run
+        req = StageRequest.from_tags(list(run.tags))
+        if req.stage != self.stage:
+            raise PlacedStageError(
+                f"task run {run.id} asks the {self.stage} task for stage {req.stage}: submit it with `rlvr train`"
+            )
+        with _beating(str(run.id), self.worker or {}), made_by(self.worker or {}):
+            if req.iteration is None:
+                result = call_prepare(req.run)
+            else:
+                fn = STAGE_FUNCTIONS[req.stage]
+                result = call_stage(fn, req.stage, req.run, req.iteration, after_commit=AFTER_COMMIT.get(req.stage))
+        return {**result, "worker": self.worker}
+
+
+def _run_name() -> str:
+    """A placed task run's name, given by its worker when it starts: 'rollout-3@gpu' (Prefect would number
+    the flow run's submissions of the task instead: a resubmitted rollout 1 would show as 'rollout-2')."""
+    ctx = TaskRunContext.get()
+    if ctx is None:
+        return "placed-stage"
+    req = StageRequest.from_tags(list(ctx.task_run.tags))
+    return f"{req.label().replace(' ', '-')}@{ctx.task.task_key.rsplit('@', 1)[-1]}"
+
+
+def placed_task(stage: str, pool: str, worker: dict | None = None) -> Task:
+    """The Prefect task of `stage` on `pool`: the driver submits runs of it, a worker (`worker`: its
+    identity) serves it. Its key is task_key(stage, pool): a class per (stage, pool), so Prefect names
+    the task by the class's qualified name instead of hashing code."""
+    name = f"{stage}@{pool}"
+    cls = type(name, (_PlacedStage,), {"__module__": "rlvr.placed", "__qualname__": name, "stage": stage, "worker": worker})
+    task = Task(
+        fn=cls(),
+        name=stage,
+        retries=RETRIES,
+        retry_delay_seconds=RETRY_DELAY_S,
+        retry_condition_fn=retry_transient,
+        cache_policy=CacheKeyFnPolicy(cache_key_fn=_no_cache_key),
+        task_run_name=_run_name,
+    )
+    if task.task_key != task_key(stage, pool):  # how Prefect names a callable object's task changed
+        raise RuntimeError(f"placed task {name}: Prefect gave it the key {task.task_key!r}, not {task_key(stage, pool)!r}")
+    return task
+
+
+def worker_identity(name: str | None) -> dict:
+    host, pid = socket.gethostname(), os.getpid()
+    return {"host": host, "name": name or f"{host}-{pid}", "pid": pid}
+
+
+def _beat_name(task_run_id: str) -> str:
+    return f"rlvr-beat-{task_run_id}"
+
+
+@contextmanager
+def _beating(task_run_id: str, worker: dict) -> Iterator[None]:
+    """Renew the task run's heartbeat (a counter in a Prefect Variable) every ttl/6 while the block runs."""
+    name, stop = _beat_name(task_run_id), threading.Event()
+
+    def beat() -> None:
+        n = 0
+        while True:
+            try:
+                Variable.set(name, {**worker, "beat": n}, overwrite=True)
+            except Exception as exc:  # the API did not answer: the next beat tries again (the driver waits ttl)
+                log.warning("heartbeat of task run %s: %s", task_run_id, exc)
+            n += 1
+            if stop.wait(heartbeat_seconds() / 6):
+                return
+
+    thread = threading.Thread(target=beat, name="rlvr-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        _unset(name)
+
+
+def _unset(name: str) -> None:
+    try:
+        Variable.unset(name)
+    except Exception as exc:  # left behind: a few bytes in the API, read by nobody
+        log.warning("could not remove the heartbeat variable %s: %s", name, exc)
+
+
+def _committed_result(location: str, stage: str, iteration: int | None, *, skipped: bool) -> dict | None:
+    """The stage's result from its commit record when it is committed for its current inputs, else None."""
+    run = open_run(location)
+    rec = committed(run.paths, stage, iteration, stage_inputs(run, stage, iteration))
+    if rec is None:
+        return None
+    fields = {"rows": rec.rows, "seconds": rec.seconds, "created_at": rec.created_at, "worker": rec.worker}
+    return {"stage": stage, "iteration": iteration, "skipped": skipped, **fields}
+
+
+def run_placed(run_dir: str, stage: str, iteration: int | None, pool: str) -> dict:
+    """Stage `stage` (iteration) of the run on a worker of `pool`; returns when its commit record is
+    there (a StageResult dict, plus the worker that made it). Module docstring: the protocol."""
+    location = open_run(run_dir).paths.location  # absolute: a worker has its own working directory
+    if (done := _committed_result(location, stage, iteration, skipped=True)) is not None:
+        log.info("%s: committed already, skipped", StageRequest(location, stage, iteration).label())
+        return done
+    req, lost = StageRequest(location, stage, iteration), []
+    while True:
+        task = placed_task(stage, pool).with_options(tags=req.tags())
+        task_run_id = task.apply_async().task_run_id
+        log.info("%s: submitted to pool %r (task run %s)", req.label(), pool, task_run_id)
+        state, last_beat = _watch(task_run_id, req, pool)
+        if state is None:  # its worker is gone
+            lost.append(last_beat or {})
+            _give_up_on(task_run_id, req, last_beat)
+            if len(lost) >= MAX_LOST:
+                who = ", ".join(f"{w.get('name', '?')} (pid {w.get('pid', '?')} on {w.get('host', '?')})" for w in lost)
+                raise PlacedStageError(f"{req.label()} of {location} lost its worker {len(lost)} times: {who}; see their logs")
+            continue
+        if (done := _committed_result(location, stage, iteration, skipped=False)) is not None:
+            worker = done["worker"] or {}
+            log.info("%s: committed by %s on %s in %.2fs", req.label(), worker.get("name"), worker.get("host"), done["seconds"])
+            return done
+        if state.is_completed():
+            raise PlacedStageError(
+                f"{req.label()} of {location} was committed by its worker (pool {pool!r}) for other inputs than this "
+                "driver computes: the run's files on the two machines differ (a reward plug-in's source, say, or rlvr "
+                "itself); give every machine the same files and rlvr version, then `rlvr resume` it"
+            )
+        raise PlacedStageError(
+            f"{req.label()} of {location} failed on its worker (pool {pool!r}, task run {task_run_id}): "
+            f"{state.message or state.name}; the worker's log has the traceback. Fix it, then `rlvr resume {location}`"
+        )
+
+
+def _watch(task_run_id: UUID, req: StageRequest, pool: str):
+    """Poll the task run until it ends: (its final state, None), or (None, the last heartbeat) when the
+    worker that took it stopped beating for heartbeat_seconds() on this machine's clock."""
+    name, ttl = _beat_name(str(task_run_id)), heartbeat_seconds()
+    seen, since, told, waiting_since = None, None, None, time.monotonic()
+    with get_client(sync_client=True) as client:
+        while True:
+            state = client.read_task_run(task_run_id).state
+            if state is not None and state.is_final():
+                return state, None
+            now = time.monotonic()
+            if state is not None and state.type in (StateType.PENDING, StateType.RUNNING):
+                beat = Variable.get(name, default=None)
+                if since is None or beat != seen:
+                    seen, since = beat, now
+                if beat and told != beat.get("pid"):
+                    told = beat.get("pid")
+                    log.info("%s: taken by worker %s on %s (pid %s)", req.label(), beat.get("name"), beat.get("host"), told)
+                if now - since > ttl:
+                    return None, seen
+            else:  # scheduled (no worker took it yet), or awaiting a retry on its worker
+                since = None
+                if waiting_since is not None and now - waiting_since > 10:
+                    waiting_since = None
+                    log.info(
+                        "%s: waiting for a worker of pool %r: start one with `rlvr worker --pool %s --stages %s`",
+                        req.label(),
+                        pool,
+                        pool,
+                        req.stage,
+                    )
+            time.sleep(POLL_S)
+
+
+def _give_up_on(task_run_id: UUID, req: StageRequest, beat: dict | None) -> None:
+    """The worker of this task run is gone: record it as Crashed, drop its heartbeat, say so."""
+    who = "its worker" if not beat else f"worker {beat.get('name')} (pid {beat.get('pid')} on {beat.get('host')})"
+    why = f"{who} stopped its heartbeat for {heartbeat_seconds():.0f}s; the driver submits {req.label()} again"
+    log.warning("%s: %s", req.label(), why)
+    with get_client(sync_client=True) as client:
+        client.set_task_run_state(task_run_id, Crashed(message=why), force=True)
+    _unset(_beat_name(str(task_run_id)))

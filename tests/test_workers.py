@@ -1,0 +1,258 @@
+"""Stages placed on `rlvr worker` processes ([placement], rlvr.tasks.placed), tested as several machines on one.
+
+The end-to-end test starts a real `prefect server start` on 127.0.0.1, uses moto's S3 server (the run
+store), and two `rlvr worker` processes with their own working directories, caches and PREFECT_HOMEs:
+one for rollout, verify and evaluate (pool gen), one for update (pool train). Nothing but the store and
+the Prefect API is shared (a reward plug-in is a relative path each machine holds its own copy of).
+The rollout worker SIGKILLs itself in the middle of rollout 1's upload; the driver notices the missing
+heartbeat, the worker is started again, and the run finishes byte-identical to an unplaced run of the
+same seed. A second driver is refused while the first holds the run. About 2-3 minutes on 2 cores.
+
+    pytest tests/test_workers.py -x -q
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from rlvr.checks.start import create_or_open
+from rlvr.config import Config, ConfigError
+from rlvr.schema import UPDATES
+from rlvr.store.commit import FAULT_ENV
+from rlvr.store.integrity import orphans
+from rlvr.store.records import CommitRecord, read_record
+from rlvr.store.run import open_run
+from rlvr.views.sql import run_sql
+from rlvr.views.status import status_rows
+from tests.test_e2e import _cli
+
+PARITY = "SELECT prompt_id, sample_idx, (sample_idx % 2)::DOUBLE AS score, 'odd sample' AS reason FROM responses"
+
+
+def test_placement_changes_neither_the_hash_nor_a_run_and_may_change_on_a_live_run(tmp_path: Path, tiny_model: Path) -> None:
+    cfg = Config.model_validate({"rollout": {"engine": "transformers"}})
+    placed = Config.model_validate({**cfg.model_dump(), "placement": {"rollout": "gpu", "update": "train"}})
+    assert placed.hash() == cfg.hash() and placed.placement.placed() == {"rollout": "gpu", "update": "train"}
+    assert cfg.placement.placed() == {} and all(cfg.placement.pool(s) is None for s in ("prepare", "rollout", "update"))
+    run = create_or_open(tmp_path / "run", cfg, 1)
+    moved = create_or_open(tmp_path / "run", placed, None)  # an existing run moves its stages: not "another config"
+    assert moved.config.placement.pool("update") == "train" and moved.config_hash == run.config_hash
+    with pytest.raises(ValueError, match="pool name 'a b': use letters"):
+        Config.model_validate({"placement": {"rollout": "a b"}})
+    with pytest.raises(ValueError, match="placement.rollot"):
+        Config.model_validate({"placement": {"rollot": "gpu"}})
+
+
+def test_records_name_their_worker_only_when_one_made_them() -> None:
+    from rlvr.store.commit import made_by
+
+    base = {"stage": "rollout", "iteration": 1, "fingerprint": "f", "inputs": {}, "outputs": [], "rows": 0}
+    rec = CommitRecord(**base, seconds=0.0, created_at="t")
+    assert "worker" not in json.loads(rec.model_dump_json()), "a driver's record is byte for byte what it was"
+    old = CommitRecord.model_validate_json(json.dumps({**base, "seconds": 1.0, "created_at": "t", "extra": {}}))
+    assert old.worker is None  # records written before workers existed still read
+    with made_by({"host": "h", "name": "w", "pid": 7}):
+        from rlvr.store.commit import _MADE_BY
+
+        assert _MADE_BY.get() == {"host": "h", "name": "w", "pid": 7}
+    assert _MADE_BY.get() is None
+
+
+def test_the_request_rides_in_tags_and_the_task_key_is_fixed() -> None:
+    from rlvr.tasks.placed import StageRequest, placed_task, task_key
+
+    for req in (StageRequest("s3://b/runs/x", "rollout", 3), StageRequest("/abs/run", "prepare", None)):
+        assert StageRequest.from_tags(["other", *req.tags()]) == req
+    task = placed_task("rollout", "gpu", {"host": "h", "name": "w", "pid": 1})
+    # the key a worker subscribes to and the driver submits to: no code hash, no file path in it
+    assert task.task_key == task_key("rollout", "gpu") == "rlvr.placed.rollout@gpu"
+    assert task.with_options(tags=["x"]).task_key == task.task_key  # a worker's and a submission's copies
+    assert placed_task("rollout", "cpu").task_key != task.task_key
+
+
+def test_rlvr_device_overrides_update_device_on_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from rlvr.models.load import DEVICE_ENV, resolve_device
+
+    monkeypatch.setenv(DEVICE_ENV, "cpu")
+    assert resolve_device("cuda") == torch.device("cpu")
+    monkeypatch.setenv(DEVICE_ENV, "tpu")
+    with pytest.raises(ConfigError, match="RLVR_DEVICE='tpu': use auto, cpu or cuda"):
+        resolve_device("cpu")
+    if not torch.cuda.is_available():
+        monkeypatch.setenv(DEVICE_ENV, "cuda")
+        with pytest.raises(ConfigError, match='RLVR_DEVICE = "cuda" but torch.cuda.is_available'):
+            resolve_device("cpu")
+
+
+def test_worker_refuses_bad_stages_and_an_unreachable_api(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"} | {"PREFECT_HOME": str(tmp_path / "ph")}
+    bad = _cli("worker", "--stages", "rollout,train", env=env)
+    assert bad.returncode == 2 and "--stages: unknown stage(s) 'train'; choose from prepare, rollout" in bad.stderr
+    none = _cli("worker", "--stages", "rollout", env=env)
+    assert none.returncode == 2 and "PREFECT_API_URL is not set" in none.stderr and "prefect server start" in none.stderr
+    down = _cli("worker", "--stages", "update", env={**env, "PREFECT_API_URL": "http://127.0.0.1:9/api"})
+    assert down.returncode == 2 and "no Prefect server answers at PREFECT_API_URL=http://127.0.0.1:9/api" in down.stderr
+
+
+def test_a_placed_run_without_a_prefect_server_is_refused(tmp_path: Path, small_config: Config, tiny_model: Path) -> None:
+    cfg = tmp_path / "placed.toml"
+    cfg.write_text(Config.model_validate({**small_config.model_dump(), "placement": {"update": "gpu"}}).to_toml())
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"} | {"PREFECT_HOME": str(tmp_path / "ph")}
+    res = _cli("train", str(cfg), "--run", str(tmp_path / "run"), env=env)
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert "[placement] sends update to pool 'gpu'; the workers take them from a Prefect server" in res.stderr
+
+
+# ---- several machines on one ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A real `prefect server start` on 127.0.0.1 with a PREFECT_HOME of its own; its API URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    home = tmp_path_factory.mktemp("prefect-server")
+    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env.pop("PREFECT_API_URL", None)
+    log = (home / "server.log").open("w")
+    cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    api = f"http://127.0.0.1:{port}/api"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(f"{api}/health", timeout=2).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"prefect server did not start on {api}; see {log.name}") from None
+            time.sleep(0.5)
+    yield api
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def _machine(tmp_path: Path, name: str) -> Path:
+    """A machine's own folder: its working directory, with its copy of the reward plug-in."""
+    home = tmp_path / name
+    (home / "rewards").mkdir(parents=True)
+    (home / "rewards" / "parity.sql").write_text(PARITY)
+    return home
+
+
+def _worker(home: Path, api: str, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """`rlvr worker ARGS` as if on machine `home`: its own cwd, cache, PREFECT_HOME and log."""
+    own = {"RLVR_CACHE": str(home / "cache"), "PREFECT_HOME": str(home / "prefect"), "PREFECT_API_URL": api}
+    log = (home / f"worker-{time.monotonic_ns()}.log").open("w")
+    cmd = [sys.executable, "-m", "rlvr.flows.cli", "worker", *args, "--device", "cpu"]
+    return subprocess.Popen(
+        cmd, cwd=home, env={**os.environ, **own, **(env or {})}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def _outputs(location: str, plan: list[tuple]) -> dict[tuple, list[tuple[str, str]]]:
+    paths = open_run(location).paths
+    return {k: [(o.path, o.sha256) for o in read_record(paths.record(*k)).outputs] for k in plan}
+
+
+def _train_here(run_dir: Path) -> None:
+    """The unplaced reference: every stage of the plan, in this process (no Prefect)."""
+    from rlvr import stages
+
+    for stage, i in open_run(run_dir).config.stage_plan():
+        stages.prepare(run_dir) if i is None else getattr(stages, stage)(run_dir, i)
+
+
+@pytest.mark.slow
+def test_two_workers_train_a_run_survive_a_killed_worker_and_equal_an_unplaced_run(
+    tmp_path: Path,
+    prefect_server: str,
+    small_config: Config,
+    tiny_model: Path,
+    s3_uri: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = small_config.model_dump()
+    data["rollout"]["prompts_per_iteration"] = 8
+    data["eval"] |= {"every": 3, "prompts": 8}
+    data["verify"]["rewards"] = [{"name": "parity", "sql": "rewards/parity.sql", "weight": 1.0}]  # each machine's copy
+    ref_home = _machine(tmp_path, "reference")
+    monkeypatch.chdir(ref_home)
+    ref = create_or_open(ref_home / "run", Config.model_validate(data), 3)
+    _train_here(ref.paths.root)
+
+    data["placement"] = {"rollout": "gen", "verify": "gen", "evaluate": "gen", "update": "train"}
+    driver_home, gen_home, train_home = (_machine(tmp_path, n) for n in ("driver", "gen", "train"))
+    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    beat = {"RLVR_HEARTBEAT_SECONDS": "5"}
+    gen_args = ("--stages", "rollout,evaluate,verify", "--pool", "gen", "--name", "gen-worker")
+    driver_env = {**os.environ, **beat, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect")}
+    driver_env["COLUMNS"] = "200"
+    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", s3_uri, "--iterations", "3"]
+    said = (driver_home / "driver.log").open("w+")
+    procs = []
+    try:
+        gen = _worker(gen_home, prefect_server, *gen_args, env={**beat, FAULT_ENV: "rollout:1:mid_upload"})
+        trainer = _worker(train_home, prefect_server, "--stages", "update", "--pool", "train", "--name", "train-worker", env=beat)
+        driver = subprocess.Popen(
+            cmd, cwd=driver_home, env=driver_env, stdout=said, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        procs += [gen, trainer, driver]
+        assert gen.wait(timeout=600) == -9, "the rollout worker SIGKILLed itself in the middle of rollout 1's upload"
+        restarted = _worker(gen_home, prefect_server, *gen_args, env=beat)  # started again, without the fault
+        procs.append(restarted)
+        assert orphans(s3_uri), "it died with part of rollout 1 uploaded"
+        second = _cli("train", "--run", s3_uri, "--iterations", "3", env=driver_env)
+        assert second.returncode == 2 and f"another rlvr process (pid {driver.pid} on" in second.stderr, second.stderr
+        driver.wait(timeout=600)
+        trainer.send_signal(signal.SIGINT)  # Ctrl-C on an idle worker: it stops at once
+        assert trainer.wait(timeout=30) == 130
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+    said.seek(0)
+    errs = said.read()
+    assert driver.returncode == 0, errs[-4000:]
+    assert "gen-worker" in errs and "stopped its heartbeat for 5s; the driver submits rollout 1 again" in errs, errs[-4000:]
+
+    plan = ref.config.stage_plan()
+    mine, theirs = _outputs(s3_uri, plan), _outputs(str(ref.paths.root), plan)
+    assert [[p for p, _ in mine[k]] for k in plan] == [[p for p, _ in theirs[k]] for k in plan]
+    differ = sorted(p for k in plan for (p, a), (_, b) in zip(mine[k], theirs[k], strict=True) if a != b)
+    assert differ == [f"updates/iteration={i:06d}/part-000000.parquet" for i in range(3)], differ  # wall-clock columns
+    cols = ", ".join(c for c in UPDATES.names if c not in ("seconds", "peak_memory_mb"))
+    for q in (f"SELECT {cols} FROM updates ORDER BY global_step", "SELECT * FROM scores ORDER BY ALL"):
+        assert run_sql(s3_uri, q).to_pylist() == run_sql(str(ref.paths.root), q).to_pylist()
+    groups = run_sql(s3_uri, "SELECT min(groups_used) AS g FROM updates").to_pylist()
+    assert groups[0]["g"] > 0, "every update learned from groups with reward variance (the parity reward)"
+    assert orphans(s3_uri) == [], "the next attempt at rollout 1 swept the killed one's uploads"
+
+    paths = open_run(s3_uri).paths
+    made = {k: read_record(paths.record(*k)).worker for k in plan}
+    assert made[("prepare", None)] is None  # the driver ran it
+    for (stage, _), who in made.items():
+        if stage != "prepare":
+            assert who["name"] == ("train-worker" if stage == "update" else "gen-worker") and who["host"] == socket.gethostname()
+    assert made[("rollout", 1)]["pid"] == restarted.pid and made[("rollout", 0)]["pid"] == gen.pid
+    assert made[("update", 0)]["pid"] == trainer.pid
+    notes = {(r["stage"], r["iteration"]): r["note"] for r in status_rows(s3_uri)}
+    assert notes[("rollout", 1)].endswith(f"; by gen-worker on {socket.gethostname()}") and "; by" not in notes[("prepare", "")]
+    logs = "".join(f.read_text() for f in sorted(gen_home.glob("worker-*.log")))
+    assert "Task run 'rollout-1@gen'" in logs and "Task run 'evaluate-3@gen'" in logs  # task runs named by stage, iteration, pool

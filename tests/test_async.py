@@ -125,6 +125,7 @@ def async_run(tmp_path_factory: pytest.TempPathFactory, prefect_api: str, small_
     return run
 
 
+@pytest.mark.slow
 def test_async_run_samples_the_plan_versions_and_overlaps(async_run) -> None:
     d, paths = str(async_run.paths.root), async_run.paths
     rows = run_sql(
@@ -162,6 +163,7 @@ def test_async_run_samples_the_plan_versions_and_overlaps(async_run) -> None:
     assert notes[("update", 1)].endswith("warm trainer") and not notes[("update", 0)].endswith("warm trainer")
 
 
+@pytest.mark.slow
 def test_warm_and_cold_trainers_write_the_same_bytes(
     async_run, tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path
 ) -> None:
@@ -173,6 +175,7 @@ def test_warm_and_cold_trainers_write_the_same_bytes(
     _same_bytes(cold.paths, async_run.paths, async_run.config.stage_plan())
 
 
+@pytest.mark.slow
 def test_async_run_killed_in_an_update_resumes_byte_identical(
     async_run, tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path
 ) -> None:

@@ -33,8 +33,12 @@ What is measured, all in one run:
   steps). Its generation (`_generate_and_score_completions`) is timed apart, so its update time is
   the rest. With gradient checkpointing off (its fastest) and on (its default, --no-trl-gc skips).
   TRL's first generation batch is a warm-up; the figures are medians over the later ones.
-- ratios: TRL's generation-batch seconds / rlvr's iteration seconds (`iteration_speedup_*`), and
-  the update's trained tokens per second, rlvr's over TRL's (`update_speedup_*`).
+- rlvr-cold: the same rlvr run again with update.warm = false (each update loads v_i and its AdamW
+  state from the files; warm, the trainer held from the previous update is used). Same bytes. The
+  two runs alternate, iteration i of one then of the other, so that drifting load hits both.
+- ratios: TRL's generation-batch seconds / rlvr's iteration seconds (`iteration_speedup_*`, and
+  `cold_trainer_iteration_speedup_*` for the cold side), the update's trained tokens per second,
+  rlvr's over TRL's (`update_speedup_*`), and cold over warm (`warm_trainer_*_ratio`).
 
 Prints `key: value` lines and writes bench/results/loop.json (--smoke: loop-smoke.json).
 """
@@ -79,7 +83,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--iterations", type=int, default=3, help="rlvr iterations (the first is the cold one)")
     ap.add_argument("--trl-batches", type=int, default=3, help="TRL generation batches per setting (the first is a warm-up)")
     ap.add_argument("--no-trl-gc", action="store_true", help="skip TRL with gradient checkpointing (its default)")
-    ap.add_argument("--sides", default="rlvr,trl", help="comma-separated: rlvr, trl")
+    ap.add_argument(
+        "--sides",
+        default="rlvr,rlvr-cold,trl",
+        help="comma-separated: rlvr (update.warm = true), rlvr-cold (the same run with update.warm = false), trl",
+    )
     ap.add_argument("--set", dest="sets", action="append", default=[], help="override a recipe field")
     ap.add_argument("--smoke", action="store_true", help="tiny scale: " + " ".join(SMOKE))
     ap.add_argument("--out", type=Path, help="results file (default bench/results/loop.json, or loop-smoke.json)")
@@ -145,64 +153,78 @@ class ModelFlops:
 
 
 def run_rlvr(cfg, folder: Path, flops: ModelFlops, iterations: int) -> list[dict]:
-    run = create_or_open(folder / "rlvr-run", cfg, iterations)
-    d = str(run.paths.root)
-    stages.prepare(d)
-    out = []
+    return run_rlvr_sides({"rlvr": cfg}, folder, flops, iterations)["rlvr"]
+
+
+def run_rlvr_sides(cfgs: dict, folder: Path, flops: ModelFlops, iterations: int) -> dict[str, list[dict]]:
+    """One run per config, iteration i of each in turn (this machine's load drifts over minutes:
+    alternating keeps the sides' iterations side by side in time)."""
+    runs = {name: create_or_open(folder / name / "rlvr-run", cfg, iterations) for name, cfg in cfgs.items()}
+    for run in runs.values():
+        stages.prepare(str(run.paths.root))
+    out: dict[str, list[dict]] = {name: [] for name in runs}
     for i in range(iterations):
-        t = {}
-        for name, stage in (("rollout", stages.rollout), ("verify", stages.verify), ("update", stages.update)):
-            t0 = time.perf_counter()
-            stage(d, i)
-            t[name] = time.perf_counter() - t0
-        roll = verified_record(run.paths, ROLLOUT, i).extra
-        upd = verified_record(run.paths, UPDATE, i).extra
-        prompt_tokens = run_sql(
-            d, f"SELECT sum(len(prompt_token_ids))::BIGINT AS n FROM rollouts WHERE iteration = {i} AND sample_idx = 0"
-        ).to_pylist()[0]["n"]
-        trained = run_sql(
-            d,
-            "SELECT count(*) AS seqs, coalesce(sum(len(r.prompt_token_ids) + r.num_response_tokens), 0)::BIGINT AS tokens, "
-            "coalesce(sum(r.num_response_tokens), 0)::BIGINT AS response_tokens "
-            "FROM rollouts r JOIN scores s USING (iteration, prompt_id, sample_idx) "
-            f"WHERE r.iteration = {i} AND s.group_std > 0",
-        ).to_pylist()[0]
-        step_rows = run_sql(d, f"SELECT seconds FROM updates WHERE iteration = {i} ORDER BY step").to_pylist()
-        gen_s, step_s = roll["generation_seconds"], sum(r["seconds"] or 0.0 for r in step_rows)
-        row = {
-            "iteration": i,
-            "engine": roll["engine"],
-            "warm": roll["warm"],
-            "rollout_s": round(t["rollout"], 2),
-            "generation_s": gen_s,
-            "generated_tokens": roll["tokens"],
-            "samples": run_sql(d, f"SELECT count(*) AS n FROM rollouts WHERE iteration = {i}").to_pylist()[0]["n"],
-            "rollout_tokens_per_s": round(roll["tokens"] / gen_s, 1),
-            "rollout_gflop_per_s": round(flops.forward(prompt_tokens + roll["tokens"], roll["tokens"]) / gen_s / 1e9, 2),
-            "verify_s": round(t["verify"], 2),
-            "update_stage_s": round(t["update"], 2),
-            "update_steps_s": round(step_s, 2),
-            "update_step_s": [round(r["seconds"] or 0.0, 2) for r in step_rows],  # the first runs cold (fresh process memory)
-            "trained_sequences": trained["seqs"],
-            "trained_tokens": trained["tokens"],
-            "trained_response_tokens": trained["response_tokens"],
-            "update_tokens_per_s": round(trained["tokens"] / step_s, 1) if step_s else None,
-            "update_gflop_per_s": round(flops.train(trained["tokens"], trained["response_tokens"]) / step_s / 1e9, 2)
-            if step_s
-            else None,
-            "iteration_s": round(sum(t.values()), 2),
-            "update_extra": {k: upd.get(k) for k in ("groups_used", "groups_dropped") if k in upd},
-        }
-        print(
-            f"# rlvr iteration {i} ({row['engine']}, {'warm' if row['warm'] else 'cold'}): {row['iteration_s']:.1f}s "
-            f"(rollout {row['rollout_s']:.1f}s at {row['rollout_tokens_per_s']} tok/s, verify {row['verify_s']:.1f}s, "
-            f"update {row['update_stage_s']:.1f}s of which steps {row['update_steps_s']:.1f}s on {trained['tokens']} tokens)",
-            file=sys.stderr,
-            flush=True,
-        )
-        out.append(row)
+        for name, run in runs.items():
+            out[name].append(_rlvr_iteration(run, i, flops, name))
     engines.close_all()  # the vLLM worker holds GiBs of KV cache: free them before TRL starts
     return out
+
+
+def _rlvr_iteration(run, i: int, flops: ModelFlops, side: str) -> dict:
+    """rollout(i), verify(i), update(i) of one run, timed, and the figures of the iteration."""
+    d = str(run.paths.root)
+    t = {}
+    for name, stage in (("rollout", stages.rollout), ("verify", stages.verify), ("update", stages.update)):
+        t0 = time.perf_counter()
+        stage(d, i)
+        t[name] = time.perf_counter() - t0
+    roll = verified_record(run.paths, ROLLOUT, i).extra
+    upd = verified_record(run.paths, UPDATE, i).extra
+    prompt_tokens = run_sql(
+        d, f"SELECT sum(len(prompt_token_ids))::BIGINT AS n FROM rollouts WHERE iteration = {i} AND sample_idx = 0"
+    ).to_pylist()[0]["n"]
+    trained = run_sql(
+        d,
+        "SELECT count(*) AS seqs, coalesce(sum(len(r.prompt_token_ids) + r.num_response_tokens), 0)::BIGINT AS tokens, "
+        "coalesce(sum(r.num_response_tokens), 0)::BIGINT AS response_tokens "
+        "FROM rollouts r JOIN scores s USING (iteration, prompt_id, sample_idx) "
+        f"WHERE r.iteration = {i} AND s.group_std > 0",
+    ).to_pylist()[0]
+    step_rows = run_sql(d, f"SELECT seconds FROM updates WHERE iteration = {i} ORDER BY step").to_pylist()
+    gen_s, step_s = roll["generation_seconds"], sum(r["seconds"] or 0.0 for r in step_rows)
+    row = {
+        "iteration": i,
+        "engine": roll["engine"],
+        "warm": roll["warm"],
+        "rollout_s": round(t["rollout"], 2),
+        "generation_s": gen_s,
+        "generated_tokens": roll["tokens"],
+        "samples": run_sql(d, f"SELECT count(*) AS n FROM rollouts WHERE iteration = {i}").to_pylist()[0]["n"],
+        "rollout_tokens_per_s": round(roll["tokens"] / gen_s, 1),
+        "rollout_gflop_per_s": round(flops.forward(prompt_tokens + roll["tokens"], roll["tokens"]) / gen_s / 1e9, 2),
+        "verify_s": round(t["verify"], 2),
+        "update_stage_s": round(t["update"], 2),
+        "update_steps_s": round(step_s, 2),
+        "update_overhead_s": round(t["update"] - step_s, 2),  # loading, saving, hashing: what a warm trainer cuts
+        "update_step_s": [round(r["seconds"] or 0.0, 2) for r in step_rows],  # the first runs cold (fresh process memory)
+        "trained_sequences": trained["seqs"],
+        "trained_tokens": trained["tokens"],
+        "trained_response_tokens": trained["response_tokens"],
+        "update_tokens_per_s": round(trained["tokens"] / step_s, 1) if step_s else None,
+        "update_gflop_per_s": round(flops.train(trained["tokens"], trained["response_tokens"]) / step_s / 1e9, 2)
+        if step_s
+        else None,
+        "iteration_s": round(sum(t.values()), 2),
+        "update_extra": {k: upd.get(k) for k in ("groups_used", "groups_dropped") if k in upd},
+    }
+    print(
+        f"# {side} iteration {i} ({row['engine']}, {'warm' if row['warm'] else 'cold'}): {row['iteration_s']:.1f}s "
+        f"(rollout {row['rollout_s']:.1f}s at {row['rollout_tokens_per_s']} tok/s, verify {row['verify_s']:.1f}s, "
+        f"update {row['update_stage_s']:.1f}s of which steps {row['update_steps_s']:.1f}s on {trained['tokens']} tokens)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return row
 
 
 # ---- TRL ----------------------------------------------------------------------------------------
@@ -303,8 +325,13 @@ def main() -> None:
     work = args.keep or Path(tempfile.mkdtemp(prefix="rlvr-bench-loop-"))
     res: dict = {}
     try:
+        cfgs = {}
         if "rlvr" in sides:
-            res["rlvr"] = run_rlvr(cfg, work / "rlvr", flops, args.iterations)
+            cfgs["rlvr"] = cfg.model_copy(update={"update": cfg.update.model_copy(update={"warm": True})})
+        if "rlvr-cold" in sides:
+            cfgs["rlvr_cold"] = cfg.model_copy(update={"update": cfg.update.model_copy(update={"warm": False})})
+        if cfgs:
+            res |= run_rlvr_sides(cfgs, work, flops, args.iterations)
         if "trl" in sides:
             for gc in (False,) if args.no_trl_gc else (False, True):
                 res[f"trl_gc_{'on' if gc else 'off'}"] = run_trl(cfg, work / f"trl-{gc}", flops, args.trl_batches, gc)
@@ -321,12 +348,19 @@ def main() -> None:
         f["rlvr_engine"] = warm[0]["engine"]
         for k in ("iteration_s", "rollout_s", "generation_s", "rollout_tokens_per_s", "verify_s", "update_stage_s"):
             f[f"rlvr_{k}"] = median(warm, k)
-        for k in ("update_steps_s", "update_tokens_per_s", "trained_tokens", "generated_tokens"):
+        for k in ("update_steps_s", "update_overhead_s", "update_tokens_per_s", "trained_tokens", "generated_tokens"):
             f[f"rlvr_{k}"] = median(warm, k)
         f["rlvr_rollout_ceiling_fraction"] = round(median(warm, "rollout_gflop_per_s") / peak, 4)
         if median(warm, "update_gflop_per_s"):
             f["rlvr_update_ceiling_fraction"] = round(median(warm, "update_gflop_per_s") / peak, 4)
         f["rlvr_cold_iteration_s"] = res["rlvr"][0]["iteration_s"]
+    if "rlvr_cold" in res:  # the same run with update.warm = false: what the warm trainer saves, per iteration
+        warm = res["rlvr_cold"][1:] or res["rlvr_cold"]
+        for k in ("iteration_s", "rollout_s", "verify_s", "update_stage_s", "update_steps_s", "update_overhead_s"):
+            f[f"rlvr_cold_trainer_{k}"] = median(warm, k)
+        if "rlvr" in res:
+            f["warm_trainer_iteration_ratio"] = round(f["rlvr_cold_trainer_iteration_s"] / f["rlvr_iteration_s"], 3)
+            f["warm_trainer_update_stage_ratio"] = round(f["rlvr_cold_trainer_update_stage_s"] / f["rlvr_update_stage_s"], 3)
     for side in ("trl_gc_off", "trl_gc_on"):
         if side not in res:
             continue
@@ -334,6 +368,8 @@ def main() -> None:
         for k in ("batch_s", "generation_s", "rollout_tokens_per_s", "update_s", "update_tokens_per_s", "trained_tokens"):
             f[f"{side}_{k}"] = median(warm, k)
         f[f"{side}_update_ceiling_fraction"] = round(median(warm, "update_gflop_per_s") / peak, 4)
+        if "rlvr_cold" in res:
+            f[f"cold_trainer_iteration_speedup_vs_{side}"] = round(f[f"{side}_batch_s"] / f["rlvr_cold_trainer_iteration_s"], 3)
         if "rlvr" in res:
             f[f"iteration_speedup_vs_{side}"] = round(f[f"{side}_batch_s"] / f["rlvr_iteration_s"], 3)
             if f.get("rlvr_update_tokens_per_s"):

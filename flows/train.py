@@ -1,11 +1,15 @@
 """The training flows: prepare, then for each iteration rollout -> verify -> update (with
 evaluate(i) on the held-out split before iteration i, and after the last, when eval.every > 0).
 
-Iteration i+1's rollout starts only after update i has committed: tasks are called in order
-and each call returns only when its stage is committed (or raises). A stage that [placement]
-places runs on an `rlvr worker` of its pool instead (rlvr.tasks.placed), and the flow waits for
-its commit. Rerunning a flow on the same run folder is `resume`: committed stages skip
-themselves. Each flow holds the run's writer lock, so two flows never write one run at once.
+With rollout.max_staleness = 0, iteration i+1's rollout starts only after update i has committed:
+tasks are called in order and each call returns only when its stage is committed (or raises).
+With k = rollout.max_staleness >= 1, rollout(i) samples v_max(0, i-k) (rlvr.config.plan) and the
+stages are submitted as Prefect futures that wait for what Config.stage_deps names: the generation
+lane (evaluate, rollout, verify) and the trainer lane (update) overlap, one stage each, each stage
+still committing on its own. A stage that [placement] places runs on an `rlvr worker` of its pool
+instead (rlvr.tasks.placed), and the flow waits for its commit. Rerunning a flow on the same run
+folder is `resume`: committed stages skip themselves. Each flow holds the run's writer lock, so
+two flows never write one run at once.
 
 - `train(run_dir)`: bring the run to its target iteration count (run.toml: run.iterations).
 - `extend(run_dir, add_iterations)`: raise the target, then train; what `rlvr serve` schedules.
@@ -17,8 +21,9 @@ from __future__ import annotations
 
 import sys
 
-from prefect import flow
+from prefect import flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect.cache_policies import NO_CACHE
 from rlvr.flows.lifecycle import reclaim_sigterm
 from rlvr.tasks.placed import run_placed
 from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, track_task, update_task, verify_task
@@ -28,6 +33,8 @@ from rlvr.store.locks import writer_lock
 from rlvr.store.run import open_run
 
 TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, "evaluate": evaluate_task}
+# a placed stage under rollout.max_staleness >= 1: run_placed in a task of the flow's thread pool, so it can wait beside the others
+placed_task = task(run_placed, name="placed", cache_policy=NO_CACHE)
 
 
 def _stages(run_dir: str) -> list[dict]:
@@ -38,6 +45,10 @@ def _stages(run_dir: str) -> list[dict]:
     bar = create_progress_artifact(
         progress=0.0, key=artifact_key(run_dir, "progress"), description=f"stages of {run_dir} done, this flow run"
     )
+    if config.rollout.max_staleness:
+        results = _overlapped(run_dir, config, plan, config.stage_deps(), bar)
+        track_task(run_dir)
+        return results
     results = []
     for k, (stage, i) in enumerate(plan):
         results.append(_run_stage(run_dir, stage, i, config.placement.pool(stage)))
@@ -52,6 +63,26 @@ def _run_stage(run_dir: str, stage: str, i: int | None, pool: str | None) -> dic
     if pool is not None:
         return run_placed(run_dir, stage, i, pool)
     return prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i)
+
+
+def _overlapped(run_dir: str, config, plan: list[tuple], deps: dict[tuple, list[tuple]], bar) -> list[dict]:
+    """rollout.max_staleness >= 1: every stage submitted at once (Prefect's thread pool), each
+    waiting for the stages Config.stage_deps names, so rollout(i+1) and verify(i+1) run while
+    update(i) trains. Submitted in plan order, every stage waits only for earlier ones, so the
+    pool's first-in-first-out queue never holds a stage whose inputs cannot come."""
+    futures: dict[tuple, object] = {}
+    for stage, i in plan:
+        args = (run_dir,) if i is None else (run_dir, i)
+        wait = [futures[d] for d in deps[(stage, i)]]
+        if (pool := config.placement.pool(stage)) is not None:  # on a worker: this thread waits for its commit
+            futures[(stage, i)] = placed_task.submit(run_dir, stage, i, pool, wait_for=wait)
+        else:
+            futures[(stage, i)] = (prepare_task if i is None else TASKS[stage]).submit(*args, wait_for=wait)
+    results = []
+    for k, key in enumerate(plan):
+        results.append(futures[key].result())  # a failed stage raises here; the stages after it never start
+        update_progress_artifact(bar, progress=100.0 * (k + 1) / len(plan))
+    return results
 
 
 @flow(name="rlvr-train", flow_run_name="train-{run_dir}", log_prints=True)

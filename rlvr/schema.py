@@ -58,7 +58,10 @@ ROLLOUTS = pa.schema(
         pa.field("response_text", pa.string(), nullable=False),
         pa.field("num_response_tokens", pa.int32(), nullable=False),
         pa.field("finish_reason", pa.string(), nullable=False),  # "stop" | "length"
-        pa.field("policy_version", pa.int32(), nullable=False),
+        pa.field("policy_version", pa.int32(), nullable=False),  # the policy sampled from: v_max(0, i - rollout.max_staleness)
+        # iteration - policy_version: how many updates behind the trained policy the sampler was (0 = on-policy);
+        # NULL in runs written before the column existed (they were all on-policy)
+        pa.field("staleness", pa.int32()),
         pa.field("engine", pa.string(), nullable=False),  # "transformers" | "vllm"
         pa.field("temperature", pa.float32(), nullable=False),
         pa.field("seed", pa.int64(), nullable=False),  # derived from (seed, iteration, prompt, sample)
@@ -82,9 +85,12 @@ def rollout_row(
     temperature: float,
     seed: int,
     model: str | None = None,
+    policy_version: int | None = None,
 ) -> dict:
     """One ROLLOUTS row, the one place its columns are filled (the rollout and evaluate stages, `rlvr
-    import`): iteration i's responses come from policy v_i, and num_response_tokens counts the tokens."""
+    import`): iteration i's responses come from `policy_version` (default v_i; rollout.max_staleness
+    = k samples v_max(0, i-k)), staleness is i minus it, and num_response_tokens counts the tokens."""
+    version = iteration if policy_version is None else policy_version
     return {
         "iteration": iteration,
         "prompt_id": prompt_id,
@@ -95,7 +101,8 @@ def rollout_row(
         "response_text": response_text,
         "num_response_tokens": len(response_token_ids),
         "finish_reason": finish_reason,
-        "policy_version": iteration,
+        "policy_version": version,
+        "staleness": iteration - version,
         "engine": engine,
         "temperature": temperature,
         "seed": seed,
@@ -188,7 +195,10 @@ class StepMetrics:
     # engine/trainer mismatch: |rollout logprob - trainer logprob| of the same tokens, before any step
     logprob_diff_mean: F64 | None = None
     logprob_diff_max: F64 | None = None
-    tis_weight_mean: F64 | None = None  # null when tis_cap = 0
+    tis_weight_mean: F64 | None = None  # mean importance weight (TIS or MIS); null when tis_cap = mis_cap = 0
+    is_weight_max: F64 | None = None  # largest pi_v_i / pi_rollout before the cap; null without TIS / MIS
+    is_capped_frac: F64 | None = None  # tokens truncated (TIS) or masked (MIS) at the cap; null without TIS / MIS
+    staleness: I32 = 0  # iteration - the rollouts' policy_version (rollout.max_staleness; 0 = on-policy)
     seconds: F64 = 0.0
     peak_memory_mb: F64 = 0.0  # CUDA: max allocated; CPU: process peak RSS
     world_size: I32 = 0

@@ -252,3 +252,34 @@ def test_objective_composes_clip_tis_kl_and_aggregation_by_hand() -> None:
     # without TIS and KL it is the plain clipped surrogate, aggregated
     loss2, sums2 = objective(logp, old, old, adv, mask, Objective(ClipConfig(0.2, 0.2)), Totals(2, 1, 4.0))
     assert float(loss2) == pytest.approx(-1.0) and sums2["kl"] == 0.0 and sums2["tis"] == 0.0
+
+
+def test_masked_is_weights_drop_the_tokens_over_the_cap() -> None:
+    """MIS: a weight over the cap is 0 (the token leaves the loss), one under it is kept as is; TIS keeps
+    the first at the cap instead. Weights here: e^1 = 2.72 > 2, e^-1 = 0.37, e^0.5 = 1.65."""
+    from rlvr.train.grpo import is_weights, masked_is_weights
+
+    trainer = torch.tensor([[0.0, -1.0, -0.5]])
+    rollout = torch.tensor([[-1.0, 0.0, -1.0]])
+    assert masked_is_weights(trainer, rollout, cap=2.0)[0].tolist() == pytest.approx([0.0, math.exp(-1), math.exp(0.5)])
+    assert is_weights(trainer, rollout, tis_cap=2.0, mis_cap=0.0)[0].tolist() == pytest.approx([2.0, math.exp(-1), math.exp(0.5)])
+    assert is_weights(trainer, rollout, tis_cap=0.0, mis_cap=2.0)[0, 0] == 0.0
+
+
+def test_objective_with_mis_counts_the_masked_tokens_and_the_largest_weight() -> None:
+    """Two tokens, A = +1, ratio 1 to pi_old; the sampler gave token 0 a third of pi_old's probability
+    (weight 3 > cap 2: masked) and token 1 half (weight 2 <= 2: kept). Loss = -(0 + 2) / 2 tokens."""
+    from rlvr.train.grpo import ClipConfig, Objective, Totals, objective
+
+    logp = torch.tensor([[-1.0, -2.0]], requires_grad=True)
+    old = logp.detach().clone()
+    rollout = old - torch.tensor([[math.log(3), math.log(2)]])
+    obj = Objective(ClipConfig(0.2, 0.2), "token_mean", mis_cap=2.0)
+    loss, sums = objective(logp, old, rollout, torch.tensor([1.0]), torch.ones(1, 2), obj, Totals(2, 1, 4.0))
+    assert float(loss) == pytest.approx(-1.0)
+    assert sums["tis"] == pytest.approx(2.0) and sums["is_capped"] == 1.0 and sums["is_max"] == pytest.approx(3.0)
+    loss.backward()
+    assert logp.grad[0].tolist() == pytest.approx([0.0, -1.0])  # the masked token gets no gradient
+    tis = Objective(ClipConfig(0.2, 0.2), "token_mean", tis_cap=2.0)
+    _, sums_t = objective(logp, old, rollout, torch.tensor([1.0]), torch.ones(1, 2), tis, Totals(2, 1, 4.0))
+    assert sums_t["tis"] == pytest.approx(4.0) and sums_t["is_capped"] == 1.0  # truncated at 2, not dropped

@@ -48,9 +48,10 @@ def _oracle(model, row: TrainRow) -> list[float]:
 
 
 def test_step_metrics_are_per_token_means_and_none_where_off() -> None:
-    sums = dict(zip(SUMS, [2.0, 1.5, 0.8, 1.0, 3.0, 7.6, 0.4, 12.0, 6.0, 0.2], strict=True))
+    sums = dict(zip(SUMS, [2.0, 1.5, 0.8, 1.0, 3.0, 7.6, 0.4, 12.0, 6.0, 2.0, 0.2], strict=True))
     totals = Totals(tokens=8, sequences=2, norm_constant=16.0)
-    m = step_metrics(sums, 0.05, totals, kl=True, tis=True, first=True)
+    maxes = {"diff_max": 0.05, "is_max": 3.5}
+    m = step_metrics(sums, maxes, totals, kl=True, tis=True, first=True)
     assert m == {
         "loss": 2.0,
         "policy_loss": 1.5,
@@ -65,11 +66,19 @@ def test_step_metrics_are_per_token_means_and_none_where_off() -> None:
         "logprob_diff_mean": 0.025,
         "logprob_diff_max": 0.05,
         "tis_weight_mean": 0.75,
+        "is_weight_max": 3.5,
+        "is_capped_frac": 0.25,
     }
-    off = step_metrics(sums, 0.05, totals, kl=False, tis=False, first=False)
-    assert [off[k] for k in ("kl", "tis_weight_mean", "logprob_diff_mean", "logprob_diff_max")] == [None] * 4
+    off = step_metrics(sums, maxes, totals, kl=False, tis=False, first=False)
+    keys = ("kl", "tis_weight_mean", "is_weight_max", "is_capped_frac", "logprob_diff_mean", "logprob_diff_max")
+    assert [off[k] for k in keys] == [None] * 6
     empty = step_metrics(
-        dict.fromkeys(SUMS, 0.0), 0.0, Totals(tokens=0, sequences=0, norm_constant=1.0), kl=True, tis=True, first=True
+        dict.fromkeys(SUMS, 0.0),
+        {"diff_max": 0.0, "is_max": 0.0},
+        Totals(tokens=0, sequences=0, norm_constant=1.0),
+        kl=True,
+        tis=True,
+        first=True,
     )
     assert empty["ratio_mean"] == 0.0 and empty["kl"] == 0.0  # no tokens: divided by 1, not by 0
 

@@ -109,6 +109,14 @@ class RolloutSection(_Section):
     min_signal_groups: int = Field(
         0, ge=0, description="Dynamic sampling target of groups with signal; 0 = prompts_per_iteration."
     )
+    max_staleness: int = Field(
+        0,
+        ge=0,
+        description="k: rollout(i) samples from policy v_max(0, i-k), so with k >= 1 rollout(i+1) and verify(i+1) run "
+        "while update(i) trains (asynchronous, bounded staleness; rollouts.staleness = i - policy_version). The version "
+        "follows from k alone (a resumed run samples the same). 0 = on-policy, each rollout after the update before it. "
+        "Off-policy rows are corrected by update.tis_cap or update.mis_cap.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> RolloutSection:
@@ -185,7 +193,17 @@ class UpdateSection(_Section):
         "(bench/update.py); try it on a GPU with flash attention.",
     )
     tis_cap: float = Field(
-        0.0, ge=0.0, description="Truncated importance sampling cap for engine/trainer mismatch (e.g. 2.0); 0 = off."
+        0.0,
+        ge=0.0,
+        description="Truncated importance sampling (TIS): each token's loss weighted by min(pi_v_i / pi_rollout, cap), "
+        "pi_v_i the trainer's own logprobs before any step, pi_rollout the sampler's (engine/trainer mismatch, and the "
+        "staleness of rollout.max_staleness >= 1); e.g. 2.0; 0 = off.",
+    )
+    mis_cap: float = Field(
+        0.0,
+        ge=0.0,
+        description="Masked importance sampling (MIS): as tis_cap, but a token whose weight pi_v_i / pi_rollout exceeds "
+        "the cap is left out of the loss (weight 0) instead of truncated; e.g. 2.0; 0 = off. At most one of tis_cap, mis_cap.",
     )
     mask_truncated: bool = Field(
         False, description="Leave responses cut at max_new_tokens out of the loss (DAPO overlong filtering)."
@@ -202,6 +220,13 @@ class UpdateSection(_Section):
         "optimiser state sharded over the processes (torch fully_shard; CPU/gloo too). No effect with nproc = 1.",
     )
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="'auto' = cuda when available, else cpu.")
+    warm: bool = Field(
+        True,
+        description="Keep the trainer alive across iterations: weights and optimiser state stay in memory (every "
+        "checkpoint is still written and committed), reused only when they are the committed version the update "
+        "starts from (checked by its record's digest), else, and after any failure, reloaded from it. Same bytes as "
+        "false; applies to update.nproc = 1 without [update.lora] (torchrun ranks and LoRA updates start cold each iteration).",
+    )
     lora: LoraSection | None = Field(
         None,
         description="[update.lora]: train a LoRA adapter (PEFT) on the frozen base model v0; checkpoints hold the adapter "
@@ -218,9 +243,15 @@ class UpdateSection(_Section):
             raise ValueError(
                 f"update.lora with update.nproc = {self.nproc}: LoRA updates run in one process for now; set update.nproc = 1"
             )
-        if 0 < self.tis_cap < 1:
+        for name in ("tis_cap", "mis_cap"):
+            if 0 < getattr(self, name) < 1:
+                raise ValueError(
+                    f"update.{name} = {getattr(self, name)}: the importance-weight cap must be >= 1 (e.g. 2.0), or 0 to turn it off"
+                )
+        if self.tis_cap > 0 and self.mis_cap > 0:
             raise ValueError(
-                f"update.tis_cap = {self.tis_cap}: the importance-weight cap must be >= 1 (e.g. 2.0), or 0 to turn it off"
+                f"update.tis_cap = {self.tis_cap} and update.mis_cap = {self.mis_cap}: pick one importance correction "
+                "(truncate or mask) and set the other to 0"
             )
         return self
 

@@ -11,6 +11,7 @@ from typing import Any, get_args
 import tomli_w
 from pydantic import BaseModel
 
+from rlvr.config import plan
 from rlvr.config.sections import (
     CheckpointSection,
     EvalSection,
@@ -49,16 +50,14 @@ class Config(_Section):
         return sorted({i for i in range(0, n + 1, self.eval.every)} | {n})
 
     def stage_plan(self) -> list[tuple[str, int | None]]:
-        """(stage, iteration) in the order the training flow runs them: prepare, then per iteration i
-        evaluate(i) when i is an eval point, rollout(i), verify(i), update(i); evaluate(n) last."""
-        evals = set(self.eval_points())
-        plan: list[tuple[str, int | None]] = [("prepare", None)]
-        for i in range(self.run.iterations):
-            plan += [("evaluate", i)] if i in evals else []
-            plan += [("rollout", i), ("verify", i), ("update", i)]
-        if self.run.iterations in evals:
-            plan.append(("evaluate", self.run.iterations))
-        return plan
+        """(stage, iteration) in one order the training flow may run them (rlvr.config.plan.stage_plan):
+        with rollout.max_staleness = 0, prepare, then per iteration i evaluate(i) when i is an eval
+        point, rollout(i), verify(i), update(i); evaluate(n) last."""
+        return plan.stage_plan(self.run.iterations, self.eval_points(), self.rollout.max_staleness)
+
+    def stage_deps(self) -> dict[tuple[str, int | None], list[tuple[str, int | None]]]:
+        """What each stage of stage_plan waits for (rlvr.config.plan.stage_deps): the async flow's order."""
+        return plan.stage_deps(self.stage_plan(), self.rollout.max_staleness)
 
     def hash(self) -> str:
         """Identity of a run's config: hash_data of what run.toml stores (unset fields left out)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import torch
@@ -34,14 +35,21 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+# transformers builds a model on the meta device through process-global state while it loads, so two
+# loads at once (rollout.max_staleness >= 1 runs a rollout's engine and the update in two threads)
+# crashed with "Cannot copy out of meta tensor". One load at a time; the loads are seconds, the stages minutes.
+_LOADING = threading.Lock()
+
+
 def load_policy(path: Path, device: torch.device) -> tuple[PreTrainedModel, AutoTokenizer]:
     """A policy folder as a transformers model (fp32) and its tokenizer. A LoRA adapter folder
     (rlvr.models.lora) is loaded onto its checked base and merged: full weights either way."""
-    if is_adapter(path):
-        model = merge_adapter(_full_weights(base_of(path), device), path)
-    else:
-        model = _full_weights(path, device)
-    return model, AutoTokenizer.from_pretrained(path)
+    with _LOADING:
+        if is_adapter(path):
+            model = merge_adapter(_full_weights(base_of(path), device), path)
+        else:
+            model = _full_weights(path, device)
+        return model, AutoTokenizer.from_pretrained(path)
 
 
 def _full_weights(path: Path, device: torch.device) -> PreTrainedModel:

@@ -4,7 +4,8 @@ that evaluate(run, i) shares with it (rlvr.stages.evaluation: the engine, `_gene
 Like every stage, rollout is idempotent: it computes its input fingerprint (config hash + the digests
 of the upstream outputs it reads, rlvr.stages.lineage) and returns at once when a commit record
 with that fingerprint exists. Otherwise it writes its outputs through rlvr.store.commit (temp
-folder, rename, record last). Iteration i samples with policy v_i. Dynamic sampling (DAPO) draws
+folder, rename, record last). Iteration i samples with policy v_max(0, i-k), k = rollout.max_staleness
+(v_i when k = 0; rlvr.config.plan). Dynamic sampling (DAPO) draws
 more prompts until enough groups have reward variance.
 """
 
@@ -39,7 +40,7 @@ from rlvr.schema import (
 )
 from rlvr.seeds import derive_seed
 from rlvr.stages.base import ContextLengthError, StageResult, _require_weights, _stage
-from rlvr.stages.lineage import stage_inputs, upstream
+from rlvr.stages.lineage import rollout_version, stage_inputs, upstream
 from rlvr.store.commit import Outcome, StageTx, write_table
 from rlvr.store.records import CommitRecord
 from rlvr.store.run import Run, open_run
@@ -123,39 +124,45 @@ def _policy_engine(cfg: Config, policy_dir: Path) -> tuple[AutoTokenizer, engine
 
 
 def rollout(run_dir: str | Path, iteration: int) -> StageResult:
-    """G responses per sampled prompt with policy v_i -> rollouts/iteration=i/."""
+    """G responses per sampled prompt with policy v_b -> rollouts/iteration=i/, b = max(0, i - k) for
+    rollout.max_staleness = k (rlvr.config.plan; k = 0: v_i)."""
     run = open_run(run_dir)
     paths, i = run.paths, iteration
     problems, inputs = _generation_inputs(run, ROLLOUT, i)
+    v = rollout_version(run, i)
 
     def body(tx: StageTx) -> Outcome:
-        _require_weights(run, i, f"rollout({i})")
-        text = _prompt_ids(run, problems, i, "train")
-        tok, got, device = _policy_engine(run.config, run.paths.policy_dir(i))
+        _require_weights(run, v, f"rollout({i})")
+        text = _prompt_ids(run, problems, v, "train")
+        tok, got, device = _policy_engine(run.config, run.paths.policy_dir(v))
         log.info(
-            "rollout %d: %s engine (%s), start %.1fs, weight load %.2fs",
+            "rollout %d: policy v%d, %s engine (%s), start %.1fs, weight load %.2fs",
             i,
+            v,
             got.name,
             "warm" if got.warm else "cold",
             got.start_seconds,
             got.weight_load_seconds,
         )
-        sampler = _RoundSampler(run, i, problems, text, got.engine, tok, tx.output(paths.table_dir("rollouts", i)))
+        sampler = _RoundSampler(run, i, v, problems, text, got.engine, tok, tx.output(paths.table_dir("rollouts", i)))
         chosen = _first_prompts(run, problems, list(text), i)
         t0 = time.perf_counter()
         rounds, used = _sample_rounds(sampler, chosen)
-        return _rollout_outcome(run, i, got, device, rounds, prompts=len(used), secs=time.perf_counter() - t0)
+        done = _rollout_outcome(run, i, got, device, rounds, prompts=len(used), secs=time.perf_counter() - t0)
+        plan = {"policy_version": v, "staleness": i - v, "max_staleness": run.config.rollout.max_staleness}
+        return Outcome(done.rows, plan | done.extra)
 
     return _stage(run, ROLLOUT, i, inputs, body)
 
 
 @dataclass(frozen=True)
 class _RoundSampler:
-    """What every round of one rollout stage samples with: policy v_i's engine and tokenizer, the
-    train prompts' token ids (`text`), and the stage's output folder."""
+    """What every round of one rollout stage samples with: policy v_version's engine and tokenizer
+    (the plan's behaviour policy), the train prompts' token ids (`text`), and the stage's output folder."""
 
     run: Run
     i: int
+    version: int
     problems: CommitRecord
     text: dict[str, list[int]]
     engine: engines.Engine
@@ -171,9 +178,10 @@ class _RoundSampler:
             prompt_ids,
             self.text,
             self.out,
-            policy_dir=self.run.paths.policy_dir(self.i),
+            policy_dir=self.run.paths.policy_dir(self.version),
             first_shard=first_shard,
             counted=counted,
+            policy_version=self.version,
         )
 
     def signal_groups(self, shards: list[Path]) -> int:
@@ -288,10 +296,12 @@ def _generate(
     seed_tag: str = "",
     label: str = "rollout",
     counted: int = 0,
+    policy_version: int | None = None,
 ) -> dict:
     """`samples` (default rollout.group_size) responses per prompt id (`text`: its token ids) by the engine holding
     `policy_dir` (its context bounds lengths), seeded as iteration i, as shards part-{first_shard + k}; returns counts.
-    `seed_tag` keeps eval seeds apart from training's; `counted`: earlier rounds' responses, in the progress counts."""
+    `seed_tag` keeps eval seeds apart from training's; `counted`: earlier rounds' responses, in the progress counts;
+    `policy_version`: the version `policy_dir` holds, when not v_i (rollout.max_staleness)."""
     G = samples or cfg.rollout.group_size
     requests = [
         Request(pid, s, text[pid], derive_seed(cfg.run.seed, i, seed_tag + pid, s)) for pid in prompt_ids for s in range(G)
@@ -322,6 +332,7 @@ def _generate(
                 engine=engine.name,
                 temperature=sampling.temperature,
                 seed=req.seed,
+                policy_version=policy_version,
             )
             for req, smp in batch
         ]

@@ -1,9 +1,9 @@
 """What each stage depends on, and which stages of a run are still to compute.
 
 A stage's inputs (its fingerprint) are the run's config hash and the digests of the commit
-records it reads: prepare for the problems, prepare or update(v-1) for policy v, rollout(i) and
-verify(i) for an update. `pending(run)` asks every stage of the run's plan whether a record with
-matching inputs is committed, without importing torch or starting anything, so the CLI can say
+records it reads: prepare for the problems, prepare or update(v-1) for policy v (rollout(i) reads
+v_max(0, i-k), k = rollout.max_staleness; rlvr.config.plan), rollout(i) and verify(i) for an
+update. `pending(run)` asks every stage of the run's plan whether a record with matching inputs is committed, without importing torch or starting anything, so the CLI can say
 "nothing to do" (for instance of a finished run on a read-only disk) before Prefect starts.
 
 Tests: tests/test_retention.py (pending before and after a run), tests/test_e2e.py.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlvr.config.plan import behaviour_version
 from rlvr.errors import RlvrError
 from rlvr.schema import EVALUATE, PREPARE, ROLLOUT, UPDATE, VERIFY
 from rlvr.store.commit import committed
@@ -41,15 +42,25 @@ def policy_record(run: Run, version: int, needed_by: str) -> CommitRecord:
     return upstream(run, UPDATE, version - 1, needed_by)
 
 
+def rollout_version(run: Run, i: int) -> int:
+    """The policy version rollout(i) samples from: v_max(0, i - rollout.max_staleness) (rlvr.config.plan)."""
+    return behaviour_version(i, run.config.rollout.max_staleness)
+
+
 def stage_inputs(run: Run, stage: str, i: int | None) -> dict[str, Any]:
     """The inputs (fingerprinted) of one stage; StageOrderError when an upstream stage is missing."""
     name = stage if i is None else f"{stage}({i})"
     inputs: dict[str, Any] = {"config": run.config_hash}
     if stage == PREPARE:
         return inputs
-    if stage in (ROLLOUT, EVALUATE):
-        inputs |= {"problems": upstream(run, PREPARE, None, name).digest(), "policy": policy_record(run, i, name).digest()}
-        return inputs | _import_digest(run, i, inputs) if stage == ROLLOUT else inputs
+    if stage == EVALUATE:
+        return inputs | {"problems": upstream(run, PREPARE, None, name).digest(), "policy": policy_record(run, i, name).digest()}
+    if stage == ROLLOUT:
+        v = rollout_version(run, i)
+        inputs |= {"problems": upstream(run, PREPARE, None, name).digest(), "policy": policy_record(run, v, name).digest()}
+        if run.config.rollout.max_staleness:  # the plan's version, in the fingerprint (k = 0: the inputs rlvr always had)
+            inputs["policy_version"] = v
+        return inputs | _import_digest(run, i, inputs)
     if stage == VERIFY:
         inputs |= {"problems": upstream(run, PREPARE, None, name).digest(), "rollouts": upstream(run, ROLLOUT, i, name).digest()}
         if run.config.verify.rewards:  # a plug-in's source is an input too: editing it scores again

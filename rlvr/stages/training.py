@@ -1,4 +1,8 @@
-"""update(run, i): the GRPO step from v_i to v_{i+1} (rlvr.train), in-process or under torchrun."""
+"""update(run, i): the GRPO step from v_i to v_{i+1} (rlvr.train), in-process or under torchrun.
+
+In-process with update.warm, the trainer stays in memory between updates (rlvr.train.warm): this
+stage names the checkpoint it committed by its record's digest, and the next update reuses the
+trainer only when the version it trains was committed with that digest."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from rlvr.stages.lineage import stage_inputs, upstream
 from rlvr.store import retention
 from rlvr.store.commit import Outcome, StageTx, maybe_fault, run_stage
 from rlvr.store.run import open_run
+from rlvr.train import warm as warm_pool
 from rlvr.train.update import UpdateSpec, run_update
 
 log = logging.getLogger("rlvr")
@@ -56,6 +61,9 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
     name = f"update({i})"
     inputs = stage_inputs(run, UPDATE, i)
     rollouts, scores = upstream(run, ROLLOUT, i, name), upstream(run, VERIFY, i, name)
+    # torchrun ranks are processes of their own (cold each time); LoRA's PeftModel is not held yet (untested)
+    warm = cfg.update.warm and cfg.update.nproc == 1 and not cfg.update.lora_on
+    written: list[str] = []
 
     def body(tx: StageTx) -> Outcome:
         _require_weights(run, i, name, trainer_state=True)
@@ -74,13 +82,17 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
             score_files=[str(f) for f in scores.parquet_files(paths.root)],
             policy_out=str(tx.output(paths.policy_dir(i + 1))),
             metrics_out=str(tx.output(paths.table_dir("updates", i)) / shard_name(0)),
+            policy_in_id=inputs["policy"],
+            reference_id=upstream(run, PREPARE, None, name).digest(),
         )
-        stats = run_update(spec) if cfg.update.nproc == 1 else launch_update(spec, cfg.update.nproc)
+        written.append(spec.policy_out)
+        stats = run_update(spec, warm=warm) if cfg.update.nproc == 1 else launch_update(spec, cfg.update.nproc)
         if stats["sequences"] == 0:
             log.warning("update %d: no group with reward variance; policy unchanged", i)
         log.info(
-            "update %d: %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d",
+            "update %d (%s trainer): %d sequences, %d steps on %d process(es), loss %.4f, %.1fs -> policy v%d",
             i,
+            "warm" if stats.get("warm") else "cold",
             stats["sequences"],
             stats["steps"],
             stats["world_size"],
@@ -91,6 +103,8 @@ def update(run_dir: str | Path, iteration: int) -> StageResult:
         return Outcome(stats["steps"], {"policy_version": i + 1, **stats})
 
     rec, skipped = run_stage(paths, UPDATE, i, inputs, body)
+    if warm and written:  # the trainer this update ended with is now the committed v_{i+1}
+        warm_pool.confirm(written[-1], rec.digest())
     # v_{i+1} is committed: older versions retention does not keep can go (never before this point);
     # also when skipped, which finishes a prune that a kill after the commit cut short
     if not skipped:

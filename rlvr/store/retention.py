@@ -7,7 +7,8 @@ model and the KL reference); only the newest version keeps its trainer state, wh
 exact resume needs (update(i) reads v_i's).
 
 Pruning is part of the commit protocol (rlvr.store.commit): v_k is pruned only after update(k) has
-committed v_{k+1}, never while a pending stage (an evaluation not yet committed) still needs it,
+committed v_{k+1}, never while a pending stage (an evaluation, or with rollout.max_staleness >= 1 a
+rollout sampling an older version, not yet committed) still needs it,
 and a prune record listing the files is written before they are deleted, so `committed()` tells a
 pruned file from a lost one and a kill mid-prune is finished by the next prune. Rollouts, scores
 and updates of a pruned version stay: only weights go.
@@ -23,9 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rlvr.config import CheckpointSection
+from rlvr.config.plan import behaviour_version
 from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.progress import fmt_bytes
-from rlvr.schema import EVALUATE, PREPARE, UPDATE, RunPaths
+from rlvr.schema import EVALUATE, PREPARE, ROLLOUT, UPDATE, RunPaths
 from rlvr.store.commit import put_text
 from rlvr.store.records import PruneRecord, read_pruned, read_record
 from rlvr.store.run import Run
@@ -71,8 +73,17 @@ def committed_versions(paths: RunPaths) -> list[int]:
 
 
 def pending_versions(run: Run) -> set[int]:
-    """Versions a stage not yet committed will read: evaluations (eval.every) still to run."""
-    return {i for i in run.config.eval_points() if read_record(run.paths.record(EVALUATE, i)) is None}
+    """Versions a stage not yet committed will read: evaluations (eval.every) still to run, and the
+    behaviour policy v_max(0, i-k) of each rollout(i) still to run (rollout.max_staleness = k; with
+    k = 0 that is v_i, the newest version while rollout(i) is pending, which retention keeps anyway)."""
+    cfg = run.config
+    evals = {i for i in cfg.eval_points() if read_record(run.paths.record(EVALUATE, i)) is None}
+    rollouts = {
+        behaviour_version(i, cfg.rollout.max_staleness)
+        for i in range(cfg.run.iterations)
+        if read_record(run.paths.record(ROLLOUT, i)) is None
+    }
+    return evals | rollouts
 
 
 def prune(run: Run) -> list[Path]:

@@ -34,19 +34,20 @@ class TrainRow:
 
 
 def load_rows(rollout_files: list[Path], score_files: list[Path], objective: str = "grpo") -> tuple[list[TrainRow], float, dict]:
-    """Training rows, the sampling temperature, and group stats. grpo: the signal-carrying groups'
+    """Training rows, the sampling temperature, and group stats (and the rollouts' staleness). grpo: the signal-carrying groups'
     rows; rft: the correct rows (advantage 1). A row whose response_logprobs are missing (an
     imported response without them, `rlvr import`: NULL in the table) has old_logprobs = [] (see
     rlvr.train.loop.fill_missing_logprobs)."""
     con = duckdb.connect()
     p = {"rollouts": [str(f) for f in rollout_files], "scores": [str(f) for f in score_files], "objective": objective}
     rows = con.execute(sql.load("update_batch"), p).fetchall()
-    used, dropped, reward_mean = con.execute(sql.load("update_stats"), {"scores": p["scores"], "objective": objective}).fetchone()
+    used, dropped, reward_mean, staleness = con.execute(sql.load("update_stats"), p).fetchone()
     temps = {r[5] for r in rows}
     if len(temps) > 1:
         raise ValueError(f"rollout rows of one iteration have several temperatures {sorted(temps)}; expected one")
     out = [TrainRow(list(r[2]), list(r[3]), list(r[4] or []), float(r[6]), r[7] == "length") for r in rows]
     stats = {"groups_used": used or 0, "groups_dropped": dropped or 0, "reward_mean": float(reward_mean or 0.0)}
+    stats["staleness"] = staleness or 0
     return out, (temps.pop() if temps else 1.0), stats
 
 

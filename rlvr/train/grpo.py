@@ -16,7 +16,8 @@ One function per idea, each citing its source:
   Mathematical Reasoning with Large Language Models", sec. 4): cross-entropy on the responses the
   verifier accepted, the standard offline baseline (update.objective = "rft").
 - truncated importance sampling for engine/trainer mismatch (Yao et al. 2025, "Your Efficient
-  RL Framework Secretly Brings You Off-Policy RL Training").
+  RL Framework Secretly Brings You Off-Policy RL Training"), and its masked form (MIS), which also
+  corrects the staleness of asynchronous rollouts (rollout.max_staleness).
 - objective: the one place these compose into a micro-batch's loss (clip, dual clip, TIS, KL,
   aggregation); rlvr/train/loop.py only runs the forward passes and the optimiser around it.
 
@@ -109,6 +110,22 @@ def truncated_is_weights(trainer_old_logp: torch.Tensor, rollout_logp: torch.Ten
     return torch.exp(trainer_old_logp - rollout_logp).clamp(max=cap).detach()
 
 
+def masked_is_weights(trainer_old_logp: torch.Tensor, rollout_logp: torch.Tensor, cap: float) -> torch.Tensor:
+    """pi_trainer_old / pi_rollout per token where it is <= cap, else 0 (the token leaves the loss), no
+    gradient: masked importance sampling (MIS; Liu, Yao et al. 2025, "When Speed Kills Stability", and
+    verl's rollout_is mode "mask"), which drops the tokens TIS would keep at the cap. (B, T) -> (B, T)."""
+    w = torch.exp(trainer_old_logp - rollout_logp)  # (B, T)
+    return torch.where(w <= cap, w, torch.zeros_like(w)).detach()
+
+
+def is_weights(trainer_old_logp: torch.Tensor, rollout_logp: torch.Tensor, *, tis_cap: float, mis_cap: float) -> torch.Tensor:
+    """The configured importance correction of a rollout's tokens (TIS when tis_cap > 0, MIS when
+    mis_cap > 0; the config allows one). (B, T), (B, T) -> (B, T)."""
+    if mis_cap > 0:
+        return masked_is_weights(trainer_old_logp, rollout_logp, mis_cap)
+    return truncated_is_weights(trainer_old_logp, rollout_logp, tis_cap)
+
+
 # ---- the loss -----------------------------------------------------------------------------
 
 
@@ -199,6 +216,7 @@ class Objective:
     clip: ClipConfig
     aggregation: Aggregation = "token_mean"
     tis_cap: float = 0.0  # 0 = no truncated importance sampling
+    mis_cap: float = 0.0  # 0 = no masked importance sampling (at most one of the two caps is set)
     kl_beta: float = 0.0  # 0 = no KL term (the reference is then never needed)
     kl_estimator: KLKind = "k3"
     kind: Literal["grpo", "rft"] = "grpo"  # rft: rft_loss on the kept rows instead of the clipped surrogate (and no TIS)
@@ -219,17 +237,22 @@ def objective(
     logp: (B, T) the policy being trained; old_logp: (B, T) pi_old, the ratio's denominator (the
     trainer's own recomputation under TIS, else rollout_logp); rollout_logp: (B, T) the sampling
     engine's; advantages: (B,); mask: (B, T) response tokens; ref_logp: (B, T) the reference's,
-    when kl_beta > 0. loss = aggregate(clipped surrogate * TIS weight) + kl_beta * aggregate(KL).
+    when kl_beta > 0. loss = aggregate(clipped surrogate * IS weight) + kl_beta * aggregate(KL), the IS
+    weight TIS's or MIS's. Sums: tis (the weights), is_capped (tokens truncated or masked), is_max.
     """
     if obj.kind == "rft":  # cross-entropy on the rows kept (the correct ones); no advantage, no clip
         per_tok, m = rft_loss(logp, old_logp, mask)  # (B, T)
     else:
         per_tok, m = policy_loss(logp, old_logp, advantages, mask, obj.clip)  # (B, T)
-    sums = {"clip_low": m["clip_low_tokens"], "clip_high": m["clip_high_tokens"], "ratio": m["ratio_sum"], "kl": 0.0, "tis": 0.0}
-    if obj.tis_cap > 0 and obj.kind == "grpo":
-        w = truncated_is_weights(old_logp, rollout_logp, obj.tis_cap)  # (B, T)
+    sums = {"clip_low": m["clip_low_tokens"], "clip_high": m["clip_high_tokens"], "ratio": m["ratio_sum"], "kl": 0.0}
+    sums |= {"tis": 0.0, "is_capped": 0.0, "is_max": 0.0}
+    cap = obj.tis_cap or obj.mis_cap
+    if cap > 0 and obj.kind == "grpo":
+        w = is_weights(old_logp, rollout_logp, tis_cap=obj.tis_cap, mis_cap=obj.mis_cap)  # (B, T)
         per_tok = per_tok * w  # (B, T)
-        sums["tis"] = float((w * mask).sum())
+        with torch.no_grad():
+            raw = torch.exp(old_logp - rollout_logp) * mask  # (B, T): the weight before the cap
+            sums |= {"tis": float((w * mask).sum()), "is_capped": float((raw > cap).sum()), "is_max": float(raw.max())}
     pg = aggregate(per_tok, mask, obj.aggregation, totals)  # ()
     loss = pg
     if ref_logp is not None and obj.kl_beta > 0:

@@ -2,11 +2,11 @@
 
 For each epoch (update.epochs) and mini-batch (update.minibatches): token-budget micro-batches
 (rlvr.train.batch), recompute the sampled tokens' logprobs (rlvr.train.logprobs), the clipped
-surrogate (rlvr.train.grpo) against the rollout's logprobs, optional KL to v0 and truncated
-importance sampling, gradient accumulation with whole-mini-batch normalisers, gradients summed
+surrogate (rlvr.train.grpo) against the rollout's logprobs, optional KL to v0 and truncated or
+masked importance sampling (TIS / MIS), gradient accumulation with whole-mini-batch normalisers, gradients summed
 over ranks (rlvr.train.distributed), clipping, AdamW and the LR schedule. One metrics dict per
 optimiser step (step_metrics). Before any step, the no-grad passes: imported responses'
-missing logprobs (fill_missing_logprobs) and, for TIS, pi_old as the trainer computes it.
+missing logprobs (fill_missing_logprobs) and, for TIS / MIS, pi_old as the trainer computes it.
 
 Tests: tests/test_update.py (gradient direction, accumulation, variants), tests/test_update_packing.py,
 tests/test_update_memory.py, tests/test_grpo.py (the maths).
@@ -31,7 +31,8 @@ from rlvr.train.distributed import Dist
 from rlvr.train.logprobs import ResponseLogprobs, response_logprobs, rows_logprobs
 
 # metric sums over a step's micro-batches (and ranks)
-SUMS = ("loss", "pg", "kl", "clip_low", "clip_high", "ratio", "approx_kl", "entropy", "tis", "diff_sum")
+SUMS = ("loss", "pg", "kl", "clip_low", "clip_high", "ratio", "approx_kl", "entropy", "tis", "is_capped", "diff_sum")
+MAXES = ("diff_max", "is_max")  # metric maxima over a step's micro-batches (and ranks)
 FILL_ROWS = 64  # rows a pass when filling missing logprobs, padded: bounded memory, few passes
 
 
@@ -85,7 +86,7 @@ def with_trainer_old_logprobs(
 def objective_of(cfg: UpdateSection) -> grpo.Objective:
     """The loss the update's config asks for (rlvr.train.grpo.objective)."""
     clip = grpo.ClipConfig(cfg.eps_low, cfg.eps_high, cfg.dual_clip or None)
-    return grpo.Objective(clip, cfg.aggregation, cfg.tis_cap, cfg.kl_beta, cfg.kl_estimator, cfg.objective)
+    return grpo.Objective(clip, cfg.aggregation, cfg.tis_cap, cfg.mis_cap, cfg.kl_beta, cfg.kl_estimator, cfg.objective)
 
 
 def micro_batch_loss(
@@ -98,7 +99,7 @@ def micro_batch_loss(
     bf16: bool,
     ref_model: PreTrainedModel | None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """The forward passes around grpo.objective: one micro-batch's loss () and metric sums (SUMS, + diff_max)."""
+    """The forward passes around grpo.objective: one micro-batch's loss () and metric sums (SUMS, + MAXES)."""
     logp, entropy = response_logprobs(model, batch, temperature, bf16)  # (b, T-1), (b, T-1)
     ref_lp = None
     if ref_model is not None and obj.kl_beta > 0:
@@ -109,11 +110,13 @@ def micro_batch_loss(
     return loss, sums | {"entropy": float(entropy.detach().sum())}
 
 
-def step_metrics(sums: dict[str, float], diff_max: float, totals: grpo.Totals, *, kl: bool, tis: bool, first: bool) -> dict:
-    """One optimiser step's loss metrics from its sums over micro-batches and ranks (SUMS) and the
-    largest logprob gap: per response-token means over the mini-batch; kl only with a reference
-    and kl_beta > 0, tis_weight_mean only with TIS, the engine/trainer gap only on the first step
-    (the weights are still the sampler's)."""
+def step_metrics(
+    sums: dict[str, float], maxes: dict[str, float], totals: grpo.Totals, *, kl: bool, tis: bool, first: bool
+) -> dict:
+    """One optimiser step's loss metrics from its sums over micro-batches and ranks (SUMS) and maxima
+    (MAXES): per response-token means over the mini-batch; kl only with a reference and kl_beta > 0,
+    the importance weights' figures only with TIS or MIS, the engine/trainer gap only on the first
+    step (the weights are still the sampler's)."""
     n = max(totals.tokens, 1)
     return {
         "loss": sums["loss"],
@@ -127,8 +130,10 @@ def step_metrics(sums: dict[str, float], diff_max: float, totals: grpo.Totals, *
         "tokens": totals.tokens,
         "sequences": totals.sequences,
         "logprob_diff_mean": sums["diff_sum"] / n if first else None,
-        "logprob_diff_max": diff_max if first else None,
+        "logprob_diff_max": maxes["diff_max"] if first else None,
         "tis_weight_mean": sums["tis"] / n if tis else None,
+        "is_weight_max": maxes["is_max"] if tis else None,
+        "is_capped_frac": sums["is_capped"] / n if tis else None,
     }
 
 
@@ -140,23 +145,23 @@ def accumulate(
     batch_of: Callable[[list[TrainRow]], dict[str, torch.Tensor]],
     dist: Dist,
     advance: Callable[[int], None],
-) -> tuple[dict[str, float], float]:
+) -> tuple[dict[str, float], dict[str, float]]:
     """Forward and backward over this rank's share of a mini-batch's micro-batches, then gradients
-    and metric sums summed over ranks: returns the sums (SUMS) and the largest logprob gap.
-    `advance(n)` counts the n sequences each micro-batch trained."""
-    acc, diff_max = dict.fromkeys(SUMS, 0.0), 0.0
+    and metric sums summed over ranks: returns the sums (SUMS) and maxima (MAXES: the largest logprob
+    gap and importance weight). `advance(n)` counts the n sequences each micro-batch trained."""
+    acc, top = dict.fromkeys(SUMS, 0.0), dict.fromkeys(MAXES, 0.0)
     for mb in dist.share(mbs):
         loss, sums = loss_of(batch_of(mb or mbs[0]))
         if mb is None:  # an FSDP2 filler: its collectives run, its gradient is zero
             loss = loss * 0.0
         else:
             acc = {k: acc[k] + sums[k] for k in SUMS}
-            diff_max = max(diff_max, sums["diff_max"])
+            top = {k: max(top[k], sums[k]) for k in MAXES}
         loss.backward()
         if mb is not None:
             advance(len(mb))
     dist.sum_grads(model)
-    return dict(zip(SUMS, dist.sum([acc[k] for k in SUMS]), strict=True)), dist.max(diff_max)
+    return dict(zip(SUMS, dist.sum([acc[k] for k in SUMS]), strict=True)), {k: dist.max(top[k]) for k in MAXES}
 
 
 def optimizer_step(
@@ -204,7 +209,7 @@ def grpo_steps(
     process's sequences through forward and backward, over all epochs."""
     device = next(model.parameters()).device
     obj = objective_of(cfg)
-    tis, kl = cfg.tis_cap > 0 and cfg.objective == "grpo", ref_model is not None and cfg.kl_beta > 0
+    tis, kl = (cfg.tis_cap > 0 or cfg.mis_cap > 0) and cfg.objective == "grpo", ref_model is not None and cfg.kl_beta > 0
     n_truncated = sum(r.truncated for r in rows) if cfg.mask_truncated else 0
     if cfg.mask_truncated:
         rows = [r for r in rows if not r.truncated]
@@ -220,7 +225,7 @@ def grpo_steps(
             totals = grpo.Totals(tokens=sum(len(r.response_ids) for r in part), sequences=len(part), norm_constant=norm_constant)
             mbs = micro_batches(part, cfg.micro_batch_tokens, packed=cfg.packing)
             optimizer.zero_grad(set_to_none=True)
-            sums, diff_max = accumulate(
+            sums, maxes = accumulate(
                 model,
                 mbs,
                 partial(
@@ -233,7 +238,7 @@ def grpo_steps(
             grad_norm, lr = optimizer_step(model, optimizer, scheduler, cfg.max_grad_norm)
             metrics.append(
                 {"epoch": epoch, "step": len(metrics)}
-                | step_metrics(sums, diff_max, totals, kl=kl, tis=tis, first=not metrics)
+                | step_metrics(sums, maxes, totals, kl=kl, tis=tis, first=not metrics)
                 | {"grad_norm": grad_norm, "lr": lr, "micro_batches": len(mbs), "truncated_masked": n_truncated}
                 | {"seconds": time.perf_counter() - t0, "peak_memory_mb": peak_memory_mb(device), "world_size": dist.world}
             )

@@ -5,6 +5,8 @@ run_update reads the training rows (rlvr.train.batch), loads the policy (and v0 
 onto this rank's device, shards it under FSDP2 (rlvr.train.distributed), restores the optimiser
 (rlvr.train.optim), fills imported responses' missing logprobs, runs the step loop
 (rlvr.train.loop.grpo_steps), and rank 0 writes the checkpoint and one `updates` row per step.
+With update.warm (one process), the trainer the previous update ended with is used instead of
+loading when it is the committed v_i (rlvr.train.warm).
 
     python -m torch.distributed.run --standalone --nproc_per_node 2 -m rlvr.train.worker SPEC.json
 
@@ -26,12 +28,14 @@ from rlvr.progress import progress
 from rlvr.schema import UPDATES, StepMetrics
 from rlvr.seeds import derive_seed
 from rlvr.store.commit import write_table
+from rlvr.train import warm as warm_pool
 from rlvr.train.batch import load_rows
 from rlvr.train.distributed import Dist, shard_fsdp2
 from rlvr.train.logprobs import ResponseLogprobs
 from rlvr.train.loop import fill_missing_logprobs, grpo_steps, peak_memory_mb
 from rlvr.train.lora import trainable_policy
 from rlvr.train.optim import enable_gradient_checkpointing, make_optimizer, own_memory, save_checkpoint
+from rlvr.train.warm import TrainerState
 
 
 class UpdateSpec(BaseModel):
@@ -46,6 +50,8 @@ class UpdateSpec(BaseModel):
     score_files: list[str]
     policy_out: str
     metrics_out: str
+    policy_in_id: str = ""  # digest of the record that committed policy_in: what a warm trainer must hold
+    reference_id: str = ""  # digest of the record that committed the reference (v0)
 
 
 def _placement(u: UpdateSection) -> tuple[Dist, torch.device]:
@@ -81,33 +87,67 @@ def _policy(
     return model, tok, model, dist
 
 
-def run_update(spec: UpdateSpec) -> dict:
-    """Train v_i -> v_{i+1}; rank 0 writes the checkpoint and the metrics. Returns stats."""
-    cfg = spec.config
-    u = cfg.update
-    dist, device = _placement(u)
-    rows, temperature, stats = load_rows([Path(f) for f in spec.rollout_files], [Path(f) for f in spec.score_files], u.objective)
-    model, tok, net, dist = _policy(Path(spec.policy_in), u, device, dist, seed=derive_seed(cfg.run.seed, 0, "lora_init", 0))
+def _setup(spec: UpdateSpec, device: torch.device) -> str:
+    """What a held trainer must have been built with to serve this update (rlvr.train.warm.take)."""
+    return f"{spec.config.hash()}|{spec.reference_id}|{device}"
+
+
+def _load(spec: UpdateSpec, dist: Dist, device: torch.device) -> tuple[TrainerState, Dist]:
+    """A cold start: v_i's weights and tokenizer from policy_in, v0 when kl_beta > 0, and AdamW and
+    its schedule restored from policy_in's trainer_state.pt."""
+    u = spec.config.update
+    seed = derive_seed(spec.config.run.seed, 0, "lora_init", 0)
+    model, tok, net, dist = _policy(Path(spec.policy_in), u, device, dist, seed=seed)
     ref = None
     if u.kl_beta > 0:  # loaded only when used
         ref, _ = load_policy(Path(spec.reference), device)
         ref.eval().requires_grad_(False)
     opt, sched, global_step = make_optimizer(model, u, Path(spec.policy_in))
+    return TrainerState(model, tok, net, ref, opt, sched, global_step), dist
+
+
+def run_update(spec: UpdateSpec, *, warm: bool = False) -> dict:
+    """Train v_i -> v_{i+1}; rank 0 writes the checkpoint and the metrics. Returns stats (`warm`:
+    whether a held trainer was used). With warm (nproc = 1 only), the trainer held from the previous
+    update is used when it is v_i as committed, and what this one ends with is held for the next."""
+    dist, device = _placement(spec.config.update)
+    rows, temperature, stats = load_rows(
+        [Path(f) for f in spec.rollout_files], [Path(f) for f in spec.score_files], spec.config.update.objective
+    )
+    held = warm_pool.take(spec.policy_in_id, _setup(spec, device)) if warm else None  # cold leaves any held trainer be
+    try:
+        state, dist = (held, dist) if held is not None else _load(spec, dist, device)
+        out = _train(spec, state, rows, temperature, stats, dist=dist, device=device)
+    except BaseException:
+        warm_pool.drop()
+        raise
+    if warm:
+        warm_pool.keep(state, spec.policy_out, _setup(spec, device))
+    return out | {"warm": held is not None}
+
+
+def _train(
+    spec: UpdateSpec, state: TrainerState, rows: list, temperature: float, stats: dict, *, dist: Dist, device: torch.device
+) -> dict:
+    """The steps, the checkpoint and the metrics of one update from `state` (advanced in place)."""
+    cfg, u = spec.config, spec.config.update
     torch.manual_seed(spec.seed)
-    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    pad = state.tok.pad_token_id if state.tok.pad_token_id is not None else 0
     # imported responses without logprobs: the current policy's, before any step (every rank alike)
-    rows, stats["logprobs_filled"] = fill_missing_logprobs(net, rows, temperature=temperature, pad_id=pad, cfg=u, device=device)
+    rows, stats["logprobs_filled"] = fill_missing_logprobs(
+        state.net, rows, temperature=temperature, pad_id=pad, cfg=u, device=device
+    )
     steps = (
         grpo_steps(
-            net,
-            opt,
-            sched,
+            state.net,
+            state.opt,
+            state.sched,
             rows,
             cfg=u,
             temperature=temperature,
             pad_id=pad,
             norm_constant=float(cfg.rollout.max_new_tokens),
-            ref_model=ref,
+            ref_model=state.ref,
             dist=dist,
             on_progress=lambda done, total: progress("update", spec.iteration, done=done, total=total, unit="sequences"),
         )
@@ -115,13 +155,19 @@ def run_update(spec: UpdateSpec) -> dict:
         else []
     )
     if not steps:  # every group had equal rewards: nothing to learn; v_{i+1} = v_i, recorded as such
-        steps = [{"lr": opt.param_groups[0]["lr"], "peak_memory_mb": peak_memory_mb(device), "world_size": dist.world}]
-    rows_out = [
-        asdict(StepMetrics(iteration=spec.iteration, global_step=global_step + k, **s, **stats)) for k, s in enumerate(steps)
-    ]
-    global_step += sum(s.get("sequences", 0) > 0 for s in steps)
+        steps = [{"lr": state.opt.param_groups[0]["lr"], "peak_memory_mb": peak_memory_mb(device), "world_size": dist.world}]
+    first = state.global_step
+    rows_out = [asdict(StepMetrics(iteration=spec.iteration, global_step=first + k, **s, **stats)) for k, s in enumerate(steps)]
+    state.global_step += sum(s.get("sequences", 0) > 0 for s in steps)
     save_checkpoint(
-        model, tok, opt, sched, global_step=global_step, next_iteration=spec.iteration + 1, path=Path(spec.policy_out), dist=dist
+        state.model,
+        state.tok,
+        state.opt,
+        state.sched,
+        global_step=state.global_step,
+        next_iteration=spec.iteration + 1,
+        path=Path(spec.policy_out),
+        dist=dist,
     )
     if dist.rank == 0:
         write_table(rows_out, UPDATES, Path(spec.metrics_out))

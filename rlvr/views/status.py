@@ -63,9 +63,10 @@ def _note(stage: str, rec) -> str:
     if stage == "rollout":
         start = f"{'warm, load' if x.get('warm') else 'cold, start'} "
         start += f"{x.get('weight_load_seconds' if x.get('warm') else 'engine_start_seconds', 0):.2f}s"
+        stale = f", sampled v{x['policy_version']} (staleness {x['staleness']})" if x.get("staleness") else ""
         return (
             f"{x.get('engine', '')} ({start}), {x.get('tokens', 0)} tokens in {x.get('generation_seconds', 0):.2f}s, "
-            f"{x.get('tokens_per_s', 0):.0f} tok/s"
+            f"{x.get('tokens_per_s', 0):.0f} tok/s{stale}"
         )
     if stage == "verify":
         return f"{x.get('correct', 0)} correct, reward mean {x.get('reward_mean', 0):.3f}"
@@ -75,5 +76,8 @@ def _note(stage: str, rec) -> str:
             f", pass@{k} {x.get(f'pass_at_{k}', 0):.3f}" if k > 1 else ""
         )
     if stage == "update":
-        return f"-> v{x.get('policy_version')}, {x.get('groups_used', 0)} groups used, {x.get('groups_dropped', 0)} dropped"
+        trainer = ", warm trainer" if x.get("warm") else ""
+        return (
+            f"-> v{x.get('policy_version')}, {x.get('groups_used', 0)} groups used, {x.get('groups_dropped', 0)} dropped{trainer}"
+        )
     return f"{rec.rows} problems"

@@ -29,6 +29,7 @@ ROW = {
     "num_response_tokens": 2,
     "finish_reason": "stop",
     "policy_version": 3,
+    "staleness": 0,
     "engine": "transformers",
     "temperature": 1.0,
     "seed": 2**62 + 1,

@@ -117,6 +117,7 @@ def commit_rollouts(loc: str, rows: int, iterations: int) -> None:
                 "num_response_tokens": len(ids),
                 "finish_reason": "stop",
                 "policy_version": i,
+                "staleness": 0,
                 "engine": "transformers",
                 "temperature": 1.0,
                 "seed": k,

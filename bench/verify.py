@@ -144,6 +144,7 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
             "num_response_tokens": [len(t) // 4 for t in texts],
             "finish_reason": ["stop"] * n,
             "policy_version": [0] * n,
+            "staleness": [0] * n,
             "engine": ["transformers"] * n,
             "temperature": [1.0] * n,
             "seed": [0] * n,

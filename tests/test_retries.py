@@ -100,4 +100,6 @@ def test_the_after_commit_hook_runs_only_when_the_stage_committed(prefect_api: s
     two()
     assert published == [("run", 1)]
     hooks = {name: [c.cell_contents for c in getattr(tasks, name).fn.__closure__] for name in ("update_task", "rollout_task")}
-    assert tasks.publish_iteration in hooks["update_task"] and tasks.publish_iteration not in hooks["rollout_task"]
+    # update's hook publishes the iteration and feeds the tracker; rollout has none
+    assert tasks.after_update in hooks["update_task"] and tasks.AFTER_COMMIT["update"] is tasks.after_update
+    assert not any(callable(c) and c in tasks.AFTER_COMMIT.values() for c in hooks["rollout_task"])

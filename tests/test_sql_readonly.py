@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -208,6 +209,19 @@ def test_runaway_query_stops_at_the_timeout(store: RunPaths) -> None:
     assert time.perf_counter() - t0 < 4.0
 
 
+def test_ctrl_c_ends_the_query_before_it_returns(store: RunPaths) -> None:
+    """Ctrl-C interrupts the query and waits for it: no query thread outlives the KeyboardInterrupt.
+    (On Python 3.11 a Ctrl-C inside Thread.join() marks the running thread stopped, so a loop on
+    is_alive() sent no interrupt, and the process exited under a running query: SIGABRT in CI.)"""
+    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        run_sql(store.root, RUNAWAY, timeout_s=600)
+    assert time.perf_counter() - t0 < 4.0
+    assert not [t for t in threading.enumerate() if t.name == "rlvr-sql"]
+
+
 def test_cli_refuses_fast_and_ctrl_c_cancels_a_query(store: RunPaths, tmp_path: Path) -> None:
     env = {**os.environ, "COLUMNS": "200"}
     cli = [sys.executable, "-m", "rlvr.flows.cli", "sql", str(store.root)]
@@ -230,7 +244,7 @@ def test_cli_refuses_fast_and_ctrl_c_cancels_a_query(store: RunPaths, tmp_path: 
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
     assert time.perf_counter() - t0 < 3.0
-    assert proc.returncode == 130 and "query cancelled" in stderr
+    assert proc.returncode == 130 and "query cancelled" in stderr, stderr
 
 
 def test_the_classifier_names_the_views_of_the_schema() -> None:

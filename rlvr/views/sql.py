@@ -145,22 +145,32 @@ def run_sql(
     return _execute(connect_run(run_dir, max_memory=max_memory), query, timeout_s, hint=hint)
 
 
-def _stop(con: duckdb.DuckDBPyConnection, worker: threading.Thread, patience_s: float = 10.0) -> None:
+def _stop(con: duckdb.DuckDBPyConnection, done: threading.Event, patience_s: float = 10.0) -> None:
     """Interrupt until the query has ended: an interrupt that lands before DuckDB has started the
     query is lost, so one call is not enough."""
     deadline = time.monotonic() + patience_s
-    while worker.is_alive() and time.monotonic() < deadline:
-        try:
-            con.interrupt()
-        except duckdb.Error:  # the worker finished and closed it meanwhile
-            break
-        worker.join(timeout=0.1)
+    while not done.is_set() and time.monotonic() < deadline:
+        con.interrupt()
+        done.wait(timeout=0.1)
+
+
+def _close(con: duckdb.DuckDBPyConnection, done: threading.Event) -> None:
+    """Close the connection once its query has ended (only this, the main, thread touches it then:
+    an interrupt racing the worker's own close aborted the process). One still running past
+    `_stop`'s patience is left to the process's exit rather than freed under it."""
+    if done.is_set():
+        con.close()
 
 
 def _execute(con: duckdb.DuckDBPyConnection, query: str, timeout_s: float, *, hint: str) -> pa.Table:
     """Run the query on a worker thread, so the main thread stays free to interrupt it on timeout
-    or Ctrl-C (a KeyboardInterrupt only reaches Python code, never a query inside DuckDB)."""
+    or Ctrl-C (a KeyboardInterrupt only reaches Python code, never a query inside DuckDB).
+
+    The worker's end is an Event, not `Thread.is_alive()`: on Python 3.11 a KeyboardInterrupt that
+    lands inside `Thread.join()` marks a still-running thread as stopped (bpo-45274's fix), and the
+    process then exited under a running query (SIGABRT)."""
     box: dict = {}
+    done = threading.Event()
 
     def work() -> None:
         try:
@@ -168,19 +178,20 @@ def _execute(con: duckdb.DuckDBPyConnection, query: str, timeout_s: float, *, hi
         except BaseException as exc:
             box["error"] = exc
         finally:
-            con.close()
+            done.set()
 
     worker = threading.Thread(target=work, name="rlvr-sql", daemon=True)
-    deadline = time.monotonic() + timeout_s
     worker.start()
     try:
-        while worker.is_alive() and time.monotonic() < deadline:
-            worker.join(timeout=min(0.05, max(deadline - time.monotonic(), 0)))
+        finished = done.wait(timeout=timeout_s)
     except KeyboardInterrupt:
-        _stop(con, worker)
+        _stop(con, done)
+        _close(con, done)
         raise
-    if worker.is_alive():
-        _stop(con, worker)
+    if not finished:
+        _stop(con, done)
+    _close(con, done)
+    if not finished:
         raise QueryError(
             f"query stopped after --timeout {timeout_s:g}s; raise --timeout, or narrow it (WHERE iteration = ..., LIMIT)"
         )

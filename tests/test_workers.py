@@ -256,3 +256,54 @@ def test_two_workers_train_a_run_survive_a_killed_worker_and_equal_an_unplaced_r
     assert notes[("rollout", 1)].endswith(f"; by gen-worker on {socket.gethostname()}") and "; by" not in notes[("prepare", "")]
     logs = "".join(f.read_text() for f in sorted(gen_home.glob("worker-*.log")))
     assert "Task run 'rollout-1@gen'" in logs and "Task run 'evaluate-3@gen'" in logs  # task runs named by stage, iteration, pool
+
+
+@pytest.mark.slow
+def test_two_workers_train_an_async_run_that_equals_an_unplaced_one(
+    tmp_path: Path, prefect_server: str, small_config: Config, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rollout.max_staleness = 1 with rollout and verify on one worker and update on another: the
+    overlapped stages run as placed tasks, each samples the version its plan names, and the run's
+    bytes equal an unplaced run of the same config (a local run folder both workers see at the same
+    absolute path, as README's [placement] allows)."""
+    data = small_config.model_dump()
+    data["rollout"] |= {"prompts_per_iteration": 8, "max_staleness": 1}
+    data["eval"] |= {"every": 3, "prompts": 8}
+    data["verify"]["rewards"] = [{"name": "parity", "sql": "rewards/parity.sql", "weight": 1.0}]
+    ref_home = _machine(tmp_path, "reference")
+    monkeypatch.chdir(ref_home)
+    ref = create_or_open(ref_home / "run", Config.model_validate(data), 3)
+    _train_here(ref.paths.root)
+
+    data["placement"] = {"rollout": "gen", "verify": "gen", "evaluate": "gen", "update": "train"}
+    driver_home, gen_home, train_home = (_machine(tmp_path, n) for n in ("driver", "gen", "train"))
+    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    run = tmp_path / "store" / "run"
+    env = {**os.environ, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
+    workers = [
+        _worker(gen_home, prefect_server, "--stages", "rollout,verify,evaluate", "--pool", "gen", "--name", "gen-worker"),
+        _worker(train_home, prefect_server, "--stages", "update", "--pool", "train", "--name", "train-worker"),
+    ]
+    try:
+        cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", str(run), "--iterations", "3"]
+        driver = subprocess.run(cmd, cwd=driver_home, env=env, capture_output=True, text=True, timeout=900)
+    finally:
+        for w in workers:
+            w.terminate()
+        for w in workers:
+            w.wait(timeout=30)
+    assert driver.returncode == 0, (driver.stdout + driver.stderr)[-4000:]
+
+    plan = ref.config.stage_plan()
+    assert plan.index(("rollout", 1)) < plan.index(("update", 0)), "k = 1: rollout(1) does not wait for update(0)"
+    mine, theirs = _outputs(str(run), plan), _outputs(str(ref.paths.root), plan)
+    differ = sorted(p for k in plan for (p, a), (_, b) in zip(mine[k], theirs[k], strict=True) if a != b)
+    assert differ == [f"updates/iteration={i:06d}/part-000000.parquet" for i in range(3)], differ  # wall-clock columns
+    versions = "SELECT iteration, min(policy_version) AS v, max(staleness) AS s FROM rollouts GROUP BY 1 ORDER BY 1"
+    assert run_sql(run, versions).to_pylist() == [
+        {"iteration": 0, "v": 0, "s": 0},
+        {"iteration": 1, "v": 0, "s": 1},
+        {"iteration": 2, "v": 1, "s": 1},
+    ]
+    made = {k: read_record(open_run(run).paths.record(*k)).worker for k in plan if k[0] != "prepare"}
+    assert {k: w["name"] for k, w in made.items()} == {k: "train-worker" if k[0] == "update" else "gen-worker" for k in made}

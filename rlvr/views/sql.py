@@ -182,8 +182,11 @@ def _execute(con: duckdb.DuckDBPyConnection, query: str, timeout_s: float, *, hi
 
     worker = threading.Thread(target=work, name="rlvr-sql", daemon=True)
     worker.start()
-    try:
-        finished = done.wait(timeout=timeout_s)
+    deadline = time.monotonic() + timeout_s
+    try:  # short waits: a Ctrl-C the OS hands to one of DuckDB's threads runs its handler only when this thread wakes
+        while not (finished := done.wait(timeout=min(0.05, max(deadline - time.monotonic(), 0)))):
+            if time.monotonic() >= deadline:
+                break
     except KeyboardInterrupt:
         _stop(con, done)
         _close(con, done)

@@ -187,7 +187,6 @@ def test_serve_without_a_server_refuses_and_says_how_to_start_one(tmp_path: Path
 def test_serving_describes_the_schedule_for_status_and_removes_it_after(tmp_path: Path) -> None:
     from rlvr.flows.serve import next_scheduled, serving
 
-
     run = create_or_open(tmp_path / "run", None, None).paths.root
     api = f"http://127.0.0.1:{_free_port()}/api"  # nobody answers there
     with serving(run, deployment="rlvr-extend/d", api_url=api, schedule="every 5s", add_iterations=2):

@@ -567,16 +567,17 @@ def test_the_forked_solution_process_holds_nothing_of_the_tests():
 
 
 def test_patching_the_forked_harness_changes_only_the_solutions_own_answers():
-    # The fork starts with the harness's modules loaded (its __main__, json, builtins): patching them
+    # The fork starts with the harness's modules loaded (its __main__, _json, builtins): patching them
     # changes what this solution's own process sends, never how the harness counts, and nothing of the
     # next program (its own sandbox, its own harness).
     poisoner = (
-        "import builtins, json, os, sys\n"
+        "import _json, builtins, os, sys\n"
         "m = sys.modules['__main__']\n"
         "m.encode = lambda x: 5\n"
         "m.decode = lambda x: [1, 1]\n"
         "m.dumps = lambda x: b'[\"ok\", 5]\\n'\n"
-        "json.loads = lambda s: ['ok', 5]\n"
+        "m.loads = lambda s: ['ok', 5]\n"
+        "_json.make_encoder = _json.make_scanner = None\n"
         "builtins.AssertionError = type('Never', (Exception,), {})\n"
         "os.write = lambda fd, data: len(data)\n"
         "def add(a, b):\n    return a + b + 1\n"
@@ -586,6 +587,66 @@ def test_patching_the_forked_harness_changes_only_the_solutions_own_answers():
     # its patched wire garbles its own answers (the harness gets no names from it): 0, never a pass
     assert not poisoned.passed and poisoned.fraction == 0.0, poisoned.reason
     assert honest.passed, honest.reason
+
+
+def test_the_harness_wire_is_json_without_importing_it():
+    # harness.loads/dumps are _json's C scanner and encoder (json's module costs 12 ms a start): the
+    # same text and values as json's own, the same refusals (ValueError, RecursionError), and no re
+    import json
+    import subprocess
+    import sys
+
+    from rlvr.verify.code import harness
+
+    values = [
+        None,
+        True,
+        0,
+        -1,
+        10**40,
+        1.5,
+        -0.0,
+        1e308,
+        float("inf"),
+        float("-inf"),
+        "",
+        'a"b\\c\n\u2028\x00',
+        "ünï \U0001f600",
+        [],
+        {},
+        [1, [2, [3, {"k": ["v", None]}]]],
+        {"a": 1, "": [True, False]},
+    ]
+    for v in values:
+        line = harness.dumps(v)
+        assert line == json.dumps(v, separators=(",", ":")).encode() + b"\n"
+        assert harness.loads(line) == json.loads(line) and harness.loads(line.decode()) == json.loads(line)
+    nan = harness.loads(harness.dumps(float("nan")))
+    assert nan != nan
+    texts = ["  [1, 2] \r\n", '\t"x"', '{"a":1,"a":2}', "1e400", "-1e-400", "12345678901234567890123", "[1.0,2E3]"]
+    for t in texts:
+        assert repr(harness.loads(t)) == repr(json.loads(t))
+    for bad in ["", " ", "[1,]", "[1] [2]", '{"a"}', "nan", "01", '"\x01"', '"\\ud800', "[" * 10, "tru", "{'a': 1}", '"abc']:
+        with pytest.raises(ValueError):
+            json.loads(bad)
+        with pytest.raises(ValueError):
+            harness.loads(bad)
+    with pytest.raises(ValueError):
+        harness.loads(b"\xff\xfe")
+    with pytest.raises(RecursionError):
+        harness.loads("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(TypeError):
+        harness.dumps(object())
+    with pytest.raises(ValueError):  # a cycle: json's own refusal, and the next call still works
+        cyclic: list = []
+        cyclic.append(cyclic)
+        harness.dumps(cyclic)
+    assert harness.dumps([1]) == b"[1]\n"
+    path = harness.__file__
+    probe = f"import sys; exec(compile(open({path!r}).read(), 'harness.py', 'exec'), {{'__name__': 'probe'}}); "
+    probe += "print(sorted({'re', 'enum', 'json'} & set(sys.modules)))"
+    imported = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True, check=True)
+    assert imported.stdout.strip() == "[]", imported.stdout
 
 
 def test_run_program_statuses_and_reasons():

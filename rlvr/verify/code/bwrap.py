@@ -30,7 +30,7 @@ Mode = Literal["root", "userns"]
 
 WORKDIR = "/tmp"
 OPT = "/opt/rlvr"  # read-only: the harness, and the allowlisted packages under packages/
-HARNESS = f"{OPT}/harness.py"
+HARNESS = f"{OPT}/harness.pyc"  # harness.py compiled (launcher.harness_code)
 PACKAGES = f"{OPT}/packages"
 # what Python needs from /etc: the loader's cache (multiarch libraries), time zone, user names
 ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf")

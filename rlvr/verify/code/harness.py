@@ -1,5 +1,5 @@
-"""The program that runs INSIDE the sandbox (copied in read-only as /opt/rlvr/harness.py; never
-imported by the host, which only reads this file's text). Standard library only: the sandbox has
+"""The program that runs INSIDE the sandbox (compiled by the host, copied in read-only as
+/opt/rlvr/harness.pyc: rlvr.verify.code.launcher.harness_code; never imported by the host). Standard library only: the sandbox has
 nothing else. Three roles, chosen by the first argument:
 
     harness.py exec CPU MEM FSIZE NPROC UID -- PROGRAM...   limits, drop to UID, exec PROGRAM
@@ -46,8 +46,8 @@ this module and its imports loaded and may patch them, in its own process only (
 a probe of its whole memory and fds, and a solution that patches them).
 """
 
+import _json  # json's own C scanner and encoder; see loads/dumps
 import builtins
-import json
 import marshal
 import os
 import resource
@@ -160,8 +160,46 @@ def _pair(p):
     return p[0], p[1]
 
 
+# ---- the wire: JSON lines -------------------------------------------------------------------
+# json.loads and json.dumps are _json's C scanner and encoder with json's default settings; the
+# module json itself is not imported because it imports re and enum, 12 ms of a 50 ms start-up
+# (bench/verify.py's programs/s). tests/test_sandbox.py checks both against json on hostile text.
+
+
+class _Defaults:  # what json.JSONDecoder() gives the C scanner
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+
+
+_scan = _json.make_scanner(_Defaults)
+_SPACE = " \t\n\r"
+
+
+def loads(data):
+    """json.loads(data) for a UTF-8 line; ValueError (json.JSONDecodeError's base) when it is not one value."""
+    text = data.decode("utf-8") if type(data) is bytes else data
+    start = len(text) - len(text.lstrip(_SPACE))
+    try:
+        value, end = _scan(text, start)
+    except StopIteration as stop:
+        raise ValueError(f"Expecting value: char {stop.value}") from None
+    if text[end:].strip(_SPACE):
+        raise ValueError(f"Extra data: char {end}")
+    return value
+
+
+def _unencodable(x):
+    raise TypeError(f"Object of type {type(x).__name__} is not JSON serializable")
+
+
 def dumps(x):
-    return json.dumps(x, separators=(",", ":")).encode() + b"\n"
+    """json.dumps(x, separators=(",", ":")) as one line of bytes."""
+    if type(x) is str:
+        return _json.encode_basestring_ascii(x).encode() + b"\n"
+    encode = _json.make_encoder({}, _unencodable, _json.encode_basestring_ascii, None, ":", ",", False, False, True)
+    return "".join(encode(x, 0)).encode() + b"\n"
 
 
 # ---- role: exec (launcher of a plain program) -----------------------------------------------
@@ -256,7 +294,7 @@ def run_serve(fd_in, fd_out):
         startup = ["raise", type(err).__name__, _describe(err), _solution_line(err)]
     sys.stdout.flush()
     for line in inp:
-        req = json.loads(line)
+        req = loads(line)
         if req[0] == "names":
             reply = startup or ["names", {n: _kind(ns[n]) for n in req[1] if n in ns}]
         elif startup:
@@ -333,7 +371,7 @@ class _Channel:
 
 def decode_reply(line):
     try:
-        reply = json.loads(line)
+        reply = loads(line)
     except (ValueError, RecursionError) as err:
         raise NotPlainData(f"the solution's answer is not plain data ({type(err).__name__})") from None
     if type(reply) is not list or not reply or reply[0] not in ("ok", "raise", "names"):
@@ -557,7 +595,7 @@ def run_tests(argv):
     channel = _fork_solution(cpu, mem, fsize, nproc, uid_solution)
     with os.fdopen(secret_fd, "rb") as f:
         header, code = f.read().split(b"\n", 1)
-    head = json.loads(header)
+    head = loads(header)
     report = head["report_fd"]
     _drop_self(head["uid_harness"])
     hook = _recorder(head["key"].encode(), report, os.write, head["budget"])
@@ -590,6 +628,11 @@ def run_tests(argv):
         exec(compile(head["helpers"], "prompt.py", "exec"), ns)
     exec(tests, ns)
     hook(-1)
+    # the records are written (os.write: unbuffered): no interpreter teardown to wait for (3 ms of a
+    # check); the solution's process dies with the sandbox's pid namespace
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def main(argv):

@@ -589,6 +589,31 @@ def test_patching_the_forked_harness_changes_only_the_solutions_own_answers():
     assert honest.passed, honest.reason
 
 
+def test_the_solution_cannot_read_or_trace_the_harness():
+    # the harness (its parent) is non-dumpable: no /proc/<pid>/mem, fd, environ or ptrace for the
+    # solution, which shares its uid when the sandbox runs as an ordinary user (scripts/test-as-user.sh)
+    solution = (
+        "import ctypes, os\n"
+        "def probe():\n"
+        "    got = []\n"
+        "    pid = os.getppid()\n"
+        "    for what in ('mem', 'environ', 'fd', 'maps'):\n"
+        "        try:\n"
+        "            path = f'/proc/{pid}/{what}'\n"
+        "            os.listdir(path) if what == 'fd' else open(path, 'rb').read(64)\n"
+        "            got.append(what)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    if ctypes.CDLL(None).ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH\n"
+        "        got.append('ptrace')\n"
+        "    return got\n"
+    )
+    verdict = check_assert_tests(solution, "assert probe() == []")
+    assert verdict.passed, verdict.reason
+    opened = check_assert_tests(solution.replace("pid = os.getppid()", "pid = os.getpid()"), "assert 'maps' in probe()")
+    assert opened.passed, opened.reason  # the probe itself works: its own process is readable
+
+
 def test_the_harness_wire_is_json_without_importing_it():
     # harness.loads/dumps are _json's C scanner and encoder (json's module costs 12 ms a start): the
     # same text and values as json's own, the same refusals (ValueError, RecursionError), and no re

@@ -105,10 +105,10 @@ WITH golds AS (  -- each problem's gold, normalised once
     -- body is seg up to it: exactly what the lazy regex '(?s)<answer>(.*?)</answer>' extracts, for a
     -- third of its cost (measured: bench/README.md). Only a second '<answer>' before the first
     -- '</answer>' falls back to the regex itself.
-    -- n_tags: 0, 1 or 2 (two or more): with a second tag, seg1 ends before the end of the text
+    -- n_tags: 0, 1 or 2 (two or more: a second '<answer>', where seg1 ends before the end of the text)
     SELECT *, CASE WHEN n_tags > 1 AND $multiple = 'last' THEN string_split(t, '<answer>')[-1] ELSE seg1 END AS seg
     FROM (
-        SELECT *, CASE WHEN seg1 IS NULL THEN 0 WHEN strpos(t, '<answer>') + 7 + length(seg1) < length(t) THEN 2 ELSE 1 END AS n_tags
+        SELECT *, CASE WHEN seg1 IS NULL THEN 0 WHEN t LIKE '%<answer>%<answer>%' THEN 2 ELSE 1 END AS n_tags  -- (bytes: no length() to count)
         FROM (
             SELECT *, CASE WHEN contains(t, '<answer>') THEN split_part(t, '<answer>', 2) END AS seg1
             FROM texts

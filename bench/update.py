@@ -5,6 +5,7 @@
     python bench/update.py --model PATH                     # an HF folder instead of random weights
     python bench/update.py --trl-no-gc                      # TRL without its default gradient checkpointing
     python bench/update.py --layouts packed                 # ours with packed micro-batches only (default: packed and padded)
+    python bench/update.py --layouts packed,packed-bf16     # ours in fp32 and with bf16 autocast (update.bf16), side by side
 
 Needs the bench extra (`pip install -e ".[bench]"`, i.e. trl). No network: the model is a randomly
 initialised Llama built here (default hidden 576 / 30 layers / vocab 49152, the shape of
@@ -16,7 +17,9 @@ acts), group-normalised advantages of random 0/1 rewards.
 Both sides get the same weights, batch, fp32, clip epsilons, token-mean loss, no KL, one AdamW
 step (same lr, betas, weight decay, grad-norm clip):
   - ours: rlvr.train.loop.grpo_steps with one mini-batch (its token-budget micro-batches, length-sorted),
-          once per --layouts entry: `packed` (padding-free rows, update.packing = true) and `padded`.
+          once per --layouts entry: `packed` (padding-free rows, update.packing = true) and `padded`;
+          a `-bf16` entry (`packed-bf16`) is the same with update.bf16 = true (bf16 autocast, fp32
+          weights and AdamW state), and its fp32 twin's median over its own is `bf16_speedup_ours_*`.
   - trl:  GRPOTrainer.compute_loss + accelerator.backward on TRL's own input format (left-padded
           prompt_ids, right-padded completion_ids, masks, advantages, old_per_token_logps,
           num_items_in_batch), split into per_device_train_batch_size chunks with gradient
@@ -166,6 +169,9 @@ def _describe(model: torch.nn.Module, opt: torch.optim.Optimizer) -> dict:
     }
 
 
+LAYOUTS = ("packed", "padded", "packed-bf16", "padded-bf16")  # ours: micro-batch layout, and bf16 autocast or not
+
+
 def update_section(args: argparse.Namespace, layout: str) -> UpdateSection:
     return UpdateSection(
         lr=args.lr,
@@ -176,7 +182,8 @@ def update_section(args: argparse.Namespace, layout: str) -> UpdateSection:
         epochs=1,
         minibatches=1,
         micro_batch_tokens=args.micro_batch_tokens,
-        packing=layout == "packed",
+        packing=layout.removesuffix("-bf16") == "packed",
+        bf16=layout.endswith("-bf16"),
         max_grad_norm=1.0,
         gradient_checkpointing=args.ours_gc,
         device="cpu",
@@ -388,7 +395,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--resummarise", type=Path, help="recompute the figures of an existing results file and exit")
-    ap.add_argument("--worker", choices=["ours-packed", "ours-padded", "trl"], help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=[f"ours-{x}" for x in LAYOUTS] + ["trl"], help=argparse.SUPPRESS)
     ap.add_argument("--worker-dir", help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
@@ -434,6 +441,17 @@ def summarise(runs: dict[str, list[dict]], workers: dict[str, dict], *, tokens: 
             f"loss_abs_diff_{key}": abs(warm[0]["loss"] - warm[1]["loss"]),
             f"grad_norm_rel_diff_{key}": abs(warm[0]["grad_norm"] - warm[1]["grad_norm"]) / max(warm[1]["grad_norm"], 1e-12),
         }
+    for n in (n for n in runs if n.endswith("-bf16") and n.removesuffix("-bf16") in runs):
+        twin, key = n.removesuffix("-bf16"), n.removesuffix("-bf16").replace("-", "_")
+        pairs = [a["seconds"] / b["seconds"] for a, b in zip(timed[twin], timed[n], strict=True)]
+        out |= {
+            f"bf16_speedup_{key}": round(med[twin] / med[n], 3),
+            f"bf16_paired_median_speedup_{key}": round(statistics.median(pairs), 3),
+            # the warm-up step: both start from the same weights and batch
+            f"bf16_loss_abs_diff_{key}": abs(runs[n][0]["loss"] - runs[twin][0]["loss"]),
+            f"bf16_grad_norm_rel_diff_{key}": abs(runs[n][0]["grad_norm"] - runs[twin][0]["grad_norm"])
+            / max(runs[twin][0]["grad_norm"], 1e-12),
+        }
     out["trl_loss_backward_s"] = round(statistics.median(x["loss_backward_s"] for x in timed["trl"]), 3)
     return out
 
@@ -458,8 +476,8 @@ def main() -> None:
         return resummarise(args.resummarise)
     argv = sys.argv[1:]
     layouts = [x for x in args.layouts.split(",") if x]
-    if not layouts or set(layouts) - {"packed", "padded"}:
-        raise SystemExit(f"--layouts {args.layouts!r}: a comma-separated list of packed, padded")
+    if not layouts or set(layouts) - set(LAYOUTS):
+        raise SystemExit(f"--layouts {args.layouts!r}: a comma-separated list of {', '.join(LAYOUTS)}")
     with tempfile.TemporaryDirectory(prefix="rlvr-bench-update-") as tmp:
         folder = Path(tmp)
         t = time.perf_counter()
@@ -508,7 +526,8 @@ def main() -> None:
             "command": "python bench/update.py " + " ".join(argv),
             "model_config": model_cfg,
             **{
-                f"ours-{layout}": update_section(args, layout).model_dump() | {"temperature": 1.0, "dtype": "float32"}
+                f"ours-{layout}": update_section(args, layout).model_dump()
+                | {"temperature": 1.0, "dtype": "float32 weights" + (", bf16 autocast" if layout.endswith("-bf16") else "")}
                 for layout in layouts
             },
             "trl": {

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYOUTS = ("packed", "padded")  # our two micro-batch layouts, each its own side of the run
-KEYS = ["trl_tokens_per_s", "trl_peak_mb", "trl_s"]
-KEYS += [f"ours_{x}_{m}" for x in LAYOUTS for m in ("tokens_per_s", "peak_mb", "s")] + [f"ratio_ours_{x}" for x in LAYOUTS]
+LAYOUTS = ("packed", "padded", "packed-bf16")  # our micro-batch layouts (and bf16 autocast), each its own side of the run
+KEYS = ["trl_tokens_per_s", "trl_peak_mb", "trl_s", "bf16_speedup_ours_packed"]
+KEYS += [f"ours_{x}_{m}".replace("-", "_") for x in LAYOUTS for m in ("tokens_per_s", "peak_mb", "s")]
+KEYS += [f"ratio_ours_{x}".replace("-", "_") for x in LAYOUTS]
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("trl") is None, reason='trl is not installed: it is a bench-only extra (pip install -e ".[bench]")'
@@ -46,6 +47,8 @@ def test_bench_update_smallest(tmp_path: Path) -> None:
         "4",
         "--repeats",
         "1",
+        "--layouts",
+        ",".join(LAYOUTS),
         "--out",
         str(out),
     ]
@@ -58,7 +61,10 @@ def test_bench_update_smallest(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     figures = result["figures"]
     assert {k: str(figures[k]) for k in KEYS} == {k: printed[k] for k in KEYS}
-    for x in LAYOUTS:
+    # bf16 autocast: the same first step as fp32 within bf16's precision, and the settings say which ran
+    assert figures["bf16_loss_abs_diff_ours_packed"] < 0.05 * max(1.0, abs(result["runs"]["ours-packed"][0]["loss"]))
+    assert result["settings"]["ours-packed-bf16"]["bf16"] and not result["settings"]["ours-packed"]["bf16"]
+    for x in ("packed", "padded"):  # fp32
         # the ratio is of unrounded medians, the times are printed to 1 ms: at this size a step takes
         # a few ms, so the check allows exactly that rounding
         trl_s, ours_s, half = figures["trl_s"], figures[f"ours_{x}_s"], 5e-4
@@ -75,4 +81,4 @@ def test_bench_update_smallest(tmp_path: Path) -> None:
     assert result["settings"]["trl"]["loss_type"] == "dapo"
     assert result["workers"]["trl"]["gradient_checkpointing"] is True  # TRL's default, as the benchmark claims
     assert result["machine"]["cores"] >= 1 and result["versions"]["trl"]
-    assert {side: len(r) for side, r in result["runs"].items()} == {"ours-packed": 2, "ours-padded": 2, "trl": 2}  # warm-up + 1
+    assert {side: len(r) for side, r in result["runs"].items()} == {f"ours-{x}": 2 for x in LAYOUTS} | {"trl": 2}  # warm-up + 1

@@ -61,8 +61,13 @@ class TemporaryServer:
             port = s.getsockname()[1]
         # prefect's location without importing it: its settings must first see PREFECT_API_URL (ensure_server)
         app_dir = Path(importlib.util.find_spec("prefect").origin).parent.parent
-        env = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false"}  # offline machines: no telemetry errors (unless asked for)
-        env |= {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+        env = {
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",  # offline machines: no telemetry errors (unless asked for)
+            **os.environ,
+            "PREFECT_UI_ENABLED": "0",
+            "PREFECT__SERVER_EPHEMERAL": "1",
+            "PREFECT__SERVER_FINAL": "1",
+        }
         cmd = [
             sys.executable,
             "-m",

@@ -640,7 +640,7 @@ def run_tests(argv):
         exec(compile(head["helpers"], "prompt.py", "exec"), ns)
     exec(tests, ns)
     hook(-1)
-    # the records are written (os.write: unbuffered): no interpreter teardown to wait for (3 ms of a
+    # the records are written (os.write: unbuffered): no interpreter teardown to wait for (6 ms of a
     # check); the solution's process dies with the sandbox's pid namespace
     sys.stdout.flush()
     sys.stderr.flush()

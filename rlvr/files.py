@@ -1,11 +1,14 @@
-"""Digests: the sha256 of a file and of JSON data, the one implementation every module uses.
+"""Digests: the sha256 of a file and of JSON data, the one implementation every module uses, and
+the fingerprint of rlvr's own code (a driver and its workers must run the same rlvr).
 
 `cached_sha256` hashes each file once per process: a (path, size, mtime_ns) -> sha256 cache, which
 the run store primes when it commits a file it has just hashed (rlvr.store.commit)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -43,3 +46,36 @@ def remember_sha256(path: Path, sha256: str) -> None:
     """Prime the cache with a digest just taken of `path` (its size and mtime as they are now)."""
     st = path.stat()
     HASHES[(str(path), st.st_size, st.st_mtime_ns)] = sha256
+
+
+CODE_PACKAGES = ("rlvr", "rlvr.tasks", "rlvr.flows", "rlvr.data")  # where rlvr's code and shipped data live
+CODE_SUFFIXES = (".py", ".sql", ".jsonl")  # what a stage's bytes can depend on; caches and .pyc are not
+
+
+def code_digest(roots: dict[str, Path]) -> str:
+    """A digest of the code under `roots` (a package name -> its folder): each file's path as a module
+    path (`rlvr/tasks/placed.py`) and bytes. A file seen from two roots counts once, so an installed
+    wheel (rlvr/tasks inside rlvr/) and a source checkout (tasks/ beside rlvr/) give the same digest."""
+    files: dict[str, Path] = {}
+    for name, root in roots.items():
+        prefix = name.replace(".", "/")
+        for path in root.rglob("*"):
+            if path.suffix in CODE_SUFFIXES and "__pycache__" not in path.parts and path.is_file():
+                files[f"{prefix}/{path.relative_to(root).as_posix()}"] = path
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        data = files[rel].read_bytes()
+        h.update(f"{rel}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()[:16]
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """The digest of the rlvr this process runs (code_digest over CODE_PACKAGES), taken once."""
+    roots = {}
+    for name in CODE_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            roots[name] = Path(next(iter(spec.submodule_search_locations)))
+    return code_digest(roots)

@@ -8,8 +8,11 @@ it and waits for the stage's commit record. Machines share only the Prefect API 
   code object, file path included, so a driver and a worker installed in different places (or on
   another Python) would never meet; this key depends on the stage and pool only.
 - **The request rides in the task run's tags** (`rlvr-run:<location>`, `rlvr-stage:<stage>`,
-  `rlvr-iteration:<i>`); the task takes no parameters. Prefect keeps a background task's parameters
+  `rlvr-iteration:<i>`, `rlvr-code:<the driver's rlvr.files.code_fingerprint>`); the task takes no parameters. Prefect keeps a background task's parameters
   in the submitting machine's local result storage, which a worker on another machine cannot read.
+- **The worker refuses a request from other code**: a driver and a worker whose rlvr differs (another
+  version, a local edit) could each commit stages that the other would have written differently, and
+  the inputs hash does not cover the code. The refusal names both fingerprints; it is not retried.
 - **The worker** runs the stage function itself (rlvr.stages: skip when committed, else compute and
   commit), names itself in the record (rlvr.store.commit.made_by: host, worker name, pid), and while
   the stage runs renews a heartbeat: the Prefect Variable `rlvr-beat-<task run id>`, a counter, every
@@ -48,6 +51,7 @@ from prefect.variables import Variable
 from rlvr.tasks.stages import AFTER_COMMIT, RETRIES, RETRY_DELAY_S, STAGE_FUNCTIONS, call_prepare, call_stage, retry_transient
 
 from rlvr.errors import RlvrError
+from rlvr.files import code_fingerprint
 from rlvr.stages.lineage import stage_inputs
 from rlvr.store.commit import committed, made_by
 from rlvr.store.run import open_run
@@ -58,7 +62,7 @@ HEARTBEAT_ENV = "RLVR_HEARTBEAT_SECONDS"
 DEFAULT_HEARTBEAT_S = 30.0
 MAX_LOST = 3  # workers a stage may lose (SIGKILL, OOM, a lost machine) before the driver gives up
 POLL_S = 0.5
-_TAG = {"run": "rlvr-run:", "stage": "rlvr-stage:", "iteration": "rlvr-iteration:"}
+_TAG = {"run": "rlvr-run:", "stage": "rlvr-stage:", "iteration": "rlvr-iteration:", "code": "rlvr-code:"}
 
 
 class PlacedStageError(RlvrError, RuntimeError):
@@ -80,9 +84,10 @@ class StageRequest:
     run: str  # the run's location: an s3:// URI, or an absolute folder every worker sees at that path
     stage: str
     iteration: int | None
+    code: str = ""  # the submitting driver's code_fingerprint(); "" from a driver that sent none
 
     def tags(self) -> list[str]:
-        tags = [_TAG["run"] + self.run, _TAG["stage"] + self.stage]
+        tags = [_TAG["run"] + self.run, _TAG["stage"] + self.stage, _TAG["code"] + self.code]
         return tags + ([] if self.iteration is None else [_TAG["iteration"] + str(self.iteration)])
 
     @classmethod
@@ -90,7 +95,20 @@ class StageRequest:
         got = {k: t.removeprefix(p) for t in tags for k, p in _TAG.items() if t.startswith(p)}
         if "run" not in got or "stage" not in got:
             raise PlacedStageError(f"a placed task run without its request tags ({sorted(tags)}): submit it with `rlvr train`")
-        return cls(got["run"], got["stage"], int(got["iteration"]) if "iteration" in got else None)
+        iteration = int(got["iteration"]) if "iteration" in got else None
+        return cls(got["run"], got["stage"], iteration, got.get("code", ""))
+
+    def check_code(self, worker: dict) -> None:
+        """Refuse a request from a driver whose rlvr is not this worker's (see the module docstring)."""
+        mine = code_fingerprint()
+        if self.code != mine:
+            theirs = f"code {self.code}" if self.code else "no code fingerprint (an older rlvr)"
+            raise PlacedStageError(
+                f"{self.label()} of {self.run}: the driver runs rlvr with {theirs}, this worker "
+                f"({worker.get('name', '?')} on {worker.get('host', '?')}) runs code {mine}; install the same rlvr "
+                "(`pip install` the same commit) on the driver and every worker, restart the worker, then "
+                f"`rlvr resume {self.run}`"
+            )
 
     def label(self) -> str:
         return self.stage if self.iteration is None else f"{self.stage} {self.iteration}"
@@ -113,6 +131,7 @@ class _PlacedStage:
             raise PlacedStageError(
                 f"task run {run.id} asks the {self.stage} task for stage {req.stage}: submit it with `rlvr train`"
             )
+        req.check_code(self.worker or {})
         with _beating(str(run.id), self.worker or {}), made_by(self.worker or {}):
             if req.iteration is None:
                 result = call_prepare(req.run)
@@ -211,7 +230,7 @@ def run_placed(run_dir: str, stage: str, iteration: int | None, pool: str) -> di
     if (done := _committed_result(location, stage, iteration, skipped=True)) is not None:
         log.info("%s: committed already, skipped", StageRequest(location, stage, iteration).label())
         return done
-    req, lost = StageRequest(location, stage, iteration), []
+    req, lost = StageRequest(location, stage, iteration, code_fingerprint()), []
     while True:
         task = placed_task(stage, pool).with_options(tags=req.tags())
         task_run_id = task.apply_async().task_run_id

@@ -71,13 +71,55 @@ def test_records_name_their_worker_only_when_one_made_them() -> None:
 def test_the_request_rides_in_tags_and_the_task_key_is_fixed() -> None:
     from rlvr.tasks.placed import StageRequest, placed_task, task_key
 
-    for req in (StageRequest("s3://b/runs/x", "rollout", 3), StageRequest("/abs/run", "prepare", None)):
+    for req in (StageRequest("s3://b/runs/x", "rollout", 3, "ab12"), StageRequest("/abs/run", "prepare", None, "cd34")):
         assert StageRequest.from_tags(["other", *req.tags()]) == req
+    assert StageRequest.from_tags(["rlvr-run:/r", "rlvr-stage:update"]).code == ""  # a driver that sent none
     task = placed_task("rollout", "gpu", {"host": "h", "name": "w", "pid": 1})
     # the key a worker subscribes to and the driver submits to: no code hash, no file path in it
     assert task.task_key == task_key("rollout", "gpu") == "rlvr.placed.rollout@gpu"
     assert task.with_options(tags=["x"]).task_key == task.task_key  # a worker's and a submission's copies
     assert placed_task("rollout", "cpu").task_key != task.task_key
+
+
+def test_the_code_digest_is_the_layout_independent_digest_of_code_files(tmp_path: Path) -> None:
+    from rlvr.files import code_digest
+
+    checkout, wheel = tmp_path / "checkout", tmp_path / "site"
+    for folder, text in ((checkout / "rlvr", "x = 1\n"), (checkout / "tasks", "y = 2\n"), (wheel / "rlvr", "x = 1\n")):
+        folder.mkdir(parents=True)
+        (folder / "a.py").write_text(text)
+    (wheel / "rlvr" / "tasks").mkdir()
+    (wheel / "rlvr" / "tasks" / "a.py").write_text("y = 2\n")
+    (checkout / "rlvr" / "q.sql").write_text("SELECT 1")
+    (wheel / "rlvr" / "q.sql").write_text("SELECT 1")
+    here = code_digest({"rlvr": checkout / "rlvr", "rlvr.tasks": checkout / "tasks"})
+    # an installed wheel nests rlvr/tasks inside rlvr/; a checkout keeps tasks/ beside it: one digest
+    assert code_digest({"rlvr": wheel / "rlvr", "rlvr.tasks": wheel / "rlvr" / "tasks"}) == here
+    (checkout / "rlvr" / "__pycache__").mkdir()
+    (checkout / "rlvr" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0" * 8)
+    (checkout / "rlvr" / "notes.txt").write_text("not code")
+    assert code_digest({"rlvr": checkout / "rlvr", "rlvr.tasks": checkout / "tasks"}) == here
+    (checkout / "tasks" / "a.py").write_text("y = 3\n")  # one byte of one file
+    assert code_digest({"rlvr": checkout / "rlvr", "rlvr.tasks": checkout / "tasks"}) != here
+    (checkout / "tasks" / "a.py").write_text("y = 2\n")
+    (checkout / "tasks" / "b.py").write_text("")  # a file more, even an empty one
+    assert code_digest({"rlvr": checkout / "rlvr", "rlvr.tasks": checkout / "tasks"}) != here
+
+
+def test_a_worker_refuses_a_request_from_other_code() -> None:
+    from rlvr.tasks.placed import PlacedStageError, StageRequest
+
+    from rlvr.files import code_fingerprint
+
+    me = {"host": "h", "name": "w", "pid": 1}
+    StageRequest("/r", "rollout", 2, code_fingerprint()).check_code(me)  # the same rlvr: taken
+    with pytest.raises(
+        PlacedStageError,
+        match=rf"rollout 2 of /r: the driver runs rlvr with code 0123456789abcdef, this worker \(w on h\) runs code {code_fingerprint()}; install the same rlvr",
+    ):
+        StageRequest("/r", "rollout", 2, "0123456789abcdef").check_code(me)
+    with pytest.raises(PlacedStageError, match=r"no code fingerprint \(an older rlvr\)"):
+        StageRequest("/r", "update", 0).check_code(me)
 
 
 def test_rlvr_device_overrides_update_device_on_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -307,3 +349,58 @@ def test_two_workers_train_an_async_run_that_equals_an_unplaced_one(
     ]
     made = {k: read_record(open_run(run).paths.record(*k)).worker for k in plan if k[0] != "prepare"}
     assert {k: w["name"] for k, w in made.items()} == {k: "train-worker" if k[0] == "update" else "gen-worker" for k in made}
+
+
+def _other_rlvr(dest: Path) -> Path:
+    """A copy of this rlvr laid out as an installed wheel, with one comment more: another rlvr's code."""
+    import importlib.util
+    import shutil
+
+    from rlvr.files import CODE_PACKAGES
+
+    for name in CODE_PACKAGES:
+        src = Path(next(iter(importlib.util.find_spec(name).submodule_search_locations)))
+        shutil.copytree(src, dest / name.replace(".", "/"), ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+    with (dest / "rlvr" / "tasks" / "placed.py").open("a") as f:
+        f.write("# another rlvr\n")
+    return dest
+
+
+@pytest.mark.slow
+def test_a_worker_running_other_code_refuses_the_stage_and_the_driver_says_why(
+    tmp_path: Path, prefect_server: str, small_config: Config, tiny_model: Path
+) -> None:
+    from rlvr.files import code_fingerprint
+
+    data = small_config.model_dump() | {"placement": {"rollout": "elsewhere"}}
+    driver_home, other_home = _machine(tmp_path, "driver"), _machine(tmp_path, "other")
+    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    code = {"PYTHONPATH": str(_other_rlvr(tmp_path / "other-rlvr"))}
+    worker = _worker(other_home, prefect_server, "--stages", "rollout", "--pool", "elsewhere", "--name", "old", env=code)
+    env = {**os.environ, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
+    try:
+        cmd = [
+            sys.executable,
+            "-m",
+            "rlvr.flows.cli",
+            "train",
+            "placed.toml",
+            "--run",
+            str(tmp_path / "run"),
+            "--iterations",
+            "1",
+        ]
+        driver = subprocess.run(cmd, cwd=driver_home, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    said = driver.stdout + driver.stderr
+    logs = "".join(f.read_text() for f in other_home.glob("worker-*.log"))
+    theirs = logs.split("rlvr code ", 1)[1][:16]
+    assert theirs != code_fingerprint(), "the worker ran the copy, whose code differs by a comment"
+    assert driver.returncode != 0, said[-3000:]
+    assert (
+        f"the driver runs rlvr with code {code_fingerprint()}, this worker (old on {socket.gethostname()}) runs code {theirs}"
+        in said
+    ), said[-3000:]
+    assert not open_run(tmp_path / "run").paths.record("rollout", 0).exists(), "nothing was committed by the other code"

@@ -104,6 +104,7 @@ def worker(
 def _serve(stages: list[str], pool: str, name: str | None, api: str) -> None:
     from rlvr.tasks.placed import placed_task, task_key, worker_identity
 
+    from rlvr.files import code_fingerprint
     from rlvr.models.load import resolve_device
     from rlvr.models.registry import cache_root
 
@@ -112,7 +113,7 @@ def _serve(stages: list[str], pool: str, name: str | None, api: str) -> None:
     shown = "update.device of each run" if override is None else str(resolve_device(override))
     out.print(
         f"worker {me['name']} (pid {me['pid']} on {me['host']}): stages {', '.join(stages)} of pool {pool!r} "
-        f"from {api}; cache {cache_root()}, device {shown}; Ctrl-C stops",
+        f"from {api}; cache {cache_root()}, device {shown}; rlvr code {code_fingerprint()}; Ctrl-C stops",
         soft_wrap=True,
     )
     out.print("task keys: " + ", ".join(task_key(s, pool) for s in stages), soft_wrap=True)

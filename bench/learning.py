@@ -3,6 +3,8 @@
     python bench/learning.py                       # full: 3 seeds x (rlvr, TRL), up to 30 min of training each (~4 h+)
     python bench/learning.py --seeds 1 --minutes 10
     python bench/learning.py --smoke               # a few minutes: proves both sides run end to end, measures nothing
+    python bench/learning.py --first-seed 1 --seeds 1 --out s1.json   # a seed at a time (one session each) ...
+    python bench/learning.py --combine s0.json s1.json s2.json --out bench/results/learning.json  # ... merged
 
 Converts SmolLM2 once if `rlvr models prepare smollm2-135m-instruct` has not, and needs the bench extra (`pip install -e ".[bench]"`: trl).
 No network. SmolLM2-135M-Instruct on arithmetic products (a * b, operands 0..30; base greedy
@@ -109,6 +111,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--smoke", action="store_true", help="tiny scale: " + " ".join(SMOKE))
     ap.add_argument("--workdir", type=Path, help="where the runs go (default: a temporary folder, removed)")
     ap.add_argument("--out", type=Path, help="results file (default bench/results/learning.json, or learning-smoke.json)")
+    ap.add_argument(
+        "--combine",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="train nothing: merge the per-seed results of earlier runs of this bench (seeds or sides run apart, with the "
+        "same recipe and settings) into --out, with the figures over all their seeds",
+    )
     args = ap.parse_args(argv)
     if args.smoke:
         args = ap.parse_args([*SMOKE, *(argv if argv is not None else sys.argv[1:])])
@@ -378,8 +388,68 @@ def _version(pkg: str) -> str | None:
         return None
 
 
+def summary(per_seed: list[dict]) -> dict:
+    """The figures over seeds (the median where there are several, the list when one seed has none), printed."""
+    figures: dict = {}
+    for key in per_seed[0]["figures"]:
+        vals = [s["figures"].get(key) for s in per_seed]
+        figures[key] = vals[0] if len(vals) == 1 else (statistics.median(vals) if None not in vals else vals)
+    figures["seeds"] = len(per_seed)
+    for k, v in figures.items():
+        print(f"{k}: {v}")
+    return figures
+
+
+# settings that must agree for results to be merged (the command, seeds and first seed may differ)
+SAME_SETTINGS = ("recipe", "minutes", "eval_prompts", "trl_gradient_checkpointing", "config")
+
+
+def combine(paths: list[Path], out_path: Path) -> dict:
+    """Merge earlier results of this bench: one seed's sides may come from different files (each side
+    once), every file must have been run with the same SAME_SETTINGS; figures are recomputed."""
+    runs = [json.loads(p.read_text()) for p in paths]
+    first = runs[0]
+    for p, r in zip(paths, runs, strict=True):
+        if r.get("smoke"):
+            raise SystemExit(f"--combine: {p} is a smoke run; its figures measure nothing")
+        for key in SAME_SETTINGS:
+            if r["settings"].get(key) != first["settings"].get(key):
+                raise SystemExit(f"--combine: {p} has another settings.{key} than {paths[0]}: results of different benches")
+    seeds: dict[int, dict] = {}
+    for p, r in zip(paths, runs, strict=True):
+        for entry in r["per_seed"]:
+            sides = seeds.setdefault(entry["seed"], {})
+            for name, side in entry["sides"].items():
+                if name in sides:
+                    raise SystemExit(f"--combine: seed {entry['seed']}'s {name} side is in {p} and in an earlier file")
+                sides[name] = side
+    per_seed = []
+    for seed, sides in sorted(seeds.items()):
+        bases = {side["curve"][0]["accuracy"] for side in sides.values()}
+        if len(bases) > 1:
+            raise SystemExit(f"--combine: seed {seed}'s sides start from different v0 accuracies {sorted(bases)}")
+        per_seed.append({"seed": seed, "figures": seed_figures(bases.pop(), sides), "sides": sides})
+    result = {
+        "smoke": False,
+        "note": "figures: the median over seeds where there are several; per-seed curves below; combined from "
+        + ", ".join(str(p) for p in paths),
+        "figures": summary(per_seed),
+        "per_seed": per_seed,
+        "machine": [r["machine"] for r in runs],
+        "versions": [r["versions"] for r in runs],
+        "settings": {**first["settings"], "command": "python bench/learning.py --combine " + " ".join(map(str, paths))}
+        | {"seeds": len(per_seed), "first_seed": per_seed[0]["seed"], "combined": [r["settings"]["command"] for r in runs]},
+    }
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
 def main() -> None:
     args = parse_args()
+    if args.combine:
+        combine(args.combine, args.out or RESULTS / "learning.json")
+        return
     hf_logging.disable_progress_bar()
     sides = [s for s in args.sides.split(",") if s]
     if not sides or set(sides) - {"rlvr", "trl"}:
@@ -414,13 +484,7 @@ def main() -> None:
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
-    figures: dict = {}
-    for key in per_seed[0]["figures"]:
-        vals = [s["figures"][key] for s in per_seed]
-        figures[key] = vals[0] if len(vals) == 1 else (statistics.median(vals) if None not in vals else vals)
-    figures["seeds"] = args.seeds
-    for k, v in figures.items():
-        print(f"{k}: {v}")
+    figures = summary(per_seed)
     cfg = bench_config(args, 0)
     result = {
         "smoke": args.smoke,

@@ -167,21 +167,36 @@ CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
     '\bor\b|\\approx|≈|~|\\sim(?:[^a-z]|$)|\\to(?:[^a-z]|$)|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|\\lor(?:[^a-z]|$)|\\vee');
 
 -- number_hedge(op, link, after): the last two numbers of a response without a tag or box state two
--- answers: joined by 'or' ('12 (or 13)', '12 or maybe 13'), by \approx / ~ / an arrow ('12 \approx
--- 13', '12 \to 13'), by '=' when the first is no operand ('12 = 13'; '6 + 7 = 13' is a sum and its
--- value), by a comma or by whitespace alone at the very end of the text ('11, 12, 13', '40 41 42':
--- candidates), in brackets at the end
--- ('12 (13)'); and a last number that is an operand ('so 3 + 4', '84 / 2') is no value. link is the text
--- between the two (lower case, '$' dropped), op the operator in front of the first, after the text
--- after the last. The numbers are compared by verify.sql (equal ones are no hedge).
+-- answers: joined by 'or' ('12 (or 13)', '12 or maybe 13', '12 [or 13]', '12 — or 13'), by \approx / ~ /
+-- an arrow ('12 \approx 13', '12 \to 13'), by '=' when the first is no operand ('12 = 13'; '6 + 7 = 13'
+-- is a sum and its value), by a separator of alternatives or a range ('12 | 13', '12 vs. 13', '12
+-- and/or 13', '12 & 13', '12 nor 13', '12 to 13', '12 through 13', '12–13', '12 \pm 13'), by a comma,
+-- 'and' or whitespace alone at the very end of the text ('11, 12, 13', 'it is 12 and 13', '40 41 42':
+-- candidates), in brackets at the end ('12 (13)'); and a last number that is an operand ('so 3 + 4',
+-- '84 / 2') is no value. link is the text between the two (lower case, '$' and the markup of lead in
+-- verify.sql dropped: '**12** or **13**'), op the operator in front of the first, after the text after
+-- the last. The numbers are compared by verify.sql (equal ones are no hedge). A right answer this
+-- refuses: 'I rounded 12.6 to 13' (a range to it).
 CREATE OR REPLACE MACRO number_hedge(op, link, after) AS
-    regexp_full_match(link, '\s*[,;]?\s*\(?\s*(?:or|maybe|perhaps|possibly|probably)\b.*')
+    regexp_full_match(link, '\s*[,;—–-]?\s*[(\[]?\s*(?:or|maybe|perhaps|possibly|probably)\b.*')
     OR regexp_full_match(link, '\s*(?:\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow)\s*')
     OR (op = '' AND regexp_full_match(link, '\s*=\s*'))
     OR regexp_full_match(link, '\s*(?:[-+*/×·÷^]|\\times|\\cdot|\\div)\s*')  -- an operand, not a value: '... 3 + 4'
+    OR regexp_full_match(link, '\s*(?:\||&|and/or|vs\.?|versus|nor|to|through|thru|–|—|±|\\pm|\\mp)\s*')  -- alternatives, a range
     OR (regexp_full_match(link, '\s*\(\s*') AND regexp_full_match(after, '\s*\)[\s.!?]*'))  -- '12 (13)'
-    OR (regexp_full_match(link, '\s*[,;]\s*(?:and\s+)?') AND regexp_full_match(after, '[\s.!?)]*'))
+    OR (regexp_full_match(link, '\s*[,;]\s*(?:and\s+)?|\s+and\s+') AND regexp_full_match(after, '[\s.!?)]*'))
     OR (regexp_full_match(link, '\s+') AND regexp_full_match(after, '[\s.!?)]*'));  -- '40 41 42' at the end: candidates
+
+-- number_denied(lead, after): the last number of a response without a tag or box is not stated as the
+-- answer: the text before it denies it ('not 13', "isn't 13", 'cannot be 13', 'neither 12 nor 13',
+-- 'anything but 13', 'except 13', 'rather than 13', 'instead of 13', 'other than 13', 'x \neq 13'), the
+-- text after it does ('13 is wrong', '13 is not right', "13 isn't"), or the response ends asking about
+-- it ('is it 13?'). lead: the lower-cased characters before it (verify.sql's lead), after: the text after
+-- it. 'not 12 but 13' and '12? No: 13.' state 13.
+CREATE OR REPLACE MACRO number_denied(lead, after) AS
+    regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bexcept(?:\s+for)?|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?)\s*(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
+    OR regexp_full_match(after, '\s*\?[\s.!?)]*')
+    OR regexp_matches(after, '(?i)^[\s.,]*(?:is|was|would\s+be|seems)\s+(?:not\b|wrong|incorrect|false|impossible)|^\s*(?:isn''t|wasn''t)\b');
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:
 -- |a - b| <= tol * max(1, |b|) (config verify.numeric_tolerance; default 0, and verify.sql applies

@@ -16,7 +16,9 @@
 -- in a lenient task, the last number in the text (thousands commas, a fraction a/b, a repeating
 -- decimal 12.\overline{3} and a trailing % included) unless the text opens an <answer> tag it never
 -- closes. A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13',
--- '12 \to 13', a trailing list '11, 12, 13': macros.sql number_hedge) is wrong whatever $multiple says.
+-- '12 \to 13', '12 | 13', '12 vs. 13', a range '12–13', a trailing list '11, 12, 13': macros.sql
+-- number_hedge), or that the text denies or only asks about ('not 13', 'neither 12 nor 13', '13 is
+-- wrong', 'is it 13?': macros.sql number_denied), is wrong whatever $multiple says.
 -- Decision (verifier):
 --   sql_numeric  gold is a value (macros.sql num_value, after a unit is dropped: '5\text{ cm}'): the
 --                answer must be a value too: a number SQL reads, or the one number among plain words
@@ -163,14 +165,19 @@ WITH golds AS (  -- each problem's gold, normalised once
         )
     )
 ), last_numbers AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, tail, last_num,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, tail, last_num, lead,
         -- the number before the last one (within 48 characters), what joins them, and any operator
         -- in front of it ('6 + 7 = 13': the sum's operand, not a second answer)
-        CASE WHEN last_num IS NOT NULL AND regexp_matches(right(left(t, length(t) - length(tail)), 48),  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read
-                  '(?i)\d[%}]?[\s$]*(?:[,;]?\s*\(?\s*(?:or|maybe|perhaps|possibly|probably)\b\D*|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\(|\s)[\s$]*$')
-             THEN regexp_extract(right(left(t, length(t) - length(tail)), 48),
+        CASE WHEN last_num IS NOT NULL AND regexp_matches(lead,  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read
+                  '(?i)\d[%}]?[\s$]*(?:[,;—–-]?\s*[(\[]?\s*(?:or|maybe|perhaps|possibly|probably)\b\D*|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\(|\||&|and/or|vs\.?|versus|nor|to|through|thru|and|–|—|±|\\pm|\\mp|\s)[\s$]*$')
+             THEN regexp_extract(lead,
              '([-+*/×·=]?)\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
     FROM (
+        -- lead: the 48 characters before the last number, without the markup around numbers ('**12** or
+        -- **13**', '\(12\) or \(13\)', `12`): what number_hedge and number_denied read
+        SELECT *, CASE WHEN last_num IS NOT NULL
+                       THEN regexp_replace(right(left(t, length(t) - length(tail)), 48), '\*\*+|\\[()\[\]]|`', '', 'g') END AS lead
+        FROM (
         SELECT *, nullif(regexp_extract(tail, '^[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?', 0), '') AS last_num
         FROM (
             SELECT iteration, prompt_id, sample_idx, n_tok, t, has_tag, format_ok, tag_body, boxed, hedge,
@@ -179,13 +186,16 @@ WITH golds AS (  -- each problem's gold, normalised once
                      THEN regexp_extract(t, '[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?\D*$', 0) END AS tail
             FROM hedges
         )
+        )
     )
 ), extractions AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok,
         COALESCE(CASE WHEN $multiple = 'reject' THEN hedge END,
                  CASE WHEN before.prev <> '' AND before.prev <> last_num
                            AND number_hedge(before.op, lower(replace(before.link, '$', '')), substr(tail, length(last_num) + 1))
-                      THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END) AS hedge,
+                      THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END,
+                 CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), substr(tail, length(last_num) + 1))
+                      THEN 'the last number, ' || last_num || ', is denied or only asked about' END) AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
@@ -324,6 +334,7 @@ SELECT
                           || '; the last number, ' || extracted || ', is not read as the answer)'
         WHEN extraction = 'none' THEN 'no_answer: no <answer> tag, \boxed{} or number in the response'
         WHEN hedge LIKE 'several values%' THEN 'wrong: ' || hedge || ' at the end of the response; one final answer is expected'
+        WHEN hedge LIKE 'the last number,%' THEN 'wrong: ' || hedge || ' (''not 13'', ''13 is wrong'', ''is it 13?''); no answer is stated'
         WHEN hedge IS NOT NULL THEN 'wrong: ' || hedge || ' in one response; one answer is expected (verify.multiple_answers = reject)'
         WHEN not_value IS NOT NULL THEN 'wrong: got ' || pred || ', expected ' || gold || ' (' || not_value || ')'
         WHEN pred_formula IS NOT NULL THEN CASE WHEN correct THEN 'correct: ' || pred_formula || ' is the gold conclusion'

@@ -34,12 +34,14 @@ CREATE OR REPLACE MACRO norm_answer(s) AS
 
 -- word_num(s): the one number of an answer written in words ('The total is 19', 'She has 19 apples.',
 -- 'x = 19', '\$19 in all'), or '' when s is not one plain number among plain words: a second
--- number, an operator, LaTeX, or a word that changes or hedges the value (or, not, about, minus,
--- times, thousand, half, twenty, ...) and it is not read (issue 19: '12 or 13' is a hedge).
+-- number, an operator, LaTeX, or a word that changes, bounds, denies or hedges the value (or, not,
+-- about, minus, times, thousand, half, twenty, but, under, max, wrong, isn't, might, guess, inverse,
+-- ...), or a question ('is it 19'), and it is not read (issue 19: '12 or 13' is a hedge, 'anything but
+-- 13' and '13 is wrong' deny it). Right answers this refuses: 'it adds up to 19' ('up to' bounds).
 -- unit_num(s): the same for a gold: a number followed by words only ('5\text{ cm}', '30 degrees').
 -- Units are dropped, never compared: '5 inches' reads 5 against a gold of '5 cm'.
 CREATE OR REPLACE MACRO value_words(x) AS
-    NOT regexp_matches(x, '\b(?:or|nor|not|no|never|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b');
+    NOT regexp_matches(x, '\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
 CREATE OR REPLACE MACRO word_num(s) AS
     CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
         '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:[a-z]\w*\s*[:=]\s*)?([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?\s*(?:\\?%)?)(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*)*\s*[.!]?\s*$', 1)

@@ -201,6 +201,9 @@ def evaluate_model(model, tok, cfg: Config, folder: Path) -> float:
     try:
         return held_out_accuracy(d, 0)
     finally:
+        # the vLLM worker (~6 GB with its KV cache) must not sit beside TRL's training: with it, TRL's
+        # ~16-18 GB peak was OOM-killed on a 24 GB machine; the next evaluation starts it again (untimed)
+        engines.close_all()
         shutil.rmtree(d, ignore_errors=True)
         shutil.rmtree(ckpt, ignore_errors=True)
 

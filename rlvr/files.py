@@ -54,28 +54,28 @@ CODE_SUFFIXES = (".py", ".sql", ".jsonl")  # what a stage's bytes can depend on;
 
 def code_digest(roots: dict[str, Path]) -> str:
     """A digest of the code under `roots` (a package name -> its folder): each file's path as a module
-    path (`rlvr/tasks/placed.py`) and bytes. A file seen from two roots counts once, so an installed
+    path (`rlvr/tasks/placed.py`) and its sha256. A file seen from two roots counts once, so an installed
     wheel (rlvr/tasks inside rlvr/) and a source checkout (tasks/ beside rlvr/) give the same digest."""
-    files: dict[str, Path] = {}
+    files: dict[str, str] = {}
     for name, root in roots.items():
         prefix = name.replace(".", "/")
         for path in root.rglob("*"):
             if path.suffix in CODE_SUFFIXES and "__pycache__" not in path.parts and path.is_file():
-                files[f"{prefix}/{path.relative_to(root).as_posix()}"] = path
-    h = hashlib.sha256()
-    for rel in sorted(files):
-        data = files[rel].read_bytes()
-        h.update(f"{rel}\0{len(data)}\0".encode())
-        h.update(data)
-    return h.hexdigest()[:16]
+                files[f"{prefix}/{path.relative_to(root).as_posix()}"] = file_sha256(path)
+    return json_digest(files)
 
 
-@functools.cache
-def code_fingerprint() -> str:
-    """The digest of the rlvr this process runs (code_digest over CODE_PACKAGES), taken once."""
+def code_roots() -> dict[str, Path]:
+    """Where this process imports each of CODE_PACKAGES from (a package name -> its folder)."""
     roots = {}
     for name in CODE_PACKAGES:
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.submodule_search_locations:
             roots[name] = Path(next(iter(spec.submodule_search_locations)))
-    return code_digest(roots)
+    return roots
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """The digest of the rlvr this process runs (code_digest over code_roots()), taken once."""
+    return code_digest(code_roots())

@@ -353,13 +353,11 @@ def test_two_workers_train_an_async_run_that_equals_an_unplaced_one(
 
 def _other_rlvr(dest: Path) -> Path:
     """A copy of this rlvr laid out as an installed wheel, with one comment more: another rlvr's code."""
-    import importlib.util
     import shutil
 
-    from rlvr.files import CODE_PACKAGES
+    from rlvr.files import code_roots
 
-    for name in CODE_PACKAGES:
-        src = Path(next(iter(importlib.util.find_spec(name).submodule_search_locations)))
+    for name, src in code_roots().items():
         shutil.copytree(src, dest / name.replace(".", "/"), ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     with (dest / "rlvr" / "tasks" / "placed.py").open("a") as f:
         f.write("# another rlvr\n")

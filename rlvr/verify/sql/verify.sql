@@ -165,7 +165,8 @@ WITH golds AS (  -- each problem's gold, normalised once
         )
     )
 ), last_numbers AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, tail, last_num, lead,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, last_num, lead,
+        substr(tail, length(last_num) + 1) AS trail,  -- the text after the last number
         -- the number before the last one (within 48 characters), what joins them, and any operator
         -- in front of it ('6 + 7 = 13': the sum's operand, not a second answer)
         CASE WHEN last_num IS NOT NULL AND regexp_matches(lead,  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read
@@ -192,9 +193,9 @@ WITH golds AS (  -- each problem's gold, normalised once
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok,
         COALESCE(CASE WHEN $multiple = 'reject' THEN hedge END,
                  CASE WHEN before.prev <> '' AND before.prev <> last_num
-                           AND number_hedge(before.op, lower(replace(before.link, '$', '')), substr(tail, length(last_num) + 1))
+                           AND number_hedge(before.op, lower(replace(before.link, '$', '')), trail)
                       THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END,
-                 CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), substr(tail, length(last_num) + 1))
+                 CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), trail)
                       THEN 'the last number, ' || last_num || ', is denied or only asked about' END) AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,

@@ -2,8 +2,9 @@
 
 - "tfu" (120, 40 per answer): premises in plain English about named propositions; "Is it true,
   false, or unknown that ...?"; answer true/false/unknown.
-- "propositional" (90): premises are formulas over P, Q, R, ...; the answer is a conclusion that
-  follows (any correct one scores, rlvr.verify.logic.check_conclusion).
+- "propositional" (90): premises are formulas over P, Q, R, ...; the question names a variable to
+  eliminate (meta "eliminate") and the answer is what the premises say about the others (any
+  equivalent formula scores, rlvr.verify.logic.check_conclusion).
 - "syllogism" (90, 45 yes / 45 no): does a categorical conclusion follow? answer true/false.
 
 The rows are shipped as data/logic.jsonl, which rlvr.data.generators.logic builds (`python -m
@@ -26,7 +27,7 @@ N_PROBLEMS = 300
 THINK = "Think briefly, then put the final answer inside <answer></answer>"
 INSTRUCTIONS = {
     "tfu": f"{THINK}: one word, true, false or unknown.",
-    "propositional": f"{THINK}: a formula using the given variables and the operators ∧ ∨ ¬ → ↔.",
+    "propositional": f"{THINK}: a formula over the variables that remain, with the operators ∧ ∨ ¬ → ↔.",
     "syllogism": f"{THINK}: one word, yes or no.",
 }
 # default user turn: the rows hold the premises and question; each kind's instruction is meta.instruction

@@ -214,6 +214,30 @@ def test_decide(premises, statement, verdict):
             "wrong: '(R∨S)' uses S, not among the premises' variables P, Q, R",
         ),
         ("", False, "unparsable: empty formula"),
+        # copying out is not concluding: a premise, premises joined by ∧, a premise weakened
+        ("P ∨ R", False, "restated: '(P∨R)' is premise 3 as given; a conclusion must derive something"),
+        ("R ∨ P", False, "restated: '(R∨P)' is premise 3 as given; a conclusion must derive something"),
+        (
+            "(P → Q) ∧ (Q → R)",
+            False,
+            "restated: '((P→Q)∧(Q→R))' is premises 1 and 2 together as given; a conclusion must derive something",
+        ),
+        (
+            "(P → Q) ∧ (Q → R) ∧ (P ∨ R)",
+            False,
+            "restated: '(((P→Q)∧(Q→R))∧(P∨R))' is premises 1, 2 and 3 together as given; a conclusion must derive something",
+        ),
+        (
+            "P ∨ R ∨ Q",
+            False,
+            "restated: '((P∨R)∨Q)' follows from premise 3 alone (it weakens it); a conclusion must combine premises",
+        ),
+        (
+            "¬P ∨ Q ∨ R",
+            False,
+            "restated: '((¬P∨Q)∨R)' follows from premise 1 alone (it weakens it); a conclusion must combine premises",
+        ),
+        ("(P → R) ∧ R", True, "correct: '((P→R)∧R)' follows from the premises"),
     ],
 )
 def test_check_conclusion(answer, correct, reason):
@@ -225,6 +249,75 @@ def test_check_conclusion(answer, correct, reason):
 def test_check_conclusion_raises_on_bad_premises():
     with pytest.raises(ValueError, match="unexpected"):
         check_conclusion(["P +"], "P")
+    with pytest.raises(ValueError, match="eliminate 'S' is not among the premises' variables P, Q"):
+        check_conclusion(["P → Q"], "Q", eliminate="S")
+
+
+def test_one_premise_pays_what_it_implies_but_not_itself():
+    assert check_conclusion(["P ∧ Q"], "Q") == (True, "correct: 'Q' follows from the premises")
+    assert (
+        check_conclusion(["P ∧ Q"], "Q ∧ P")[1] == "restated: '(Q∧P)' is premise 1 as given; a conclusion must derive something"
+    )
+
+
+# (P → Q), (¬P → R), (R → S); eliminating P leaves (Q ∧ (R → S)) ∨ (R ∧ S), which is (Q ∧ ¬R) ∨ (R ∧ S)
+ELIMINATE_P = ["P → Q", "¬P → R", "R → S"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "correct", "reason"),
+    [
+        ("(Q ∧ ¬R) ∨ (R ∧ S)", True, "correct: '((Q∧¬R)∨(R∧S))' is what the premises say once P is eliminated"),
+        ("(R → S) ∧ (Q ∨ R)", True, "correct: '((R→S)∧(Q∨R))' is what the premises say once P is eliminated"),
+        ("(q & ~r) | (r & s)".upper(), True, "correct: '((Q∧¬R)∨(R∧S))' is what the premises say once P is eliminated"),
+        # the copied premise, and every formula weaker than the answer: they follow, and are not it
+        (
+            "R → S",
+            False,
+            "weaker: '(R→S)' follows but also holds at Q=0 R=0 S=0, where no value of P makes every premise true; "
+            "the answer must say all the premises say without P",
+        ),
+        (
+            "Q ∨ R",
+            False,
+            "weaker: '(Q∨R)' follows but also holds at Q=0 R=1 S=0, where no value of P makes every premise true; "
+            "the answer must say all the premises say without P",
+        ),
+        (
+            "S ∨ ¬S",
+            False,
+            "weaker: '(S∨¬S)' follows but also holds at Q=0 R=0 S=0, where no value of P makes every premise true; "
+            "the answer must say all the premises say without P",
+        ),
+        # stronger: it does not follow
+        ("Q ∧ ¬R", False, "wrong: '(Q∧¬R)' does not follow from the premises (counterexample P=0 Q=0 R=1 S=1)"),
+        # the premises themselves, or the answer padded with P, mention the eliminated variable
+        ("(P → Q) ∧ (¬P → R) ∧ (R → S)", False, "wrong: '(((P→Q)∧(¬P→R))∧(R→S))' mentions P, which the question eliminates"),
+        ("((Q ∧ ¬R) ∨ (R ∧ S)) ∧ (P ∨ ¬P)", False, "wrong: '(((Q∧¬R)∨(R∧S))∧(P∨¬P))' mentions P, which the question eliminates"),
+        ("Q ∧ T", False, "wrong: '(Q∧T)' uses T, not among the premises' variables P, Q, R, S"),
+        ("Q ∧", False, "unparsable: formula ends too early: expected a variable, ¬ or ("),
+    ],
+)
+def test_check_conclusion_with_a_variable_to_eliminate(answer, correct, reason):
+    assert check_conclusion(ELIMINATE_P, answer, eliminate="P") == (correct, reason)
+
+
+def test_eliminated_lists_the_assignments_some_value_of_the_variable_allows():
+    keep, models = logic.eliminated(ELIMINATE_P, "P")
+    assert keep == ["Q", "R", "S"]
+    assert [tuple(int(m[v]) for v in keep) for m in models] == [(0, 1, 1), (1, 0, 0), (1, 0, 1), (1, 1, 1)]
+    assert logic.eliminated(["P ∨ Q"], "P") == (["Q"], [{"Q": False}, {"Q": True}])  # nothing left to say
+
+
+def test_the_generator_eliminates_only_where_copying_does_not_answer():
+    assert build_logic.elimination_target(ELIMINATE_P) == "P"
+    # eliminating P from (P → Q), Q leaves Q, a copied premise; eliminating Q leaves P ∨ ¬P; none qualifies
+    assert build_logic.elimination_target(["P → Q", "Q"]) is None
+    assert build_logic.elimination_target(["P ↔ Q", "Q ∨ R"]) == "Q"  # P leaves Q ∨ R (premise 2); Q leaves P ∨ R
+    keep, models = logic.eliminated(ELIMINATE_P, "P")
+    gold = build_logic.gold_formula(keep, models)
+    assert gold == "(Q ∧ ¬R) ∨ (R ∧ S)"
+    assert check_conclusion(ELIMINATE_P, gold, eliminate="P")[0]
 
 
 # ---- verdicts --------------------------------------------------------------------------------
@@ -283,7 +376,13 @@ def test_every_gold_answer_is_judged_correct(records):
     for r in records:
         meta = r["meta"]
         if meta["kind"] == "propositional":
-            assert check_conclusion(meta["premises"], r["answer"])[0], r["prompt_id"]
+            v = meta["eliminate"]
+            assert check_conclusion(meta["premises"], r["answer"], eliminate=v)[0], r["prompt_id"]
+            # nothing copied out of the question is paid: each premise, all those without v joined, all of them
+            free = [p for p in meta["premises"] if v not in logic.variables(parse(p))]
+            copies = meta["premises"] + [" ∧ ".join(f"({p})" for p in ps) for ps in (free, meta["premises"]) if ps]
+            assert not any(check_conclusion(meta["premises"], c, eliminate=v)[0] for c in copies), r["prompt_id"]
+            assert f"Eliminate {v}:" in r["prompt"] and v not in logic.variables(parse(r["answer"]))
             assert not entails(meta["premises"], "P ∧ ¬P"), r["prompt_id"]  # consistent premises
             assert meta["canonical_answer"] == canonical(r["answer"])
             assert meta["variables"] == sorted(set().union(*map(logic.variables, map(parse, meta["premises"]))))

@@ -2,8 +2,7 @@
 
 tests/data/redteam.json holds the corpus: {tier, attack, problem, response, reward[, citations_supported]}
 for the code tier (HumanEval-style asserts and stdin/stdout; a problem named "humaneval-NNN" is the
-shipped HumanEval row), the math tier (SQL) and retrieval
-citations. Every entry is scored by the real verify pass (rlvr.verify.score_with_stats: DuckDB, the
+shipped HumanEval row), the math tier (SQL), retrieval citations and logic formulas (truth tables). Every entry is scored by the real verify pass (rlvr.verify.score_with_stats: DuckDB, the
 sandbox) under the default config; a wrong response must get 0 for correctness, a correct one
 keeps its reward. The shipped golds of every non-code task keep theirs too (HumanEval's 164
 canonical solutions and the stdio references: tests/test_humaneval.py, tests/test_stdio.py).
@@ -85,6 +84,17 @@ PROBLEMS = {
     "bigint": {"task": "arithmetic", "answer": "9223372036854775807"},
     "50%": {"task": "arithmetic", "answer": "50%"},
     "7/8": {"task": "arithmetic", "answer": "7/8"},
+    # logic: the shipped kind (a variable to eliminate) and the open "what follows?" of a user's rows
+    "eliminate-P": {
+        "task": "logic",
+        "answer": "(Q ∧ ¬R) ∨ (R ∧ S)",
+        "meta": json.dumps({"kind": "propositional", "premises": ["P → Q", "¬P → R", "R → S"], "eliminate": "P"}),
+    },
+    "what-follows": {
+        "task": "logic",
+        "answer": "R",
+        "meta": json.dumps({"kind": "propositional", "premises": ["P → Q", "Q → R", "P ∨ R"]}),
+    },
 }
 # the shipped HumanEval problems by prompt id ("humaneval-032"): their tests as the code tier gets them
 PROBLEMS |= {r["prompt_id"]: {k: r[k] for k in ("task", "answer", "tests")} for r in humaneval.generate()}
@@ -113,7 +123,7 @@ def _misjudged(entries: list[dict], rows: list[dict]) -> list[str]:
 def test_the_corpus_covers_every_tier_with_40_attacks():
     attacks = [e for e in CORPUS if "keeps its reward" not in e["attack"]]
     assert len(attacks) >= 40
-    assert {e["tier"] for e in attacks} == {"code", "math", "retrieval"}
+    assert {e["tier"] for e in attacks} == {"code", "math", "retrieval", "logic"}
     for e in CORPUS:  # a wrong answer is never paid for correctness
         paid = e["reward"] - 0.5 * (e.get("citations_supported") or 0) / max(1, e["response"].count("<cite>"))
         assert paid in (0.0, 1.0), e["attack"]

@@ -3,10 +3,13 @@
 - "tfu" (120, 40 per answer): premises in plain English about named propositions ("If it
   rains, then the ground is wet."); the question "Is it true, false, or unknown that ...?";
   answer true/false/unknown, computed by rlvr.verify.logic.decide. Our own generator, seed TFU_SEED.
-- "propositional" (90): reasoning-gym's propositional_logic (default config, seed RG_SEED):
-  premises are formulas over P, Q, R, ...; answer is the generator's gold conclusion. Kept only
-  when rlvr.verify.logic.check_conclusion accepts that gold (the generator falls back to a bare "P"
-  that may not follow, and its premises may be inconsistent, which makes anything follow).
+- "propositional" (90): the premises of reasoning-gym's propositional_logic (default config, seed
+  RG_SEED), formulas over P, Q, R, ...; the question names one variable to eliminate, and the
+  answer is what the premises say about the others (∃ that variable, by truth table), unique up to
+  equivalence: the gold is sympy's shortest minimal DNF or CNF of it, and any equivalent formula is
+  paid (rlvr.verify.logic.check_conclusion, `eliminate`). reasoning-gym's own question, "give one
+  conclusion that follows", pays a copied premise, so its golds are not used. Kept only when the
+  premises are consistent and some variable is worth eliminating (`elimination_target`).
 - "syllogism" (90, 45 yes / 45 no): reasoning-gym's syllogism (invalid_ratio 0.5, seed RG_SEED);
   answer "true" (it follows) or "false". Kept only when our own check (`syllogism_follows`, every
   model of the three terms' Venn regions) agrees with the generator's Yes/No: reasoning-gym 0.1.25
@@ -125,30 +128,81 @@ def build_tfu(n: int) -> list[dict]:
     return [make_tfu(rng, targets[i % 3]) for i in range(n)]
 
 
-# ---- propositional: reasoning-gym's gold conclusions ----------------------------------------
+# ---- propositional: reasoning-gym's premises, one variable to eliminate ------------------------
+
+
+def elimination_target(premises: list[str]) -> str | None:
+    """The first variable (in name order) worth eliminating, or None.
+
+    Worth it: another variable remains; the premises say something about the rest (what is left
+    is not a tautology); and copying out the premises that do not mention it, all of them joined
+    by ∧, does not already say it (else a copied premise would be the answer)."""
+    names = sorted(set().union(*(logic.variables(logic.parse(p)) for p in premises)))
+    for v in names:
+        keep, models = logic.eliminated(premises, v)
+        if not keep or len(models) == 2 ** len(keep):
+            continue
+        copied = " ∧ ".join(f"({p})" for p in premises if v not in logic.variables(logic.parse(p)))
+        if not copied or not logic.check_conclusion(premises, copied, eliminate=v)[0]:
+            return v
+    return None
+
+
+def formula_text(expr) -> str:
+    """A sympy boolean expression in the shipped spelling: ¬Q, (Q ∨ ¬R) ∧ S; operands in text order."""
+    import sympy
+
+    if isinstance(expr, sympy.Symbol):
+        return expr.name
+    if isinstance(expr, sympy.Not):
+        inner = formula_text(expr.args[0])
+        return "¬" + (inner if isinstance(expr.args[0], sympy.Symbol) else f"({inner})")
+    op = " ∧ " if isinstance(expr, sympy.And) else " ∨ "
+    parts = sorted((formula_text(a), a) for a in expr.args)
+    return op.join(t if isinstance(a, sympy.Symbol | sympy.Not) else f"({t})" for t, a in parts)
+
+
+def gold_formula(keep: list[str], models: list[dict[str, bool]]) -> str:
+    """The shortest of sympy's minimal DNF and CNF with exactly these models over `keep`."""
+    import sympy
+
+    symbols = sympy.symbols(keep)
+    minterms = [[int(m[v]) for v in keep] for m in models]
+    forms = [formula_text(sympy.SOPform(symbols, minterms)), formula_text(sympy.POSform(symbols, minterms))]
+    return min(forms, key=lambda t: (len(t), t))
 
 
 def propositional_record(item: dict) -> dict | None:
-    """A reasoning-gym propositional_logic item as a record, or None if its gold is not a
-    correct answer by rlvr.verify.logic.check_conclusion."""
-    md = item["metadata"]
-    premises, gold = md["premises"], md["example_answer"]
-    if logic.entails(premises, "(P ∧ ¬P)") or not logic.check_conclusion(premises, gold)[0]:
+    """A reasoning-gym propositional_logic item's premises, with a variable to eliminate and the
+    gold that says what the premises say about the others; None if its premises are inconsistent
+    or no variable is worth eliminating (elimination_target). reasoning-gym's own gold, any one
+    conclusion that follows, is not used: a copied premise is such a conclusion."""
+    premises = item["metadata"]["premises"]
+    if logic.entails(premises, "(P ∧ ¬P)"):
         return None
+    target = elimination_target(premises)
+    if target is None:
+        return None
+    keep, models = logic.eliminated(premises, target)
+    gold = gold_formula(keep, models)
+    assert logic.check_conclusion(premises, gold, eliminate=target)[0], (premises, target, gold)
     names = sorted(set().union(*(logic.variables(logic.parse(p)) for p in premises)))
     listed = "\n".join(f"{i}. {p}" for i, p in enumerate(premises, 1))
+    rest = ", ".join(keep)
     prompt = (
         f"Premises over the propositional variables {', '.join(names)}:\n{listed}\n\n"
-        "What can we conclude from the premises? Give one conclusion that follows from them, "
-        "uses only these variables, and is not a tautology (a formula true in every case, "
-        "such as P ∨ ¬P, follows from anything and does not count).\n\n" + INSTRUCTIONS["propositional"]
+        f"Eliminate {target}: give one formula over {rest} alone that says everything the premises say "
+        f"about {rest}. It must be true exactly when some value of {target} makes every premise true. "
+        "Any equivalent formula counts; a weaker one (such as a premise copied out) or a stronger one "
+        f"does not, nor does one that mentions {target}.\n\n" + INSTRUCTIONS["propositional"]
     )
     meta = {
         "kind": "propositional",
         "premises": premises,
         "variables": names,
+        "eliminate": target,
         "canonical_answer": logic.canonical(gold),
-        "source": _rg_source("propositional_logic", md["source_index"]),
+        "source": _rg_source("propositional_logic", item["metadata"]["source_index"]),
     }
     return {"prompt": prompt, "answer": gold, "meta": meta}
 
@@ -246,7 +300,7 @@ SCAN = 2000  # reasoning-gym items scanned for each kind
 
 
 def build_propositional(n: int) -> list[dict]:
-    """The first n items (in index order) whose gold conclusion rlvr.verify.logic accepts."""
+    """The first n items (in index order) that propositional_record keeps."""
     ds = _reasoning_gym("propositional_logic")
     kept = [r for r in map(propositional_record, ds) if r is not None][:n]
     if len(kept) < n:

@@ -133,7 +133,7 @@ class TaskSection(_Section):
     name: TaskName | list[TaskName] | None = Field(
         None,
         description="Shipped task (data/); unset = arithmetic, unless task.path or task.datasets names the data: arithmetic (generated), humaneval (164 code problems, assert tests), "
-        "stdio (code, stdin/stdout tests), logic (true/false/unknown, syllogisms, propositional conclusions), "
+        "stdio (code, stdin/stdout tests), logic (true/false/unknown, syllogisms, propositional elimination), "
         "retrieval (answer + <cite> spans checked against the sources); or a list of them, a mixture: every "
         "task's problems in one pool, each scored by its own verifier and weights.",
     )

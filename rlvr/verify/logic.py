@@ -21,6 +21,7 @@ row r, so a 4096-row table costs one big-int operation per node.
 
     from rlvr.verify.logic import check_conclusion
     check_conclusion(["P -> Q", "P"], "Q")   # (True, "correct: 'Q' follows from the premises")
+    check_conclusion(["P -> Q", "P -> R", "P ∨ R"], "R", eliminate="P")  # (True, "correct: 'R' is what ...")
 
 Test: .venv/bin/pytest tests/test_logic.py -q
 """
@@ -211,22 +212,51 @@ def _table(f: Formula, column: dict[str, int], full: int) -> int:
     }[f[0]]
 
 
+class _Table:
+    """The truth table of a set of variables: each formula evaluates to one int, bit r its value in row r."""
+
+    def __init__(self, names: list[str]):
+        if len(names) > MAX_VARIABLES:
+            raise ValueError(f"too many variables: {len(names)}, at most {MAX_VARIABLES}")
+        self.names = names
+        self.column = dict(zip(names, _columns(len(names)), strict=True))
+        self.full = (1 << (1 << len(names))) - 1
+
+    @classmethod
+    def over(cls, *formulas: Formula) -> _Table:
+        return cls(sorted(set().union(*map(variables, formulas))))
+
+    def of(self, f: Formula) -> int:
+        return _table(f, self.column, self.full)
+
+    def all_of(self, formulas: list[Formula]) -> int:
+        rows = self.full
+        for f in formulas:
+            rows &= self.of(f)
+        return rows
+
+    def first(self, rows: int, *, without: str = "") -> str:
+        """The first row of a non-empty set, as 'P=0 Q=1', leaving out the variable `without`."""
+        r = (rows & -rows).bit_length() - 1  # lowest set bit = first such row
+        n = len(self.names)
+        return " ".join(f"{v}={(r >> (n - 1 - i)) & 1}" for i, v in enumerate(self.names) if v != without)
+
+    def exists(self, rows: int, name: str) -> int:
+        """The rows where some value of `name` (the others as they are) is in `rows`: ∃name."""
+        col = self.column[name]
+        step = 1 << (len(self.names) - 1 - self.names.index(name))  # row distance between name=0 and name=1
+        return rows | ((rows & col) >> step) | ((rows & ~col & self.full) << step)
+
+
 def _counterexample(premises: list[Formula], conclusion: Formula) -> dict[str, bool] | None:
     """The first row (in truth-table order) where every premise holds and the conclusion fails."""
-    names = sorted(set().union(variables(conclusion), *map(variables, premises)))
-    if len(names) > MAX_VARIABLES:
-        raise ValueError(f"too many variables: {len(names)}, at most {MAX_VARIABLES}")
-    n = len(names)
-    column = dict(zip(names, _columns(n), strict=True))
-    full = (1 << (1 << n)) - 1
-    rows = full
-    for p in premises:
-        rows &= _table(p, column, full)
-    rows &= full & ~_table(conclusion, column, full)
+    t = _Table.over(conclusion, *premises)
+    rows = t.all_of(premises) & ~t.of(conclusion)
     if not rows:
         return None
-    r = (rows & -rows).bit_length() - 1  # lowest set bit = first such row
-    return {v: bool((r >> (n - 1 - i)) & 1) for i, v in enumerate(names)}
+    r = (rows & -rows).bit_length() - 1
+    n = len(t.names)
+    return {v: bool((r >> (n - 1 - i)) & 1) for i, v in enumerate(t.names)}
 
 
 def entails(premises: list[str], conclusion: str) -> bool:
@@ -253,39 +283,90 @@ def decide(premises: list[str], statement: str) -> str:
     return "unknown"
 
 
-def check_conclusion(premises: list[str], answer: str) -> tuple[bool, str]:
-    """Is `answer` a non-trivial conclusion of the premises? (correct, one-line reason).
+def check_conclusion(premises: list[str], answer: str, *, eliminate: str = "") -> tuple[bool, str]:
+    """Is `answer` a conclusion of the premises that the question pays? (correct, one-line reason).
 
-    Correct iff it parses, uses only the premises' variables, is entailed, and is not a
-    tautology (those follow from anything). This is reasoning-gym's propositional_logic
-    score_answer made strict: there a tautology earns 0.25; here it is simply not a conclusion.
-    Premises that do not parse are a data error and raise ValueError.
+    Always: it parses and uses only the premises' variables. Then one of two rules:
+
+    - `eliminate` names a variable (the shipped set): the answer must not mention it and must be
+      equivalent to what the premises say about the other variables (∃eliminate. premises, by
+      truth table). The answer is unique up to equivalence, so neither a copied premise nor a
+      weaker or stronger formula is paid.
+    - No `eliminate` (the open question "what follows?"): the answer must be entailed, not a
+      tautology (those follow from anything; reasoning-gym gives them 0.25), not equivalent to
+      premises as given (one, or several joined by ∧), and, with two or more premises, not
+      entailed by one premise alone (that restates or weakens it). This rule cannot be exact: an
+      entailed formula is a conclusion, and a policy can still weaken two premises joined by ∧
+      ("(P1 ∧ P2) ∨ R"). Questions that must not be gamed name a variable to eliminate.
+
+    Premises that do not parse, or an `eliminate` that is not among their variables, are a data
+    error and raise ValueError.
     """
     ps = [parse(p) for p in premises]
+    allowed = set().union(*map(variables, ps))
+    if eliminate and eliminate not in allowed:
+        raise ValueError(f"eliminate {eliminate!r} is not among the premises' variables {', '.join(sorted(allowed))}")
     try:
         f = parse(answer)
     except ValueError as err:
         return False, f"unparsable: {err}"
     shown = to_text(f)
-    allowed = set().union(*map(variables, ps))
+    if eliminate and eliminate in variables(f):
+        return False, f"wrong: {shown!r} mentions {eliminate}, which the question eliminates"
     extra = variables(f) - allowed
     if extra:
         return False, (
             f"wrong: {shown!r} uses {', '.join(sorted(extra))}, not among the premises' variables {', '.join(sorted(allowed))}"
         )
-    cex = _counterexample(ps, f)
-    if cex is not None:
-        row = " ".join(f"{v}={int(x)}" for v, x in cex.items())
-        return (
-            False,
-            f"wrong: {shown!r} does not follow from the premises (counterexample {row})",
-        )
-    if _counterexample([], f) is None:
-        return (
-            False,
-            f"trivial: {shown!r} is a tautology, true whatever the premises say",
+    t = _Table.over(f, *ps)
+    held, says = t.all_of(ps), t.of(f)
+    if held & ~says:
+        return False, f"wrong: {shown!r} does not follow from the premises (counterexample {t.first(held & ~says)})"
+    if eliminate:
+        extra_rows = says & ~t.exists(held, eliminate)
+        if extra_rows:
+            return False, (
+                f"weaker: {shown!r} follows but also holds at {t.first(extra_rows, without=eliminate)}, where no value "
+                f"of {eliminate} makes every premise true; the answer must say all the premises say without {eliminate}"
+            )
+        return True, f"correct: {shown!r} is what the premises say once {eliminate} is eliminated"
+    if says == t.full:
+        return False, f"trivial: {shown!r} is a tautology, true whatever the premises say"
+    implied = [i for i, p in enumerate(ps) if not says & ~t.of(p)]  # the premises the answer entails
+    if implied and not t.all_of([ps[i] for i in implied]) & ~says:
+        return False, f"restated: {shown!r} is {_premises_text(implied)} as given; a conclusion must derive something"
+    alone = next((i for i, p in enumerate(ps) if not t.of(p) & ~says), None) if len(ps) > 1 else None
+    if alone is not None:
+        return False, (
+            f"restated: {shown!r} follows from premise {alone + 1} alone (it weakens it); a conclusion must combine premises"
         )
     return True, f"correct: {shown!r} follows from the premises"
+
+
+def _premises_text(indices: list[int]) -> str:
+    """[0] -> 'premise 1', [0, 2] -> 'premises 1 and 3 together'."""
+    numbers = [str(i + 1) for i in indices]
+    if len(numbers) == 1:
+        return f"premise {numbers[0]}"
+    return f"premises {', '.join(numbers[:-1])} and {numbers[-1]} together"
+
+
+def eliminated(premises: list[str], eliminate: str) -> tuple[list[str], list[dict[str, bool]]]:
+    """What the premises say once `eliminate` is gone: the other variables, and every assignment
+    of them for which some value of `eliminate` makes every premise true (truth-table order).
+    The generator builds a gold formula from these rows; check_conclusion pays any equivalent one."""
+    ps = [parse(p) for p in premises]
+    t = _Table.over(*ps)
+    if eliminate not in t.names:
+        raise ValueError(f"eliminate {eliminate!r} is not among the premises' variables {', '.join(t.names)}")
+    rows = t.exists(t.all_of(ps), eliminate)
+    n, keep = len(t.names), [v for v in t.names if v != eliminate]
+    models = [
+        {v: bool((r >> (n - 1 - i)) & 1) for i, v in enumerate(t.names) if v != eliminate}
+        for r in range(1 << n)
+        if (rows >> r) & 1 and not (r >> (n - 1 - t.names.index(eliminate))) & 1  # one row per assignment
+    ]
+    return keep, models
 
 
 # ---- verdicts: true / false / unknown -------------------------------------------------------

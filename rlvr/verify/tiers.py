@@ -146,14 +146,14 @@ def code_fills(rows: pa.Table, inputs: TierInputs) -> tuple[pa.Table, Counts]:
 
 
 def logic_fills(rows: pa.Table, inputs: TierInputs) -> tuple[pa.Table, Counts]:
-    """Logic tier: a formula answer must follow from the premises in the problem's meta and not be
-    a tautology (rlvr.verify.logic.check_conclusion, truth tables). Answers are parsed, never evaluated as
+    """Logic tier: a formula answer is checked against the premises in the problem's meta, and its
+    variable to eliminate when it names one (rlvr.verify.logic.check_conclusion, truth tables). Answers are parsed, never evaluated as
     code; a checker exception on a row is that row's verifier_error, the others are scored."""
     out = []
     for r in rows.to_pylist():
         try:
-            premises = json.loads(r["meta"])["premises"]
-            correct, reason = logic.check_conclusion(premises, r["answer"])
+            meta = json.loads(r["meta"])
+            correct, reason = logic.check_conclusion(meta["premises"], r["answer"], eliminate=meta.get("eliminate") or "")
             error = False
         except Exception as err:
             correct, error = False, True

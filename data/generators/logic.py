@@ -6,10 +6,11 @@
 - "propositional" (90): the premises of reasoning-gym's propositional_logic (default config, seed
   RG_SEED), formulas over P, Q, R, ...; the question names one variable to eliminate, and the
   answer is what the premises say about the others (∃ that variable, by truth table), unique up to
-  equivalence: the gold is sympy's shortest minimal DNF or CNF of it, and any equivalent formula is
-  paid (rlvr.verify.logic.check_conclusion, `eliminate`). reasoning-gym's own question, "give one
-  conclusion that follows", pays a copied premise, so its golds are not used. Kept only when the
-  premises are consistent and some variable is worth eliminating (`elimination_target`).
+  equivalence. The gold is the shortest of sympy's minimal DNF and CNF of it (sympy comes with
+  math-verify), and any equivalent formula is paid (rlvr.verify.logic.check_conclusion,
+  `eliminate`). reasoning-gym's own question, "give one conclusion that follows", pays a copied
+  premise, so its golds are not used. Kept only when the premises are consistent and some variable
+  is worth eliminating (`elimination_target`).
 - "syllogism" (90, 45 yes / 45 no): reasoning-gym's syllogism (invalid_ratio 0.5, seed RG_SEED);
   answer "true" (it follows) or "false". Kept only when our own check (`syllogism_follows`, every
   model of the three terms' Venn regions) agrees with the generator's Yes/No: reasoning-gym 0.1.25

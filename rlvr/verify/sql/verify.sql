@@ -44,7 +44,8 @@
 --                rlvr.verify.math fills these rows (verifier math_verify), then verify_groups.sql runs.
 --   code         task 'code': run in the sandbox (rlvr.verify.code via verify_code.sql).
 --   logic        task 'logic' with a formula answer that is not the gold one, spelled alike
---                (norm_formula): rlvr.logic checks that it follows from the premises (verify_logic.sql).
+--                (norm_formula): rlvr.verify.logic checks it against the premises and the variable to
+--                eliminate in the problem's meta (verify_logic.sql).
 --                Verdict answers (gold true/false/unknown, norm_verdict) are sql_exact.
 -- Speed (bench/verify.py; EXPLAIN ANALYZE): gold answers are normalised once per problem, not once
 -- per response; each regex runs only on the rows that need it (CASE branches are evaluated on their

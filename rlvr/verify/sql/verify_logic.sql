@@ -1,5 +1,6 @@
 -- verify(i): the logic rows pass 1 (verify.sql) could not decide: a formula answer other than the
--- gold conclusion. rlvr.logic checks it against the premises in the problem's meta.
+-- gold one. rlvr.verify.logic checks it against the premises (and the variable to eliminate) in
+-- the problem's meta.
 SELECT v.rowid AS row_id, v.extracted_answer AS answer, p.meta
 FROM verify_rows AS v
 JOIN read_parquet($problems, hive_partitioning = false) AS p USING (prompt_id)

@@ -235,11 +235,15 @@ class _Table:
             rows &= self.of(f)
         return rows
 
+    def assignment(self, r: int) -> dict[str, bool]:
+        """Row r's value of each variable (the first variable is the most significant bit)."""
+        n = len(self.names)
+        return {v: bool((r >> (n - 1 - i)) & 1) for i, v in enumerate(self.names)}
+
     def first(self, rows: int, *, without: str = "") -> str:
         """The first row of a non-empty set, as 'P=0 Q=1', leaving out the variable `without`."""
         r = (rows & -rows).bit_length() - 1  # lowest set bit = first such row
-        n = len(self.names)
-        return " ".join(f"{v}={(r >> (n - 1 - i)) & 1}" for i, v in enumerate(self.names) if v != without)
+        return " ".join(f"{v}={int(x)}" for v, x in self.assignment(r).items() if v != without)
 
     def exists(self, rows: int, name: str) -> int:
         """The rows where some value of `name` (the others as they are) is in `rows`: ∃name."""
@@ -252,11 +256,7 @@ def _counterexample(premises: list[Formula], conclusion: Formula) -> dict[str, b
     """The first row (in truth-table order) where every premise holds and the conclusion fails."""
     t = _Table.over(conclusion, *premises)
     rows = t.all_of(premises) & ~t.of(conclusion)
-    if not rows:
-        return None
-    r = (rows & -rows).bit_length() - 1
-    n = len(t.names)
-    return {v: bool((r >> (n - 1 - i)) & 1) for i, v in enumerate(t.names)}
+    return t.assignment((rows & -rows).bit_length() - 1) if rows else None
 
 
 def entails(premises: list[str], conclusion: str) -> bool:
@@ -359,14 +359,10 @@ def eliminated(premises: list[str], eliminate: str) -> tuple[list[str], list[dic
     t = _Table.over(*ps)
     if eliminate not in t.names:
         raise ValueError(f"eliminate {eliminate!r} is not among the premises' variables {', '.join(t.names)}")
-    rows = t.exists(t.all_of(ps), eliminate)
-    n, keep = len(t.names), [v for v in t.names if v != eliminate]
-    models = [
-        {v: bool((r >> (n - 1 - i)) & 1) for i, v in enumerate(t.names) if v != eliminate}
-        for r in range(1 << n)
-        if (rows >> r) & 1 and not (r >> (n - 1 - t.names.index(eliminate))) & 1  # one row per assignment
-    ]
-    return keep, models
+    rows = t.exists(t.all_of(ps), eliminate) & ~t.column[eliminate]  # one row per assignment: eliminate = 0
+    keep = [v for v in t.names if v != eliminate]
+    models = [t.assignment(r) for r in range(1 << len(t.names)) if (rows >> r) & 1]
+    return keep, [{v: m[v] for v in keep} for m in models]
 
 
 # ---- verdicts: true / false / unknown -------------------------------------------------------

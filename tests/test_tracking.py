@@ -131,7 +131,8 @@ def test_tensorboard_event_files_read_back_with_tensorboards_reader(tracked: Pat
     acc.Reload()
     reward = acc.Scalars("train/reward_mean")
     assert [e.step for e in reward] == [0, 1]  # each step once, across both sessions
-    assert [e.value for e in reward] == pytest.approx(list(_sql(tracked, REWARD_SQL).values()), rel=1e-6)
+    sql = _sql(tracked, REWARD_SQL)  # keyed by iteration: GROUP BY returns its rows in no set order
+    assert [e.value for e in reward] == pytest.approx([sql[e.step] for e in reward], rel=1e-6)
     held = acc.Scalars("heldout/accuracy")
     assert [e.step for e in held] == [0, 1, 2]
     assert [e.value for e in held] == pytest.approx([_sql(tracked, HELDOUT_SQL)[i] for i in (0, 1, 2)])
@@ -159,7 +160,8 @@ def test_mlflow_server_holds_one_run_with_every_step_once(tracked: Path, mlflow_
     assert state["tracker"]["run_id"] == run_id and runs[0].info.status == "FINISHED"
     reward = client.get_metric_history(run_id, "train/reward_mean")
     assert [m.step for m in reward] == [0, 1]
-    assert [m.value for m in reward] == pytest.approx(list(_sql(tracked, REWARD_SQL).values()))
+    sql = _sql(tracked, REWARD_SQL)
+    assert [m.value for m in reward] == pytest.approx([sql[m.step] for m in reward])
     assert [m.step for m in client.get_metric_history(run_id, "heldout/accuracy")] == [0, 1, 2]
     assert runs[0].data.params["rollout.group_size"] == "4" and runs[0].data.tags["rlvr.run"] == str(tracked)
     arts = [a.path for a in client.list_artifacts(run_id, "responses")]

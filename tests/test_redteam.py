@@ -68,6 +68,7 @@ PROBLEMS = {
     "3*4": {"task": "arithmetic", "answer": "12", "prompt": "What is 3 * 4?"},
     "7+12": {"task": "arithmetic", "answer": "19", "prompt": "What is 7 + 12?"},
     "5-9": {"task": "arithmetic", "answer": "-4", "prompt": "What is 5 - 9?"},
+    "24/2": {"task": "arithmetic", "answer": "12", "prompt": "What is 24 / 2?"},
     "binom": {"task": "math", "answer": "120", "prompt": "In how many ways can 3 of 10 books be chosen?"},
     "2sqrt3": {"task": "math", "answer": "2\\sqrt{3}"},
     "x2+1": {"task": "math", "answer": "x^2+1"},

@@ -175,7 +175,10 @@ RULES = [
     ("leading plus", "-4", "<answer>+4</answer>", False, "sql_numeric"),
     ("fractions", "0.75", "<answer>3/4</answer>", True, "sql_numeric"),
     ("fractions", "-1/2", "<answer>-0.5</answer>", True, "sql_numeric"),
-    ("fractions", "3/4", "<answer>6/8</answer>", True, "sql_numeric"),
+    ("fractions", "3/4", "<answer>6/8</answer>", False, "sql_numeric"),  # not in lowest terms: a division left undone (frac_open)
+    ("fractions", "6/8", "<answer>6/8</answer>", True, "sql_numeric"),  # the gold written so itself
+    ("fractions", "6/8", "<answer>3/4</answer>", True, "sql_numeric"),
+    ("fractions", "12", "<answer>12/1</answer>", False, "sql_numeric"),
     ("fractions", "3/4", "<answer>\\frac{3}{4}</answer>", True, "sql_numeric"),
     ("fractions", "-0.5", "<answer>-\\dfrac{1}{2}</answer>", True, "sql_numeric"),
     ("fractions", "1/3", "<answer>0.3333333</answer>", False, "sql_numeric"),  # exact by default (tolerance: below)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from math import gcd
 
 import pytest
 from verify_inputs import write_inputs
@@ -48,13 +49,22 @@ def value(body: str) -> Fraction | None:
     return None
 
 
+def open_fraction(body: str) -> bool:
+    """A fraction not in lowest terms, or over 1 ('84/2', '2/6', '12/1'): a division still to be done."""
+    m = re.fullmatch(r"-?(\d+)/(\d+)", body) or re.fullmatch(r"-?\\[dt]?frac\{(\d+)\}\{(\d+)\}", body)
+    return m is not None and int(m[2]) != 0 and (gcd(int(m[1]), int(m[2])) != 1 or int(m[2]) == 1)
+
+
 def reference(gold: str, pred: str) -> bool:
     """Equal values; a % on one side only is read both ways ('50%' = '50' and '50%' = '0.5'). As
-    macros.sql norm_answer, one leading '+' and one trailing '.' are dropped first."""
+    macros.sql norm_answer, one leading '+' and one trailing '.' are dropped first. A fraction not in
+    lowest terms is no value unless the gold is written so itself (verify.sql frac_open)."""
     gold, pred = (re.sub(r"^\+|\.$", "", x) for x in (gold, pred))
     gp, pp = gold.endswith("%"), pred.endswith("%")
     g, p = value(gold.removesuffix("%")), value(pred.removesuffix("%"))
     if g is None or p is None:
+        return False
+    if pred.removesuffix("%") != gold.removesuffix("%") and open_fraction(pred.removesuffix("%")):
         return False
     return p == g or (pp != gp and p * (Fraction(1, 100) if pp else 1) == g * (Fraction(1, 100) if gp else 1))
 
@@ -95,6 +105,11 @@ EDGES = [
     ("1/3", "0.33333333333333333333333333333", False),  # no decimal equals a third
     ("3/4", "0.75000000000000000000000000", True),
     ("1000", "1e3", False),  # an exponent is not read exactly: never paid
+    ("12", "24/2", False),  # a division left undone (issue 19: 'What is 24 / 2?' echoed)
+    ("12", "12/1", False),
+    ("1/3", "2/6", False),  # not in lowest terms
+    ("2/6", "2/6", True),  # the gold's own text
+    ("2/6", "1/3", True),
 ]
 CASES = list(dict.fromkeys([(gold, a) for gold in GOLDS for a in answers(gold)] + [(g, a) for g, a, _ in EDGES]))
 GOLDS += [g for g, _, _ in EDGES if g not in GOLDS]

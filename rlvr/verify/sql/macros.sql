@@ -5,10 +5,11 @@
 -- a space each side, and \frac12 spelled \frac{1}{2}; a pass of its own, before whitespace is
 -- removed (run in the same pass, the contents' own spaces survived it: '5\text{ cm}' was '5 cm',
 -- never equal to '5cm'; issue 19). A \boxed{..} inside the tag (up to five levels of braces) is
--- its contents and the math delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and
+-- its contents, and so is a box inside that box (two passes: '\boxed{\boxed{12}}' is 12) and the math delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and
 -- '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents.
 CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nested ones multiply (planning time)
-    regexp_replace(regexp_replace(regexp_replace(regexp_replace(s,
+    regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(s,
+        '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
         '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
         '\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}|\\[()\[\]]', ' \1 ', 'g'),
         '(\\[dt]?frac)\s*(\d)\s*(\d)', '\1{\2}{\3}', 'g'),
@@ -168,35 +169,48 @@ CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(n,
 CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
     '\bor\b|\\approx|≈|~|\\sim(?:[^a-z]|$)|\\to(?:[^a-z]|$)|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|\\lor(?:[^a-z]|$)|\\vee');
 
--- number_hedge(op, link, after): the last two numbers of a response without a tag or box state two
+-- number_hedge(op, link, after, lead): the last two numbers of a response without a tag or box state two
 -- answers: joined by 'or' ('12 (or 13)', '12 or maybe 13', '12 [or 13]', '12 — or 13'), by \approx / ~ /
 -- an arrow ('12 \approx 13', '12 \to 13'), by '=' when the first is no operand ('12 = 13'; '6 + 7 = 13'
 -- is a sum and its value), by a separator of alternatives or a range ('12 | 13', '12 vs. 13', '12
--- and/or 13', '12 & 13', '12 nor 13', '12 to 13', '12 through 13', '12–13', '12 \pm 13'), by a comma,
--- 'and' or whitespace alone at the very end of the text ('11, 12, 13', 'it is 12 and 13', '40 41 42':
--- candidates), in brackets at the end ('12 (13)'); and a last number that is an operand ('so 3 + 4',
--- '84 / 2') is no value. link is the text between the two (lower case, '$' and the markup of lead in
+-- and/or 13', '12 & 13', '12 nor 13', '12 to 13', '12 through 13', '12–13', '12 \pm 13'), as a list of
+-- candidates ('11, 12, 13', '11, 12, 13 are possible', 'it is 12 and 13 in some order', '40 41 42 hmm';
+-- see the list rule below), in brackets at the end ('12 (13)'); and a last number that is an operand
+-- ('so 3 + 4', '84 / 2') is no value. link is the text between the two (lower case, '$' and the markup of lead in
 -- verify.sql dropped: '**12** or **13**'), op the operator in front of the first, after the text after
--- the last. The numbers are compared by verify.sql (equal ones are no hedge). A right answer this
--- refuses: 'I rounded 12.6 to 13' (a range to it).
-CREATE OR REPLACE MACRO number_hedge(op, link, after) AS
+-- the last, lead the characters before the last number (verify.sql's lead). The numbers are compared
+-- by verify.sql (equal ones are no hedge). A right answer this
+-- refuses: 'I rounded 12.6 to 13' (a range to it), 'In 2024, 13 came' (a list: lenient reading is a
+-- heuristic; a model that tags should be graded strict).
+CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
     regexp_full_match(link, '\s*[,;—–-]?\s*[(\[]?\s*(?:or|maybe|perhaps|possibly|probably)\b.*')
     OR regexp_full_match(link, '\s*(?:\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow)\s*')
     OR (op = '' AND regexp_full_match(link, '\s*=\s*'))
     OR regexp_full_match(link, '\s*(?:[-+*/×·÷^]|\\times|\\cdot|\\div)\s*')  -- an operand, not a value: '... 3 + 4'
     OR regexp_full_match(link, '\s*(?:\||&|and/or|vs\.?|versus|nor|to|through|thru|–|—|±|\\pm|\\mp)\s*')  -- alternatives, a range
     OR (regexp_full_match(link, '\s*\(\s*') AND regexp_full_match(after, '\s*\)[\s.!?]*'))  -- '12 (13)'
-    OR (regexp_full_match(link, '\s*[,;]\s*(?:and\s+)?|\s+and\s+') AND regexp_full_match(after, '[\s.!?)]*'))
-    OR (regexp_full_match(link, '\s+') AND regexp_full_match(after, '[\s.!?)]*'));  -- '40 41 42' at the end: candidates
+    -- a list of candidates ending in the last number: joined by 'and' or whitespace alone, whatever
+    -- follows ('it is 12 and 13 in some order', '40 41 42 hmm'); by commas at the end of the text
+    -- ('11, 12'), or of three or more numbers whatever follows ('11, 12, 13 are possible'), while two
+    -- with words after them are a clause and its value ('In 2019, 13 people came')
+    OR regexp_full_match(link, '\s+and\s+|\s+')
+    OR (regexp_full_match(link, '\s*[,;]\s*(?:and\s+)?')
+        AND (regexp_full_match(after, '[\s.!?)]*')
+             OR regexp_matches(lead, '\d%?\s*[,;]\s*(?:and\s+)?[-−]?\d+(?:\.\d+)?%?\s*[,;]\s*(?:and\s+)?$')));
 
 -- number_denied(lead, after): the last number of a response without a tag or box is not stated as the
 -- answer: the text before it denies it ('not 13', "isn't 13", 'cannot be 13', 'neither 12 nor 13',
 -- 'anything but 13', 'except 13', 'rather than 13', 'instead of 13', 'other than 13', 'x \neq 13'), the
 -- text after it does ('13 is wrong', '13 is not right', "13 isn't"), or the response ends asking about
--- it ('is it 13?'). lead: the lower-cased characters before it (verify.sql's lead), after: the text after
--- it. 'not 12 but 13' and '12? No: 13.' state 13.
+-- it ('is it 13?'). It is a fallback, not the answer, when the clause it ends makes it one ('12 is the
+-- answer unless it is 13', 'probably 12, otherwise 13', '12, and if not then 13'), and the text after it
+-- offers another value ('12 or thirteen', '12, or maybe more', '12 (or so)'). lead: the lower-cased
+-- characters before it (verify.sql's lead), after: the text after it. 'not 12 but 13' and '12? No: 13.'
+-- state 13; 'Unless I am wrong, the answer is 13' states 13 (a comma closes the condition).
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
     regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bexcept(?:\s+for)?|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?)\s*(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
+    OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else|else|alternatively)\b[\s,]*[^.!?,;:\d]*$')
+    OR regexp_matches(after, '(?i)^\s*[,;—–-]?\s*[(\[]?\s*or\b')
     OR regexp_full_match(after, '\s*\?[\s.!?)]*')
     OR regexp_matches(after, '(?i)^[\s.,]*(?:is|was|would\s+be|seems)\s+(?:not\b|wrong|incorrect|false|impossible)|^\s*(?:isn''t|wasn''t)\b');
 

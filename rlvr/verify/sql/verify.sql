@@ -28,7 +28,8 @@
 --                answer as canonical text (dec_canon, any length) against the gold's exact decimal
 --                (golds.gold_tdec: a fraction with a finite expansion of at most 20 places is one:
 --                '3/4' is '0.75'; one with none, '1/3', equals no decimal), fractions and repeating
---                decimals as HUGEINT fractions (num_rat, up to 17 digits), and within
+--                decimals as HUGEINT fractions (num_rat, up to 17 digits; a fraction not in lowest terms,
+--                '24/2', '12/1', '14/16', is a division still to be done and wrong: frac_open), and within
 --                |pred - gold| <= tol * max(1, |gold|) only when tol > 0 and the gold is not an integer.
 --                NaN and infinities are never correct. A % on one side only is read both ways,
 --                '50%' = '50' (the unit dropped, GSM8K style) and '50%' = '0.5' (x/100), so neither
@@ -147,8 +148,11 @@ WITH golds AS (  -- each problem's gold, normalised once
         SELECT *, CASE WHEN box_m IS NULL THEN '' ELSE substr(box_m, 8, length(box_m) - 8) END AS boxed,
             -- a \boxed{ that no box pattern reads (nested over five deep, unclosed): no answer, not a licence to guess
             n_boxed > 0 AND box_m = '' AS box_bad,
+            -- every \boxed{ is read when the outer boxes and the boxes inside them add up to n_boxed
+            -- ('\boxed{\boxed{12}}' is one box; norm_latex unwraps the inner one)
             CASE WHEN n_boxed > 1
-                 THEN COALESCE(len(all_boxes) = n_boxed AND len(list_distinct(list_transform(all_boxes, lambda b: norm_answer(b)))) = 1, false)
+                 THEN COALESCE(list_sum(list_transform(all_boxes, lambda b: 1 + (length(b) - length(replace(b, '\boxed{', ''))) // 7)) = n_boxed
+                               AND len(list_distinct(list_transform(all_boxes, lambda b: norm_answer(b)))) = 1, false)
                  ELSE false END AS boxes_agree
         FROM (
             SELECT *,
@@ -194,10 +198,10 @@ WITH golds AS (  -- each problem's gold, normalised once
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok,
         COALESCE(CASE WHEN $multiple = 'reject' THEN hedge END,
                  CASE WHEN before.prev <> '' AND before.prev <> last_num
-                           AND number_hedge(before.op, lower(replace(before.link, '$', '')), trail)
+                           AND number_hedge(before.op, lower(replace(before.link, '$', '')), trail, lead)
                       THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END,
                  CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), trail)
-                      THEN 'the last number, ' || last_num || ', is denied or only asked about' END) AS hedge,
+                      THEN 'the last number, ' || last_num || ', is denied, a fallback, or only asked about' END) AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
@@ -249,7 +253,7 @@ WITH golds AS (  -- each problem's gold, normalised once
         h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec, h.hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
         p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
-        p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts,
+        p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body,
         -- verify.extraction = 'strict' for this task: only a tag or a box is an answer
         p.strict AND h.extraction = 'last_number' AS unasked,
         CASE WHEN p.gold_verdict IS NOT NULL THEN norm_verdict(h.pred) END AS pred_verdict,
@@ -293,7 +297,7 @@ WITH golds AS (  -- each problem's gold, normalised once
             WHEN 'code' THEN NULL
             WHEN 'logic' THEN NULL
             WHEN 'sql_numeric' THEN CASE  -- each branch runs on its own rows only
-                WHEN unasked THEN false
+                WHEN unasked OR frac_open THEN false
                 -- a decimal answer against the gold's decimal text: exact, any length (the bare numbers:
                 -- '50%' = '50'; a % on one side only also as x/100: '50%' = '0.5', the gold's point moved)
                 WHEN pred_dec IS NOT NULL AND (pred_dec = gold_tdec OR (pred_pct <> gold_pct
@@ -316,10 +320,17 @@ WITH golds AS (  -- each problem's gold, normalised once
                       ELSE COALESCE(pred <> '' AND pred = gold, false) END
         END AS correct
     FROM (
+        -- frac_open: a fraction answer not in lowest terms ('24/2' for 12, '12/1', '14/16' for 7/8) is a
+        -- division still to be done, not a value (issue 19: 'What is 24 / 2?' echoed); a gold written
+        -- that way itself takes its own text
+        SELECT *, pred_rat IS NOT NULL AND (contains(pred_b, '/') OR contains(pred_b, 'frac'))
+                  AND pred_b <> COALESCE(gold_body, '') AND (gcd(pred_rat.n, pred_rat.d) <> 1 OR pred_rat.d = 1) AS frac_open
+        FROM (
         -- pred_rat: the answer as a fraction (macros.sql num_rat), only on the rows the texts leave open
         SELECT *, CASE WHEN verifier = 'sql_numeric' AND NOT unasked AND (pred_dec IS NULL OR NOT gold_texts)
                        THEN num_rat(pred_b) END AS pred_rat
         FROM routed
+        )
     )
 )
 SELECT
@@ -336,9 +347,11 @@ SELECT
                           || '; the last number, ' || extracted || ', is not read as the answer)'
         WHEN extraction = 'none' THEN 'no_answer: no <answer> tag, \boxed{} or number in the response'
         WHEN hedge LIKE 'several values%' THEN 'wrong: ' || hedge || ' at the end of the response; one final answer is expected'
-        WHEN hedge LIKE 'the last number,%' THEN 'wrong: ' || hedge || ' (''not 13'', ''13 is wrong'', ''is it 13?''); no answer is stated'
+        WHEN hedge LIKE 'the last number,%' THEN 'wrong: ' || hedge || ' (''not 13'', ''13 is wrong'', ''is it 13?'', ''12 unless it is 13'', ''12 or thirteen''); no answer is stated'
         WHEN hedge IS NOT NULL THEN 'wrong: ' || hedge || ' in one response; one answer is expected (verify.multiple_answers = reject)'
         WHEN not_value IS NOT NULL THEN 'wrong: got ' || pred || ', expected ' || gold || ' (' || not_value || ')'
+        WHEN frac_open THEN 'wrong: got ' || npred || ', expected ' || gold
+                            || ' (a fraction not in lowest terms is a division still to be done; the gold is a value)'
         WHEN pred_formula IS NOT NULL THEN CASE WHEN correct THEN 'correct: ' || pred_formula || ' is the gold conclusion'
                                                 ELSE 'wrong: empty answer, expected a conclusion such as ' || gold_formula END
         WHEN gold_verdict IS NOT NULL AND pred_verdict IS NULL AND pred <> ''

@@ -125,9 +125,9 @@ def test_the_corpus_covers_every_tier_with_40_attacks():
     attacks = [e for e in CORPUS if "keeps its reward" not in e["attack"]]
     assert len(attacks) >= 40
     assert {e["tier"] for e in attacks} == {"code", "math", "retrieval", "logic"}
-    for e in CORPUS:  # a wrong answer is never paid for correctness
+    for e in CORPUS:  # a wrong answer earns 0; a right one 1, plus its citations' share
         paid = e["reward"] - 0.5 * (e.get("citations_supported") or 0) / max(1, e["response"].count("<cite>"))
-        assert paid in (0.0, 1.0), e["attack"]
+        assert e["reward"] == 0.0 or paid == 1.0, e["attack"]
 
 
 def test_math_and_retrieval_attacks_get_their_stated_reward(tmp_path: Path):

@@ -214,7 +214,7 @@ def test_retrieval_citations_are_joined_against_the_sources(tmp_path: Path) -> N
     for row, (_, correct, n, ok, why) in zip(rows, CITE_CASES, strict=True):
         assert (row["correct"], row["citations"], row["citations_supported"]) == (correct, n, ok), row["reason"]
         assert why in row["reason"], row["reason"]
-        assert row["reward_citation"] == pytest.approx(0.5 * ok / n if n else 0.0)
+        assert row["reward_citation"] == pytest.approx(0.5 * ok / n if n and correct else 0.0)  # only beside a right answer
         assert row["reward"] == pytest.approx(row["reward_correct"] + row["reward_citation"])
     assert rows[0]["reward"] == 1.5 and rows[2]["reward"] == 1.0
 

@@ -18,7 +18,9 @@ class RewardWeights(_Section):
     correct: float = Field(1.0, description="Weight of the correctness score (1/0; code: 1/0 or the fraction of tests passed).")
     format: float = Field(0.0, description="Weight of format_ok (see verify.format).")
     citation: float = Field(
-        0.0, description="Weight of the fraction of <cite> spans supported by the sources (retrieval: verify_citations.sql)."
+        0.0,
+        description="Weight of the fraction of <cite> spans supported by the sources (retrieval: verify_citations.sql); "
+        "paid only beside a correct answer.",
     )
 
 

@@ -6,7 +6,8 @@
 -- and the registered tables below exist (a table macro binds its tables when it is created).
 -- Reward composition per task (config verify.weights): reward_correct = w.correct * score,
 -- reward_format = w.format * format_ok, reward_citation = w.citation * citations_supported /
--- citations (retrieval; 0 without citations), reward = their sum + length_penalty + the plug-ins'.
+-- citations (retrieval; 0 without citations, and 0 beside a wrong answer), reward = their sum +
+-- length_penalty + the plug-ins'.
 -- reward_weights is an Arrow table registered on the connection: one row (task, correct, format,
 -- citation) per task. plugin_rows (rlvr.verify.plugins, config [[verify.rewards]]) has one row per
 -- response when there are plug-ins (empty otherwise): their weighted sum is added to the reward, a row
@@ -25,7 +26,10 @@ FROM (
         pl.components AS plugin_components,
         w.correct * v.score AS reward_correct,
         w.format * CAST(v.format_ok AS DOUBLE) AS reward_format,
-        CASE WHEN v.citations > 0 THEN w.citation * v.citations_supported / v.citations ELSE 0.0 END AS reward_citation,
+        -- a citation supports an answer: with a wrong one it supports nothing the response says, and a
+        -- wrong answer earns 0 (the red team: the right quote beside a wrong answer was paid 0.5)
+        CASE WHEN v.citations > 0 AND COALESCE(v.correct, false) THEN w.citation * v.citations_supported / v.citations
+             ELSE 0.0 END AS reward_citation,
         CASE WHEN l_cache <= 0 OR v.n_tok <= l_max - l_cache THEN 0.0
              WHEN v.n_tok <= l_max THEN CAST(overlong AS DOUBLE) * ((l_max - l_cache) - v.n_tok) / l_cache
              ELSE -CAST(overlong AS DOUBLE) END AS length_penalty

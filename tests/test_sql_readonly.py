@@ -202,6 +202,20 @@ def test_classifier_accepts_the_readme_queries() -> None:
 RUNAWAY = "SELECT max(a.seed + b.seed + c.seed + d.seed) FROM rollouts a, rollouts b, rollouts c, rollouts d"  # 8e13 rows
 
 
+@pytest.fixture()
+def ctrl_c() -> None:
+    """Ctrl-C raises KeyboardInterrupt here, whatever started pytest: a shell starts a background job
+    (`make test &`, a CI runner's) with SIGINT ignored, and then no Ctrl-C test can see one."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_in_child() -> None:
+    """preexec_fn: the child starts with SIGINT at its default, so Python installs its Ctrl-C handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_runaway_query_stops_at_the_timeout(store: RunPaths) -> None:
     t0 = time.perf_counter()
     with pytest.raises(QueryError, match="stopped after --timeout 1s"):
@@ -209,7 +223,7 @@ def test_runaway_query_stops_at_the_timeout(store: RunPaths) -> None:
     assert time.perf_counter() - t0 < 4.0
 
 
-def test_ctrl_c_ends_the_query_before_it_returns(store: RunPaths) -> None:
+def test_ctrl_c_ends_the_query_before_it_returns(store: RunPaths, ctrl_c: None) -> None:
     """Ctrl-C interrupts the query and waits for it: no query thread outlives the KeyboardInterrupt.
     (On Python 3.11 a Ctrl-C inside Thread.join() marks the running thread stopped, so a loop on
     is_alive() sent no interrupt, and the process exited under a running query: SIGABRT in CI.)"""
@@ -236,7 +250,13 @@ def test_cli_refuses_fast_and_ctrl_c_cancels_a_query(store: RunPaths, tmp_path: 
     assert refused < accepted + 0.5, (refused, accepted)  # no torch import on the refusal path
 
     proc = subprocess.Popen(
-        [*cli, RUNAWAY, "--timeout", "600"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+        [*cli, RUNAWAY, "--timeout", "600"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        preexec_fn=_ctrl_c_in_child,
     )
     time.sleep(max(3.0, 2 * accepted))  # well inside the query
     assert proc.poll() is None

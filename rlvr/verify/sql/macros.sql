@@ -209,7 +209,7 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
 -- state 13; 'Unless I am wrong, the answer is 13' states 13 (a comma closes the condition).
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
     regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bexcept(?:\s+for)?|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?)\s*(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
-    OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else|else|alternatively)\b[\s,]*[^.!?,;:\d]*$')
+    OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else|alternatively)\b[\s,]*[^.!?,;:\d]*$')
     OR regexp_matches(after, '(?i)^\s*[,;—–-]?\s*[(\[]?\s*or\b')
     OR regexp_full_match(after, '\s*\?[\s.!?)]*')
     OR regexp_matches(after, '(?i)^[\s.,]*(?:is|was|would\s+be|seems)\s+(?:not\b|wrong|incorrect|false|impossible)|^\s*(?:isn''t|wasn''t)\b');

@@ -5,8 +5,8 @@
 -- a space each side, and \frac12 spelled \frac{1}{2}; a pass of its own, before whitespace is
 -- removed (run in the same pass, the contents' own spaces survived it: '5\text{ cm}' was '5 cm',
 -- never equal to '5cm'; issue 19). A \boxed{..} inside the tag (up to five levels of braces) is
--- its contents, and so is a box inside that box (two passes: '\boxed{\boxed{12}}' is 12) and the math delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and
--- '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents.
+-- its contents, and so is a box inside that box (two passes: '\boxed{\boxed{12}}' is 12); the math
+-- delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents.
 CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nested ones multiply (planning time)
     regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(s,
         '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
@@ -176,12 +176,13 @@ CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
 -- and/or 13', '12 & 13', '12 nor 13', '12 to 13', '12 through 13', '12–13', '12 \pm 13'), as a list of
 -- candidates ('11, 12, 13', '11, 12, 13 are possible', 'it is 12 and 13 in some order', '40 41 42 hmm';
 -- see the list rule below), in brackets at the end ('12 (13)'); and a last number that is an operand
--- ('so 3 + 4', '84 / 2') is no value. link is the text between the two (lower case, '$' and the markup of lead in
--- verify.sql dropped: '**12** or **13**'), op the operator in front of the first, after the text after
--- the last, lead the characters before the last number (verify.sql's lead). The numbers are compared
--- by verify.sql (equal ones are no hedge). A right answer this
--- refuses: 'I rounded 12.6 to 13' (a range to it), 'In 2024, 13 came' (a list: lenient reading is a
--- heuristic; a model that tags should be graded strict).
+-- ('so 3 + 4', '84 / 2') is no value. link is the text between the two (lower case, '$' and the
+-- markup of lead in verify.sql dropped: '**12** or **13**'), op the operator in front of the first,
+-- after the text after the last, lead the characters before the last number (verify.sql's lead). The
+-- numbers are compared by verify.sql (equal ones are no hedge). Right answers this refuses: 'I rounded
+-- 12.6 to 13' (a range to it), '12, 10, 120 has been achieved' and '600 is a multiple of 24 and 600
+-- is' (lists; SmolLM2 wrote both: lenient reading is a heuristic, a model that tags should be graded
+-- strict).
 CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
     regexp_full_match(link, '\s*[,;—–-]?\s*[(\[]?\s*(?:or|maybe|perhaps|possibly|probably)\b.*')
     OR regexp_full_match(link, '\s*(?:\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow)\s*')

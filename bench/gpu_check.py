@@ -9,11 +9,20 @@ same synthetic batch (bench/update.py's build_batch: P x G rows, old logprobs th
 noise, group advantages of random rewards):
   - reference: one update step (rlvr.train.loop.grpo_steps) in fp32 on the CPU, from the initial weights;
   - check:     the same step from the same weights on --device with update.bf16 (autocast; fp32
-               master weights and AdamW state), its loss compared with the reference's: |a - b| <=
-               TOLERANCE * max(1, |b|) (bf16 keeps 8 bits of mantissa: per-token logprob errors of
-               ~1e-2 average out in the token mean);
-  - speed:     --steps timed steps on --device in bf16: completion tokens/s and the peak memory
-               (torch.cuda.max_memory_allocated on CUDA; the process's high-water RSS on the CPU).
+               master weights and AdamW state), compared with the reference on three figures, each
+               within TOLERANCE (bf16 keeps 8 bits of mantissa: per-token logprob errors of ~1e-2
+               average out in the token mean):
+                 the loss, |a - b| <= TOLERANCE * max(1, |b|) (near 0 on the first step: the ratio
+                   is ~1 and the group advantages sum to 0, so it alone would say little);
+                 the mean response-token logprob before the step (what the ratio is made of),
+                   |a - b| <= TOLERANCE * max(1, |b|), with the largest per-token gap reported;
+                 the gradient norm before clipping, |a - b| <= 5 * TOLERANCE * b (a sum over every
+                   parameter: bf16's errors add up there more than in the token mean);
+  - speed:     --steps timed steps on --device in bf16, then as many in fp32: completion tokens/s
+               of each, their ratio (bf16_speedup), and the peak memory of each
+               (torch.cuda.max_memory_allocated on CUDA; the process's high-water RSS on the CPU,
+               which never goes down, so there the fp32 figure is the run's peak so far). Each
+               step loads the weights again (one_step): the timing starts after the load.
 Prints `key: value` lines and writes bench/results/gpu-check.json with the machine and versions;
 exits 1 when a loss is outside the tolerance. No network: models come from this machine.
 """
@@ -38,6 +47,7 @@ import update as bench_update
 from rlvr.models.load import load_policy
 from rlvr.models.registry import is_prepared, model_dir
 from rlvr.train.batch import TrainRow
+from rlvr.train.logprobs import rows_logprobs
 from rlvr.train.loop import grpo_steps
 from rlvr.train.optim import make_optimizer
 
@@ -65,11 +75,20 @@ def one_step(model_path: Path, rows: list[TrainRow], pad_id: int, device: torch.
     )
     model, _ = load_policy(model_path, device)
     opt, sched, _ = make_optimizer(model, cfg, None)
+    lps = rows_logprobs(model, [rows], temperature=1.0, pad_id=pad_id, device=device, bf16=bf16)
     t0 = time.perf_counter()
     (m,) = grpo_steps(model, opt, sched, rows, cfg=cfg, temperature=1.0, pad_id=pad_id, norm_constant=96.0)
     if device.type == "cuda":
         torch.cuda.synchronize()
-    return {"loss": m["loss"], "seconds": time.perf_counter() - t0, "tokens": sum(len(r.response_ids) for r in rows)}
+    flat = [x for row in lps for x in row]
+    return {
+        "loss": m["loss"],
+        "grad_norm": m["grad_norm"],
+        "logprobs": flat,
+        "mean_logprob": sum(flat) / len(flat),
+        "seconds": time.perf_counter() - t0,
+        "tokens": sum(len(r.response_ids) for r in rows),
+    }
 
 
 def peak_mb(device: torch.device) -> float:
@@ -89,16 +108,36 @@ def check_model(name: str, args: argparse.Namespace, device: torch.device, work:
         torch.cuda.reset_peak_memory_stats(device)
     timed = [one_step(path, rows, batch["pad_id"], device, bf16=True, lr=args.lr) for _ in range(args.steps)]
     tokens, secs = sum(t["tokens"] for t in timed), sum(t["seconds"] for t in timed)
+    peak = peak_mb(device)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    # the same steps in fp32 on --device, alternating nothing else: bf16's speed-up where it runs
+    timed32 = [one_step(path, rows, batch["pad_id"], device, bf16=False, lr=args.lr) for _ in range(args.steps)]
+    tokens32, secs32 = sum(t["tokens"] for t in timed32), sum(t["seconds"] for t in timed32)
     gap = abs(got["loss"] - ref["loss"])
+    lp_gap = abs(got["mean_logprob"] - ref["mean_logprob"])
+    gn_gap = abs(got["grad_norm"] - ref["grad_norm"])
     return {
         "model": margs.model or f"random Llama {SHAPES[name]}",
         "loss_fp32_cpu": ref["loss"],
         "loss_bf16": got["loss"],
         "loss_gap": gap,
-        "within_tolerance": gap <= TOLERANCE * max(1.0, abs(ref["loss"])),
+        "mean_logprob_fp32_cpu": ref["mean_logprob"],
+        "mean_logprob_bf16": got["mean_logprob"],
+        "mean_logprob_gap": lp_gap,
+        "max_token_logprob_gap": max(abs(a - b) for a, b in zip(got["logprobs"], ref["logprobs"], strict=True)),
+        "grad_norm_fp32_cpu": ref["grad_norm"],
+        "grad_norm_bf16": got["grad_norm"],
+        "grad_norm_rel_gap": gn_gap / ref["grad_norm"],
+        "within_tolerance": gap <= TOLERANCE * max(1.0, abs(ref["loss"]))
+        and lp_gap <= TOLERANCE * max(1.0, abs(ref["mean_logprob"]))
+        and gn_gap <= 5 * TOLERANCE * ref["grad_norm"],
         "tokens_per_s_bf16": round(tokens / secs, 1),
-        "tokens_per_s_fp32_cpu": round(ref["tokens"] / ref["seconds"], 1),
-        "peak_mb_bf16": round(peak_mb(device), 1),
+        "tokens_per_s_fp32": round(tokens32 / secs32, 1),
+        "bf16_speedup": round(secs32 / secs, 2),
+        "tokens_per_s_fp32_cpu_first_step": round(ref["tokens"] / ref["seconds"], 1),
+        "peak_mb_bf16": round(peak, 1),
+        "peak_mb_fp32": round(peak_mb(device), 1),
     }
 
 

@@ -44,6 +44,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 import update as bench_update
 
+from rlvr.config import UpdateSection
 from rlvr.models.load import load_policy
 from rlvr.models.registry import is_prepared, model_dir
 from rlvr.train.batch import TrainRow
@@ -68,10 +69,12 @@ def model_args(name: str, args: argparse.Namespace) -> argparse.Namespace:
     return base
 
 
-def one_step(model_path: Path, rows: list[TrainRow], pad_id: int, device: torch.device, bf16: bool, lr: float) -> dict:
+def one_step(
+    model_path: Path, rows: list[TrainRow], pad_id: int, device: torch.device, bf16: bool, lr: float, micro_batch_tokens: int
+) -> dict:
     """One update step from the folder's weights: its loss, seconds and completion tokens."""
     cfg = bench_update.update_section(bench_update.parse_args([]), "packed").model_copy(
-        update={"bf16": bf16, "device": device.type, "lr": lr}
+        update={"bf16": bf16, "device": device.type, "lr": lr, "micro_batch_tokens": micro_batch_tokens}
     )
     model, _ = load_policy(model_path, device)
     opt, sched, _ = make_optimizer(model, cfg, None)
@@ -102,17 +105,17 @@ def check_model(name: str, args: argparse.Namespace, device: torch.device, work:
     path = bench_update.build_model(margs, work / name)
     batch = bench_update.build_batch(margs, path)
     rows = [TrainRow(**r) for r in batch["rows"]]
-    ref = one_step(path, rows, batch["pad_id"], torch.device("cpu"), bf16=False, lr=args.lr)
-    got = one_step(path, rows, batch["pad_id"], device, bf16=True, lr=args.lr)
+    ref = one_step(path, rows, batch["pad_id"], torch.device("cpu"), bf16=False, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens)
+    got = one_step(path, rows, batch["pad_id"], device, bf16=True, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    timed = [one_step(path, rows, batch["pad_id"], device, bf16=True, lr=args.lr) for _ in range(args.steps)]
+    timed = [one_step(path, rows, batch["pad_id"], device, bf16=True, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens) for _ in range(args.steps)]
     tokens, secs = sum(t["tokens"] for t in timed), sum(t["seconds"] for t in timed)
     peak = peak_mb(device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     # the same steps in fp32 on --device, alternating nothing else: bf16's speed-up where it runs
-    timed32 = [one_step(path, rows, batch["pad_id"], device, bf16=False, lr=args.lr) for _ in range(args.steps)]
+    timed32 = [one_step(path, rows, batch["pad_id"], device, bf16=False, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens) for _ in range(args.steps)]
     tokens32, secs32 = sum(t["tokens"] for t in timed32), sum(t["seconds"] for t in timed32)
     gap = abs(got["loss"] - ref["loss"])
     lp_gap = abs(got["mean_logprob"] - ref["mean_logprob"])
@@ -150,6 +153,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--group", type=int, default=8)
     ap.add_argument("--completion-len", type=int, default=96)
     ap.add_argument("--lr", type=float, default=1e-6)
+    ap.add_argument(
+        "--micro-batch-tokens",
+        type=int,
+        default=UpdateSection().micro_batch_tokens,
+        help="update.micro_batch_tokens (the config's default, sized for the CPU; on a GPU each micro-batch "
+        "is a whole forward/backward of kernel launches, so raise it there)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
     return ap.parse_args(argv)
 

@@ -17,5 +17,11 @@ if [ -z "$PY" ]; then
   if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
 fi
 nvidia-smi -L
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+if ! "$PY" -P -c "import rlvr.data, rlvr.train.loop" >/dev/null 2>&1; then
+  # rlvr.data and rlvr.flows live in data/ and flows/ (pyproject's package-dir): a bare PYTHONPATH=. is not enough
+  echo "gpu-check: rlvr is not importable by $PY; install this checkout into it first, offline:" >&2
+  echo "  $PY -m pip install --no-deps --no-build-isolation .   (torch, transformers, pydantic, duckdb, tomli-w must be there)" >&2
+  exit 2
+fi
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 exec timeout 600 "$PY" bench/gpu_check.py "$@"

@@ -9,7 +9,8 @@
 -- Rewards are not set here: verify_groups.sql weighs the components (score, format_ok, citations).
 --
 -- Extraction, from the response without its closed <think>...</think> spans (what is quoted while
--- reasoning is no answer): <answer>...</answer> (format_ok; the only opening tag and the nearest
+-- reasoning is no answer) and its closed <cite>...</cite> spans (a quote of the sources is evidence:
+-- '<cite>The ferry carried 29 passengers.</cite>' alone states no answer, so its 29 is not read): <answer>...</answer> (format_ok; the only opening tag and the nearest
 -- closing one, or the last under $multiple = 'last'; several tags that all hold one answer, empty
 -- ones aside, are that answer), then the only (or last) \boxed{...} (braces nested up to five
 -- levels, e.g. \boxed{\frac{\sqrt{\frac{1}{2}}}{3}}; a \boxed{ no pattern reads is no answer), then,
@@ -99,11 +100,17 @@ WITH golds AS (  -- each problem's gold, normalised once
     -- t: the response without its <think>...</think> spans: tags, boxes and numbers quoted while
     -- reasoning are not answers (an instruction's '<answer></answer>' is not a second tag). Only a
     -- closed <think> span is dropped, so a stray '</think>' hides nothing.
+    -- A closed <cite>...</cite> span is dropped too: a quote of the sources is evidence, not the answer
+    -- (verify_citations.sql reads the spans from response_text); a number inside it is no last number.
+    SELECT * EXCLUDE (t0),
+        CASE WHEN contains(t0, '<cite>') THEN regexp_replace(t0, '(?s)<cite>.*?</cite>', ' ', 'g') ELSE t0 END AS t
+    FROM (
     SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok,
         $format_mode = 'think_answer' AND think_answer_ok(response_text) AS think_ok,  -- the whole text, tags in <think> too
         CASE WHEN contains(response_text, '<think>') THEN regexp_replace(response_text, '(?s)<think>.*?</think>', ' ', 'g')
-             ELSE response_text END AS t
+             ELSE response_text END AS t0
     FROM read_parquet($rollouts, hive_partitioning = false)
+    )
 ), tag_segments AS (
     -- seg: the text after the first '<answer>' up to the next one. When seg holds a '</answer>', the
     -- body is seg up to it: exactly what the lazy regex '(?s)<answer>(.*?)</answer>' extracts, for a

@@ -105,17 +105,25 @@ def check_model(name: str, args: argparse.Namespace, device: torch.device, work:
     path = bench_update.build_model(margs, work / name)
     batch = bench_update.build_batch(margs, path)
     rows = [TrainRow(**r) for r in batch["rows"]]
-    ref = one_step(path, rows, batch["pad_id"], torch.device("cpu"), bf16=False, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens)
+    ref = one_step(
+        path, rows, batch["pad_id"], torch.device("cpu"), bf16=False, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens
+    )
     got = one_step(path, rows, batch["pad_id"], device, bf16=True, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    timed = [one_step(path, rows, batch["pad_id"], device, bf16=True, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens) for _ in range(args.steps)]
+    timed = [
+        one_step(path, rows, batch["pad_id"], device, bf16=True, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens)
+        for _ in range(args.steps)
+    ]
     tokens, secs = sum(t["tokens"] for t in timed), sum(t["seconds"] for t in timed)
     peak = peak_mb(device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     # the same steps in fp32 on --device, alternating nothing else: bf16's speed-up where it runs
-    timed32 = [one_step(path, rows, batch["pad_id"], device, bf16=False, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens) for _ in range(args.steps)]
+    timed32 = [
+        one_step(path, rows, batch["pad_id"], device, bf16=False, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens)
+        for _ in range(args.steps)
+    ]
     tokens32, secs32 = sum(t["tokens"] for t in timed32), sum(t["seconds"] for t in timed32)
     gap = abs(got["loss"] - ref["loss"])
     lp_gap = abs(got["mean_logprob"] - ref["mean_logprob"])

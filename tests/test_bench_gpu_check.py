@@ -24,8 +24,14 @@ def test_gpu_check_dry_run_on_the_cpu(tmp_path: Path) -> None:
     assert tiny["within_tolerance"] and tiny["loss_gap"] <= got["tolerance"] * max(1.0, abs(tiny["loss_fp32_cpu"]))
     assert tiny["loss_bf16"] != tiny["loss_fp32_cpu"]  # the bf16 side really ran in bf16
     # the logprobs the ratio is made of, and the gradient, agree too (the first step's loss is ~0)
-    assert 0 < tiny["max_token_logprob_gap"] and tiny["mean_logprob_gap"] <= got["tolerance"] * max(1.0, abs(tiny["mean_logprob_fp32_cpu"]))
-    assert tiny["mean_logprob_fp32_cpu"] < -1 and tiny["grad_norm_fp32_cpu"] > 0 and tiny["grad_norm_rel_gap"] <= 5 * got["tolerance"]
+    assert 0 < tiny["max_token_logprob_gap"] and tiny["mean_logprob_gap"] <= got["tolerance"] * max(
+        1.0, abs(tiny["mean_logprob_fp32_cpu"])
+    )
+    assert (
+        tiny["mean_logprob_fp32_cpu"] < -1
+        and tiny["grad_norm_fp32_cpu"] > 0
+        and tiny["grad_norm_rel_gap"] <= 5 * got["tolerance"]
+    )
     assert tiny["tokens_per_s_bf16"] > 0 and tiny["peak_mb_bf16"] > 0
     assert f"tiny_loss_gap: {tiny['loss_gap']}" in done.stdout
 

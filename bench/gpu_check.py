@@ -36,6 +36,8 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 
@@ -70,26 +72,37 @@ def model_args(name: str, args: argparse.Namespace) -> argparse.Namespace:
 
 
 def one_step(
-    model_path: Path, rows: list[TrainRow], pad_id: int, device: torch.device, bf16: bool, lr: float, micro_batch_tokens: int
+    model_path: Path,
+    rows: list[TrainRow],
+    pad_id: int,
+    device: torch.device,
+    bf16: bool,
+    *,
+    lr: float,
+    micro_batch_tokens: int,
+    logprobs: bool = False,
 ) -> dict:
-    """One update step from the folder's weights: its loss, seconds and completion tokens."""
+    """One update step from the folder's weights: its loss, grad norm, seconds and completion tokens;
+    with `logprobs`, also the response-token logprobs before the step (one no-grad pass, untimed)."""
     cfg = bench_update.update_section(bench_update.parse_args([]), "packed").model_copy(
         update={"bf16": bf16, "device": device.type, "lr": lr, "micro_batch_tokens": micro_batch_tokens}
     )
     model, _ = load_policy(model_path, device)
     opt, sched, _ = make_optimizer(model, cfg, None)
-    lps = rows_logprobs(model, [rows], temperature=1.0, pad_id=pad_id, device=device, bf16=bf16)
+    out = {}
+    if logprobs:
+        lps = rows_logprobs(model, [rows], temperature=1.0, pad_id=pad_id, device=device, bf16=bf16)
+        out["logprobs"] = [x for row in lps for x in row]
+        out["mean_logprob"] = sum(out["logprobs"]) / len(out["logprobs"])
     t0 = time.perf_counter()
     (m,) = grpo_steps(model, opt, sched, rows, cfg=cfg, temperature=1.0, pad_id=pad_id, norm_constant=96.0)
     if device.type == "cuda":
         torch.cuda.synchronize()
-    flat = [x for row in lps for x in row]
-    return {
+    seconds = time.perf_counter() - t0
+    return out | {
         "loss": m["loss"],
         "grad_norm": m["grad_norm"],
-        "logprobs": flat,
-        "mean_logprob": sum(flat) / len(flat),
-        "seconds": time.perf_counter() - t0,
+        "seconds": seconds,
         "tokens": sum(len(r.response_ids) for r in rows),
     }
 
@@ -100,31 +113,26 @@ def peak_mb(device: torch.device) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def timed_steps(step: Callable[..., dict], device: torch.device, bf16: bool, n: int) -> tuple[float, float, float]:
+    """`n` steps on `device`: completion tokens/s, seconds in all, and the peak memory they reached."""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    timed = [step(device, bf16) for _ in range(n)]
+    secs = sum(t["seconds"] for t in timed)
+    return sum(t["tokens"] for t in timed) / secs, secs, peak_mb(device)
+
+
 def check_model(name: str, args: argparse.Namespace, device: torch.device, work: Path) -> dict:
     margs = model_args(name, args)
     path = bench_update.build_model(margs, work / name)
     batch = bench_update.build_batch(margs, path)
     rows = [TrainRow(**r) for r in batch["rows"]]
-    ref = one_step(
-        path, rows, batch["pad_id"], torch.device("cpu"), bf16=False, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens
-    )
-    got = one_step(path, rows, batch["pad_id"], device, bf16=True, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens)
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    timed = [
-        one_step(path, rows, batch["pad_id"], device, bf16=True, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens)
-        for _ in range(args.steps)
-    ]
-    tokens, secs = sum(t["tokens"] for t in timed), sum(t["seconds"] for t in timed)
-    peak = peak_mb(device)
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
+    step = partial(one_step, path, rows, batch["pad_id"], lr=args.lr, micro_batch_tokens=args.micro_batch_tokens)
+    ref = step(torch.device("cpu"), False, logprobs=True)
+    got = step(device, True, logprobs=True)
+    tps16, secs16, peak16 = timed_steps(step, device, True, args.steps)
     # the same steps in fp32 on --device, alternating nothing else: bf16's speed-up where it runs
-    timed32 = [
-        one_step(path, rows, batch["pad_id"], device, bf16=False, lr=args.lr, micro_batch_tokens=args.micro_batch_tokens)
-        for _ in range(args.steps)
-    ]
-    tokens32, secs32 = sum(t["tokens"] for t in timed32), sum(t["seconds"] for t in timed32)
+    tps32, secs32, peak32 = timed_steps(step, device, False, args.steps)
     gap = abs(got["loss"] - ref["loss"])
     lp_gap = abs(got["mean_logprob"] - ref["mean_logprob"])
     gn_gap = abs(got["grad_norm"] - ref["grad_norm"])
@@ -143,12 +151,12 @@ def check_model(name: str, args: argparse.Namespace, device: torch.device, work:
         "within_tolerance": gap <= TOLERANCE * max(1.0, abs(ref["loss"]))
         and lp_gap <= TOLERANCE * max(1.0, abs(ref["mean_logprob"]))
         and gn_gap <= 5 * TOLERANCE * ref["grad_norm"],
-        "tokens_per_s_bf16": round(tokens / secs, 1),
-        "tokens_per_s_fp32": round(tokens32 / secs32, 1),
-        "bf16_speedup": round(secs32 / secs, 2),
+        "tokens_per_s_bf16": round(tps16, 1),
+        "tokens_per_s_fp32": round(tps32, 1),
+        "bf16_speedup": round(secs32 / secs16, 2),
         "tokens_per_s_fp32_cpu_first_step": round(ref["tokens"] / ref["seconds"], 1),
-        "peak_mb_bf16": round(peak, 1),
-        "peak_mb_fp32": round(peak_mb(device), 1),
+        "peak_mb_bf16": round(peak16, 1),
+        "peak_mb_fp32": round(peak32, 1),
     }
 
 

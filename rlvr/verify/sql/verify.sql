@@ -10,11 +10,12 @@
 --
 -- Extraction, from the response without its closed <think>...</think> spans (what is quoted while
 -- reasoning is no answer) and its closed <cite>...</cite> spans (a quote of the sources is evidence:
--- '<cite>The ferry carried 29 passengers.</cite>' alone states no answer, so its 29 is not read): <answer>...</answer> (format_ok; the only opening tag and the nearest
--- closing one, or the last under $multiple = 'last'; several tags that all hold one answer, empty
--- ones aside, are that answer), then the only (or last) \boxed{...} (braces nested up to five
--- levels, e.g. \boxed{\frac{\sqrt{\frac{1}{2}}}{3}}; a \boxed{ no pattern reads is no answer), then,
--- in a lenient task, the last number in the text (thousands commas, a fraction a/b, a repeating
+-- '<cite>The ferry carried 29 passengers.</cite>' alone states no answer, so its 29 is not read):
+-- <answer>...</answer> (format_ok; the only opening tag and the nearest closing one, or the last
+-- under $multiple = 'last'; several tags that all hold one answer, empty ones aside, are that
+-- answer), then the only (or last) \boxed{...} (braces nested up to five levels, e.g.
+-- \boxed{\frac{\sqrt{\frac{1}{2}}}{3}}; a \boxed{ no pattern reads is no answer), then, in a lenient
+-- task, the last number in the text (thousands commas, a fraction a/b, a repeating
 -- decimal 12.\overline{3} and a trailing % included) unless the text opens an <answer> tag it never
 -- closes. A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13',
 -- '12 \to 13', '12 | 13', '12 vs. 13', a range '12–13', a trailing list '11, 12, 13': macros.sql

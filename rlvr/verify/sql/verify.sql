@@ -63,16 +63,21 @@ WITH golds AS (  -- each problem's gold, normalised once
     -- decimal with a finite expansion of at most 20 places: '3/4' -> '0.75'); gold_texts: a decimal
     -- answer is decided by comparing it with this text (exact at any length), which also holds when the
     -- gold has no finite expansion ('1/3': no decimal equals it). Otherwise the answer goes to num_rat.
+    -- (OR and AND in a select list evaluate both sides on every row; CASE evaluates each branch on
+    -- its own rows only, so the costly HUGEINT steps below run only where the cheap ones leave a gap)
     SELECT *,
-        gold_tdec IS NOT NULL OR COALESCE(rat_repeats(gold_n, gold_d), false) AS gold_texts
+        CASE WHEN gold_tdec IS NOT NULL THEN true ELSE COALESCE(rat_repeats(gold_n, gold_d), false) END AS gold_texts
     FROM (
     SELECT * EXCLUDE (gold_rat, gold_q), gold_rat.n AS gold_n, gold_rat.d AS gold_d,  -- scalars: cheaper through the join
         COALESCE(gold_dec, q20_dec(gold_q)) AS gold_tdec,
         COALESCE(NOT contains(gold_dec, '.'), gold_rat.n % gold_rat.d = 0, false) AS gold_int
     FROM (
-    SELECT *, rat_q20(gold_rat.n, gold_rat.d) AS gold_q
+    SELECT *, CASE WHEN gold_dec IS NULL THEN rat_q20(gold_rat.n, gold_rat.d) END AS gold_q
     FROM (
-    SELECT prompt_id, task, answer, gold, gold_sym, gold_body, dec_canon(gold_body) AS gold_dec, num_rat(gold_body) AS gold_rat,
+    SELECT prompt_id, task, answer, gold, gold_sym, gold_body, 
+        -- a canonical integer ('42', '-7', '0': most golds) is its own canonical decimal
+        CASE WHEN regexp_full_match(gold_body, '0|-?[1-9]\d*') THEN gold_body ELSE dec_canon(gold_body) END AS gold_dec,
+        num_rat(gold_body) AS gold_rat,
         CASE WHEN isfinite(gold_num) THEN gold_num END AS gold_num, ends_with(gold_ntext, '%') AS gold_pct, strict,
         CASE WHEN task = 'logic' THEN norm_verdict(gold) END AS gold_verdict,
         CASE WHEN task = 'logic' THEN norm_formula(answer) END AS gold_formula
@@ -86,7 +91,8 @@ WITH golds AS (  -- each problem's gold, normalised once
                 FROM (
                 SELECT *, CASE WHEN regexp_matches(answer, '[A-Za-z]') THEN unit_num(answer) ELSE '' END AS gold_unit
                 FROM (
-                    SELECT prompt_id, task, answer, norm_answer(answer) AS gold,
+                    SELECT prompt_id, task, answer,  -- a plain decimal gold is its own normal form
+                        CASE WHEN regexp_full_match(answer, '-?\d+(?:\.\d+)?') THEN answer ELSE norm_answer(answer) END AS gold,
                         list_contains($strict_tasks, task) OR ($strict_default AND NOT list_contains($lenient_tasks, task)) AS strict
                     FROM read_parquet($problems, hive_partitioning = false)
                 )
@@ -331,8 +337,9 @@ WITH golds AS (  -- each problem's gold, normalised once
         -- frac_open: a fraction answer not in lowest terms ('24/2' for 12, '12/1', '14/16' for 7/8) is a
         -- division still to be done, not a value (issue 19: 'What is 24 / 2?' echoed); a gold written
         -- that way itself takes its own text
-        SELECT *, pred_rat IS NOT NULL AND (contains(pred_b, '/') OR contains(pred_b, 'frac'))
-                  AND pred_b <> COALESCE(gold_body, '') AND (gcd(pred_rat.n, pred_rat.d) <> 1 OR pred_rat.d = 1) AS frac_open
+        SELECT *, CASE WHEN pred_rat IS NOT NULL AND (contains(pred_b, '/') OR contains(pred_b, 'frac'))
+                            AND pred_b <> COALESCE(gold_body, '') AND (gcd(pred_rat.n, pred_rat.d) <> 1 OR pred_rat.d = 1)
+                       THEN true ELSE false END AS frac_open  -- (CASE: the HUGEINT gcd on the fraction rows only)
         FROM (
         -- pred_rat: the answer as a fraction (macros.sql num_rat), only on the rows the texts leave open
         SELECT *, CASE WHEN verifier = 'sql_numeric' AND NOT unasked AND (pred_dec IS NULL OR NOT gold_texts)

@@ -192,18 +192,22 @@ def _adapters(tiny_model: Path, root: Path) -> list[Path]:
     return out
 
 
-def test_vllm_serves_lora_adapters_as_transformers_does(vllm_python: str, tiny_model: Path, tmp_path: Path) -> None:
-    """One vLLM engine on the base with LoRA on: v0 (no adapter), then two adapters loaded into it
-    warm (only the adapter is read); each gives the greedy tokens and logprobs of the transformers
-    engine, which merges the same adapter into the base."""
+@pytest.mark.parametrize("serving", ["adapter", "merged"])
+def test_vllm_serves_lora_adapters_as_transformers_does(vllm_python: str, tiny_model: Path, tmp_path: Path, serving: str) -> None:
+    """One vLLM engine for v0 (no adapter) and two adapters loaded into it warm: with LoRA on
+    (adapter: only the adapter is read) or without (merged: each version folded into the base and
+    reloaded); each gives the greedy tokens and logprobs of the transformers engine, which merges the
+    same adapter into the base."""
     versions = _adapters(tiny_model, tmp_path / "policy")
-    cfg, cpu = RolloutSection(engine="vllm", python=vllm_python), torch.device("cpu")
+    cfg, cpu = RolloutSection(engine="vllm", python=vllm_python, vllm_lora=serving), torch.device("cpu")
+    assert engines.lora_serving(RolloutSection(), cpu) == "merged"  # auto on a CPU
     _, tok = load_policy(tiny_model, cpu)
     reqs, greedy = _requests(tok, 1), Sampling(12, 0.0, 1.0)
     outs, loads = [], []
     for k, folder in enumerate(versions):
         got = engines.acquire(cfg, folder, device=cpu, seed=0, max_model_len=256, lora_rank=8)
         assert got.warm == (k > 0)  # one engine for the three versions
+        assert bool(got.engine.settings.lora_rank) == (serving == "adapter")
         loads.append(got.weight_load_seconds)
         outs.append(_run(got.engine, reqs, greedy))
     assert all(0 < s < 10 for s in loads[1:]), loads
@@ -219,8 +223,9 @@ def test_vllm_serves_lora_adapters_as_transformers_does(vllm_python: str, tiny_m
 def test_two_lora_iterations_with_vllm(
     vllm_python: str, tmp_path: Path, small_config: Config, prefect_api: str, tiny_model: Path
 ) -> None:
-    """A LoRA run on vLLM: iteration 1 loads v1's adapter into the engine iteration 0 started (warm),
-    and the trainer's logprobs (PEFT, unmerged) match vLLM's sampling logprobs."""
+    """A LoRA run on vLLM (rollout.vllm_lora = auto: merged on this CPU): iteration 1 loads v1 into the
+    engine iteration 0 started (warm), and the trainer's logprobs (PEFT, unmerged) match vLLM's
+    sampling logprobs."""
     from rlvr.flows.train import train
 
     data = small_config.model_dump()

@@ -92,6 +92,13 @@ class RolloutSection(_Section):
         True,
         description="vLLM: no CUDA graphs (quick start); false captures them on a GPU for faster decoding. CPU: eager always.",
     )
+    vllm_lora: Literal["auto", "adapter", "merged"] = Field(
+        "auto",
+        description="vLLM and a LoRA run's policy versions: 'adapter' serves each as an adapter on the base (vLLM's LoRA "
+        "support: a new version loads only the adapter's megabytes); 'merged' folds it into the base (as the transformers "
+        "engine does) and reloads the full weights, as for a full fine-tune; 'auto' = adapter on CUDA, merged elsewhere "
+        "(on CPU vLLM's LoRA path generated 4-6x slower than the merged weights: bench/README.md).",
+    )
     device: Literal["", "auto", "cpu", "cuda"] = Field(
         "", description='Device of the transformers engine (rollout and evaluate); "" = update.device. vLLM picks its own.'
     )

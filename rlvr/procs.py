@@ -47,7 +47,7 @@ def descendants(pid: int, *, exclude: frozenset[int] = frozenset()) -> list[int]
     return out
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
@@ -64,9 +64,9 @@ def kill_tree(pids: list[int], *, grace_s: float = 3.0) -> list[int]:
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
         time.sleep(0.05)
-    stubborn = [p for p in pids if _alive(p)]
+    stubborn = [p for p in pids if alive(p)]
     for pid in stubborn:
         try:
             os.kill(pid, signal.SIGKILL)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import torch
@@ -138,3 +139,26 @@ def test_rollout_device_overrides_update_device_for_the_transformers_engine(tiny
     if not torch.cuda.is_available():
         with pytest.raises(ConfigError, match="update.device"):
             _policy_engine(Config.model_validate({**cuda_update, "rollout": {"engine": "transformers"}}), tiny_model)
+
+
+def test_merged_lora_scratch_of_a_gone_process_is_removed(tmp_path: Path, monkeypatch) -> None:
+    """The vLLM engine's merged-LoRA scratch folder (a model's weights) is removed once its process is
+    gone, by the next engine that merges; a live process's folder stays."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from rlvr.rollout import engines
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = tmp_path / f"{engines.MERGED_PREFIX}{gone.pid}-abc"
+    mine = tmp_path / f"{engines.MERGED_PREFIX}{os.getpid()}-def"
+    other = tmp_path / "rlvr-vllm-1.log"
+    for folder in (dead, mine):
+        folder.mkdir()
+        (folder / "model.safetensors").write_bytes(b"x")
+    other.write_text("a log")
+    engines._remove_orphan_merges()
+    assert not dead.exists() and mine.is_dir() and other.is_file()

@@ -43,6 +43,7 @@ import torch
 from rlvr.config import RolloutSection
 from rlvr.errors import RlvrError
 from rlvr.models.lora import adapter_rank, base_of, is_adapter
+from rlvr.procs import alive
 from rlvr.rollout.sampler import Request, Sample, Sampling, generate_transformers
 
 log = logging.getLogger("rlvr")
@@ -280,7 +281,8 @@ class VLLMEngine:
         from rlvr.models.load import load_policy
 
         if self._merged is None:
-            self._merged = Path(tempfile.mkdtemp(prefix="rlvr-vllm-merged-"))
+            _remove_orphan_merges()
+            self._merged = Path(tempfile.mkdtemp(prefix=f"{MERGED_PREFIX}{os.getpid()}-"))
         model, _ = load_policy(policy_dir, torch.device("cpu"))
         for old in self._merged.glob("*.safetensors"):
             old.unlink()
@@ -320,6 +322,18 @@ class VLLMEngine:
         if self._merged is not None:
             shutil.rmtree(self._merged, ignore_errors=True)
             self._merged = None
+
+
+MERGED_PREFIX = "rlvr-vllm-merged-"  # + the pid of the process that made it + a random suffix
+
+
+def _remove_orphan_merges() -> None:
+    """Scratch folders of merged LoRA versions left by processes that are gone (a killed run leaves its
+    own: a model's weights each, e.g. 538 MB for SmolLM2)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{MERGED_PREFIX}*-*"):
+        pid = folder.name[len(MERGED_PREFIX) :].split("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # ---- the pool of live engines -------------------------------------------------------------

@@ -355,3 +355,19 @@ def test_an_edited_run_toml_on_s3_is_refused(s3_uri: str) -> None:
     store.put("run.toml", store.read("run.toml").replace(b"seed = 0", b"seed = 1"))
     with pytest.raises(RunError, match=f"{s3_uri}/run.toml was edited after the run started"):
         open_run(s3_uri)
+
+
+def test_a_new_working_copy_removes_the_copies_of_gone_processes(tmp_path, monkeypatch) -> None:
+    """A process's working copy of s3:// runs is named by its pid; a new one first removes the copies
+    of processes that are gone and keeps those of live ones."""
+    from rlvr.store import workspace
+
+    monkeypatch.setenv("RLVR_CACHE", str(tmp_path))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    work = tmp_path / "store" / "work"
+    dead, live = work / f"{gone.pid}-0000aaaa", work / f"{os.getpid()}-0000bbbb"
+    for folder in (dead, live):
+        (folder / "runs").mkdir(parents=True)
+    new = workspace._new_work_dir()
+    assert not dead.exists() and live.is_dir() and new.is_dir() and new.name.startswith(f"{os.getpid()}-")

@@ -217,7 +217,9 @@ class UpdateSection(_Section):
     )
     max_grad_norm: float = Field(1.0, gt=0.0, description="Gradient clipping by global norm.")
     bf16: bool = Field(
-        False, description="bf16 autocast for forward/backward (CUDA or CPU; on CPU it pays only with native bf16 units)."
+        False,
+        description="bf16 autocast for forward/backward (CUDA or CPU). On a CPU with bf16 units it was 5-15% faster per "
+        "iteration and collapsed learning in 30 minutes (SmolLM2, bench/README.md): keep it off there.",
     )
     gradient_checkpointing: bool = Field(False, description="Recompute activations in backward to save memory.")
     nproc: int = Field(1, ge=1, description="Processes for the update (torchrun, data parallel; gloo on CPU, nccl on CUDA).")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -53,6 +54,15 @@ def alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state not in ("Z", "X")  # a zombie has stopped; only its parent's wait() is missing
+
+
+def remove_left_by_gone(parent: Path, prefix: str = "") -> None:
+    """Remove the folders in `parent` named `<prefix><pid>-...` whose process is gone (never this
+    process's): scratch and working copies that a killed process could not clean up."""
+    for folder in parent.glob(f"{prefix}*-*"):
+        pid = folder.name[len(prefix) :].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def kill_tree(pids: list[int], *, grace_s: float = 3.0) -> list[int]:

@@ -43,7 +43,7 @@ import torch
 from rlvr.config import RolloutSection
 from rlvr.errors import RlvrError
 from rlvr.models.lora import adapter_rank, base_of, is_adapter
-from rlvr.procs import alive
+from rlvr.procs import remove_left_by_gone
 from rlvr.rollout.sampler import Request, Sample, Sampling, generate_transformers
 
 log = logging.getLogger("rlvr")
@@ -330,10 +330,7 @@ MERGED_PREFIX = "rlvr-vllm-merged-"  # + the pid of the process that made it + a
 def _remove_orphan_merges() -> None:
     """Scratch folders of merged LoRA versions left by processes that are gone (a killed run leaves its
     own: a model's weights each, e.g. 538 MB for SmolLM2)."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{MERGED_PREFIX}*-*"):
-        pid = folder.name[len(MERGED_PREFIX) :].split("-")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
+    remove_left_by_gone(Path(tempfile.gettempdir()), MERGED_PREFIX)
 
 
 # ---- the pool of live engines -------------------------------------------------------------

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from rlvr.files import cached_sha256, file_sha256, remember_sha256
 from rlvr.models.registry import cache_root
-from rlvr.procs import alive
+from rlvr.procs import remove_left_by_gone
 from rlvr.schema import RunPaths
 from rlvr.store.fs import Obj, ObjectStore, is_remote, object_store
 
@@ -57,10 +57,7 @@ def _new_work_dir() -> Path:
     """A fresh working copy for this process; the copies of processes that died are removed first."""
     work = store_cache() / "work"
     work.mkdir(parents=True, exist_ok=True)
-    for old in work.iterdir():
-        pid = old.name.split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
-            shutil.rmtree(old, ignore_errors=True)
+    remove_left_by_gone(work)
     root = work / f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     root.mkdir()
     atexit.register(shutil.rmtree, root, True)

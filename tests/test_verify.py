@@ -17,6 +17,7 @@ from verify_inputs import write_inputs
 from rlvr.config import RewardWeights, VerifySection
 from rlvr.train.grpo import group_advantages
 from rlvr.verify import VerifyError, score
+from rlvr.verify.scoring import connect
 
 PROBLEMS_ROWS = [("n", "19"), ("neg", "-4"), ("big", "1200"), ("frac", "0.5"), ("word", "Paris"), ("same", "7")]
 
@@ -289,6 +290,21 @@ def test_normalisation_rule(rule_rows: list[dict], k: int) -> None:
     rule, gold, text, correct, verifier = RULES[k]
     row = next(x for x in rule_rows if x["prompt_id"] == f"r{k:02d}")
     assert (row["correct"], row["verifier"]) == (correct, verifier), row["reason"]
+
+
+PLAIN = ["42", "-3.5", "007", "0.50", "-0", "123456789012345678901234567890"]
+NOT_PLAIN = ["+4", "4.", ".5", "1,200", "\u0664\u0662", "4e5", "3/4", " 42", "42 ", "--4", "4.5.6", "$4", "4%", ""]
+
+
+def test_plain_decimal_is_what_norm_answer_leaves_alone() -> None:
+    """verify.sql's fast path: a plain_decimal text (a gold or an answer) skips norm_answer, so
+    norm_answer must leave each such text as it is; the rest are not plain and are normalised."""
+    con = connect()
+    for text in PLAIN + NOT_PLAIN:
+        plain, normed = con.execute("SELECT plain_decimal($t), norm_answer($t)", {"t": text}).fetchone()
+        assert plain == (text in PLAIN), text
+        if plain:
+            assert normed == text
 
 
 def test_numeric_tolerance_comes_from_config_and_spares_integers(tmp_path: Path) -> None:

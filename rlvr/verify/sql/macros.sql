@@ -33,6 +33,11 @@ CREATE OR REPLACE MACRO norm_answer(s) AS
             '\%', '%'),
         '^\+|\.$', '', 'g');
 
+-- plain_decimal(s): s is a plain decimal ('42', '-3.5', '007'): digits, an optional '-' and one point
+-- with digits after it; norm_answer leaves such a text as it is, so a gold or an answer in this form
+-- skips normalisation (verify.sql: the golds' and the answers' fast path, one pattern for both).
+CREATE OR REPLACE MACRO plain_decimal(s) AS regexp_full_match(s, '-?\d+(?:\.\d+)?');
+
 -- word_num(s): the one number of an answer written in words ('The total is 19', 'She has 19 apples.',
 -- 'x = 19', '\$19 in all'), or '' when s is not one plain number among plain words: a second
 -- number, an operator, LaTeX, or a word that changes, bounds, denies or hedges the value (or, not,

@@ -92,7 +92,7 @@ WITH golds AS (  -- each problem's gold, normalised once
                 SELECT *, CASE WHEN regexp_matches(answer, '[A-Za-z]') THEN unit_num(answer) ELSE '' END AS gold_unit
                 FROM (
                     SELECT prompt_id, task, answer,  -- a plain decimal gold is its own normal form
-                        CASE WHEN regexp_full_match(answer, '-?\d+(?:\.\d+)?') THEN answer ELSE norm_answer(answer) END AS gold,
+                        CASE WHEN plain_decimal(answer) THEN answer ELSE norm_answer(answer) END AS gold,
                         list_contains($strict_tasks, task) OR ($strict_default AND NOT list_contains($lenient_tasks, task)) AS strict
                     FROM read_parquet($problems, hive_partitioning = false)
                 )
@@ -222,7 +222,7 @@ WITH golds AS (  -- each problem's gold, normalised once
     FROM last_numbers
 ), plain_flags AS (
     -- fast path: most answers are already a plain decimal ('42', '-3.5'); only the others are normalised
-    SELECT extractions.*, regexp_full_match(extracted, '-?\d+(?:\.\d+)?') AS plain
+    SELECT extractions.*, plain_decimal(extracted) AS plain
     FROM extractions
 ), normalised AS (
     -- pred: the answer's text form (exact and symbolic comparisons); npred: the same read as a number,

@@ -5,6 +5,10 @@ Same model, same prompts, same sampling, in one run, alternating the two engines
 
     .venv/bin/python bench/rollout.py                  # defaults: SmolLM2-135M-shaped random Llama
     .venv/bin/python bench/rollout.py --layers 4 --prompts 8    # quicker
+    .venv/bin/python bench/rollout.py --vllm-dtypes float32,bfloat16   # + vLLM in bf16, same run
+
+With several --vllm-dtypes, each further dtype gets its own cold vLLM engine on the same prompts after
+the runs above: figures vllm_<dtype>_tokens_per_s and <dtype>_vs_<first>_ratio (generation only).
 
 Needs the vLLM venv (`make vllm`). Prints `key: value` lines (BENCH.md) and writes
 bench/results/rollout.json. Generation tokens/s count sampled tokens only; a random model rarely
@@ -89,10 +93,14 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--batch-size", type=int, default=64, help="transformers engine batch")
     ap.add_argument("--vllm-python", default="", help="default: the venv of `make vllm`")
+    ap.add_argument(
+        "--vllm-dtypes", default="float32", help="comma-separated rollout.vllm_dtype values; the first is the main one"
+    )
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "rollout.json")
     args = ap.parse_args()
 
-    rollout = RolloutSection(engine="vllm", python=args.vllm_python, batch_size=args.batch_size)
+    dtypes = args.vllm_dtypes.split(",")
+    rollout = RolloutSection(engine="vllm", python=args.vllm_python, batch_size=args.batch_size, vllm_dtype=dtypes[0])
     python = engines.interpreter(rollout)
     if not engines.has_vllm(python):
         sys.exit(f"no vLLM interpreter ({python}); run `make vllm` first or pass --vllm-python")
@@ -139,6 +147,15 @@ def main() -> None:
         print(f"vllm warm: reload {warm.weight_load_seconds:.2f}s, {toks} tokens in {warm_gen:.1f}s", file=sys.stderr)
         version = cold.engine.version
         engines.close_all()
+        other_tps = {}
+        for dtype in dtypes[1:]:  # the same prompts and sampling, a cold engine in another dtype
+            other = engines.acquire(
+                rollout.model_copy(update={"vllm_dtype": dtype}), v1, device=torch.device("cpu"), seed=0, max_model_len=max_len
+            )
+            secs, toks = timed_generate(other.engine, reqs, sampling)
+            other_tps[dtype] = toks / secs
+            print(f"vllm {dtype}: start {other.start_seconds:.1f}s, {toks} tokens in {secs:.1f}s", file=sys.stderr)
+            engines.close_all()
 
     hf_tps = statistics.median(t / s for t, s in zip(hf_tok, hf_s, strict=True))
     vllm_tps = statistics.median(t / s for t, s in zip(vllm_tok, vllm_s, strict=True))
@@ -153,6 +170,10 @@ def main() -> None:
         "warm_iteration_s": round(warm_iter, 2),
         "warm_vs_cold_ratio": round(cold_iter / warm_iter, 3),
     }
+    warm_tps = vllm_tok[-1] / warm_gen  # the same v1 weights the other dtypes load
+    for dtype, tps in other_tps.items():
+        figures[f"vllm_{dtype}_tokens_per_s"] = round(tps, 1)
+        figures[f"{dtype}_vs_{dtypes[0]}_ratio"] = round(tps / warm_tps, 3)
     for k, v in figures.items():
         print(f"{k}: {v}")
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -85,6 +85,10 @@ PROBLEMS = {
     "bigint": {"task": "arithmetic", "answer": "9223372036854775807"},
     "50%": {"task": "arithmetic", "answer": "50%"},
     "7/8": {"task": "arithmetic", "answer": "7/8"},
+    # digits split by spacing: one number only in groups of three ('1 000'), else several
+    "1213": {"task": "arithmetic", "answer": "1213"},
+    "1000": {"task": "arithmetic", "answer": "1000"},
+    "1000000": {"task": "arithmetic", "answer": "1000000"},
     # logic: the shipped kind (a variable to eliminate) and the open "what follows?" of a user's rows
     "eliminate-P": {
         "task": "logic",

@@ -307,6 +307,36 @@ def test_plain_decimal_is_what_norm_answer_leaves_alone() -> None:
             assert normed == text
 
 
+DIGIT_GAPS = {  # text -> several numbers (digits split by spacing other than thousands groups)
+    "1 2": True,
+    "12 13": True,
+    "10 00": True,
+    "1 0 0 0": True,
+    "1234 567": True,
+    "1 0000": True,
+    "1 000 00": True,
+    "1\\,2": True,
+    "1~2": True,
+    "12\n13": True,
+    "1 000 and 2 000 2": True,
+    "1 000": False,
+    "1\\,000\\,000": False,
+    "12 345.5": False,
+    "-1 000": False,
+    "1 000 and 2 000": False,
+    "12": False,
+    "x 1": False,
+    "12 apples": False,
+    "": False,
+}
+
+
+def test_digit_gap_tells_several_numbers_from_thousands_groups() -> None:
+    con = connect()
+    got = {t: con.execute("SELECT digit_gap($t)", {"t": t}).fetchone()[0] for t in DIGIT_GAPS}
+    assert got == DIGIT_GAPS
+
+
 def test_numeric_tolerance_comes_from_config_and_spares_integers(tmp_path: Path) -> None:
     cases = [
         ("t", "<answer>100.9</answer>"),

@@ -38,6 +38,17 @@ CREATE OR REPLACE MACRO norm_answer(s) AS
 -- skips normalisation (verify.sql: the golds' and the answers' fast path, one pattern for both).
 CREATE OR REPLACE MACRO plain_decimal(s) AS regexp_full_match(s, '-?\d+(?:\.\d+)?');
 
+-- digit_gap(x): x splits digits by spacing (whitespace, LaTeX \, \; \: \! '\ ' or ~) other than
+-- thousands grouping, so it holds several numbers where norm_answer, which removes spacing, would
+-- read one: '1 2' is not 12, '12 13' not 1213, '10 00' and '1 0 0 0' not 1000 (issue 19, round 3's red
+-- team). A grouped number is one: a first group of one to three digits, then groups of exactly three
+-- ('1 000', '1\,000\,000', '12 345.5'). The costly check runs only on texts with a gap (CASE).
+CREATE OR REPLACE MACRO digit_gap(x) AS
+    CASE WHEN regexp_matches(x, '\d(?:\s|\\[,;:! ]|~)+\d')
+         THEN regexp_matches(regexp_replace(x, '(^|\D)\d{1,3}(?:(?:\s|\\[,;:! ]|~)+\d{3})+(\D|$)', '\1#\2', 'g'),
+                             '[\d#](?:\s|\\[,;:! ]|~)+\d')  -- '#': a grouped number, which a digit may not follow either
+         ELSE false END;
+
 -- word_num(s): the one number of an answer written in words ('The total is 19', 'She has 19 apples.',
 -- 'x = 19', '\$19 in all'), or '' when s is not one plain number among plain words: a second
 -- number, an operator, LaTeX, or a word that changes, bounds, denies or hedges the value (or, not,

@@ -31,7 +31,8 @@
 --                (golds.gold_tdec: a fraction with a finite expansion of at most 20 places is one:
 --                '3/4' is '0.75'; one with none, '1/3', equals no decimal), fractions and repeating
 --                decimals as HUGEINT fractions (num_rat, up to 17 digits; a fraction not in lowest terms,
---                '24/2', '12/1', '14/16', is a division still to be done and wrong: frac_open), and within
+--                '24/2', '12/1', '14/16', is a division still to be done and wrong: frac_open; digits split
+--                by spaces other than thousands groups, '1 2' or '12 13', are several numbers: split_num), and within
 --                |pred - gold| <= tol * max(1, |gold|) only when tol > 0 and the gold is not an integer.
 --                NaN and infinities are never correct. A % on one side only is read both ways,
 --                '50%' = '50' (the unit dropped, GSM8K style) and '50%' = '0.5' (x/100), so neither
@@ -311,7 +312,7 @@ WITH golds AS (  -- each problem's gold, normalised once
             WHEN 'code' THEN NULL
             WHEN 'logic' THEN NULL
             WHEN 'sql_numeric' THEN CASE  -- each branch runs on its own rows only
-                WHEN unasked OR frac_open THEN false
+                WHEN unasked OR frac_open OR split_num THEN false
                 -- a decimal answer against the gold's decimal text: exact, any length (the bare numbers:
                 -- '50%' = '50'; a % on one side only also as x/100: '50%' = '0.5', the gold's point moved)
                 WHEN pred_dec IS NOT NULL AND (pred_dec = gold_tdec OR (pred_pct <> gold_pct
@@ -339,7 +340,11 @@ WITH golds AS (  -- each problem's gold, normalised once
         -- that way itself takes its own text
         SELECT *, CASE WHEN pred_rat IS NOT NULL AND (contains(pred_b, '/') OR contains(pred_b, 'frac'))
                             AND pred_b <> COALESCE(gold_body, '') AND (gcd(pred_rat.n, pred_rat.d) <> 1 OR pred_rat.d = 1)
-                       THEN true ELSE false END AS frac_open  -- (CASE: the HUGEINT gcd on the fraction rows only)
+                       THEN true ELSE false END AS frac_open,  -- (CASE: the HUGEINT gcd on the fraction rows only)
+            -- split_num: digits split by spacing that is not thousands grouping ('1 2' for 12, '12 13' for
+            -- 1213: macros.sql digit_gap) are several numbers, not one; a gold written that way takes its own kind
+            CASE WHEN verifier = 'sql_numeric' AND NOT unasked AND digit_gap(extracted) THEN NOT digit_gap(answer)
+                 ELSE false END AS split_num
         FROM (
         -- pred_rat: the answer as a fraction (macros.sql num_rat), only on the rows the texts leave open
         SELECT *, CASE WHEN verifier = 'sql_numeric' AND NOT unasked AND (pred_dec IS NULL OR NOT gold_texts)
@@ -365,6 +370,8 @@ SELECT
         WHEN hedge LIKE 'the last number,%' THEN 'wrong: ' || hedge || ' (''not 13'', ''13 is wrong'', ''is it 13?'', ''12 unless it is 13'', ''12 or thirteen''); no answer is stated'
         WHEN hedge IS NOT NULL THEN 'wrong: ' || hedge || ' in one response; one answer is expected (verify.multiple_answers = reject)'
         WHEN not_value IS NOT NULL THEN 'wrong: got ' || pred || ', expected ' || gold || ' (' || not_value || ')'
+        WHEN split_num THEN 'wrong: got ' || extracted || ', expected ' || gold
+                            || ' (digits split by spaces are several numbers; one number groups them by three: 1 000 000)'
         WHEN frac_open THEN 'wrong: got ' || npred || ', expected ' || gold
                             || ' (a fraction not in lowest terms is a division still to be done; the gold is a value)'
         WHEN pred_formula IS NOT NULL THEN CASE WHEN correct THEN 'correct: ' || pred_formula || ' is the gold conclusion'

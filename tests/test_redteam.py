@@ -89,6 +89,7 @@ PROBLEMS = {
     "1213": {"task": "arithmetic", "answer": "1213"},
     "1000": {"task": "arithmetic", "answer": "1000"},
     "1000000": {"task": "arithmetic", "answer": "1000000"},
+    "12000": {"task": "arithmetic", "answer": "12000"},
     # logic: the shipped kind (a variable to eliminate) and the open "what follows?" of a user's rows
     "eliminate-P": {
         "task": "logic",

@@ -41,13 +41,20 @@ CREATE OR REPLACE MACRO plain_decimal(s) AS regexp_full_match(s, '-?\d+(?:\.\d+)
 -- digit_gap(x): x splits digits by spacing (whitespace, LaTeX \, \; \: \! '\ ' or ~) other than
 -- thousands grouping, so it holds several numbers where norm_answer, which removes spacing, would
 -- read one: '1 2' is not 12, '12 13' not 1213, '10 00' and '1 0 0 0' not 1000 (issue 19, round 3's red
--- team). A grouped number is one: a first group of one to three digits, then groups of exactly three
--- ('1 000', '1\,000\,000', '12 345.5'). The costly check runs only on texts with a gap (CASE).
+-- team). A grouped number is one: a first group of one to three digits, not starting with 0, then
+-- groups of exactly three ('1 000', '1\,000\,000', '12 345.5'; '0 012' is two). The costly check runs only on texts with a gap (CASE).
 CREATE OR REPLACE MACRO digit_gap(x) AS
     CASE WHEN regexp_matches(x, '\d(?:\s|\\[,;:! ]|~)+\d')
-         THEN regexp_matches(regexp_replace(x, '(^|\D)\d{1,3}(?:(?:\s|\\[,;:! ]|~)+\d{3})+(\D|$)', '\1#\2', 'g'),
+         THEN regexp_matches(regexp_replace(x, '(^|\D)[1-9]\d{0,2}(?:(?:\s|\\[,;:! ]|~)+\d{3})+(\D|$)', '\1#\2', 'g'),
                              '[\d#](?:\s|\\[,;:! ]|~)+\d')  -- '#': a grouped number, which a digit may not follow either
          ELSE false END;
+
+-- value_suffix(after): what directly follows a last number read from the text changes its value, so
+-- that number is not the answer: a superscript (a power, '12²'), a vulgar fraction ('12½'), per
+-- mille ('12‰'), a scale ('12k', '12 thousand') or a power word ('12 squared') (issue 19, round 3:
+-- each was paid as 12). A unit ('12 apples', '12 cm') changes nothing.
+CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
+    '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kK]\b|\s*(?i:hundred|thousand|million|billion|trillion|dozen|squared|cubed|factorial)\b)');
 
 -- word_num(s): the one number of an answer written in words ('The total is 19', 'She has 19 apples.',
 -- 'x = 19', '\$19 in all'), or '' when s is not one plain number among plain words: a second
@@ -69,10 +76,10 @@ CREATE OR REPLACE MACRO unit_num(s) AS
     ELSE '' END;
 
 -- num_body(n): n (normalised) without a trailing '%' and, when every comma sits in a well-formed
--- thousands group ('1,234,567.5'), without its commas. '1,2' and '12,34' keep theirs (a list, a
--- decimal comma: not decided here), so they are not numbers.
+-- thousands group ('1,234,567.5'), without its commas. '1,2', '12,34' and '0,012' keep theirs (a list,
+-- a decimal comma: not decided here; no thousands group starts with 0), so they are not numbers.
 CREATE OR REPLACE MACRO num_body(n) AS
-    CASE WHEN contains(n, ',') AND regexp_full_match(n, '-?\d{1,3}(?:,\d{3})+(?:\.\d+)?%?')
+    CASE WHEN contains(n, ',') AND regexp_full_match(n, '-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?%?')
          THEN replace(rtrim(n, '%'), ',', '')
          ELSE rtrim(n, '%') END;
 

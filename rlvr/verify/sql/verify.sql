@@ -20,7 +20,8 @@
 -- closes. A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13',
 -- '12 \to 13', '12 | 13', '12 vs. 13', a range '12–13', a trailing list '11, 12, 13': macros.sql
 -- number_hedge), or that the text denies or only asks about ('not 13', 'neither 12 nor 13', '13 is
--- wrong', 'is it 13?': macros.sql number_denied), is wrong whatever $multiple says.
+-- wrong', 'is it 13?': macros.sql number_denied), or whose value what follows it changes ('12²',
+-- '12½', '12 thousand': macros.sql value_suffix), is wrong whatever $multiple says.
 -- Decision (verifier):
 --   sql_numeric  gold is a value (macros.sql num_value, after a unit is dropped: '5\text{ cm}'): the
 --                answer must be a value too: a number SQL reads, or the one number among plain words
@@ -216,7 +217,9 @@ WITH golds AS (  -- each problem's gold, normalised once
                            AND number_hedge(before.op, lower(replace(before.link, '$', '')), trail, lead)
                       THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END,
                  CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), trail)
-                      THEN 'the last number, ' || last_num || ', is denied, a fallback, or only asked about' END) AS hedge,
+                      THEN 'the last number, ' || last_num || ', is denied, a fallback, or only asked about' END,
+                 CASE WHEN last_num IS NOT NULL AND value_suffix(trail)
+                      THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END) AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
@@ -367,6 +370,7 @@ SELECT
                           || '; the last number, ' || extracted || ', is not read as the answer)'
         WHEN extraction = 'none' THEN 'no_answer: no <answer> tag, \boxed{} or number in the response'
         WHEN hedge LIKE 'several values%' THEN 'wrong: ' || hedge || ' at the end of the response; one final answer is expected'
+        WHEN hedge LIKE 'the value is not%' THEN 'wrong: ' || hedge || ': a power, a fraction, per mille or a scale follows it'
         WHEN hedge LIKE 'the last number,%' THEN 'wrong: ' || hedge || ' (''not 13'', ''13 is wrong'', ''is it 13?'', ''12 unless it is 13'', ''12 or thirteen''); no answer is stated'
         WHEN hedge IS NOT NULL THEN 'wrong: ' || hedge || ' in one response; one answer is expected (verify.multiple_answers = reject)'
         WHEN not_value IS NOT NULL THEN 'wrong: got ' || pred || ', expected ' || gold || ' (' || not_value || ')'

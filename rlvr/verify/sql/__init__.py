@@ -4,7 +4,14 @@ one statement per .sql file; `load(name)` reads one. Values are bound with $name
 never formatted into the text.
 
 It decides what SQL can decide exactly (numbers, strings, verdicts, citation spans); rows it
-cannot decide go to a Python tier (math, code, logic), never to a guess."""
+cannot decide go to a Python tier (math, code, logic), never to a guess.
+
+What it does not defend: the last-number reading of an untagged response is a heuristic over the
+text around that number (hedges, denials, lists, a value-changing suffix: verify.sql's header), so a
+policy can find phrasings it misses; set verify.extraction = "strict" for a task whose model tags its
+answer. Units are dropped, not compared ('5 inches' for '5 cm'); strings are equal after case,
+whitespace and LaTeX wrappers are normalised away; verify.numeric_tolerance, when set, pays any value
+within it. tests/data/redteam.json lists each attack the tier does defend."""
 
 from importlib.resources import files
 

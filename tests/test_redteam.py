@@ -90,11 +90,20 @@ PROBLEMS = {
     "1000": {"task": "arithmetic", "answer": "1000"},
     "1000000": {"task": "arithmetic", "answer": "1000000"},
     "12000": {"task": "arithmetic", "answer": "12000"},
+    # symbolic golds with a coefficient, which a unit reading took for a number ('2x' as 2)
+    "2x": {"task": "math", "answer": "2x"},
+    "4n": {"task": "math", "answer": "4n"},
+    "6pi": {"task": "math", "answer": "6 pi"},
     # logic: the shipped kind (a variable to eliminate) and the open "what follows?" of a user's rows
     "eliminate-P": {
         "task": "logic",
         "answer": "(Q ∧ ¬R) ∨ (R ∧ S)",
         "meta": json.dumps({"kind": "propositional", "premises": ["P → Q", "¬P → R", "R → S"], "eliminate": "P"}),
+    },
+    "verdict-true": {
+        "task": "logic",
+        "answer": "true",
+        "meta": json.dumps({"kind": "propositional", "premises": ["P → Q", "P"], "query": "Q"}),
     },
     "what-follows": {
         "task": "logic",

@@ -89,6 +89,7 @@ def test_sql_verdict_table_is_rlvr_logic_table() -> None:
     """Every spelling rlvr.verify.logic knows, as norm_answer leaves it, gets the same verdict in SQL."""
     con = connect()
     spellings = [k for k, _ in logic.VERDICT_PAIRS] + ["Cannot be determined.", "**Yes**", "maybe", "no way", ""]
+    spellings += ["!true", "True!", "!no", "It doesn't follow."]
     for text in spellings:
         got = con.execute("SELECT norm_verdict(norm_answer($t))", {"t": text}).fetchone()[0]
         assert got == logic.normalise_verdict(text), text

@@ -368,12 +368,14 @@ def eliminated(premises: list[str], eliminate: str) -> tuple[list[str], list[dic
 # ---- verdicts: true / false / unknown -------------------------------------------------------
 
 # (key, verdict) pairs. A key is a spelling after normalisation: lower case, every whitespace
-# character removed, VERDICT_STRIP characters trimmed from both ends ("Cannot be determined." ->
-# "cannotbedetermined"). The whitespace-free keys are those of the verify SQL's norm_answer macro
+# character removed, VERDICT_STRIP characters trimmed from the end and VERDICT_LEAD ones from the start
+# ("Cannot be determined." -> "cannotbedetermined"; "True!" -> "true", but "!true" is a negation and no
+# verdict: issue 19, round 3, where it was paid as true). The whitespace-free keys are those of the verify SQL's norm_answer macro
 # (lower case, whitespace removed, one trailing '.' dropped), so a SQL macro can look norm_answer's
 # output up in these pairs. "true"/"false" are about the statement for true-false-unknown
 # questions and about "does it follow?" for syllogisms (yes = true, no = false).
 VERDICT_STRIP = ".!*\"'`"
+VERDICT_LEAD = ".*\"'`"
 VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
     ("true", "true"),
     ("yes", "true"),
@@ -389,6 +391,8 @@ VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
     ("contradicted", "false"),
     ("doesnotfollow", "false"),
     ("itdoesnotfollow", "false"),
+    ("doesn'tfollow", "false"),
+    ("itdoesn'tfollow", "false"),
     ("unknown", "unknown"),
     ("uncertain", "unknown"),
     ("undetermined", "unknown"),
@@ -412,5 +416,5 @@ def normalise_verdict(text: str | None) -> str | None:
     'maybe' -> None (not a verdict). The keys of VERDICT_PAIRS are the whole list."""
     if text is None:
         return None
-    key = "".join(text.lower().split()).strip(VERDICT_STRIP)
+    key = "".join(text.lower().split()).lstrip(VERDICT_LEAD).rstrip(VERDICT_STRIP)
     return VERDICTS.get(key)

@@ -59,11 +59,11 @@ def verdict_macro() -> str:
     def quote(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
 
-    strip = quote(logic.VERDICT_STRIP)
+    strip, lead = quote(logic.VERDICT_STRIP), quote(logic.VERDICT_LEAD)
     whens = []
     for verdict in dict.fromkeys(v for _, v in logic.VERDICT_PAIRS):
         keys = ", ".join(quote(k) for k, v in logic.VERDICT_PAIRS if v == verdict)
-        whens.append(f"WHEN trim(n, {strip}) IN ({keys}) THEN {quote(verdict)}")
+        whens.append(f"WHEN rtrim(ltrim(n, {lead}), {strip}) IN ({keys}) THEN {quote(verdict)}")
     return f"CREATE OR REPLACE MACRO norm_verdict(n) AS CASE {' '.join(whens)} END;"
 
 

@@ -51,28 +51,37 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 
 -- value_suffix(after): what directly follows a last number read from the text changes its value, so
 -- that number is not the answer: a superscript (a power, '12²'), a vulgar fraction ('12½'), per
--- mille ('12‰'), a scale ('12k', '12 thousand') or a power word ('12 squared') (issue 19, round 3:
+-- mille ('12‰'), a scale ('12k', '12M', '12 thousand'), a power word ('12 squared') or a part
+-- ('12 and a half') (issue 19, round 3:
 -- each was paid as 12). A unit ('12 apples', '12 cm') changes nothing.
+-- value_prefix(lead): the same before it (lead lower-cased): a sign or a root in words or symbols
+-- ('minus 13', 'negative 13', '√13', '\sqrt{13}', 'the square of 13'), a bound ('x < 13', 'at least
+-- 13', 'up to 13') or an approximation ('about 13', '~13'), as the tag's answer in words refuses them.
+CREATE OR REPLACE MACRO value_prefix(lead) AS regexp_matches(lead,
+    '(?:\bminus|\bnegative|\bneg|√|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*\(?|\bthe\s+(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|>|≤|≥|\\[lg]eq?|\\[lg]t|\bat\s+(?:least|most)|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa)|~|≈|\\approx|\\sim)\s*$');
 CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
-    '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kK]\b|\s*(?i:hundred|thousand|million|billion|trillion|dozen|squared|cubed|factorial)\b)');
+    '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kKMB]\b|\s*(?i:hundred|thousand|million|billion|trillion|dozen|squared|cubed|factorial|and\s+a\s+(?:half|quarter|third))\b)');
 
 -- word_num(s): the one number of an answer written in words ('The total is 19', 'She has 19 apples.',
 -- 'x = 19', '\$19 in all'), or '' when s is not one plain number among plain words: a second
 -- number, an operator, LaTeX, or a word that changes, bounds, denies or hedges the value (or, not,
--- about, minus, times, thousand, half, twenty, but, under, max, wrong, isn't, might, guess, inverse,
--- ...), or a question ('is it 19'), and it is not read (issue 19: '12 or 13' is a hedge, 'anything but
+-- about, minus, times, thousand, half, twenty, but, under, max, wrong, isn't, isnt, might, guess, inverse,
+-- sqrt, square of, doubled, grand, k, impossible, excluding, higher, circa, else, vs, ...), or a question ('is it 19'), and it is not read (issue 19: '12 or 13' is a hedge, 'anything but
 -- 13' and '13 is wrong' deny it). Right answers this refuses: 'it adds up to 19' ('up to' bounds).
--- unit_num(s): the same for a gold: a number followed by words only ('5\text{ cm}', '30 degrees').
--- Units are dropped, never compared: '5 inches' reads 5 against a gold of '5 cm'.
+-- unit_num(s): the same for a gold: a number, a space, then words only ('5\text{ cm}', '30 degrees').
+-- Units are dropped, never compared: '5 inches' reads 5 against a gold of '5 cm'. A coefficient is no
+-- number with a unit: '2x', '4n', '6 pi', '3 i' are symbolic golds (a unit is a word of two letters
+-- or more, or one of m g s l h w v k, after a space; issue 19, round 3: '2' was paid for '2x').
 CREATE OR REPLACE MACRO value_words(x) AS
-    NOT regexp_matches(x, '\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
+    NOT regexp_matches(x, '\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|sqrt|square\s+of|cube\s+of|opposite|neg|log|ln|exp|doubled|halved|tripled|quadrupled|grand|bn|k|(?:hundred|thousand|million|billion|trillion)ths|sixths|sevenths|eighths|ninths|twelfths|impossible|erroneous|mistaken|bogus|nope|excluding|exclude|excluded|higher|lower|greater|smaller|more|fewer|less|exceeding|exceeds|exceed|upwards?|circa|ish|else|vs|versus|otherwise|instead|ruled|rejected|invalid|(?:is|are|was|were|do|does|did|ca|wo|ai|should|could|would|has|have|had|need|must|might)nt|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
 CREATE OR REPLACE MACRO word_num(s) AS
     CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
         '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:[a-z]\w*\s*[:=]\s*)?([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?\s*(?:\\?%)?)(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*)*\s*[.!]?\s*$', 1)
     ELSE '' END;
 CREATE OR REPLACE MACRO unit_num(s) AS
-    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
-        '^\s*([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?)\s*(?:[a-z]+\.?\s*)+$', 1)
+    CASE WHEN value_words(lower(norm_latex(s))) AND NOT regexp_matches(lower(norm_latex(s)), '\d\s*pi\b')
+         THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
+        '^\s*([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?)\s+(?:[a-z]{2,}|[mgslhwvk])\.?(?:\s+[a-z]+\.?)*\s*$', 1)
     ELSE '' END;
 
 -- num_body(n): n (normalised) without a trailing '%' and, when every comma sits in a well-formed
@@ -196,8 +205,9 @@ CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
 -- answers: joined by 'or' ('12 (or 13)', '12 or maybe 13', '12 [or 13]', '12 — or 13'), by \approx / ~ /
 -- an arrow ('12 \approx 13', '12 \to 13'), by '=' when the first is no operand ('12 = 13'; '6 + 7 = 13'
 -- is a sum and its value), by a separator of alternatives or a range ('12 | 13', '12 vs. 13', '12
--- and/or 13', '12 & 13', '12 nor 13', '12 to 13', '12 through 13', '12–13', '12 \pm 13'), as a list of
--- candidates ('11, 12, 13', '11, 12, 13 are possible', 'it is 12 and 13 in some order', '40 41 42 hmm';
+-- and/or 13', '12 & 13', '12 nor 13', '12 to 13', '12 through 13', '12–13', '12 \pm 13', '12 +/- 13',
+-- '12 \lor 13', '12 \simeq 13'; '12 \text{ or } 13', '12 but maybe 13'), as a list of candidates ('11,
+-- 12, 13', '[12, 13]', '11, 12, 13 are possible', 'it is 12 and 13 in some order', '40 41 42 hmm';
 -- see the list rule below), in brackets at the end ('12 (13)'); and a last number that is an operand
 -- ('so 3 + 4', '84 / 2') is no value. link is the text between the two (lower case, '$' and the
 -- markup of lead in verify.sql dropped: '**12** or **13**'), op the operator in front of the first,
@@ -207,11 +217,11 @@ CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
 -- is' (lists; SmolLM2 wrote both: lenient reading is a heuristic, a model that tags should be graded
 -- strict).
 CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
-    regexp_full_match(link, '\s*[,;—–-]?\s*[(\[]?\s*(?:or|maybe|perhaps|possibly|probably)\b.*')
+    regexp_full_match(link, '\s*[,;—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+)?(?:or|maybe|perhaps|possibly|probably)\b.*')
     OR regexp_full_match(link, '\s*(?:\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow)\s*')
     OR (op = '' AND regexp_full_match(link, '\s*=\s*'))
     OR regexp_full_match(link, '\s*(?:[-+*/×·÷^]|\\times|\\cdot|\\div)\s*')  -- an operand, not a value: '... 3 + 4'
-    OR regexp_full_match(link, '\s*(?:\||&|and/or|vs\.?|versus|nor|to|through|thru|–|—|±|\\pm|\\mp)\s*')  -- alternatives, a range
+    OR regexp_full_match(link, '\s*(?:\||&|and/or|vs\.?|versus|nor|to|through|thru|–|—|±|\\pm|\\mp|\\lor|\\vee|∨|\\simeq|≃|\\cong|≅|\+/-|\+-|-/\+)\s*')  -- alternatives, a range
     OR (regexp_full_match(link, '\s*\(\s*') AND regexp_full_match(after, '\s*\)[\s.!?]*'))  -- '12 (13)'
     -- a list of candidates ending in the last number: joined by 'and' or whitespace alone, whatever
     -- follows ('it is 12 and 13 in some order', '40 41 42 hmm'); by commas at the end of the text
@@ -219,24 +229,24 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
     -- with words after them are a clause and its value ('In 2019, 13 people came')
     OR regexp_full_match(link, '\s+and\s+|\s+')
     OR (regexp_full_match(link, '\s*[,;]\s*(?:and\s+)?')
-        AND (regexp_full_match(after, '[\s.!?)]*')
+        AND (regexp_full_match(after, '[\s.!?)\]}]*')
              OR regexp_matches(lead, '\d%?\s*[,;]\s*(?:and\s+)?[-−]?\d+(?:\.\d+)?%?\s*[,;]\s*(?:and\s+)?$')));
 
 -- number_denied(lead, after): the last number of a response without a tag or box is not stated as the
 -- answer: the text before it denies it ('not 13', "isn't 13", 'cannot be 13', 'neither 12 nor 13',
 -- 'anything but 13', 'except 13', 'rather than 13', 'instead of 13', 'other than 13', 'x \neq 13'), the
--- text after it does ('13 is wrong', '13 is not right', "13 isn't"), or the response ends asking about
+-- text after it does ('13 is wrong', '13 is not right', "13 isn't", '13 is ruled out', '13 (wrong)'), or the response ends asking about
 -- it ('is it 13?'). It is a fallback, not the answer, when the clause it ends makes it one ('12 is the
 -- answer unless it is 13', 'probably 12, otherwise 13', '12, and if not then 13'), and the text after it
 -- offers another value ('12 or thirteen', '12, or maybe more', '12 (or so)'). lead: the lower-cased
 -- characters before it (verify.sql's lead), after: the text after it. 'not 12 but 13' and '12? No: 13.'
 -- state 13; 'Unless I am wrong, the answer is 13' states 13 (a comma closes the condition).
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
-    regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bexcept(?:\s+for)?|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?)\s*(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
+    regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bexcept(?:\s+for)?|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=)\s*(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
     OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else|alternatively)\b[\s,]*[^.!?,;:\d]*$')
     OR regexp_matches(after, '(?i)^\s*[,;—–-]?\s*[(\[]?\s*or\b')
     OR regexp_full_match(after, '\s*\?[\s.!?)]*')
-    OR regexp_matches(after, '(?i)^[\s.,]*(?:is|was|would\s+be|seems)\s+(?:not\b|wrong|incorrect|false|impossible)|^\s*(?:isn''t|wasn''t)\b');
+    OR regexp_matches(after, '(?i)^[\s.,]*(?:is|was|would\s+be|seems)\s+(?:not\b|wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected)|^\s*(?:isn''t|wasn''t)\b|^\s*[(\[]\s*(?:wrong|incorrect|false|not|no)\b');
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:
 -- |a - b| <= tol * max(1, |b|) (config verify.numeric_tolerance; default 0, and verify.sql applies

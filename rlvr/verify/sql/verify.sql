@@ -20,8 +20,9 @@
 -- closes. A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13',
 -- '12 \to 13', '12 | 13', '12 vs. 13', a range '12–13', a trailing list '11, 12, 13': macros.sql
 -- number_hedge), or that the text denies or only asks about ('not 13', 'neither 12 nor 13', '13 is
--- wrong', 'is it 13?': macros.sql number_denied), or whose value what follows it changes ('12²',
--- '12½', '12 thousand': macros.sql value_suffix), is wrong whatever $multiple says.
+-- wrong', 'is it 13?': macros.sql number_denied), or whose value what is around it changes ('12²',
+-- '12½', '12 thousand', 'minus 12', '√12': macros.sql value_suffix, value_prefix), is wrong whatever
+-- $multiple says.
 -- Decision (verifier):
 --   sql_numeric  gold is a value (macros.sql num_value, after a unit is dropped: '5\text{ cm}'): the
 --                answer must be a value too: a number SQL reads, or the one number among plain words
@@ -44,7 +45,8 @@
 --                symbolic and the normalised strings are identical (identical text: equivalent); or
 --                gold is symbolic and the answer is not in its shape (not_value: macros.sql
 --                unevaluated arithmetic 'x^2+2-1', hedged several values '3.46 \approx 2\sqrt{3}', an
---                '=' other than 'x = ...'): wrong, unless the gold is such an expression itself.
+--                '=' other than 'x = ...', words in \text{} that math-verify would skip, a decimal
+--                approximation '3.464102' of a closed form): wrong, unless the gold is such an expression itself.
 --   undecided    gold is symbolic (looks_symbolic) and SQL cannot compare them:
 --                rlvr.verify.math fills these rows (verifier math_verify), then verify_groups.sql runs.
 --   code         task 'code': run in the sandbox (rlvr.verify.code via verify_code.sql).
@@ -191,7 +193,7 @@ WITH golds AS (  -- each problem's gold, normalised once
         -- the number before the last one (within 48 characters), what joins them, and any operator
         -- in front of it ('6 + 7 = 13': the sum's operand, not a second answer)
         CASE WHEN last_num IS NOT NULL AND regexp_matches(lead,  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read
-                  '(?i)\d[%}]?[\s$]*(?:[,;—–-]?\s*[(\[]?\s*(?:or|maybe|perhaps|possibly|probably)\b\D*|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\(|\||&|and/or|vs\.?|versus|nor|to|through|thru|and|–|—|±|\\pm|\\mp|\s)[\s$]*$')
+                  '(?i)\d[%}]?[\s$]*(?:[,;—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+)?(?:or|maybe|perhaps|possibly|probably)\b\D*|\\lor|\\vee|∨|\\simeq|≃|\\cong|≅|\+/-|\+-|-/\+|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\(|\||&|and/or|vs\.?|versus|nor|to|through|thru|and|–|—|±|\\pm|\\mp|\s)[\s$]*$')
              THEN regexp_extract(lead,
              '([-+*/×·=]?)\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
     FROM (
@@ -218,7 +220,7 @@ WITH golds AS (  -- each problem's gold, normalised once
                       THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END,
                  CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), trail)
                       THEN 'the last number, ' || last_num || ', is denied, a fallback, or only asked about' END,
-                 CASE WHEN last_num IS NOT NULL AND value_suffix(trail)
+                 CASE WHEN last_num IS NOT NULL AND (value_suffix(trail) OR value_prefix(lower(lead)))
                       THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END) AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
@@ -305,7 +307,15 @@ WITH golds AS (  -- each problem's gold, normalised once
                        WHEN contains(pred, '=') AND NOT contains(gold, '=') AND NOT regexp_full_match(pred, '[a-z]\w*=[^=]*')
                            THEN 'several values joined by =, one answer is expected'
                        WHEN unevaluated(pred) AND NOT unevaluated(gold)
-                           THEN 'an unevaluated expression: the answer must be a value in the gold''s form' END AS not_value
+                           THEN 'an unevaluated expression: the answer must be a value in the gold''s form'
+                       -- words in \text{} beside a symbolic answer ('2\sqrt{3} \text{ is wrong}', '... \text{ else }
+                       -- 3\sqrt{2}'): math-verify skips them, so they could deny or hedge it unread
+                       WHEN regexp_matches(extracted, '\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|operatorname)\s*\{[^{}]*[A-Za-z]{2,}')
+                            AND NOT regexp_matches(answer, '\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|operatorname)\s*\{[^{}]*[A-Za-z]{2,}')
+                           THEN 'words beside a symbolic answer, which math-verify would not read'
+                       -- a decimal for a closed form ('3.464102' for 2\sqrt{3}): math-verify compares to 6 places
+                       WHEN regexp_full_match(pred, '-?\d*\.\d+') AND NOT regexp_matches(gold, '\d\.\d')
+                           THEN 'a decimal approximation; the gold is a closed form' END AS not_value
         FROM joined
     )
 ), decided AS (
@@ -370,7 +380,7 @@ SELECT
                           || '; the last number, ' || extracted || ', is not read as the answer)'
         WHEN extraction = 'none' THEN 'no_answer: no <answer> tag, \boxed{} or number in the response'
         WHEN hedge LIKE 'several values%' THEN 'wrong: ' || hedge || ' at the end of the response; one final answer is expected'
-        WHEN hedge LIKE 'the value is not%' THEN 'wrong: ' || hedge || ': a power, a fraction, per mille or a scale follows it'
+        WHEN hedge LIKE 'the value is not%' THEN 'wrong: ' || hedge || ': a sign or root in words before it, or a power, fraction, per mille or scale after it'
         WHEN hedge LIKE 'the last number,%' THEN 'wrong: ' || hedge || ' (''not 13'', ''13 is wrong'', ''is it 13?'', ''12 unless it is 13'', ''12 or thirteen''); no answer is stated'
         WHEN hedge IS NOT NULL THEN 'wrong: ' || hedge || ' in one response; one answer is expected (verify.multiple_answers = reject)'
         WHEN not_value IS NOT NULL THEN 'wrong: got ' || pred || ', expected ' || gold || ' (' || not_value || ')'

@@ -164,6 +164,54 @@ def test_no_humaneval_problem_pays_a_solution_that_only_knows_the_prompts_exampl
 
 
 @needs_sandbox
+def test_fraction_pays_no_constant_that_fails_a_prompts_example(rows):
+    """HumanEval/40 and /54: every assert beyond the prompt's examples expects False, so `return False`
+    earned 1.0 in fraction mode; an example it fails now makes it 0. The right answer keeps 1.0, and a
+    solution that passes the examples and some tests keeps its share."""
+    items, want = [], []
+    for n in (40, 54):
+        r = rows[n]
+        entry = json.loads(r["meta"])["entry_point"]
+        items += [AssertTests(f"def {entry}(*a):\n    return False\n", r["tests"]), AssertTests(r["answer"], r["tests"])]
+        want += [0.0, 1.0]
+    # /0: the examples pass (the canonical answer on them), then a wrong threshold fails some tests
+    r0 = rows[0]
+    items.append(AssertTests(r0["answer"].replace("if distance < threshold", "if distance < threshold * 0.9"), r0["tests"]))
+    verdicts = check_many(items)
+    assert [v.fraction for v in verdicts[:4]] == want, [v.reason for v in verdicts[:4]]
+    assert "a prompt's example failed, so none is paid" in verdicts[0].reason
+    assert 0.0 < verdicts[4].fraction < 1.0, verdicts[4].reason
+
+
+@needs_sandbox
+def test_exceptions_cross_as_their_nearest_builtin_and_stop_iteration_does_not():
+    """An error crosses the process boundary as the builtin the test can catch: a ValueError subclass
+    is caught by `except ValueError` (it was a generic solution error); one whose constructor needs
+    more than a message (UnicodeDecodeError) arrives as its nearest builtin base, never as the
+    TypeError that rebuilding it raised (it was paid where the test expected TypeError); a
+    StopIteration is a RuntimeError (PEP 479): it no longer ends the test's `all(map(...))` early."""
+    expect_type_error = "try:\n    f(b'12')\n    ok = False\nexcept TypeError:\n    ok = True\nassert ok\n"
+    cases = [  # (solution, tests, passed)
+        (
+            "class Neg(ValueError):\n    pass\ndef f(x):\n    raise Neg('negative')\n",
+            "try:\n    f(-1)\n    ok = False\nexcept ValueError:\n    ok = True\nassert ok\n",
+            True,
+        ),
+        ("def f(s):\n    raise UnicodeDecodeError('utf-8', s, 0, 1, 'no')\n", expect_type_error, False),
+        (
+            "def f(s):\n    raise UnicodeDecodeError('utf-8', s, 0, 1, 'no')\n",
+            "try:\n    f(b'12')\n    ok = False\nexcept ValueError:\n    ok = True\nassert ok\n",
+            True,
+        ),
+        ("def f(s):\n    raise ExceptionGroup('x', [ValueError()])\n", expect_type_error, False),
+        ("def f(x):\n    raise StopIteration\n", "assert all(map(lambda x: f(x) == x * x, [1, 2, 3]))\n", False),
+        ("def f(x):\n    return x * x\n", "assert all(map(lambda x: f(x) == x * x, [1, 2, 3]))\n", True),
+    ]
+    got = [check_assert_tests(sol, tests) for sol, tests, _ in cases]
+    assert [v.passed for v in got] == [want for *_, want in cases], [v.reason for v in got]
+
+
+@needs_sandbox
 def test_right_answers_the_harness_used_to_refuse():
     cases = [
         # an `if __name__ == "__main__":` block reading stdin (HumanEval's exec never runs it)

@@ -78,11 +78,12 @@ def test_wrong_solutions_fail_with_a_reason(rows):
     verdicts = check_many(items, limits=Limits(wall_seconds=3.0, cpu_seconds=1))
     assert [v.passed for v in verdicts] == [False] * 4
     # add(x, y) returning x - y: only add(1, 0) == 1 holds; add(2, 3) and add(5, 7) are the prompt's
-    # own examples and the fraction leaves them out: 1 of the 4 other assert statements passes
-    assert verdicts[0].fraction == 1 / 4
+    # own examples and the fraction leaves them out: 1 of the 4 other assert statements passes, but
+    # the examples fail, so the fraction pays nothing
+    assert verdicts[0].fraction == 0.0
     assert verdicts[0].reason == (
         "failed: AssertionError at tests.py line 20: assert candidate(0, 1) == 1; 1 of 4 asserts passed "
-        "(2 not counted: the prompt's own examples, or no call of the solution)"
+        "(2 not counted: the prompt's own examples, or no call of the solution); a prompt's example failed, so none is paid"
     )
     assert verdicts[1].reason.startswith("failed: AssertionError at tests.py line")
     assert verdicts[2].reason.startswith("timeout") and verdicts[2].reason.endswith("; 0 of 7 asserts passed")

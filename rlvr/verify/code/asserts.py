@@ -10,7 +10,8 @@ failing or raising one. CodeVerdict.fraction = asserts passed / assert statement
 assert passed and the program run to the end. The fraction counts only the asserts that test the
 solution (`_assert_kinds`: the condition depends on a call of the solution), less the prompt's own
 examples (an assert calling the candidate only on arguments the prompt shows, rlvr.verify.code.prompt):
-`assert True` and `assert candidate(2, 3) == 5` under a prompt showing `add(2, 3)` pay nothing.
+`assert True` and `assert candidate(2, 3) == 5` under a prompt showing `add(2, 3)` pay nothing, and
+a failed example makes the fraction 0 (a constant is not paid for the tests it happens to match).
 Where that leaves nothing, the examples count; where no assert calls the solution, all do.
 A tests text may carry the prompt's code in front (rlvr.verify.code.prompt.tests_with_prompt): its
 helpers run on both sides and are never asked of the solution.
@@ -138,7 +139,8 @@ def _instrument(tree: ast.Module, tests: str) -> tuple[ast.Module, list[AssertSi
 class _Compiled:
     code: bytes  # marshal'd instrumented test program (the sandbox runs this same interpreter)
     sites: tuple[AssertSite, ...]
-    counted: tuple[bool, ...]  # per site: does it count in the fraction (`counted_sites`)
+    counted: tuple[bool, ...]  # per site: does it count in the fraction (`_counted`)
+    gate: tuple[bool, ...]  # per site: must it pass for any fraction (`_gate`: the examples left out)
     names: tuple[str, ...]  # asked of the solution
     helpers: str  # the prompt's trusted definitions (rlvr.verify.code.prompt), run before both sides
 
@@ -155,8 +157,11 @@ def _compiled_tests(tests: str) -> _Compiled:
     names = [n for n in free_names(tree) if n not in facts.helper_names]
     kinds = _assert_kinds(tree, set(names), facts.shown)
     tree, sites, nodes = _instrument(tree, program)
-    counted = _counted(tuple(kinds.get(id(n), "other") for n in nodes))
-    return _Compiled(marshal.dumps(compile(tree, "tests.py", "exec")), tuple(sites), counted, tuple(names), facts.helpers)
+    site_kinds = tuple(kinds.get(id(n), "other") for n in nodes)
+    counted = _counted(site_kinds)
+    return _Compiled(
+        marshal.dumps(compile(tree, "tests.py", "exec")), tuple(sites), counted, _gate(site_kinds), tuple(names), facts.helpers
+    )
 
 
 def _parses(source: str) -> bool:
@@ -179,6 +184,21 @@ def _counted(kinds: tuple[str, ...]) -> tuple[bool, ...]:
         if any(k in wanted for k in kinds):
             return tuple(k in wanted for k in kinds)
     return tuple(True for _ in kinds)
+
+
+def _gate(kinds: tuple[str, ...]) -> tuple[bool, ...]:
+    """The sites a fraction needs passed before it pays anything: the prompt's own examples, when the
+    fraction leaves them out. They pay nothing, and a solution that fails one earns 0, so a constant
+    (`return False` where the examples expect True, `return None`) is not paid for the tests its
+    constant happens to match (issue 19, round 3: `return False` earned 1.0 on HumanEval/40 and /54,
+    whose every assert beyond the examples expects False).
+
+    >>> _gate(("other", "test", "example")), _gate(("other", "example"))
+    ((False, False, True), (False, False))
+    """
+    if "test" not in kinds:
+        return tuple(False for _ in kinds)
+    return tuple(k == "example" for k in kinds)
 
 
 # Runs as /tmp/harness.py. The secret fd holds "<report fd> <key> <hook placeholder> <enter
@@ -339,12 +359,18 @@ def _parse_report(data: bytes, key: bytes, n_sites: int) -> _Report:
 
 
 def _assert_verdict(
-    sites: Sequence[AssertSite], report: _Report, stop: str | None, solution: str, counted: Sequence[bool] | None = None
+    sites: Sequence[AssertSite],
+    report: _Report,
+    stop: str | None,
+    solution: str,
+    counted: Sequence[bool] | None = None,
+    gate: Sequence[bool] | None = None,
 ) -> tuple[bool, float, str]:
     """(passed, fraction, reason) from the report; `stop` says why the program did not finish.
 
     `counted` (default: all) marks the sites the fraction is over (`_counted`); passed still needs
-    every site.
+    every site. `gate` (default: none) marks sites that must pass for the fraction to be above 0
+    (`_gate`: the prompt's examples it leaves out).
 
     A site passes when it ran and never failed; sites that never ran (killed, crashed, branch not
     taken) count as failed, and so does, in a run that did not finish, the site that ran last: it
@@ -365,6 +391,9 @@ def _assert_verdict(
         f" ({left_out} not counted: the prompt's own examples, or no call of the solution)" if left_out else ""
     )
     fraction = sum(i in ok for i in paid) / len(paid)
+    if gate is not None and any(g and i not in ok for i, g in enumerate(gate)):
+        fraction = 0.0
+        counts += "; a prompt's example failed, so none is paid"
     if stop is None and len(ok) == n:
         return True, 1.0, f"passed: {counts}"
     if report.failed:
@@ -436,7 +465,7 @@ def check_assert_tests(
         stop = _failure_reason(result.stderr, {"solution.py": solution, "tests.py": tests})
     else:
         stop = result.reason
-    passed, fraction, reason = _assert_verdict(sites, report, stop, solution, compiled.counted)
+    passed, fraction, reason = _assert_verdict(sites, report, stop, solution, compiled.counted, compiled.gate)
     if report.died is not None and not passed:
         cause = _startup_reason(0, report.died, solution=solution, limits=limits)
         if not cause.startswith("failed:"):  # a limit killed it: that is the reason, not the assert it broke

@@ -56,8 +56,14 @@ import sys
 # tags of the non-JSON builtins; every JSON object on the wire is exactly one of these
 _TAGS = ("tuple", "set", "frozenset", "dict", "bytes", "complex")
 MAX_LINE = 64 << 20  # one message; a solution returning more fails that call
-# exceptions a solution's call may raise in the harness as themselves (a test may expect one)
-SAFE_ERRORS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, Exception))
+# exceptions a solution's call may raise in the harness as themselves (a test may expect one);
+# StopIteration and StopAsyncIteration arrive as RuntimeError (PEP 479: out of a call, they would end
+# the test's own loop, `all(map(candidate, ...))`, as if it had passed)
+SAFE_ERRORS = frozenset(
+    n
+    for n, v in vars(builtins).items()
+    if isinstance(v, type) and issubclass(v, Exception) and not issubclass(v, (StopIteration, StopAsyncIteration))
+)
 
 
 class NotPlainData(TypeError):
@@ -256,6 +262,19 @@ def _solution_line(err):
     return line
 
 
+def _builtin_name(err):
+    """The name of the nearest builtin exception class of err (a ValueError subclass -> 'ValueError'):
+    what a test's `except` clause would catch in one process. The solution could name any builtin
+    anyway (it may raise one), so reading its class's MRO gives it nothing new."""
+    try:
+        for cls in type(err).__mro__:
+            if getattr(builtins, cls.__name__, None) is cls:
+                return cls.__name__
+    except BaseException:
+        pass
+    return type(err).__name__
+
+
 def _describe(err):
     try:
         text = f"{type(err).__name__}: {err}".removesuffix(": ")
@@ -291,7 +310,7 @@ def run_serve(fd_in, fd_out):
             exec(compile(source, name, "exec"), ns)
         startup = None
     except BaseException as err:
-        startup = ["raise", type(err).__name__, _describe(err), _solution_line(err)]
+        startup = ["raise", _builtin_name(err), _describe(err), _solution_line(err)]
     sys.stdout.flush()
     for line in inp:
         req = loads(line)
@@ -309,7 +328,7 @@ def run_serve(fd_in, fd_out):
                     if after != [req[2], req[3]]:
                         reply.append(after)
             except BaseException as err:
-                reply = ["raise", type(err).__name__, _describe(err), _solution_line(err)]
+                reply = ["raise", _builtin_name(err), _describe(err), _solution_line(err)]
             sys.stdout.flush()
         try:
             data = dumps(reply)
@@ -396,9 +415,25 @@ def decode_reply(line):
 
 
 def _remote_error(reply):
+    """The solution's error as the test sees it: its builtin class (the nearest one the solution side
+    found) rebuilt from the message; a class whose constructor needs more (UnicodeDecodeError,
+    ExceptionGroup) as its nearest base that takes one, never the TypeError its constructor raised;
+    StopIteration as RuntimeError (SAFE_ERRORS); anything else as SolutionError."""
     _, name, text, line = reply
-    cls = getattr(builtins, name) if name in SAFE_ERRORS else None
-    err = cls(text.partition(": ")[2] or text) if cls is not None else SolutionError(text)
+    message = text.partition(": ")[2] or text
+    err = None
+    if name in SAFE_ERRORS:
+        for cls in getattr(builtins, name).__mro__:
+            if cls.__name__ in SAFE_ERRORS or cls is Exception:
+                try:
+                    err = cls(message)
+                    break
+                except Exception:
+                    continue
+    elif name in ("StopIteration", "StopAsyncIteration"):
+        err = RuntimeError(f"the solution raised {name} (PEP 479: it would end the caller's loop)")
+    if err is None:
+        err = SolutionError(text)
     err.rlvr_text, err.rlvr_line = text, line
     return err
 

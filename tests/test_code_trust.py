@@ -212,6 +212,30 @@ def test_exceptions_cross_as_their_nearest_builtin_and_stop_iteration_does_not()
 
 
 @needs_sandbox
+def test_runs_killed_at_the_wall_clock_run_again_apart_and_few_processes_are_allowed(caplog):
+    """A rollout may keep the cores busy while it passes, so that the runs beside it time out (its
+    group-mates earn 0): a run killed at its wall-clock limit runs again after the batch, and a
+    program may not start the 40 spinning processes that did it (16 at most, threads included)."""
+    from rlvr.verify.code import Limits
+
+    tests = "assert add(2, 3) == 5\n"
+    sleeper = "import time\ndef add(a, b):\n    time.sleep(3)\n    return a + b\n"
+    quick = "def add(a, b):\n    return a + b\n"
+    spawner = (
+        "import os\npids = []\nfor _ in range(40):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+        "    pids.append(pid)\ndef add(a, b):\n    return a + b\n"
+    )
+    with caplog.at_level("INFO", logger="rlvr.verify.code"):
+        got = check_many(
+            [AssertTests(sleeper, tests), AssertTests(quick, tests), AssertTests(spawner, tests)], limits=Limits(wall_seconds=1.5)
+        )
+    assert [v.passed for v in got] == [False, True, False], [v.reason for v in got]
+    assert got[0].reason.startswith("timeout: killed after 1.5s wall clock")
+    assert "BlockingIOError" in got[2].reason  # the 16th process could not start
+    assert "1 of 3 runs hit the wall-clock limit beside others; running them again" in caplog.text
+
+
+@needs_sandbox
 def test_right_answers_the_harness_used_to_refuse():
     cases = [
         # an `if __name__ == "__main__":` block reading stdin (HumanEval's exec never runs it)

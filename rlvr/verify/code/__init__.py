@@ -22,6 +22,7 @@ tests/test_redteam.py, tests/test_humaneval.py, tests/test_stdio.py, tests/test_
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,9 +31,11 @@ from pathlib import Path
 from rlvr.verify.code.asserts import AssertSite, AssertTests, _compiled_tests, check_assert_tests, instrument_asserts
 from rlvr.verify.code.bwrap import SandboxError, sandbox_mode, sandbox_problem
 from rlvr.verify.code.extract import extract_code
-from rlvr.verify.code.launcher import DEFAULT_LIMITS, UID_BASE, UID_SPAN, Limits, RunResult, run_program
+from rlvr.verify.code.launcher import DEFAULT_LIMITS, UID_BASE, UID_SPAN, WALL_TIMEOUT, Limits, RunResult, run_program
 from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tests_json, parse_io_tests
 from rlvr.verify.code.verdict import CodeVerdict
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "UID_BASE",
@@ -88,6 +91,13 @@ def check_many(
 ) -> list[CodeVerdict]:
     """Run many checks in parallel (one sandbox per run, `workers` at a time); input order kept.
 
+    Runs share the cores, and a program may keep them busy (its processes spinning) while it passes
+    its own tests, so that the runs beside it hit their wall-clock limit: the group-mates of a
+    rollout fail and its advantage rises (issue 19, round 3). So every run killed at its wall-clock
+    limit is run again once the batch is done, beside the other such runs only, and that verdict
+    counts; a program that is slow on its own is slow again. CPU-second limits are per process and
+    need no second run.
+
     `packages`: the allowlist of importable packages (e.g. ("numpy",)); nothing else is installed
     in the sandbox. A SandboxError (the sandbox itself broke) propagates: it is never turned into a
     0 score; so does the ValueError of a test program that is not valid Python (use make_check first).
@@ -100,4 +110,10 @@ def check_many(
         return check_io_tests(item.solution, item.cases, limits=limits, hide=hide, packages=packages)
 
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-        return list(pool.map(one, items))
+        verdicts = list(pool.map(one, items))
+        again = [i for i, v in enumerate(verdicts) if v.reason.startswith(WALL_TIMEOUT)]
+        if again and len(again) < len(items):
+            log.info("code: %d of %d runs hit the wall-clock limit beside others; running them again", len(again), len(items))
+            for i, verdict in zip(again, pool.map(one, [items[i] for i in again]), strict=True):
+                verdicts[i] = verdict
+    return verdicts

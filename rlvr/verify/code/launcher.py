@@ -62,6 +62,8 @@ from rlvr.verify.code.bwrap import (
 )
 
 Status = Literal["ok", "error", "timeout", "memory", "output_limit", "killed"]
+# how a run killed at its wall-clock limit begins its reason (check_many runs those again)
+WALL_TIMEOUT = "timeout: killed after"
 
 UID_BASE = 1 << 30  # sandbox uids: no passwd entry, never a real user's uid
 UID_SPAN = 1 << 24
@@ -81,7 +83,9 @@ class Limits:
     memory_mb: int = 1024
     file_mb: int = 16  # RLIMIT_FSIZE: largest file the program may write
     tmp_mb: int = 64  # size of the private /tmp
-    processes: int = 64
+    # every process and thread of the run (RLIMIT_NPROC): a program has no use for more, and each one
+    # may spin on a core that the runs beside it share (rlvr.verify.code.check_many)
+    processes: int = 16
     output_bytes: int = 1 << 20  # per stream; more kills the run
 
     def __post_init__(self) -> None:
@@ -326,7 +330,7 @@ def _exit_code(status_r: int) -> int | None:
 def _classify(stopped: str | None, code: int | None, stderr: str, limits: Limits) -> tuple[Status, str]:
     last = _last_line(stderr)
     if stopped == "timeout":
-        return "timeout", f"timeout: killed after {limits.wall_seconds:.1f}s wall clock"
+        return "timeout", f"{WALL_TIMEOUT} {limits.wall_seconds:.1f}s wall clock"
     if stopped == "output_limit":
         return (
             "output_limit",

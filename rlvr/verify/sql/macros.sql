@@ -189,10 +189,14 @@ CREATE OR REPLACE MACRO looks_symbolic(n) AS
 -- literal numbers ('3*4', '7+12', '5-9', '\sqrt{4\cdot3}', 'x^2+2-1'; a number beside a symbol is a
 -- coefficient, not an operand: '2+3\sqrt{2}', '3+4i' are values), an integer power of an integer
 -- ('2^3'), a factorial, \binom / \choose, sums, products, integrals, limits (issue 19: echoing
--- 'What is 3 * 4?' as '3 * 4' is not an answer). A fraction a/b is a number, not an operation.
-CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(n,
-    '(?:^|[-+*/=(\[{,×·÷]|\\cdot|\\times|\\div)(?:\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})'
-    || '(?:[-+*×·÷]|\\cdot|\\times|\\div)(?:\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})(?:$|[-+*/=)\]},×·÷]|\\cdot|\\times|\\div)'
+-- 'What is 3 * 4?' as '3 * 4' is not an answer). A fraction a/b is a number, not an operation. A
+-- literal in braces or parentheses after an operator is read as the literal ('\sqrt{4\cdot{3}}',
+-- '\sqrt{(2)^2\cdot 3}', 'x^2+2+(-1)': issue 19, round 3).
+CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
+    -- a literal in braces or brackets after an operator is the literal ('\cdot{3}', '+(-1)', '{(1)+2}')
+    regexp_replace(n, '(^|[-+*/=^(\[{,×·÷]|\\cdot|\\times|\\div)[{(](-?\d+(?:\.\d+)?)[})]', '\1\2', 'g'),
+    '(?:^|[-+*/=(\[{,×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})'
+    || '(?:[-+*×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})(?:$|[-+*/=)\]},×·÷]|\\cdot|\\times|\\div)'
     || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim');
 
 -- hedged(x): x (lower case, norm_latex'ed, spaces kept) joins two answers by 'or' or by \approx, ~,

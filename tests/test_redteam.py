@@ -54,6 +54,18 @@ PROBLEMS = {
         "answer": "print(sum(map(int, input().split())))\n",
         "tests": io_tests_json([("1 2\n", "3\n"), ("5 5 5\n", "15\n"), ("-4 4\n", "0\n")]),
     },
+    # a test that expects a TypeError, and one that maps the candidate over a list (issue 19, round 3)
+    "decode": {
+        "task": "code",
+        "answer": "def decode(data):\n    if not isinstance(data, str):\n        raise TypeError('text only')\n    return data\n",
+        "tests": "def check(candidate):\n    try:\n        candidate(b'12')\n        raised = False\n"
+        "    except TypeError:\n        raised = True\n    assert raised\n\ncheck(decode)\n",
+    },
+    "square": {
+        "task": "code",
+        "answer": "def square(x):\n    return x * x\n",
+        "tests": "def check(candidate):\n    assert all(map(lambda x: candidate(x) == x * x, [1, 2, 3]))\n\ncheck(square)\n",
+    },
     "big": {"task": "arithmetic", "answer": "1" + "0" * 198 + "37"},
     "42": {"task": "arithmetic", "answer": "42"},
     "nan": {"task": "arithmetic", "answer": "nan"},

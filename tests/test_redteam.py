@@ -106,6 +106,10 @@ PROBLEMS = {
     "2x": {"task": "math", "answer": "2x"},
     "4n": {"task": "math", "answer": "4n"},
     "6pi": {"task": "math", "answer": "6 pi"},
+    "N2+1": {"task": "math", "answer": "N^2+1"},
+    "pi/2": {"task": "math", "answer": "\\frac{\\pi}{2}"},
+    "interval": {"task": "math", "answer": "(0, 1)"},
+    "paris": {"task": "exact", "answer": "Paris"},
     # logic: the shipped kind (a variable to eliminate) and the open "what follows?" of a user's rows
     "eliminate-P": {
         "task": "logic",

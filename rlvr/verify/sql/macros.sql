@@ -6,14 +6,16 @@
 -- removed (run in the same pass, the contents' own spaces survived it: '5\text{ cm}' was '5 cm',
 -- never equal to '5cm'; issue 19). A \boxed{..} inside the tag (up to five levels of braces) is
 -- its contents, and so is a box inside that box (two passes: '\boxed{\boxed{12}}' is 12); the math
--- delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents.
+-- delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents,
+-- and so is one wrapped whole in parentheses or braces without a comma ('(19)', '{19}'; '(0, 1)' stays
+-- an interval); \textit, \mathbf and their kin are unwrapped like \text ('\mathbf{19}').
 CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nested ones multiply (planning time)
     regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(s,
         '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
         '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
-        '\\(?:text|textbf|textrm|mathrm|mbox)\s*\{([^{}]*)\}|\\[()\[\]]', ' \1 ', 'g'),
+        '\\(?:text|textbf|textit|textrm|textsf|mathrm|mathbf|mathit|mathsf|mbox)\s*\{([^{}]*)\}|\\[()\[\]]', ' \1 ', 'g'),
         '(\\[dt]?frac)\s*(\d)\s*(\d)', '\1{\2}{\3}', 'g'),
-        '(?s)^\s*(?:\*\*([^*]+)\*\*|`([^`]+)`)\s*$', '\1\2');
+        '(?s)^\s*(?:\*\*([^*]+)\*\*|`([^`]+)`|\(([^(),]*)\)|\{([^{},]*)\})\s*$', '\1\2\3\4');
 
 -- norm_answer(s): the comparable text form of an answer.
 --   any Unicode decimal digit read as its ASCII digit and fullwidth ASCII as ASCII (norm_digits, made

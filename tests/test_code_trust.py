@@ -16,7 +16,7 @@ import json
 import pytest
 from rlvr.data import humaneval
 
-from rlvr.verify.code import AssertTests, check_assert_tests, check_many, run_program, sandbox_problem
+from rlvr.verify.code import AssertTests, IOTests, check_assert_tests, check_many, run_program, sandbox_problem
 from rlvr.verify.code import prompt as code_prompt
 from rlvr.verify.code.asserts import _compiled_tests
 from rlvr.verify.code.prompt import prompt_code, prompt_facts, split_prompt
@@ -225,14 +225,24 @@ def test_runs_killed_at_the_wall_clock_run_again_apart_and_few_processes_are_all
         "import os\npids = []\nfor _ in range(40):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
         "    pids.append(pid)\ndef add(a, b):\n    return a + b\n"
     )
+    # a stdin/stdout program killed at the wall clock in its second case (its verdict names the case)
+    stdio_sleeper = "import sys, time\nn = int(sys.stdin.read())\nif n == 2:\n    time.sleep(3)\nprint(n)\n"
     with caplog.at_level("INFO", logger="rlvr.verify.code"):
         got = check_many(
-            [AssertTests(sleeper, tests), AssertTests(quick, tests), AssertTests(spawner, tests)], limits=Limits(wall_seconds=1.5)
+            [
+                AssertTests(sleeper, tests),
+                AssertTests(quick, tests),
+                AssertTests(spawner, tests),
+                IOTests(stdio_sleeper, [("1", "1"), ("2", "2")]),
+            ],
+            limits=Limits(wall_seconds=1.5),
         )
-    assert [v.passed for v in got] == [False, True, False], [v.reason for v in got]
+    assert [v.passed for v in got] == [False, True, False, False], [v.reason for v in got]
     assert got[0].reason.startswith("timeout: killed after 1.5s wall clock")
     assert "BlockingIOError" in got[2].reason  # the 16th process could not start
-    assert "1 of 3 runs hit the wall-clock limit beside others; running them again" in caplog.text
+    assert "test 2 of 2: timeout: killed after 1.5s wall clock" in got[3].reason
+    assert [v.wall_timeout for v in got] == [True, False, False, True]
+    assert "2 of 4 runs hit the wall-clock limit beside others; running them again" in caplog.text
 
 
 @needs_sandbox

@@ -31,7 +31,7 @@ from pathlib import Path
 from rlvr.verify.code.asserts import AssertSite, AssertTests, _compiled_tests, check_assert_tests, instrument_asserts
 from rlvr.verify.code.bwrap import SandboxError, sandbox_mode, sandbox_problem
 from rlvr.verify.code.extract import extract_code
-from rlvr.verify.code.launcher import DEFAULT_LIMITS, UID_BASE, UID_SPAN, WALL_TIMEOUT, Limits, RunResult, run_program
+from rlvr.verify.code.launcher import DEFAULT_LIMITS, UID_BASE, UID_SPAN, Limits, RunResult, run_program
 from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tests_json, parse_io_tests
 from rlvr.verify.code.verdict import CodeVerdict
 
@@ -111,7 +111,7 @@ def check_many(
 
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
         verdicts = list(pool.map(one, items))
-        again = [i for i, v in enumerate(verdicts) if v.reason.startswith(WALL_TIMEOUT)]
+        again = [i for i, v in enumerate(verdicts) if v.wall_timeout]
         if again and len(again) < len(items):
             log.info("code: %d of %d runs hit the wall-clock limit beside others; running them again", len(again), len(items))
             for i, verdict in zip(again, pool.map(one, [items[i] for i in again]), strict=True):

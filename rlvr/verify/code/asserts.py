@@ -470,7 +470,7 @@ def check_assert_tests(
         cause = _startup_reason(0, report.died, solution=solution, limits=limits)
         if not cause.startswith("failed:"):  # a limit killed it: that is the reason, not the assert it broke
             reason = f"{cause}; {reason.rsplit('; ', 1)[-1] if ' asserts passed' in reason else reason}"
-    return CodeVerdict(passed, fraction, reason, result.seconds)
+    return CodeVerdict(passed, fraction, reason, result.seconds, result.wall_timeout)
 
 
 def _startup_reason(line: int, status: str, *, solution: str, limits: Limits) -> str:

@@ -424,7 +424,7 @@ def _remote_error(reply):
     err = None
     if name in SAFE_ERRORS:
         for cls in getattr(builtins, name).__mro__:
-            if cls.__name__ in SAFE_ERRORS or cls is Exception:
+            if cls.__name__ in SAFE_ERRORS:
                 try:
                     err = cls(message)
                     break

@@ -62,7 +62,7 @@ from rlvr.verify.code.bwrap import (
 )
 
 Status = Literal["ok", "error", "timeout", "memory", "output_limit", "killed"]
-# how a run killed at its wall-clock limit begins its reason (check_many runs those again)
+# how a run killed at its wall-clock limit begins its reason (RunResult.wall_timeout)
 WALL_TIMEOUT = "timeout: killed after"
 
 UID_BASE = 1 << 30  # sandbox uids: no passwd entry, never a real user's uid
@@ -115,6 +115,11 @@ class RunResult:
     seconds: float  # wall clock, launch included
     # one line: why this status, e.g. "timeout: killed after 5.0s wall clock"
     reason: str
+
+    @property
+    def wall_timeout(self) -> bool:
+        """Killed at limits.wall_seconds (not at its CPU seconds): rlvr.verify.code.check_many runs it again."""
+        return self.status == "timeout" and self.reason.startswith(WALL_TIMEOUT)
 
 
 # ---- launching ----------------------------------------------------------------------------

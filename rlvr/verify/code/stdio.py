@@ -88,10 +88,11 @@ def check_io_tests(
     """Run the solution once per (stdin, expected stdout) case; fraction = cases passed."""
     if not cases:
         raise ValueError("check_io_tests needs at least one (stdin, expected) case")
-    passed, first_failure, seconds = 0, "", 0.0
+    passed, first_failure, seconds, wall_timeout = 0, "", 0.0, False
     for i, (given, expected) in enumerate(cases, start=1):
         result = run_program(solution, stdin=given, limits=limits, hide=hide, packages=packages)
         seconds += result.seconds
+        wall_timeout |= result.wall_timeout
         if result.status == "ok" and normalise_output(result.stdout) == normalise_output(expected):
             passed += 1
             continue
@@ -106,6 +107,7 @@ def check_io_tests(
         passed / n,
         f"failed: {passed} of {n} tests passed; first failure {first_failure}",
         seconds,
+        wall_timeout,
     )
 
 

@@ -13,3 +13,5 @@ class CodeVerdict:
     # names the first failing assert or case, or the timeout or limit that stopped it; counts
     reason: str
     seconds: float
+    # a run was killed at its wall-clock limit (RunResult.wall_timeout): check_many runs it again
+    wall_timeout: bool = False

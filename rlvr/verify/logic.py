@@ -375,7 +375,7 @@ def eliminated(premises: list[str], eliminate: str) -> tuple[list[str], list[dic
 # output up in these pairs. "true"/"false" are about the statement for true-false-unknown
 # questions and about "does it follow?" for syllogisms (yes = true, no = false).
 VERDICT_STRIP = ".!*\"'`"
-VERDICT_LEAD = ".*\"'`"
+VERDICT_LEAD = VERDICT_STRIP.replace("!", "")  # a leading '!' negates
 VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
     ("true", "true"),
     ("yes", "true"),

@@ -64,25 +64,29 @@ CREATE OR REPLACE MACRO value_prefix(lead) AS regexp_matches(lead,
 CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
     '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kKMB]\b|\s*(?i:hundred|thousand|million|billion|trillion|dozen|squared|cubed|factorial|and\s+a\s+(?:half|quarter|third))\b)');
 
+-- text_words(x): x holds a word (two letters or more) inside \text{}, \mathrm{} and their kin, where
+-- math-verify does not read it ('2\sqrt{3} \text{ else } 3\sqrt{2}'); LaTeX commands inside are not words.
+CREATE OR REPLACE MACRO text_words(x) AS
+    regexp_matches(x, '\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|operatorname)\s*\{(?:[^{}\\]|\\[,;:! ])*[A-Za-z]{2,}');
+
 -- word_num(s): the one number of an answer written in words ('The total is 19', 'She has 19 apples.',
 -- 'x = 19', '\$19 in all'), or '' when s is not one plain number among plain words: a second
 -- number, an operator, LaTeX, or a word that changes, bounds, denies or hedges the value (or, not,
 -- about, minus, times, thousand, half, twenty, but, under, max, wrong, isn't, isnt, might, guess, inverse,
--- sqrt, square of, doubled, grand, k, impossible, excluding, higher, circa, else, vs, ...), or a question ('is it 19'), and it is not read (issue 19: '12 or 13' is a hedge, 'anything but
+-- pi, sqrt, square of, doubled, grand, k, impossible, excluding, higher, circa, else, vs, ...), or a question ('is it 19'), and it is not read (issue 19: '12 or 13' is a hedge, 'anything but
 -- 13' and '13 is wrong' deny it). Right answers this refuses: 'it adds up to 19' ('up to' bounds).
 -- unit_num(s): the same for a gold: a number, a space, then words only ('5\text{ cm}', '30 degrees').
 -- Units are dropped, never compared: '5 inches' reads 5 against a gold of '5 cm'. A coefficient is no
 -- number with a unit: '2x', '4n', '6 pi', '3 i' are symbolic golds (a unit is a word of two letters
 -- or more, or one of m g s l h w v k, after a space; issue 19, round 3: '2' was paid for '2x').
 CREATE OR REPLACE MACRO value_words(x) AS
-    NOT regexp_matches(x, '\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|sqrt|square\s+of|cube\s+of|opposite|neg|log|ln|exp|doubled|halved|tripled|quadrupled|grand|bn|k|(?:hundred|thousand|million|billion|trillion)ths|sixths|sevenths|eighths|ninths|twelfths|impossible|erroneous|mistaken|bogus|nope|excluding|exclude|excluded|higher|lower|greater|smaller|more|fewer|less|exceeding|exceeds|exceed|upwards?|circa|ish|else|vs|versus|otherwise|instead|ruled|rejected|invalid|(?:is|are|was|were|do|does|did|ca|wo|ai|should|could|would|has|have|had|need|must|might)nt|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
+    NOT regexp_matches(x, '\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|pi|sqrt|square\s+of|cube\s+of|opposite|neg|log|ln|exp|doubled|halved|tripled|quadrupled|grand|bn|k|(?:hundred|thousand|million|billion|trillion)ths|sixths|sevenths|eighths|ninths|twelfths|impossible|erroneous|mistaken|bogus|nope|excluding|exclude|excluded|higher|lower|greater|smaller|more|fewer|less|exceeding|exceeds|exceed|upwards?|circa|ish|else|vs|versus|otherwise|instead|ruled|rejected|invalid|(?:is|are|was|were|do|does|did|ca|wo|ai|should|could|would|has|have|had|need|must|might)nt|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
 CREATE OR REPLACE MACRO word_num(s) AS
     CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
         '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:[a-z]\w*\s*[:=]\s*)?([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?\s*(?:\\?%)?)(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*)*\s*[.!]?\s*$', 1)
     ELSE '' END;
 CREATE OR REPLACE MACRO unit_num(s) AS
-    CASE WHEN value_words(lower(norm_latex(s))) AND NOT regexp_matches(lower(norm_latex(s)), '\d\s*pi\b')
-         THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
+    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
         '^\s*([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?)\s+(?:[a-z]{2,}|[mgslhwvk])\.?(?:\s+[a-z]+\.?)*\s*$', 1)
     ELSE '' END;
 

@@ -310,8 +310,7 @@ WITH golds AS (  -- each problem's gold, normalised once
                            THEN 'an unevaluated expression: the answer must be a value in the gold''s form'
                        -- words in \text{} beside a symbolic answer ('2\sqrt{3} \text{ is wrong}', '... \text{ else }
                        -- 3\sqrt{2}'): math-verify skips them, so they could deny or hedge it unread
-                       WHEN regexp_matches(extracted, '\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|operatorname)\s*\{(?:[^{}\\]|\\[,;:! ])*[A-Za-z]{2,}')
-                            AND NOT regexp_matches(answer, '\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|operatorname)\s*\{(?:[^{}\\]|\\[,;:! ])*[A-Za-z]{2,}')
+                       WHEN text_words(extracted) AND NOT text_words(answer)
                            THEN 'words beside a symbolic answer, which math-verify would not read'
                        -- a decimal for a closed form ('3.464102' for 2\sqrt{3}): math-verify compares to 6 places
                        WHEN regexp_full_match(pred, '-?\d*\.\d+') AND NOT regexp_matches(gold, '\d\.\d')

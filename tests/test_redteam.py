@@ -110,6 +110,12 @@ PROBLEMS = {
     "pi/2": {"task": "math", "answer": "\\frac{\\pi}{2}"},
     "interval": {"task": "math", "answer": "(0, 1)"},
     "paris": {"task": "exact", "answer": "Paris"},
+    # round 4: sets against tuples and intervals, letters in another case, radicals and scientific notation
+    "set12": {"task": "math", "answer": "\\{1, 2\\}"},
+    "tuple12": {"task": "math", "answer": "(1, 2)"},
+    "2sqrt2/3": {"task": "math", "answer": "\\frac{2\\sqrt{2}}{3}"},
+    "0.25": {"task": "arithmetic", "answer": "0.25"},
+    "1e3": {"task": "arithmetic", "answer": "1e3"},
     # logic: the shipped kind (a variable to eliminate) and the open "what follows?" of a user's rows
     "eliminate-P": {
         "task": "logic",

@@ -199,7 +199,9 @@ RULES = [
     ("not numbers", "nan", "<answer>nan</answer>", False, "sql_exact"),  # NaN is not NaN
     ("not numbers", "inf", "<answer>inf</answer>", False, "sql_exact"),
     ("not numbers", "5", "<answer>nan</answer>", False, "sql_numeric"),  # TRY_CAST reads 'nan'; refused
-    ("not numbers", "1000", "<answer>1e3</answer>", False, "sql_numeric"),  # an exponent is not read exactly
+    ("exponents", "1000", "<answer>1e3</answer>", True, "sql_numeric"),  # read exactly: the point moved in the text
+    ("exponents", "0.25", "<answer>2.5E-1</answer>", True, "sql_numeric"),
+    ("exponents", "1000", "<answer>1.0001e3</answer>", False, "sql_numeric"),
     ("not numbers", "1000", "<answer>1_000</answer>", False, "sql_numeric"),  # TRY_CAST reads '1_000'; refused
     ("exact strings", "Paris", "<answer>  PARIS </answer>", True, "sql_exact"),
     ("exact strings", "New York", "<answer>new\tyork</answer>", True, "sql_exact"),

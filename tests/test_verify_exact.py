@@ -5,7 +5,8 @@ verify.sql decides a decimal answer by comparing canonical texts with the gold's
 fractions and repeating decimals to HUGEINT fractions (num_rat). Both must give the value equality
 of `reference` below, at the edges where a shortcut could slip: integers about BIGINT's and
 HUGEINT's limits, leading and trailing zeros, '-0', a % on one side, fractions with finite and
-infinite expansions, exponents (never read), and answers one digit off.
+infinite expansions, exponents ('1.9e1': read exactly, the point moved in the text), and answers one
+digit off.
 
     .venv/bin/python -m pytest -q tests/test_verify_exact.py
 """
@@ -28,16 +29,19 @@ GOLDS = [
     "0.5", "12.25", "-0.125", "1.0000000000000000001", "3/4", "-1/2", "7/4", "1/3", "2/6", "3/6", "1/1024",
     "1/48828125", "99999999999999999/10000000000000000", "\\frac{3}{4}", "-\\dfrac{1}{2}", "12.\\overline{3}",
     "0.1\\overline{6}", "0.\\overline{9}", "50%", "12.5%", "3/4%", "0.1%", "-3/8%", "100%",
-    "1e3", "2e0",  # a value as DOUBLE, but not exactly: nothing equals it (tolerance aside)
+    "1e3", "2e0", "-2.5e-1", "1.0000000000000000001e20",  # scientific notation, read exactly
 ]  # fmt: skip
 
 _DEC = re.compile(r"-?(?:\d+\.?\d*|\.\d+)")
+_SCI = re.compile(r"(-?(?:\d+\.?\d*|\.\d+))e([-+]?\d{1,3})")
 
 
 def value(body: str) -> Fraction | None:
     """The exact value of a number body (no %), as the SQL tier reads it; None when it is no number."""
     if _DEC.fullmatch(body):
         return Fraction(body) if not body.endswith(".") else Fraction(body[:-1])
+    if m := _SCI.fullmatch(body):
+        return Fraction(m[1].removesuffix(".") or "0") * Fraction(10) ** int(m[2])
     if m := re.fullmatch(r"(-?\d+)/(0*[1-9]\d*)", body):
         return Fraction(int(m[1]), int(m[2]))
     if m := re.fullmatch(r"(-?)\\[dt]?frac\{(\d+)\}\{(0*[1-9]\d*)\}", body):
@@ -104,7 +108,16 @@ EDGES = [
     ("0.5", "50.000000000000000000000%", True),  # % on one side, longer than a HUGEINT fraction reads
     ("1/3", "0.33333333333333333333333333333", False),  # no decimal equals a third
     ("3/4", "0.75000000000000000000000000", True),
-    ("1000", "1e3", False),  # an exponent is not read exactly: never paid
+    ("1000", "1e3", True),  # scientific notation is read exactly
+    ("1000", "1.0001e3", False),
+    ("9223372036854775807", "9.223372036854775807e18", True),
+    ("9223372036854775807", "9.223372036854776e18", False),  # equal as DOUBLE only
+    ("1" + "0" * 40, "1e40", True),
+    ("1" + "0" * 40, "1e41", False),
+    ("0.5", "5e-1", True),
+    ("0.5", "5e-1%", True),  # % on one side: 0.5% read as 0.5 (the unit dropped)
+    ("0.125", "1.25e-1", True),
+    ("1000", "1e1000", False),  # an exponent of four digits is no number here
     ("12", "24/2", False),  # a division left undone (issue 19: 'What is 24 / 2?' echoed)
     ("12", "12/1", False),
     ("1/3", "2/6", False),  # not in lowest terms

@@ -13,7 +13,7 @@ CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nes
     regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(s,
         '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
         '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
-        '\\(?:text|textbf|textit|textrm|textsf|mathrm|mathbf|mathit|mathsf|mbox)\s*\{([^{}]*)\}|\\[()\[\]]', ' \1 ', 'g'),
+        '\\(?:text|textbf|textit|textrm|textsf|mathrm|mathbf|mathit|mathsf|mbox|boldsymbol|bm)\s*\{((?:[^{}]|\{[^{}]*\})*)\}|\\[()\[\]]', ' \1 ', 'g'),
         '(\\[dt]?frac)\s*(\d)\s*(\d)', '\1{\2}{\3}', 'g'),
         '(?s)^\s*(?:\*\*([^*]+)\*\*|`([^`]+)`|\(([^(),]*)\)|\{([^{},]*)\})\s*$', '\1\2\3\4');
 
@@ -128,6 +128,21 @@ CREATE OR REPLACE MACRO dec_canon(b) AS
     CASE WHEN regexp_full_match(b, '-?(?:\d+\.?\d*|\.\d+)')
          THEN dec_parts(starts_with(b, '-'), split_part(ltrim(b, '-'), '.', 1), split_part(b, '.', 2)) END;
 
+-- sci_dec(b): a number body in scientific notation ('1.9e1', '-2.5e-1', '1e3': a decimal mantissa and an
+-- exponent of at most three digits; norm_answer has lower-cased the E) as a plain decimal ('19',
+-- '-0.25', '1000'), exactly: the point is moved in the text, never through a DOUBLE ('1e200' is 1 and 200
+-- zeros); any other body is returned as it is. num_body's callers in verify.sql read it through this.
+CREATE OR REPLACE MACRO sci_parts(s, i, f, k) AS  -- sign, integer and fraction digits, exponent
+    s || CASE WHEN length(i) + k <= 0 THEN '0.' || repeat('0', CAST(-(length(i) + k) AS BIGINT)) || i || f
+              WHEN length(i) + k >= length(i || f) THEN i || f || repeat('0', CAST(length(i) + k - length(i || f) AS BIGINT))
+              ELSE left(i || f, CAST(length(i) + k AS BIGINT)) || '.' || substr(i || f, CAST(length(i) + k + 1 AS BIGINT)) END;
+CREATE OR REPLACE MACRO sci_dec(b) AS
+    CASE WHEN contains(b, 'e') AND regexp_full_match(b, '-?(?:\d+\.?\d*|\.\d+)e[-+]?\d{1,3}')
+         THEN sci_parts(CASE WHEN starts_with(b, '-') THEN '-' ELSE '' END,
+                        regexp_extract(b, '^-?(\d*)', 1), regexp_extract(b, '^-?\d*\.?(\d*)e', 1),
+                        CAST(regexp_extract(b, 'e([-+]?\d+)$', 1) AS INTEGER))
+         ELSE b END;
+
 -- num_rat(b): a number body as an exact fraction {n, d} (HUGEINT, d > 0) when it is a decimal of at
 -- most 17 characters, an integer fraction a/b or \frac{a}{b} of at most 17 digits each; NULL else.
 -- rat_eq(a, b): a = b by cross-multiplication, exact: every product stays below 10^36 < 2^127.
@@ -191,6 +206,30 @@ CREATE OR REPLACE MACRO not_a_number(n) AS regexp_full_match(n, '[-+]?(?:nan|inf
 CREATE OR REPLACE MACRO looks_symbolic(n) AS
     regexp_matches(n, '[\\^{}_()\[\]=<>*/|!]|sqrt|pi|inf|[0-9][a-z]|[a-z][0-9]|[0-9.][+-]|[0-9],[0-9]');
 
+-- unsimplified(n): n (normalised) is a closed form with a step still to take (issue 19, round 4:
+-- math-verify pays each for its simplified form): a fraction whose leading integers cancel
+-- ('\frac{2\sqrt{2}}{12}', '\frac{4}{6}x'; a sum above does not: '\frac{2+\sqrt{5}}{4}' is
+-- simplified), the root of a perfect power ('\sqrt{1}', '\sqrt{36}', '\sqrt[3]{8}'), or a function of
+-- 0 or 1 ('\cos 0', '\ln 1', '\ln e', 'e^0', 'x^{0}'). A radical with a square factor ('\sqrt{12}'
+-- for 2\sqrt{3}) is another closed form of the same value, and is paid. Each check runs only on a
+-- text that holds its command (CASE); the list functions run on symbolic rows only (verify.sql).
+CREATE OR REPLACE MACRO unsimplified(n) AS
+    CASE WHEN contains(n, 'frac') THEN COALESCE(list_bool_or(list_transform(
+             regexp_extract_all(n, '\\[dt]?frac\{-?\d{1,18}(?:[^{}+-]|\{[^{}]*\})*\}\{\d{1,18}(?:[^{}+-]|\{[^{}]*\})*\}'),
+             lambda m: gcd(CAST(regexp_extract(m, '^\\[dt]?frac\{-?(\d+)(?:[^{}+-]|\{[^{}]*\})*\}\{(\d+)', ['a', 'b']).a AS HUGEINT),
+                           CAST(regexp_extract(m, '^\\[dt]?frac\{-?(\d+)(?:[^{}+-]|\{[^{}]*\})*\}\{(\d+)', ['a', 'b']).b AS HUGEINT)) <> 1)), false)
+         ELSE false END
+    OR CASE WHEN contains(n, 'sqrt') THEN COALESCE(list_bool_or(list_transform(
+             -- '\sqrt4' is '\sqrt{4}'; k: the root's index ('\sqrt[3]{8}'), 2 by default
+             regexp_extract_all(regexp_replace(n, '\\sqrt(\[\d\])?(\d)', '\\sqrt\1{\2}', 'g'), '\\sqrt(?:\[\d\])?\{\d{1,12}\}'),
+             lambda m: round(pow(CAST(regexp_extract(m, '\{(\d+)\}', 1) AS DOUBLE), 1.0 / COALESCE(TRY_CAST(regexp_extract(m, '\[(\d)\]', 1) AS DOUBLE), 2.0)))
+                       ^ COALESCE(TRY_CAST(regexp_extract(m, '\[(\d)\]', 1) AS DOUBLE), 2.0)
+                       = CAST(regexp_extract(m, '\{(\d+)\}', 1) AS DOUBLE))), false)
+         ELSE false END
+    OR regexp_matches(n, '\\(?:sin|cos|tan|sec|csc|cot|sinh|cosh|tanh|arcsin|arccos|arctan)(?:\{0\}|\(0\)|0)(?:$|[^\d.])'
+                         || '|\\(?:ln|log)(?:_\{?\w+\}?)?(?:\{1\}|\(1\)|1)(?:$|[^\d.])|\\ln(?:\{e\}|\(e\)|e)(?:$|[^a-z])'
+                         || '|\^(?:\{0\}|0)(?:$|[^\d.])');
+
 -- unevaluated(n): n (normalised) holds arithmetic that still needs evaluating: an operator between two
 -- literal numbers ('3*4', '7+12', '5-9', '\sqrt{4\cdot3}', 'x^2+2-1'; a number beside a symbol is a
 -- coefficient, not an operand: '2+3\sqrt{2}', '3+4i' are values), an integer power of an integer
@@ -203,7 +242,33 @@ CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
     regexp_replace(n, '(^|[-+*/=^(\[{,×·÷]|\\cdot|\\times|\\div)[{(](-?\d+(?:\.\d+)?)[})]', '\1\2', 'g'),
     '(?:^|[-+*/=(\[{,×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})'
     || '(?:[-+*×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})(?:$|[-+*/=)\]},×·÷]|\\cdot|\\times|\\div)'
-    || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim');
+    || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim')
+    OR unsimplified(n);
+
+-- set_shape(n): 'set' when n (normalised) is a set in braces ('\{1,2\}', '\left\{0,1\right\}', '{0,1}'),
+-- 'tuple' when it is a tuple or an interval in brackets ('(1,2)', '[0,1)'), '' else. A set is neither
+-- (issue 19, round 4: math-verify pays '\{0, 1\}' for (0, 1), and (1, 2) for \{1, 2\}).
+CREATE OR REPLACE MACRO set_shape(n) AS
+    CASE WHEN NOT contains(n, ',') THEN ''
+         WHEN regexp_full_match(n, '(?:\\left)?\\?\{.*,.*(?:\\right)?\\?\}') THEN 'set'
+         WHEN regexp_full_match(n, '(?:\\left)?[(\[].*,.*(?:\\right)?[)\]]') THEN 'tuple'
+         ELSE '' END;
+
+-- letters(s): what names a variable or a constant in s, case kept: single letters and LaTeX commands
+-- ('N', '\Pi'), leaving out words of three letters or more (not variables: 'Answer: N^2+1'), the
+-- text in \text{} and its kin, and the sizing commands (\big, \Big: one bracket in two sizes).
+-- case_clash(a, g): the answer a has a letter or command that the gold g has only in another case
+-- ('n^2+1' for N^2+1, '\Pi' for \pi): another variable or constant, which the identical-text shortcut
+-- (lower case) and math-verify both paid (issue 19, round 4). Runs on symbolic rows only (verify.sql).
+CREATE OR REPLACE MACRO letters(s) AS list_distinct(regexp_extract_all(regexp_replace(regexp_replace(s,
+    '\\(?:text\w*|math(?:rm|sf|tt)|mbox|hbox|operatorname)\s*\{[^{}]*\}|\\[bB]igg?[lrm]?\b', ' ', 'g'),
+    '(^|[^\\A-Za-z])[A-Za-z]{3,}', '\1', 'g'),
+    '\\[A-Za-z]+|[A-Za-z]'));
+CREATE OR REPLACE MACRO case_clash(a, g) AS
+    CASE WHEN regexp_matches(a, '[A-Z]') OR regexp_matches(g, '[A-Z]')
+         THEN COALESCE(list_bool_or(list_transform(letters(a), lambda t: NOT list_contains(letters(g), t)
+                                                   AND list_contains(list_transform(letters(g), lambda u: lower(u)), lower(t)))), false)
+         ELSE false END;
 
 -- hedged(x): x (lower case, norm_latex'ed, spaces kept) joins two answers by 'or' or by \approx, ~,
 -- \to, arrows or \implies: several final values, one of them to be picked by the grader ('12 \approx

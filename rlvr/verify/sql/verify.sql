@@ -25,7 +25,8 @@
 -- $multiple says.
 -- Decision (verifier):
 --   sql_numeric  gold is a value (macros.sql num_value, after a unit is dropped: '5\text{ cm}'): the
---                answer must be a value too: a number SQL reads, or the one number among plain words
+--                answer must be a value too: a number SQL reads (scientific notation '1.9e1' too, exactly:
+--                macros.sql sci_dec), or the one number among plain words
 --                ('The total is 19': macros.sql word_num); an expression, even an equal one ('3 * 4',
 --                '\binom{10}{3}', '\sqrt{144}': the question echoed or left to evaluate), is wrong.
 --                The prediction is compared by value, exactly and never as DOUBLE: a decimal
@@ -46,7 +47,10 @@
 --                gold is symbolic and the answer is not in its shape (not_value: macros.sql
 --                unevaluated arithmetic 'x^2+2-1', hedged several values '3.46 \approx 2\sqrt{3}', an
 --                '=' other than 'x = ...', words in \text{} that math-verify would skip, a decimal
---                approximation '3.464102' of a closed form): wrong, unless the gold is such an expression itself.
+--                approximation '3.464102' of a closed form, a closed form left unsimplified
+--                '\frac{2\sqrt{2}}{12}', '\sqrt{36}', '\cos 0' (macros.sql unsimplified), a set for a tuple or
+--                interval or the reverse (set_shape)): wrong, unless the gold is such an expression itself;
+--                and a letter the gold has in another case ('n^2+1' for N^2+1: macros.sql case_clash) is wrong.
 --   undecided    gold is symbolic (looks_symbolic) and SQL cannot compare them:
 --                rlvr.verify.math fills these rows (verifier math_verify), then verify_groups.sql runs.
 --   code         task 'code': run in the sandbox (rlvr.verify.code via verify_code.sql).
@@ -88,7 +92,7 @@ WITH golds AS (  -- each problem's gold, normalised once
     FROM (
         SELECT *, looks_symbolic(gold) AS gold_sym, num_value(gold_body) AS gold_num
         FROM (
-            SELECT *, num_body(gold_ntext) AS gold_body
+            SELECT *, sci_dec(num_body(gold_ntext)) AS gold_body  -- '1e3' is 1000
             FROM (
                 -- gold_ntext: the gold as a number is read (a unit after it dropped: '5\text{ cm}' -> '5')
                 SELECT *, CASE WHEN gold_unit <> '' THEN norm_answer(gold_unit) ELSE gold END AS gold_ntext
@@ -155,7 +159,7 @@ WITH golds AS (  -- each problem's gold, normalised once
         CASE WHEN agree THEN 1 ELSE n_tags END AS n_answers
     FROM (
         SELECT *, CASE WHEN n_tags > 1  -- list functions cost even on NULL lists: only rows with several tags pay
-                       THEN COALESCE(len(bodies) = n_open AND len(list_distinct(list_transform(said, lambda b: norm_answer(b)))) <= 1, false)
+                       THEN COALESCE(len(bodies) = n_open AND len(list_distinct(list_transform(said, lambda b: COALESCE(norm_verdict(norm_answer(b)), norm_answer(b))))) <= 1, false)
                        ELSE false END AS agree
         FROM (SELECT *, CASE WHEN n_tags > 1 THEN list_filter(bodies, lambda b: norm_answer(b) <> '') END AS said FROM tag_bodies)
     )
@@ -248,7 +252,7 @@ WITH golds AS (  -- each problem's gold, normalised once
     )
 ), bodies AS (
     SELECT normalised.*, NOT plain AND ends_with(npred, '%') AS pred_pct,
-        CASE WHEN NOT plain THEN num_body(npred) END AS pred_body
+        CASE WHEN NOT plain THEN sci_dec(num_body(npred)) END AS pred_body  -- '1.9e1' is 19
     FROM normalised
 ), decimals AS (
     -- pred_dec (dec_canon, in steps so that no part is computed twice): most answers are integers
@@ -301,13 +305,21 @@ WITH golds AS (  -- each problem's gold, normalised once
         -- not_value: why a symbolic answer is not an answer in the gold's shape: arithmetic that still
         -- needs evaluating, or several values (macros.sql unevaluated, hedged); a gold that is itself
         -- such an expression ('2^{10}', 'x \to 0') allows its own kind
-        SELECT *, CASE WHEN gold_num IS NOT NULL OR NOT gold_sym OR COALESCE(pred, '') IN ('', gold) THEN NULL
+        SELECT *, CASE WHEN gold_num IS NOT NULL OR NOT gold_sym OR COALESCE(pred, '') = '' THEN NULL
+                       -- a letter the gold has in the other case ('n^2+1' for N^2+1, '\Pi' for \pi): another
+                       -- variable or constant, which the identical text (lower case) and math-verify both paid
+                       WHEN case_clash(extracted, answer)
+                           THEN 'a variable or constant in another case than the gold''s: ' || trim(extracted) || ' against ' || answer
+                       WHEN pred = gold THEN NULL
+                       -- a set for a tuple or an interval, or the reverse: math-verify pays '\{0, 1\}' for (0, 1)
+                       WHEN set_shape(pred) <> set_shape(gold) AND set_shape(pred) <> '' AND set_shape(gold) <> ''
+                           THEN 'a ' || set_shape(pred) || ' for a ' || set_shape(gold)
                        WHEN hedged(lower(norm_latex(extracted))) AND NOT hedged(lower(norm_latex(answer)))
                            THEN 'several values, one answer is expected'
-                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND NOT regexp_full_match(pred, '[a-z]\w*=[^=]*')
+                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND NOT regexp_full_match(pred, '[a-z]\w*(?:\([a-z,]*\))?=[^=]*')
                            THEN 'several values joined by =, one answer is expected'
                        WHEN unevaluated(pred) AND NOT unevaluated(gold)
-                           THEN 'an unevaluated expression: the answer must be a value in the gold''s form'
+                           THEN 'an unevaluated expression: the answer must be a value in the gold''s form, simplified'
                        -- words in \text{} beside a symbolic answer ('2\sqrt{3} \text{ is wrong}', '... \text{ else }
                        -- 3\sqrt{2}'): math-verify skips them, so they could deny or hedge it unread
                        WHEN text_words(extracted) AND NOT text_words(answer)

@@ -14,6 +14,16 @@ SUITES=(tests/test_sandbox.py tests/test_redteam.py tests/test_stdio.py tests/te
 as_user() { setpriv --reuid="$USER_ID" --regid="$USER_ID" --clear-groups env -i PATH=/usr/local/bin:/usr/bin:/bin \
     HOME=/tmp LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 "$@"; }
 
+# the user must reach the checkout itself (pytest reads tests/ there; the project is installed in
+# editable mode): a clone under a private folder (mktemp -d makes 0700 ones) cannot be tested this way
+if ! as_user test -r "$PWD/pyproject.toml"; then
+    blocked=$PWD
+    d=$PWD; while [ "$d" != / ]; do as_user test -x "$d" || blocked=$d; d=$(dirname "$d"); done
+    echo "test-as-user: user $USER_ID cannot read this checkout ($PWD): $blocked (mode $(stat -c %a "$blocked")) is closed" \
+         "to other users; run 'chmod o+rx $blocked', or clone into a folder they can read"
+    exit 1
+fi
+
 PY="$VENV/bin/python"
 if ! as_user "$PY" -c "import rlvr" 2>/dev/null; then
     ver=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')

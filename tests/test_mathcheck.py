@@ -21,7 +21,7 @@ from verify_inputs import write_inputs
 from rlvr.config import VerifySection
 from rlvr.schema import SCORES
 from rlvr.verify import score_with_stats
-from rlvr.verify.math import check_pairs
+from rlvr.verify.math import check_pairs, inequality_interval, math_verify_check
 
 
 def faulty_check(gold: str, pred: str) -> bool:
@@ -148,3 +148,31 @@ def test_a_worker_that_cannot_start_is_a_setup_error_not_row_errors(tmp_path: Pa
     assert out.returncode != 0
     assert "MathCheckError: a math-verify worker process did not start" in out.stderr
     assert 'if __name__ == "__main__":' in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("pred", "interval"),
+    [
+        ("0 < x < 1", "(0, 1)"),
+        ("0\\lex\\le1", "[0, 1]"),  # as the SQL tier passes it: spaces gone, '\\le x' is '\\lex'
+        ("0 \\leq x < 1", "[0, 1)"),
+        ("1 > x > 0", "(0, 1)"),  # read right to left
+        ("1 \\ge x > 0", "(0, 1]"),
+        ("x \\ge 2", "[2, \\infty)"),
+        ("x<=3", "(-\\infty, 3]"),
+        ("3 > x", "(-\\infty, 3)"),
+        ("\\frac{1}{2} < t \\le 5", "(\\frac{1}{2}, 5]"),
+        ("0 < x > 1", None),  # no interval
+        ("x = 2", None),
+        ("x \\in (0, 1)", None),  # math-verify reads this one itself
+    ],
+)
+def test_an_inequality_in_one_variable_is_the_interval_it_describes(pred: str, interval: str | None) -> None:
+    assert inequality_interval(pred) == interval
+
+
+def test_an_interval_gold_takes_its_inequality_and_only_for_an_interval_gold() -> None:
+    assert math_verify_check("(0, 1)", "0 < x < 1")
+    assert math_verify_check("[2, \\infty)", "x\\ge2")
+    assert not math_verify_check("(0, 1)", "0 \\le x < 1")
+    assert not math_verify_check("x^2+1", "0 < x < 1")  # not an interval gold: never rewritten

@@ -116,6 +116,8 @@ PROBLEMS = {
     "2sqrt2/3": {"task": "math", "answer": "\\frac{2\\sqrt{2}}{3}"},
     "0.25": {"task": "arithmetic", "answer": "0.25"},
     "1e3": {"task": "arithmetic", "answer": "1e3"},
+    "[0,1]": {"task": "math", "answer": "[0, 1]"},
+    "[2,inf)": {"task": "math", "answer": "[2, \\infty)"},
     # logic: the shipped kind (a variable to eliminate) and the open "what follows?" of a user's rows
     "eliminate-P": {
         "task": "logic",

@@ -10,7 +10,9 @@ never comes here; for a closed-form or expression gold ('2\\sqrt{3}', 'x^2+1') S
 this tier, arithmetic between literal numbers ('\\sqrt{4 \\cdot 3}', 'x^2+2-1'), factorials, \\binom,
 sums, and several values ('3.46 \\approx 2\\sqrt{3}', 'a or b', '2\\sqrt{3} = \\sqrt{12}'). Not defended
 here: an equivalent form that is not literal arithmetic ('\\sqrt{12}' and '\\sqrt{3}+\\sqrt{3}' for
-'2\\sqrt{3}' are paid: math-verify's equivalence is the rule for closed forms).
+'2\\sqrt{3}' are paid: math-verify's equivalence is the rule for closed forms). For an interval gold, an
+inequality in one variable is read as the interval it describes first ('0 < x < 1' is (0, 1):
+`inequality_interval`), which math-verify does not do.
 
 Each pair is checked by `verify(parse(gold), parse(pred))` (math-verify, gold first) in a worker
 process, one row at a time, so that:
@@ -32,6 +34,7 @@ hang and crash their worker).
 from __future__ import annotations
 
 import logging
+import re
 import signal
 from collections.abc import Callable
 from contextlib import closing
@@ -69,6 +72,45 @@ def _as_math(s: str) -> str:
     return s if "$" in s or "\\boxed" in s else f"${s}$"
 
 
+# relations of an inequality: less-than or greater-than, and strict (an open end) or not (a closed end)
+_LESS = {"<": True, "\\lt": True, "<=": False, "≤": False, "\\le": False, "\\leq": False, "\\leqslant": False}
+_GREATER = {">": True, "\\gt": True, ">=": False, "≥": False, "\\ge": False, "\\geq": False, "\\geqslant": False}
+_STRICT = _LESS | _GREATER
+_OP = "(" + "|".join(re.escape(op) for op in sorted(_STRICT, key=len, reverse=True)) + ")"
+_SIDE = r"([^<>=≤≥]+?)"  # a bound: no relation inside it
+_CHAIN = re.compile(rf"{_SIDE}{_OP}([a-zA-Z]){_OP}([^<>=≤≥]+)")
+_UPPER = re.compile(rf"([a-zA-Z]){_OP}([^<>=≤≥]+)")
+_LOWER = re.compile(rf"{_SIDE}{_OP}([a-zA-Z])")
+_INTERVAL = re.compile(r"\s*[(\[].*,.*[)\]]\s*")
+
+
+def _interval(lo: str, lo_open: bool, hi: str, hi_open: bool) -> str:
+    return f"{'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
+
+
+def inequality_interval(pred: str) -> str | None:
+    """An inequality in one variable as the interval it describes, or None: '0 < x < 1' -> '(0, 1)',
+    '0 \\le x < 1' -> '[0, 1)', '1 > x > 0' -> '(0, 1)', 'x \\ge 2' -> '[2, \\infty)', '3 > x' ->
+    '(-\\infty, 3)'. Spaces are dropped first, as the SQL tier passes the answer ('0\\lex\\le1': the
+    longest relation is read first). math-verify does not equate an inequality with an interval, so for
+    an interval gold this form of a right answer was refused (issue 19, round 4)."""
+    text = re.sub(r"\s+", "", pred).strip("$")
+    if m := _CHAIN.fullmatch(text):
+        a, op1, _, op2, b = m.groups()
+        if op1 in _LESS and op2 in _LESS:  # a < x < b
+            return _interval(a, _STRICT[op1], b, _STRICT[op2])
+        if op1 in _GREATER and op2 in _GREATER:  # a > x > b: (b, a)
+            return _interval(b, _STRICT[op2], a, _STRICT[op1])
+        return None
+    if m := _UPPER.fullmatch(text):  # x < b, x > a
+        _, op, v = m.groups()
+        return _interval("-\\infty", True, v, _STRICT[op]) if op in _LESS else _interval(v, _STRICT[op], "\\infty", True)
+    if m := _LOWER.fullmatch(text):  # a < x, b > x
+        v, op, _ = m.groups()
+        return _interval(v, _STRICT[op], "\\infty", True) if op in _LESS else _interval("-\\infty", True, v, _STRICT[op])
+    return None
+
+
 def math_verify_check(gold: str, pred: str) -> bool:
     """math-verify, gold first (its comparison is not symmetric). Its own timeouts are turned off
     (they would reset this worker's SIGALRM timer) and its errors are raised, not logged and
@@ -78,6 +120,8 @@ def math_verify_check(gold: str, pred: str) -> bool:
     g = parse(_as_math(gold), parsing_timeout=None, raise_on_error=True)
     if not g:
         raise ValueError(f"math-verify could not parse the gold answer {gold!r}; fix the problem's answer")
+    if _INTERVAL.fullmatch(gold) and (interval := inequality_interval(pred)) is not None:
+        pred = interval  # an interval gold: '0 < x < 1' is (0, 1)
     p = parse(_as_math(pred), parsing_timeout=None, raise_on_error=True)
     if not p:
         return False  # the model wrote something that is not maths: a wrong answer, not a verifier fault

@@ -13,9 +13,9 @@ answer. Units are dropped, not compared ('5 inches' for '5 cm'); strings are equ
 whitespace and LaTeX wrappers are normalised away, so a currency or degree sign inside a word is
 dropped too ('Pa€ris'); verify.numeric_tolerance, when set, pays any value within it. For symbolic
 golds it refuses the shapes math-verify pays wrongly that it knows (unevaluated or unsimplified
-forms, a letter in another case, a set for a tuple), and passes every other answer to math-verify,
-whose equivalence it trusts: an inequality for an interval ('0 < x < 1' for (0, 1)) is refused
-there. tests/data/redteam.json lists each attack the tier does defend."""
+forms, a letter in another case, a set for a tuple), and passes every other answer to math-verify
+(rlvr.verify.math), whose equivalence it trusts. tests/data/redteam.json lists each attack the
+tier does defend."""
 
 from importlib.resources import files
 

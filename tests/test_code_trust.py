@@ -266,6 +266,11 @@ def test_right_answers_the_harness_used_to_refuse():
             "import enum\nclass S(str):\n    pass\nclass E(enum.IntEnum):\n    A = 5\ndef f():\n    return S('ok'), E.A, [S('x')]\n",
             "assert f() == ('ok', 5, ['x']) and type(f()[0]) is str",
         ),
+        # exact numbers of the standard library cross as themselves, built by the harness
+        (
+            "from fractions import Fraction\nfrom decimal import Decimal\ndef f():\n    return Fraction(1, 2), [Decimal('0.10')]\n",
+            "from fractions import Fraction\nr = f()\nassert r[0] == 0.5 and type(r[0]) is Fraction and str(r[1][0]) == '0.10'",
+        ),
         # arguments changed in place come back, nested lists and dicts too, aliases kept
         (
             "def f(a, d):\n    a.sort()\n    a[0].append(9)\n    d['k'] = len(a)\n",
@@ -305,3 +310,15 @@ def test_a_stdio_program_may_open_dev_stdout_and_dev_stderr():
     )
     result = run_program(program, stdin="2 3\n")
     assert (result.status, result.stdout, result.stderr) == ("ok", "5\n", "note\n")
+
+
+def test_exact_numbers_cross_only_as_well_formed_values():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    from rlvr.verify.code import harness
+
+    assert harness.decode(harness.encode([Fraction(-3, 4), Decimal("1.50")])) == [Fraction(-3, 4), Decimal("1.50")]
+    for bad in ({"fraction": [1, 0]}, {"fraction": [True, 2]}, {"fraction": [1]}, {"decimal": 5}, {"decimal": "1.5x"}):
+        with pytest.raises(harness.NotPlainData):
+            harness.decode(bad)

@@ -19,7 +19,7 @@ the prompt's helpers) then the marshal'd, instrumented test program (rlvr.verify
 drops to its own uid and stays non-dumpable, so the solution can neither ptrace it, read its memory
 or fds through /proc, nor signal it. The tests run HERE, on proxies: calling
 `candidate(args)` sends the arguments as plain data (JSON with tags for tuple/set/frozenset/dict/
-bytes/complex) to the solution process, which calls its function and sends the result back the
+bytes/complex, and the exact numbers Fraction and Decimal) to the solution process, which calls its function and sends the result back the
 same way; the harness decodes it into fresh builtins. So every comparison is between objects the
 harness built: an `__eq__` that always returns True never reaches an assert, and nothing the
 solution does (frames, gc, trace functions, patched builtins or AssertionError, sys.exit, forged
@@ -54,7 +54,7 @@ import resource
 import sys
 
 # tags of the non-JSON builtins; every JSON object on the wire is exactly one of these
-_TAGS = ("tuple", "set", "frozenset", "dict", "bytes", "complex")
+_TAGS = ("tuple", "set", "frozenset", "dict", "bytes", "complex", "fraction", "decimal")
 MAX_LINE = 64 << 20  # one message; a solution returning more fails that call
 # exceptions a solution's call may raise in the harness as themselves (a test may expect one);
 # StopIteration and StopAsyncIteration arrive as RuntimeError (PEP 479: out of a call, they would end
@@ -96,6 +96,12 @@ def encode(x):
         return {"bytes": x.hex()}
     if t is complex:
         return {"complex": [x.real, x.imag]}
+    # exact values of the standard library (a Fraction, a Decimal: a solution returning 1/2 exactly),
+    # found without importing their modules: a value of one means its module is loaded
+    if t is getattr(sys.modules.get("fractions"), "Fraction", None):
+        return {"fraction": [x.numerator, x.denominator]}
+    if t is getattr(sys.modules.get("decimal"), "Decimal", None):
+        return {"decimal": str(x)}
     return encode(_builtin_value(x))
 
 
@@ -126,7 +132,7 @@ def _builtin_value(x):
         return {k: dict.__getitem__(x, k) for k in list(keys)}
     raise NotPlainData(
         f"a value of type {type(x).__name__} is not plain data (only None, bool, int, float, str, bytes, complex, "
-        "list, tuple, set, frozenset, dict and their subclasses can be compared)"
+        "list, tuple, set, frozenset, dict and their subclasses, Fraction and Decimal can be compared)"
     )
 
 
@@ -150,10 +156,25 @@ def decode(x):
     tag, body = next(iter(x.items()))
     if tag == "bytes":
         return bytes.fromhex(body)
+    if tag == "decimal":  # built here from its text, by the decimal module itself
+        if type(body) is not str or len(body) > 4096:
+            raise NotPlainData("a decimal is not a short string")
+        import decimal
+
+        try:
+            return decimal.Decimal(body)
+        except decimal.InvalidOperation:
+            raise NotPlainData(f"not a decimal: {body[:40]!r}") from None
     if type(body) is not list:
         raise NotPlainData(f"{tag} body is not a list")
     if tag == "complex":
         return complex(float(body[0]), float(body[1]))
+    if tag == "fraction":  # built here from two ints, by the fractions module itself
+        if len(body) != 2 or type(body[0]) is not int or type(body[1]) is not int or body[1] == 0:
+            raise NotPlainData("a fraction is not [numerator, nonzero denominator]")
+        import fractions
+
+        return fractions.Fraction(body[0], body[1])
     items = [decode(v) for v in body]
     if tag == "dict":
         return {k: v for k, v in (_pair(p) for p in items)}

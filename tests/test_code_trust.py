@@ -322,3 +322,26 @@ def test_exact_numbers_cross_only_as_well_formed_values():
     for bad in ({"fraction": [1, 0]}, {"fraction": [True, 2]}, {"fraction": [1]}, {"decimal": 5}, {"decimal": "1.5x"}):
         with pytest.raises(harness.NotPlainData):
             harness.decode(bad)
+
+
+@needs_sandbox
+def test_an_assert_failing_inside_a_helper_fails_the_assert_that_called_it():
+    # the test's helper asserts itself and returns True: in one process its AssertionError fails the
+    # caller's assert; the per-assert rewrite had passed over it, so the identity earned 0.75
+    tests = (
+        "def is_sorted_of(out, inp):\n    assert out == sorted(inp), 'not the sorted input'\n    return True\n\n"
+        "def check(candidate):\n    assert is_sorted_of(candidate([3, 1, 2]), [3, 1, 2])\n"
+        "    assert is_sorted_of(candidate([9, 7, 8, 1]), [9, 7, 8, 1])\n    assert is_sorted_of(candidate([2, 1]), [2, 1])\n\n"
+        "check(sort_list)\n"
+    )
+    wrong, right, half = check_many(
+        [
+            AssertTests("def sort_list(xs):\n    return xs\n", tests),
+            AssertTests("def sort_list(xs):\n    return sorted(xs)\n", tests),
+            AssertTests("def sort_list(xs):\n    return sorted(xs) if len(xs) > 2 else xs\n", tests),
+        ]
+    )
+    assert (wrong.passed, wrong.fraction) == (False, 0.0), wrong.reason
+    assert "not the sorted input" in wrong.reason
+    assert (right.passed, right.fraction) == (True, 1.0), right.reason
+    assert not half.passed and half.fraction == pytest.approx(2 / 4), half.reason  # two callers of four sites

@@ -4,7 +4,8 @@
 
 The test program is rewritten before it runs (`instrument_asserts`): every `assert` statement, in
 functions such as `check(candidate)` too, reports to a recorder and execution goes on after a
-failing or raising one. CodeVerdict.fraction = asserts passed / assert statements in the test program
+failing or raising one; one that fails while another assert's condition runs (a test's helper that
+asserts, called in an assert) raises on, so that the outer assert fails too, as in one process. CodeVerdict.fraction = asserts passed / assert statements in the test program
 (an assert in a loop is one statement: it passes if every execution did); asserts that never ran
 (killed, timed out, crashed first, branch not taken) count as failed; CodeVerdict.passed needs every
 assert passed and the program run to the end. The fraction counts only the asserts that test the

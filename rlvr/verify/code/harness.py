@@ -538,9 +538,15 @@ def _same_shape(old, new):
 
 
 def _recorder(key, fd, write, budget):
-    """The hook the instrumented asserts call (see rlvr.verify.code.asserts for the records)."""
+    """The hook the instrumented asserts call (see rlvr.verify.code.asserts for the records).
+
+    `active` holds the sites whose condition is being evaluated: a site that fails inside another's
+    (a test's helper that asserts, called in an assert: `assert is_sorted_of(candidate(x), x)`)
+    raises its error on, so that the outer assert fails as in one process; only an outermost
+    site's failure is recorded and passed over (the tests go on)."""
     seen, late = set(), set()
     current = None
+    active = []
 
     def record(site, outcome=None):
         nonlocal current, budget
@@ -548,6 +554,7 @@ def _recorder(key, fd, write, budget):
             write(fd, key + b" END\n")
             return
         if outcome is None:
+            active.append(site)
             if site == current:
                 return
             current = site
@@ -558,6 +565,14 @@ def _recorder(key, fd, write, budget):
                 late.add(site)
                 write(fd, b"%s L %d\n" % (key, site))
             return
+        if active and active[-1] == site:
+            active.pop()
+        if outcome is not True and active:
+            _write_outcome(site, outcome)
+            raise outcome  # inside another site's condition: that assert fails too
+        _write_outcome(site, outcome)
+
+    def _write_outcome(site, outcome):
         tag = (site, outcome is True)
         if tag in seen:
             return

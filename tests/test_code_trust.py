@@ -345,3 +345,16 @@ def test_an_assert_failing_inside_a_helper_fails_the_assert_that_called_it():
     assert "not the sorted input" in wrong.reason
     assert (right.passed, right.fraction) == (True, 1.0), right.reason
     assert not half.passed and half.fraction == pytest.approx(2 / 4), half.reason  # two callers of four sites
+
+
+@needs_sandbox
+def test_an_assert_comparing_the_solution_with_itself_is_not_paid(rows):
+    # HumanEval/33 asserts tuple(candidate(x)) == tuple(sort_third(x)): sort_third is the solution's own
+    # function, so any solution passes them; the identity had earned 0.4 of the fraction from them
+    r = rows[33]
+    identity, canonical = check_many(
+        [AssertTests("def sort_third(l: list):\n    return l\n", r["tests"]), AssertTests(r["answer"], r["tests"])]
+    )
+    assert (identity.passed, identity.fraction) == (False, 0.0), identity.reason
+    assert (canonical.passed, canonical.fraction) == (True, 1.0), canonical.reason
+    assert "3 of 3 asserts passed" in canonical.reason  # of 7: 3 compare the solution with itself, 1 is an example

@@ -9,7 +9,8 @@ asserts, called in an assert) raises on, so that the outer assert fails too, as 
 (an assert in a loop is one statement: it passes if every execution did); asserts that never ran
 (killed, timed out, crashed first, branch not taken) count as failed; CodeVerdict.passed needs every
 assert passed and the program run to the end. The fraction counts only the asserts that test the
-solution (`_assert_kinds`: the condition depends on a call of the solution), less the prompt's own
+solution (`_assert_kinds`: the condition depends on a call of the solution, and does not compare
+the solution with itself: `_self_comparison`), less the prompt's own
 examples (an assert calling the candidate only on arguments the prompt shows, rlvr.verify.code.prompt):
 `assert True` and `assert candidate(2, 3) == 5` under a prompt showing `add(2, 3)` pay nothing, and
 a failed example makes the fraction 0 (a constant is not paid for the tests it happens to match).
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import functools
 import marshal
 import re
@@ -308,7 +310,7 @@ def _assert_kinds(tree: ast.Module, asked: set[str], shown: frozenset[str]) -> d
         if not isinstance(n, ast.Assert):
             continue
         used = _loads(n.test)
-        if not used & tainted:
+        if not used & tainted or _self_comparison(n.test, tainted):
             kinds[id(n)] = "other"
             continue
         calls = [c for c in ast.walk(n.test) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in tainted]
@@ -317,6 +319,37 @@ def _assert_kinds(tree: ast.Module, asked: set[str], shown: frozenset[str]) -> d
         example = bool(calls) and all(call_key(c) in shown for c in calls) and used & tainted <= {c.func.id for c in calls}
         kinds[id(n)] = "example" if example else "test"
     return kinds
+
+
+class _SameCallee(ast.NodeTransformer):
+    """Every call of one of `names` as a call of `_`: the shape of an expression, whichever solution
+    function it calls."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in self.names:
+            node.func = ast.Name("_", ast.Load())
+        return node
+
+
+def _self_comparison(test: ast.expr, tainted: set[str]) -> bool:
+    """The assert compares the solution with itself: both sides the same expression up to which of
+    its names is called (HumanEval/33: `tuple(candidate([1, 2, 3])) == tuple(sort_third([1, 2, 3]))`,
+    where sort_third is the solution's own function). True for any solution: it tests nothing.
+
+    >>> _self_comparison(ast.parse("f(candidate(1)) == f(g(1))", mode="eval").body, {"candidate", "g"})
+    True
+    >>> _self_comparison(ast.parse("candidate(1) == candidate(2)", mode="eval").body, {"candidate"})
+    False
+    """
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is))):
+        return False
+    shape = _SameCallee(tainted)
+    left, right = (ast.dump(shape.visit(copy.deepcopy(side))) for side in (test.left, test.comparators[0]))
+    return left == right
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ hang and crash their worker).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import signal
@@ -78,9 +79,10 @@ _GREATER = {">": True, "\\gt": True, ">=": False, "≥": False, "\\ge": False, "
 _STRICT = _LESS | _GREATER
 _OP = "(" + "|".join(re.escape(op) for op in sorted(_STRICT, key=len, reverse=True)) + ")"
 _SIDE = r"([^<>=≤≥]+?)"  # a bound: no relation inside it
-_CHAIN = re.compile(rf"{_SIDE}{_OP}([a-zA-Z]){_OP}([^<>=≤≥]+)")
-_UPPER = re.compile(rf"([a-zA-Z]){_OP}([^<>=≤≥]+)")
-_LOWER = re.compile(rf"{_SIDE}{_OP}([a-zA-Z])")
+_VAR = "([a-df-hj-zA-Z])"  # one letter, not the constants e and i
+_CHAIN = re.compile(rf"{_SIDE}{_OP}{_VAR}{_OP}([^<>=≤≥]+)")
+_UPPER = re.compile(rf"{_VAR}{_OP}([^<>=≤≥]+)")
+_LOWER = re.compile(rf"{_SIDE}{_OP}{_VAR}")
 _INTERVAL = re.compile(r"\s*[(\[].*,.*[)\]]\s*")
 
 
@@ -111,11 +113,27 @@ def inequality_interval(pred: str) -> str | None:
     return None
 
 
+@functools.cache
+def _keep_case() -> None:
+    """math-verify reads LaTeX through latex2sympy, whose default lower-cases every symbol: M and m
+    are one symbol to it, so '0' was paid for '\\frac{(M-m)g}{M+m}' and '\\frac{m}{2}' for
+    '\\frac{Mm}{M+m}' (issue 19, round 4's red team). Its parser is called with symbols kept as they
+    are written; math-verify has no option for this, so its module's reference to latex2sympy is
+    replaced, once per process, before anything is parsed (parse_latex_cached looks it up per call)."""
+    import math_verify.parser
+    from latex2sympy2_extended.latex2sympy2 import ConversionConfig, latex2sympy
+
+    math_verify.parser.latex2sympy = functools.partial(latex2sympy, conversion_config=ConversionConfig(lowercase_symbols=False))
+
+
 def math_verify_check(gold: str, pred: str) -> bool:
-    """math-verify, gold first (its comparison is not symmetric). Its own timeouts are turned off
-    (they would reset this worker's SIGALRM timer) and its errors are raised, not logged and
-    scored False; an empty parse is an error too, because "could not read" is not "wrong"."""
+    """math-verify, gold first (its comparison is not symmetric), with symbols kept in their case
+    (`_keep_case`). Its own timeouts are turned off (they would reset this worker's SIGALRM timer)
+    and its errors are raised, not logged and scored False; an empty parse is an error too, because
+    "could not read" is not "wrong"."""
     from math_verify import parse, verify
+
+    _keep_case()
 
     g = parse(_as_math(gold), parsing_timeout=None, raise_on_error=True)
     if not g:

@@ -12,8 +12,10 @@ policy can find phrasings it misses; set verify.extraction = "strict" for a task
 answer. Units are dropped, not compared ('5 inches' for '5 cm'); strings are equal after case,
 whitespace and LaTeX wrappers are normalised away, so a currency or degree sign inside a word is
 dropped too ('Pa€ris'); verify.numeric_tolerance, when set, pays any value within it. For symbolic
-golds it refuses the shapes math-verify pays wrongly that it knows (unevaluated or unsimplified
-forms, a letter in another case, a set for a tuple), and passes every other answer to math-verify
+golds it refuses the answers math-verify would pay that are not in the gold's form (unevaluated or
+unsimplified forms, operations the gold has none of, more values than the gold's form by more than
+one, decimals, a letter in another case, a set for a tuple); these are heuristics over the text, so
+a policy can still find an equal expression they miss. Every other answer goes to math-verify
 (rlvr.verify.math), whose equivalence it trusts. tests/data/redteam.json lists each attack the
 tier does defend."""
 

@@ -60,7 +60,7 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- ('minus 13', 'negative 13', '√13', '\sqrt{13}', 'the square of 13'), a bound ('x < 13', 'at least
 -- 13', 'up to 13') or an approximation ('about 13', '~13'), as the tag's answer in words refuses them.
 CREATE OR REPLACE MACRO value_prefix(lead) AS regexp_matches(lead,
-    '(?:\bminus|\bnegative|\bneg|√|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*\(?|\bthe\s+(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|>|≤|≥|\\[lg]eq?|\\[lg]t|\bat\s+(?:least|most)|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa)|~|≈|\\approx|\\sim)\s*$');
+    '(?:\bminus|\bnegative|\bneg|√|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*\(?|\bthe\s+(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|>|≤|≥|\\[lg]eq?|\\[lg]t|\bat\s+(?:least|most)|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa)|~|≈|\\approx|\\sim|\de[-+]?)\s*$');
 CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
     '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kKMB]\b|\s*(?i:hundred|thousand|million|billion|trillion|dozen|squared|cubed|factorial|and\s+a\s+(?:half|quarter|third))\b)');
 
@@ -202,33 +202,80 @@ CREATE OR REPLACE MACRO not_a_number(n) AS regexp_full_match(n, '[-+]?(?:nan|inf
 
 -- looks_symbolic(n): n (normalised) needs a symbolic checker: LaTeX commands or braces, powers,
 -- sub-scripts, brackets (intervals, tuples), relations, operators after a digit, sqrt/pi/infinity,
--- a digit beside a letter ('2x'), or a list of numbers ('1,2'). Plain words ('paris') are not.
+-- a digit beside a letter ('2x'), a list of numbers ('1,2'), a sum ('x+1', 'abc+1') or a difference with a
+-- number or a single letter ('x-y'). Plain words ('paris', 'new-york') are not.
 CREATE OR REPLACE MACRO looks_symbolic(n) AS
-    regexp_matches(n, '[\\^{}_()\[\]=<>*/|!]|sqrt|pi|inf|[0-9][a-z]|[a-z][0-9]|[0-9.][+-]|[0-9],[0-9]');
+    regexp_matches(n, '[\\^{}_()\[\]=<>*/|!]|sqrt|pi|inf|[0-9][a-z]|[a-z][0-9]|[0-9.][+-]|[0-9],[0-9]|[a-z0-9)]\+|(?:^|[^a-z])[a-z]-|-[a-z](?:[^a-z]|$)');
 
--- unsimplified(n): n (normalised) is a closed form with a step still to take (issue 19, round 4:
--- math-verify pays each for its simplified form): a fraction whose leading integers cancel
--- ('\frac{2\sqrt{2}}{12}', '\frac{4}{6}x'; a sum above does not: '\frac{2+\sqrt{5}}{4}' is
--- simplified), the root of a perfect power ('\sqrt{1}', '\sqrt{36}', '\sqrt[3]{8}'), or a function of
--- 0 or 1 ('\cos 0', '\ln 1', '\ln e', 'e^0', 'x^{0}'). A radical with a square factor ('\sqrt{12}'
--- for 2\sqrt{3}) is another closed form of the same value, and is paid. Each check runs only on a
--- text that holds its command (CASE); the list functions run on symbolic rows only (verify.sql).
-CREATE OR REPLACE MACRO unsimplified(n) AS
-    CASE WHEN contains(n, 'frac') THEN COALESCE(list_bool_or(list_transform(
-             regexp_extract_all(n, '\\[dt]?frac\{-?\d{1,18}(?:[^{}+-]|\{[^{}]*\})*\}\{\d{1,18}(?:[^{}+-]|\{[^{}]*\})*\}'),
-             lambda m: gcd(CAST(regexp_extract(m, '^\\[dt]?frac\{-?(\d+)(?:[^{}+-]|\{[^{}]*\})*\}\{(\d+)', ['a', 'b']).a AS HUGEINT),
-                           CAST(regexp_extract(m, '^\\[dt]?frac\{-?(\d+)(?:[^{}+-]|\{[^{}]*\})*\}\{(\d+)', ['a', 'b']).b AS HUGEINT)) <> 1)), false)
-         ELSE false END
-    OR CASE WHEN contains(n, 'sqrt') THEN COALESCE(list_bool_or(list_transform(
-             -- '\sqrt4' is '\sqrt{4}'; k: the root's index ('\sqrt[3]{8}'), 2 by default
-             regexp_extract_all(regexp_replace(n, '\\sqrt(\[\d\])?(\d)', '\\sqrt\1{\2}', 'g'), '\\sqrt(?:\[\d\])?\{\d{1,12}\}'),
-             lambda m: round(pow(CAST(regexp_extract(m, '\{(\d+)\}', 1) AS DOUBLE), 1.0 / COALESCE(TRY_CAST(regexp_extract(m, '\[(\d)\]', 1) AS DOUBLE), 2.0)))
-                       ^ COALESCE(TRY_CAST(regexp_extract(m, '\[(\d)\]', 1) AS DOUBLE), 2.0)
+-- unsimplified(n): n (normalised) is a closed form with a step still to take (issue 19, rounds 4 and 5:
+-- math-verify pays each for its simplified form):
+--   a fraction whose leading integers cancel ('\frac{2\sqrt{2}}{12}', '\cfrac{(2)\sqrt{2}}{12}',
+--   '\frac{4}{6}x', '2\sqrt{2}/12', 'x^{4/2}'; a sum above does not cancel, '\frac{2+\sqrt{5}}{4}', nor
+--   does the base of a power, '\frac{2^{1/2}}{2}'), one over a negative number or over 1, a fraction in a
+--   fraction, a fraction times an integer after it ('\frac{\sqrt{2}}{12}\cdot 2'), the same above and below;
+--   the root of a perfect power ('\sqrt{36}', '\sqrt[3]{8}', '\sqrt[10]{1}');
+--   a function of 0 or 1 ('\cos 0', '\cos\left(0\right)', '\exp(0)', '\ln 1', '\ln e', 'e^0', 'e^{-0}');
+--   a step that changes nothing: a power of 1 ('x^{1}'), a factor 1 ('1x', '\cdot 1'), a term 0 ('+0'),
+--   a division sign ('\div', '\over').
+-- Not caught, among others: an integer factor at the end of a numerator ('\frac{\sqrt{2}\cdot 2}{12}').
+-- A radical with a square factor ('\sqrt{12}' for 2\sqrt{3}) is another closed form of the same value,
+-- and is paid. Each check runs only on a text that holds its command (CASE); the list functions run
+-- on symbolic rows only (verify.sql). Literal wrappers are read as the literal first ('{(2)}', '{{12}}').
+CREATE OR REPLACE MACRO frac_terms(n) AS  -- \frac{a...}{b...} with a and b leading integers: [a, b, a's power mark]
+    list_transform(regexp_extract_all(n, '\\[dtc]?frac\{-?\d{1,18}(?:[^{}+-]|\{[^{}]*\})*\}\{-?\d{1,18}(?:[^{}+-]|\{[^{}]*\})*\}'),
+        lambda m: regexp_extract(m, '^\\[dtc]?frac\{-?(\d+)(\^?)(?:[^{}+-]|\{[^{}]*\})*\}\{(-?)(\d+)(\^?)', ['a', 'ap', 'neg', 'b', 'bp']));
+CREATE OR REPLACE MACRO unsimplified(n0) AS
+    CASE WHEN contains(n0, 'frac') OR contains(n0, '/') THEN
+        COALESCE(list_bool_or(list_transform(frac_terms(regexp_replace(n0, '\{[({](-?\d+)[)}]', '{\1', 'g')),
+                 lambda t: t.neg = '-' OR (t.ap = '' AND t.bp = '' AND gcd(CAST(t.a AS HUGEINT), CAST(t.b AS HUGEINT)) <> 1)
+                           OR CAST(t.b AS HUGEINT) = 1)), false)
+        OR COALESCE(list_bool_or(list_transform(
+               regexp_extract_all(n0, '(?:^|[^\w.^}])\d{1,18}(?:\\[a-z]+(?:\{[^{}]*\})?|[a-z])*/\d{1,18}(?:$|[^\d.^])'),
+               lambda m: gcd(CAST(regexp_extract(m, '(\d+)\D*/', 1) AS HUGEINT), CAST(regexp_extract(m, '/(\d+)', 1) AS HUGEINT)) <> 1
+                         OR CAST(regexp_extract(m, '/(\d+)', 1) AS HUGEINT) = 1)), false)
+        OR regexp_matches(n0, '\\[dtc]?frac\{[^{}]*\}\{1\}|\\[dtc]?frac\{(?:[^{}]|\{[^{}]*\})*\\[dtc]?frac|\}\{\\[dtc]?frac|\}(?:\\cdot|\\times|\*)\d')
+        -- the same above and below: '\frac{x}{x}'
+        OR COALESCE(list_bool_or(list_transform(regexp_extract_all(n0, '\\[dtc]?frac\{[^{}]*\}\{[^{}]*\}'),
+                    lambda m: regexp_extract(m, '\{([^{}]*)\}\{', 1) = regexp_extract(m, '\}\{([^{}]*)\}$', 1))), false)
+    ELSE false END
+    OR CASE WHEN contains(n0, 'sqrt') THEN COALESCE(list_bool_or(list_transform(
+             -- '\sqrt4' is '\sqrt{4}'; the root's index ('\sqrt[3]{8}'), 2 by default
+             regexp_extract_all(regexp_replace(n0, '\\sqrt(\[\d+\])?(\d)', '\\sqrt\1{\2}', 'g'), '\\sqrt(?:\[\d+\])?\{\d{1,12}\}'),
+             lambda m: round(pow(CAST(regexp_extract(m, '\{(\d+)\}', 1) AS DOUBLE), 1.0 / COALESCE(TRY_CAST(regexp_extract(m, '\[(\d+)\]', 1) AS DOUBLE), 2.0)))
+                       ^ COALESCE(TRY_CAST(regexp_extract(m, '\[(\d+)\]', 1) AS DOUBLE), 2.0)
                        = CAST(regexp_extract(m, '\{(\d+)\}', 1) AS DOUBLE))), false)
          ELSE false END
-    OR regexp_matches(n, '\\(?:sin|cos|tan|sec|csc|cot|sinh|cosh|tanh|arcsin|arccos|arctan)(?:\{0\}|\(0\)|0)(?:$|[^\d.])'
-                         || '|\\(?:ln|log)(?:_\{?\w+\}?)?(?:\{1\}|\(1\)|1)(?:$|[^\d.])|\\ln(?:\{e\}|\(e\)|e)(?:$|[^a-z])'
-                         || '|\^(?:\{0\}|0)(?:$|[^\d.])');
+    OR regexp_matches(replace(replace(regexp_replace(n0, '\\left|\\right', '', 'g'), '{(', '('), ')}', ')'),
+                      '\\(?:sin|cos|tan|sec|csc|cot|sinh|cosh|tanh|arcsin|arccos|arctan|exp)(?:\{0\}|\(0\)|0)(?:$|[^\d.])'
+                      || '|\\(?:ln|log)(?:_(?:\{[^{}]*\}|\w))?(?:\{1\}|\(1\)|1)(?:$|[^\d.])|\\ln(?:\{e\}|\(e\)|e)(?:$|[^a-z])'
+                      || '|\^(?:\{-?\(?-?0+\)?\}|\(-?0+\)|0+)(?:$|[^\d.])'
+                      || '|\^(?:\{1\}|1)(?:$|[^\d./])|(?:\\cdot|\\times|\*)1(?:$|[^\d.])|(?:^|[^\d.])1(?:\\cdot|\\times|\*)'
+                      || '|(?:^|[-+(=,{\[])1(?:[a-z]|\\(?:sqrt|pi|sin|cos|tan|log|ln))|[-+]0(?:$|[^\d.])|\\div|÷|\\over(?:$|[^a-z])');
+
+-- ops_beyond(a, g): the answer a applies a kind of operation the gold g has none of: trigonometry,
+-- logarithms and exponentials (e^ counts for the gold), the gamma function, floor or ceiling,
+-- absolute value bars, max or min, set operations: 'x^2+\sin\frac{\pi}{2}', 'x^2+\log_{10}10', 'x^2+|-1|'
+-- for x^2+1, '(0,1)\cup\emptyset' for (0,1) are not in the gold's form (issue 19, round 5). Both normalised.
+CREATE OR REPLACE MACRO ops_beyond(a, g) AS
+    (regexp_matches(a, '\\(?:a(?:rc)?)?(?:sin|cos|tan|sec|csc|cot)h?(?:[^a-z]|$)') AND NOT regexp_matches(g, '\\(?:a(?:rc)?)?(?:sin|cos|tan|sec|csc|cot)'))
+    OR (regexp_matches(a, '\\(?:log|ln|lg|exp)(?:[^a-z]|$)') AND NOT regexp_matches(g, '\\(?:log|ln|lg|exp)|e\^'))
+    OR (regexp_matches(a, '\\(?:gamma|lfloor|lceil|max|min)(?:[^a-z]|$)|\\operatorname\{(?:max|min|floor|ceil)')
+        AND NOT regexp_matches(g, '\\(?:gamma|lfloor|lceil|max|min)|\\operatorname'))
+    OR (regexp_matches(a, '\||\\[lr]?vert|\\mid') AND NOT regexp_matches(g, '\||\\[lr]?vert|\\mid'))
+    OR (regexp_matches(a, '\\(?:cup|cap|setminus|emptyset|varnothing)|∅|∪|∩') AND NOT regexp_matches(g, '\\(?:cup|cap|setminus|emptyset|varnothing)|∅|∪|∩'));
+
+-- value_atoms(s): how many values s (norm_latex'ed, case and spaces kept) is written with: numbers,
+-- letters, and commands other than layout, operators and relations (\frac, \cdot, \le, \cup, \left,
+-- \quad, \text, ...), a
+-- name in front left out ('f(x) =', 'A =', 'x \in'). An answer written with more than one atom more
+-- than its gold is not in the gold's form: 'x^2+1+x-x', '\frac{\sqrt{2}}{2}\cdot\frac{1}{3}',
+-- '(0, \log_2 2)', '$3\sqrt{2}$ $2\sqrt{3}$' (issue 19, round 5: math-verify pays each); '(x-1)(x+1)'
+-- for x^2-1 is within one.
+CREATE OR REPLACE MACRO value_atoms(s) AS len(regexp_extract_all(
+    regexp_replace(regexp_replace(s, '^\s*(?:[A-Za-z]\w*|\\[A-Za-z]+(?:\s*[A-Za-z])?)\s*(?:\([^()]*\))?\s*(?:=|\\in(?:[^a-z]|$))', ''),
+        '\\(?:left|right|[bB]igg?[lrm]?|[dtc]?frac|cdot|times|[lg]eq?|[lg]eqslant|[lg]t|neq?|in|cup|cap|setminus|displaystyle|textstyle|q?quad|hspace|text\w*|math(?:rm|bf|it|sf|tt)|boldsymbol|bm|mbox|operatorname|limits|[,;:! ])(?:[^a-zA-Z]|$)',
+        ' ', 'g'),
+    '\\[A-Za-z]+|\d+(?:\.\d+)?|[A-Za-z]'));
 
 -- unevaluated(n): n (normalised) holds arithmetic that still needs evaluating: an operator between two
 -- literal numbers ('3*4', '7+12', '5-9', '\sqrt{4\cdot3}', 'x^2+2-1'; a number beside a symbol is a
@@ -245,25 +292,33 @@ CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
     || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim')
     OR unsimplified(n);
 
--- set_shape(n): 'set' when n (normalised) is a set in braces ('\{1,2\}', '\left\{0,1\right\}', '{0,1}'),
--- 'tuple' when it is a tuple or an interval in brackets ('(1,2)', '[0,1)'), '' else. A set is neither
--- (issue 19, round 4: math-verify pays '\{0, 1\}' for (0, 1), and (1, 2) for \{1, 2\}).
-CREATE OR REPLACE MACRO set_shape(n) AS
-    CASE WHEN NOT contains(n, ',') THEN ''
-         WHEN regexp_full_match(n, '(?:\\left)?\\?\{.*,.*(?:\\right)?\\?\}') THEN 'set'
-         WHEN regexp_full_match(n, '(?:\\left)?[(\[].*,.*(?:\\right)?[)\]]') THEN 'tuple'
+-- set_shape(n): the shape of n (normalised), a name in front ('s =', 'x \in'), \displaystyle and spacing
+-- after it left out: 'set' for values in braces ('\{1,2\}', '\left\{0,1\right\}', '{0,1}', '\{0;1\}'),
+-- 'tuple' for values in brackets ('(1,2)', '[0,1)'), 'list' for values without any ('0,1'), '' else
+-- (one value, or brackets inside: '(1,2),(3,4)', '\{0\}\cup(0,1)'). A set, a tuple or interval and a
+-- bare list are three shapes (issue 19, rounds 4 and 5: math-verify pays '\{0, 1\}' and '0, 1' for (0, 1)).
+CREATE OR REPLACE MACRO shape_of(x) AS
+    CASE WHEN NOT regexp_matches(x, '[,;]') THEN ''
+         WHEN regexp_full_match(x, '(?:\\left)?\\\{(?:[^\\]|\\[^{}])*[,;](?:[^\\]|\\[^{}])*(?:\\right)?\\\}|\{[^{}]*[,;][^{}]*\}') THEN 'set'
+         WHEN regexp_full_match(x, '(?:\\left)?[(\[][^()\[\]]*[,;][^()\[\]]*(?:\\right)?[)\]]') THEN 'tuple'
+         WHEN NOT regexp_matches(x, '[()\[\]{}]') THEN 'list'
          ELSE '' END;
+CREATE OR REPLACE MACRO set_shape(n) AS shape_of(regexp_replace(regexp_replace(n,
+    '^(?:[a-z]\w*(?:\([^()]*\))?|\\[a-z]+)(?:=|\\in)', ''), '\\displaystyle|\\textstyle|\\q?quad|\\hspace\{[^{}]*\}', '', 'g'));
 
--- letters(s): what names a variable or a constant in s, case kept: single letters and LaTeX commands
--- ('N', '\Pi'), leaving out words of three letters or more (not variables: 'Answer: N^2+1'), the
--- text in \text{} and its kin, and the sizing commands (\big, \Big: one bracket in two sizes).
--- case_clash(a, g): the answer a has a letter or command that the gold g has only in another case
--- ('n^2+1' for N^2+1, '\Pi' for \pi): another variable or constant, which the identical-text shortcut
--- (lower case) and math-verify both paid (issue 19, round 4). Runs on symbolic rows only (verify.sql).
+-- letters(s): what names a variable or a constant in s, case kept: single letters, runs of three
+-- letters or more as one token (a word, or a product of variables: 'Answer', 'XYZ') and LaTeX commands
+-- ('N', '\Pi'); a name in front ('A =', 'f(x) =') and sets in \mathbb{} are left out, \text{} and its
+-- kin are read through ('\mathrm{n}' is n), and sizing commands are dropped (\big, \Big: one bracket in
+-- two sizes).
+-- case_clash(a, g): the answer a has a letter, word or command that the gold g has only in another case
+-- ('n^2+1' for N^2+1, '\Pi' for \pi, '2XYZ' for 2xyz): another variable or constant, which the
+-- identical-text shortcut (lower case) and math-verify both paid (issue 19, rounds 4 and 5). Runs on
+-- symbolic rows only (verify.sql).
 CREATE OR REPLACE MACRO letters(s) AS list_distinct(regexp_extract_all(regexp_replace(regexp_replace(s,
-    '\\(?:text\w*|math(?:rm|sf|tt)|mbox|hbox|operatorname)\s*\{[^{}]*\}|\\[bB]igg?[lrm]?\b', ' ', 'g'),
-    '(^|[^\\A-Za-z])[A-Za-z]{3,}', '\1', 'g'),
-    '\\[A-Za-z]+|[A-Za-z]'));
+    '^\s*(?:[A-Za-z]\w*|\\[A-Za-z]+(?:\s*[A-Za-z])?)\s*(?:\([^()]*\))?\s*=', ''),
+    '\\mathbb\s*\{[^{}]*\}|\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|boldsymbol|bm|operatorname)(?:[^a-zA-Z]|$)|\\[bB]igg?[lrm]?(?:[^a-zA-Z]|$)', ' ', 'g'),
+    '\\[A-Za-z]+|[A-Za-z]{3,}|[A-Za-z]'));
 CREATE OR REPLACE MACRO case_clash(a, g) AS
     CASE WHEN regexp_matches(a, '[A-Z]') OR regexp_matches(g, '[A-Z]')
          THEN COALESCE(list_bool_or(list_transform(letters(a), lambda t: NOT list_contains(letters(g), t)
@@ -274,7 +329,8 @@ CREATE OR REPLACE MACRO case_clash(a, g) AS
 -- \to, arrows or \implies: several final values, one of them to be picked by the grader ('12 \approx
 -- 13', '2\sqrt{3} \text{ or } 3'). An equals sign is judged apart (verify.sql: only 'x = value').
 CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
-    '\bor\b|\\approx|≈|~|\\sim(?:[^a-z]|$)|\\to(?:[^a-z]|$)|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|\\lor(?:[^a-z]|$)|\\vee');
+    '\bor\b|\\approx|≈|~|\\sim(?:[^a-z]|$)|\\to(?:[^a-z]|$)|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|\\lor(?:[^a-z]|$)|\\vee'
+    || '|\\pm|\\mp|±|∓|\\equiv|≡');
 
 -- number_hedge(op, link, after, lead): the last two numbers of a response without a tag or box state two
 -- answers: joined by 'or' ('12 (or 13)', '12 or maybe 13', '12 [or 13]', '12 — or 13'), by \approx / ~ /

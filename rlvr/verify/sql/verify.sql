@@ -48,8 +48,11 @@
 --                unevaluated arithmetic 'x^2+2-1', hedged several values '3.46 \approx 2\sqrt{3}', an
 --                '=' other than 'x = ...', words in \text{} that math-verify would skip, a decimal
 --                approximation '3.464102' of a closed form, a closed form left unsimplified
---                '\frac{2\sqrt{2}}{12}', '\sqrt{36}', '\cos 0' (macros.sql unsimplified), a set for a tuple or
---                interval or the reverse (set_shape)): wrong, unless the gold is such an expression itself;
+--                '\frac{2\sqrt{2}}{12}', '\sqrt{36}', '\cos 0' (macros.sql unsimplified), a kind of operation the
+--                gold has none of (ops_beyond: '\sin\frac{\pi}{2}'), more values than the gold is written
+--                with, by more than one (value_atoms: 'x^2+1+x-x'), a decimal inside a closed form, a set for a
+--                tuple or interval, a bare list for either, or the reverse (set_shape)): wrong, unless the gold
+--                is such an expression itself;
 --                and a letter the gold has in another case ('n^2+1' for N^2+1: macros.sql case_clash) is wrong.
 --   undecided    gold is symbolic (looks_symbolic) and SQL cannot compare them:
 --                rlvr.verify.math fills these rows (verifier math_verify), then verify_groups.sql runs.
@@ -159,7 +162,7 @@ WITH golds AS (  -- each problem's gold, normalised once
         CASE WHEN agree THEN 1 ELSE n_tags END AS n_answers
     FROM (
         SELECT *, CASE WHEN n_tags > 1  -- list functions cost even on NULL lists: only rows with several tags pay
-                       THEN COALESCE(len(bodies) = n_open AND len(list_distinct(list_transform(said, lambda b: COALESCE(norm_verdict(norm_answer(b)), norm_answer(b))))) <= 1, false)
+                       THEN COALESCE(len(bodies) = n_open AND len(list_distinct(list_transform(said, lambda b: norm_answer(b)))) <= 1, false)
                        ELSE false END AS agree
         FROM (SELECT *, CASE WHEN n_tags > 1 THEN list_filter(bodies, lambda b: norm_answer(b) <> '') END AS said FROM tag_bodies)
     )
@@ -252,7 +255,9 @@ WITH golds AS (  -- each problem's gold, normalised once
     )
 ), bodies AS (
     SELECT normalised.*, NOT plain AND ends_with(npred, '%') AS pred_pct,
-        CASE WHEN NOT plain THEN sci_dec(num_body(npred)) END AS pred_body  -- '1.9e1' is 19
+        -- '1.9e1' is 19 (written so: '1.9 e1' is no number, though norm_answer removed its space)
+        CASE WHEN NOT plain THEN CASE WHEN regexp_matches(extracted, '\d[eE][-+]?\d') THEN sci_dec(num_body(npred))
+                                      ELSE num_body(npred) END END AS pred_body
     FROM normalised
 ), decimals AS (
     -- pred_dec (dec_canon, in steps so that no part is computed twice): most answers are integers
@@ -311,22 +316,30 @@ WITH golds AS (  -- each problem's gold, normalised once
                        WHEN case_clash(extracted, answer)
                            THEN 'a variable or constant in another case than the gold''s: ' || trim(extracted) || ' against ' || answer
                        WHEN pred = gold THEN NULL
-                       -- a set for a tuple or an interval, or the reverse: math-verify pays '\{0, 1\}' for (0, 1)
-                       WHEN set_shape(pred) <> set_shape(gold) AND set_shape(pred) <> '' AND set_shape(gold) <> ''
+                       -- a set for a tuple or an interval, a bare list for either, or the reverse: math-verify
+                       -- pays '\{0, 1\}' and '0, 1' for (0, 1)
+                       WHEN set_shape(gold) IN ('set', 'tuple') AND set_shape(pred) NOT IN ('', set_shape(gold))
                            THEN 'a ' || set_shape(pred) || ' for a ' || set_shape(gold)
                        WHEN hedged(lower(norm_latex(extracted))) AND NOT hedged(lower(norm_latex(answer)))
                            THEN 'several values, one answer is expected'
-                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND NOT regexp_full_match(pred, '[a-z]\w*(?:\([a-z,]*\))?=[^=]*')
+                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND NOT regexp_full_match(pred, '(?:[a-z]\w*|\\[a-z]+)(?:\([a-z,]*\))?=[^=]*')
                            THEN 'several values joined by =, one answer is expected'
                        WHEN unevaluated(pred) AND NOT unevaluated(gold)
                            THEN 'an unevaluated expression: the answer must be a value in the gold''s form, simplified'
+                       WHEN ops_beyond(pred, gold)
+                           THEN 'a function the gold does not use: the answer must be a value in the gold''s form, simplified'
+                       -- more values than the gold's form has, by more than one ('x^2+1+x-x'; macros.sql value_atoms)
+                       WHEN value_atoms(norm_latex(extracted)) > value_atoms(norm_latex(answer)) + 1
+                           THEN 'written with more terms than the gold''s form (' || value_atoms(norm_latex(extracted))
+                                || ' values against ' || value_atoms(norm_latex(answer)) || '): simplify it'
                        -- words in \text{} beside a symbolic answer ('2\sqrt{3} \text{ is wrong}', '... \text{ else }
                        -- 3\sqrt{2}'): math-verify skips them, so they could deny or hedge it unread
                        WHEN text_words(extracted) AND NOT text_words(answer)
                            THEN 'words beside a symbolic answer, which math-verify would not read'
-                       -- a decimal for a closed form ('3.464102' for 2\sqrt{3}): math-verify compares to 6 places
-                       WHEN regexp_full_match(pred, '-?\d*\.\d+') AND NOT regexp_matches(gold, '\d\.\d')
-                           THEN 'a decimal approximation; the gold is a closed form' END AS not_value
+                       -- a decimal in a closed form ('3.464102' for 2\sqrt{3}, 'x = 3.464102', '\sqrt{1.0}'):
+                       -- math-verify compares to 6 places
+                       WHEN regexp_matches(pred, '\d\.\d') AND NOT regexp_matches(gold, '\d\.\d')
+                           THEN 'a decimal in a closed form (an approximation); the gold is exact' END AS not_value
         FROM joined
     )
 ), decided AS (

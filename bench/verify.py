@@ -9,6 +9,10 @@ with their problems as Parquet in a temp dir, then times, alternating sides each
   - sql:        Parquet in -> rlvr.verify.scoring (SQL tier + the group-stats pass) -> scores Parquet out
   - scan floor: the same Parquet columns read + a same-sized scores file written, no verification
   - math-verify: `verify(parse(gold), parse(pred))` in a plain loop on a sample of the same rows
+  - symbolic:   --symbolic-rows responses to symbolic golds (radicals, pi, polynomials, intervals, sets)
+                written right, reordered, unsimplified, in another case, approximated or wrong: SQL pass 1
+                only (rlvr.verify.scoring._decide_in_sql, the form rules of issue 19), beside the same pass
+                on the numeric rows, and the share of rows SQL decides before math-verify
   - code:       HumanEval's 164 canonical solutions through the sandbox tier (rlvr.verify.code.check_many,
                 one bubblewrap sandbox per program, as many at a time as cores): programs/s, all must pass
                 (--no-code skips it; the sandbox needs root)
@@ -38,7 +42,7 @@ import pyarrow.parquet as pq
 from rlvr.config import VerifySection
 from rlvr.schema import PARQUET_COMPRESSION, PROBLEMS, ROLLOUTS, SCORES
 from rlvr.store.commit import write_table
-from rlvr.verify import score_with_stats
+from rlvr.verify import score_with_stats, scoring
 
 RESULTS = Path(__file__).parent / "results" / "verify.json"
 
@@ -156,6 +160,91 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
     return [(golds[k // group_size][0], texts[k]) for k in range(n)]
 
 
+def _symbolic_gold(rng: random.Random) -> tuple[str, list[tuple[str, bool]]]:
+    """A symbolic gold and answers to it, each with whether it is right: as the gold, reordered or
+    rewritten (right); unsimplified, echoed, in another case, approximated, another set shape, wrong."""
+    a, b = rng.randint(2, 9), rng.choice([2, 3, 5, 6, 7, 10, 11])
+    kind = rng.randrange(5)
+    if kind == 0:
+        gold = f"{a}\\sqrt{{{b}}}"
+        return gold, [
+            (gold, True),
+            (f"\\sqrt{{{a * a * b}}}", True),
+            (f"\\sqrt{{{b}}}\\cdot {a}", True),
+            (f"\\frac{{{2 * a}\\sqrt{{{b}}}}}{{2}}", False),
+            (f"{a * b**0.5:.6f}", False),
+            (f"{a + 1}\\sqrt{{{b}}}", False),
+        ]
+    if kind == 1:
+        gold = f"\\frac{{{a}\\pi}}{{{b + a}}}" if a % 2 and (b + a) % a else f"\\frac{{\\pi}}{{{b}}}"
+        return gold, [(gold, True), (gold.replace("\\pi", "\\Pi"), False), (f"{gold}+\\sin 0", False), (gold + "+1", False)]
+    if kind == 2:
+        gold = f"x^2+{a}x+{b}"
+        return gold, [
+            (gold, True),
+            (f"{b}+{a}x+x^2", True),
+            (f"X^2+{a}x+{b}", False),
+            (f"x^2+{a}x+{b}+x-x", False),
+            (f"x^2+{a + 1}x+{b}", False),
+        ]
+    if kind == 3:
+        gold = f"({a}, {a + b})"
+        return gold, [
+            (gold, True),
+            (f"{a} < x < {a + b}", True),
+            (f"\\{{{a}, {a + b}\\}}", False),
+            (f"{a}, {a + b}", False),
+            (f"[{a}, {a + b}]", False),
+        ]
+    gold = f"\\{{{a}, {a + b}\\}}"
+    return gold, [(gold, True), (f"\\{{{a + b}, {a}\\}}", True), (f"({a}, {a + b})", False), (f"\\{{{a}, {a + b + 1}\\}}", False)]
+
+
+def make_symbolic(folder: Path, *, rows: int, group_size: int, seed: int) -> None:
+    """symbolic/problems.parquet and symbolic/rollouts.parquet: `rows` tagged answers to symbolic golds."""
+    rng = random.Random(seed)
+    (folder / "symbolic").mkdir()
+    problems, texts, pids, idx = [], [], [], []
+    for k in range(rows // group_size):
+        gold, answers = _symbolic_gold(rng)
+        problems.append({"prompt_id": f"s{k:07d}", "task": "math", "split": "train", "prompt": "Simplify.", "answer": gold})
+        for s in range(group_size):
+            texts.append(f"{rng.choice(FILLER[:2])}<answer>{rng.choice(answers)[0]}</answer>")
+            pids.append(f"s{k:07d}"), idx.append(s)
+    pq.write_table(pa.Table.from_pylist(problems, schema=PROBLEMS), folder / "symbolic" / "problems.parquet")
+    n = len(texts)
+    one = pa.array([[1]] * n, pa.list_(pa.int32()))
+    cols = {
+        "iteration": [0] * n,
+        "prompt_id": pids,
+        "sample_idx": idx,
+        "prompt_token_ids": one,
+        "response_token_ids": one,
+        "response_logprobs": pa.array([[-0.5]] * n, pa.list_(pa.float32())),
+        "response_text": texts,
+        "num_response_tokens": [len(t) // 4 for t in texts],
+        "finish_reason": ["stop"] * n,
+        "policy_version": [0] * n,
+        "staleness": [0] * n,
+        "engine": ["transformers"] * n,
+        "temperature": [1.0] * n,
+        "seed": [0] * n,
+        "model": [None] * n,
+    }
+    pq.write_table(pa.table(cols, schema=ROLLOUTS), folder / "symbolic" / "rollouts.parquet")
+
+
+def run_pass1(folder: Path, cfg: VerifySection) -> tuple[float, dict[str, int]]:
+    """SQL pass 1 alone (extraction, the form rules, numeric and exact decisions) on folder's rows:
+    seconds, and rows by verifier ('undecided': left to math-verify)."""
+    con = scoring.connect()
+    files = {"rollouts": [str(folder / "rollouts.parquet")], "problems": [str(folder / "problems.parquet")]}
+    t = time.perf_counter()
+    scoring._decide_in_sql(con, files, cfg)
+    seconds = time.perf_counter() - t
+    return seconds, dict(con.execute(scoring.COUNT_BY_VERIFIER).fetchall())
+
+
 def run_sql(folder: Path, cfg: VerifySection) -> tuple[float, dict]:
     t = time.perf_counter()
     table, stats = score_with_stats([folder / "rollouts.parquet"], [folder / "problems.parquet"], cfg)
@@ -217,6 +306,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--no-code", action="store_true", help="skip the HumanEval sandbox throughput")
+    ap.add_argument("--symbolic-rows", type=int, default=200_000, help="responses to symbolic golds (SQL pass 1 only)")
     args = ap.parse_args()
     cfg = VerifySection()
     with tempfile.TemporaryDirectory(prefix="rlvr-bench-verify-") as tmp:
@@ -227,12 +317,16 @@ def main() -> None:
         )
         build_s = time.perf_counter() - t
         sample = random.Random(args.seed + 1).sample(pairs, min(args.sample, len(pairs)))
-        sql_s, floor_s, mv_s, stats = [], [], [], {}
+        make_symbolic(folder, rows=args.symbolic_rows, group_size=args.group_size, seed=args.seed)
+        sql_s, floor_s, mv_s, stats, p1_s, sym_s, sym_by = [], [], [], {}, [], [], {}
         for _ in range(args.repeats):  # alternate the sides: these machines drift
             s, stats = run_sql(folder, cfg)
             sql_s.append(s)
             floor_s.append(run_scan_floor(folder))
             mv_s.append(run_mathverify(sample))
+            p1_s.append(run_pass1(folder, cfg)[0])
+            s, sym_by = run_pass1(folder / "symbolic", cfg)
+            sym_s.append(s)
         n = len(pairs)
         scored = pq.read_table(folder / "scores.parquet", columns=["correct", "verifier"])
     code = None if args.no_code else run_code()
@@ -253,6 +347,11 @@ def main() -> None:
         "verifier_errors": stats.get("verifier_errors", 0),
         "mean_response_chars": round(sum(len(t) for _, t in pairs) / n, 1),
         "build_inputs_s": round(build_s, 1),
+        # SQL pass 1 alone: numeric rows, and rows with symbolic golds (the form rules run on these)
+        "sql_pass1_rows_per_s": round(n / min(p1_s)),
+        "symbolic_rows": sum(sym_by.values()),
+        "sql_pass1_symbolic_rows_per_s": round(sum(sym_by.values()) / min(sym_s)) if sym_by else None,
+        "symbolic_decided_in_sql_fraction": round(1 - sym_by.get("undecided", 0) / sum(sym_by.values()), 4) if sym_by else None,
     }
     if code is not None:
         figures |= {"code_programs_per_s": round(code[2] / code[0], 1), "code_passed": code[1], "code_programs": code[2]}
@@ -260,7 +359,14 @@ def main() -> None:
         print(f"{k}: {v}")
     result = {
         "figures": figures,
-        "all_runs_s": {"sql": sql_s, "scan_floor": floor_s, "mathverify": mv_s, "code": code and code[0]},
+        "all_runs_s": {
+            "sql": sql_s,
+            "scan_floor": floor_s,
+            "mathverify": mv_s,
+            "sql_pass1": p1_s,
+            "sql_pass1_symbolic": sym_s,
+            "code": code and code[0],
+        },
         "machine": {
             "cores": os.cpu_count(),
             "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),

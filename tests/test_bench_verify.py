@@ -13,8 +13,11 @@ BENCH = Path(__file__).parents[1] / "bench" / "verify.py"
 
 def test_the_verify_bench_runs_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "verify.json"
-    args = ["--rows", "4000", "--sample", "40", "--repeats", "1", "--no-code", "--out", str(out)]
+    args = ["--rows", "4000", "--sample", "40", "--repeats", "1", "--no-code", "--symbolic-rows", "800", "--out", str(out)]
     proc = subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads(out.read_text())
     assert "sql_rows_per_s" in proc.stdout and figures
+    # the symbolic slice: SQL decides the rows the form rules refuse, and leaves the others to math-verify
+    assert figures["figures"]["symbolic_rows"] == 800
+    assert 0.2 < figures["figures"]["symbolic_decided_in_sql_fraction"] < 0.9

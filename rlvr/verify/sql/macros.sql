@@ -8,14 +8,18 @@
 -- its contents, and so is a box inside that box (two passes: '\boxed{\boxed{12}}' is 12); the math
 -- delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents,
 -- and so is one wrapped whole in parentheses or braces without a comma ('(19)', '{19}'; '(0, 1)' stays
--- an interval); \textit, \mathbf and their kin are unwrapped like \text ('\mathbf{19}').
+-- an interval); \textit, \mathbf and their kin are unwrapped like \text ('\mathbf{19}'). A '~' before a
+-- word is a space ('12~\text{cm}'; '~13' stays an approximation); \varnothing and ∅ are \emptyset, and
+-- \varepsilon, \varphi, \vartheta, \varpi the letters they vary.
 CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nested ones multiply (planning time)
-    regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(s,
+    replace(replace(replace(replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+        regexp_replace(s, '~(\s*(?:\\text|[A-Za-z]))', ' \1', 'g'),
         '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
         '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
         '\\(?:text|textbf|textit|textrm|textsf|mathrm|mathbf|mathit|mathsf|mbox|boldsymbol|bm)\s*\{((?:[^{}]|\{[^{}]*\})*)\}|\\[()\[\]]', ' \1 ', 'g'),
         '(\\[dt]?frac)\s*(\d)\s*(\d)', '\1{\2}{\3}', 'g'),
-        '(?s)^\s*(?:\*\*([^*]+)\*\*|`([^`]+)`|\(([^(),]*)\)|\{([^{},]*)\})\s*$', '\1\2\3\4');
+        '(?s)^\s*(?:\*\*([^*]+)\*\*|`([^`]+)`|\(([^(),]*)\)|\{([^{},]*)\})\s*$', '\1\2\3\4'), '\\varnothing|∅', '\\emptyset', 'g'),
+        '\varepsilon', '\epsilon'), '\varphi', '\phi'), '\vartheta', '\theta'), '\varpi', '\pi');
 
 -- norm_answer(s): the comparable text form of an answer.
 --   any Unicode decimal digit read as its ASCII digit and fullwidth ASCII as ASCII (norm_digits, made
@@ -26,14 +30,18 @@ CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nes
 --   \$ dropped; LaTeX \% -> %; then a leading '+' and a trailing '.' dropped:
 --   '19.' -> '19', '$1,200' -> '1,200', ' −3 ' -> '-3', '+4' -> '4', '60^\circ' -> '60'.
 --   Commas are kept here: only num_value() reads them, and only as thousands separators.
-CREATE OR REPLACE MACRO norm_answer(s) AS
-    regexp_replace(
+-- norm_cased(s): the same with the case kept (verify.sql: an answer identical to a symbolic gold but for
+-- the case of its letters, '\pi(r^2-R^2)' for \pi(R^2-r^2), goes to math-verify, which keeps case).
+-- Both read a minus in front of a fraction's numerator as in front of the fraction ('\frac{-3}{4}').
+CREATE OR REPLACE MACRO norm_cased(s) AS
+    regexp_replace(regexp_replace(
         replace(
             replace(
-                regexp_replace(norm_latex(lower(norm_digits(s))), '\s+|\\?[$€£]|\^\{?\\circ\}?|°|\\[,!;: ]|\{(,)\}', '\1', 'g'),
+                regexp_replace(norm_latex(norm_digits(s)), '\s+|\\?[$€£]|\^\{?\\circ\}?|°|\\[,!;: ]|\{(,)\}', '\1', 'g'),
                 '−', '-'),
             '\%', '%'),
-        '^\+|\.$', '', 'g');
+        '^\+|\.$', '', 'g'), '^\\([dtc]?frac)\{-', '-\\\1{');
+CREATE OR REPLACE MACRO norm_answer(s) AS lower(norm_cased(s));
 
 -- plain_decimal(s): s is a plain decimal ('42', '-3.5', '007'): digits, an optional '-' and one point
 -- with digits after it; norm_answer leaves such a text as it is, so a gold or an answer in this form
@@ -67,7 +75,7 @@ CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
 -- text_words(x): x holds a word (two letters or more) inside \text{}, \mathrm{} and their kin, where
 -- math-verify does not read it ('2\sqrt{3} \text{ else } 3\sqrt{2}'); LaTeX commands inside are not words.
 CREATE OR REPLACE MACRO text_words(x) AS
-    regexp_matches(x, '\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|operatorname)\s*\{(?:[^{}\\]|\\[,;:! ])*[A-Za-z]{2,}');
+    regexp_matches(x, '\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|operatorname)\s*\{(?:[^{}\\]|\\[,;:! ])*(?:[A-Za-z]{2,}|[\[\]()<>=+,;|\d])');
 
 -- word_num(s): the one number of an answer written in words ('The total is 19', 'She has 19 apples.',
 -- 'x = 19', '\$19 in all'), or '' when s is not one plain number among plain words: a second
@@ -82,12 +90,14 @@ CREATE OR REPLACE MACRO text_words(x) AS
 CREATE OR REPLACE MACRO value_words(x) AS
     NOT regexp_matches(x, '\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|pi|sqrt|square\s+of|cube\s+of|opposite|neg|log|ln|exp|doubled|halved|tripled|quadrupled|grand|bn|k|(?:hundred|thousand|million|billion|trillion)ths|sixths|sevenths|eighths|ninths|twelfths|impossible|erroneous|mistaken|bogus|nope|excluding|exclude|excluded|higher|lower|greater|smaller|more|fewer|less|exceeding|exceeds|exceed|upwards?|circa|ish|else|vs|versus|otherwise|instead|ruled|rejected|invalid|(?:is|are|was|were|do|does|did|ca|wo|ai|should|could|would|has|have|had|need|must|might)nt|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
 CREATE OR REPLACE MACRO word_num(s) AS
-    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
-        '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:[a-z]\w*\s*[:=]\s*)?([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?\s*(?:\\?%)?)(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*)*\s*[.!]?\s*$', 1)
+    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(norm_latex(s), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
+        '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:(?:m\s*)?(?:[a-z]\w*|\\[a-z]+(?:\s*[a-z]{1,3})?)\s*(?:_\s*(?:\{\w+\}|\w))?\s*(?:\([^()]*\))?\s*[:=]\s*)?'
+        || '([-+]?(?:\\?[$€£])?(?:\d+(?:,\d{3})*(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\}|\d+/\d+)\s*(?:\\?%|\^\s*\{?\\circ\}?|°)?)'
+        || '(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*(?:\s*\^\s*\{?[23]\}?)?)*\s*[.!]?\s*$', 1)
     ELSE '' END;
 CREATE OR REPLACE MACRO unit_num(s) AS
-    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(norm_latex(s))), '−', '-'),
-        '^\s*([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?)\s+(?:[a-z]{2,}|[mgslhwvk])\.?(?:\s+[a-z]+\.?)*\s*$', 1)
+    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(norm_latex(s), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
+        '^\s*([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?)\s+(?:[a-z]{2,}|[mgslhwvk])\.?(?:\s+[a-z]+\.?)*\s*(?:\^\s*\{?[23]\}?)?\s*$', 1)
     ELSE '' END;
 
 -- num_body(n): n (normalised) without a trailing '%' and, when every comma sits in a well-formed
@@ -144,7 +154,8 @@ CREATE OR REPLACE MACRO sci_dec(b) AS
          ELSE b END;
 
 -- num_rat(b): a number body as an exact fraction {n, d} (HUGEINT, d > 0) when it is a decimal of at
--- most 17 characters, an integer fraction a/b or \frac{a}{b} of at most 17 digits each; NULL else.
+-- most 17 characters, an integer fraction a/b or \frac{a}{b} of at most 17 digits each, or a mixed
+-- number ('3\frac{1}{2}' = 7/2: its fraction proper, 8 digits each at most); NULL else.
 -- rat_eq(a, b): a = b by cross-multiplication, exact: every product stays below 10^36 < 2^127.
 -- A percent reading divides by 100 (d * 100), still below 10^38.
 -- A repeating decimal i.f\overline{r} ('12.\overline{3}' = 37/3, '0.1\overline{6}' = 1/6, of at most
@@ -163,6 +174,11 @@ CREATE OR REPLACE MACRO num_rat(b) AS
                   'd': CAST(rpad('1', CAST(1 + length(split_part(b, '.', 2)) AS INTEGER), '0') AS HUGEINT)}
         WHEN contains(b, '/') AND regexp_full_match(b, '-?\d{1,17}/0*[1-9]\d{0,16}')
             THEN {'n': CAST(split_part(b, '/', 1) AS HUGEINT), 'd': CAST(split_part(b, '/', 2) AS HUGEINT)}
+        WHEN contains(b, 'frac') AND regexp_full_match(b, '-?\d{1,8}\\[dt]?frac\{\d{1,8}\}\{0*[1-9]\d{0,7}\}')
+             AND CAST(regexp_extract(b, '\{(\d+)\}\{', 1) AS HUGEINT) < CAST(regexp_extract(b, '\}\{(\d+)\}', 1) AS HUGEINT)
+            THEN {'n': (CAST(regexp_extract(b, '(\d+)\\', 1) AS HUGEINT) * CAST(regexp_extract(b, '\}\{(\d+)\}', 1) AS HUGEINT)
+                        + CAST(regexp_extract(b, '\{(\d+)\}\{', 1) AS HUGEINT)) * CASE WHEN starts_with(b, '-') THEN -1 ELSE 1 END,
+                  'd': CAST(regexp_extract(b, '\}\{(\d+)\}', 1) AS HUGEINT)}
         WHEN contains(b, 'frac') AND regexp_full_match(b, '-?\\[dt]?frac\{\d{1,17}\}\{0*[1-9]\d{0,16}\}')
             THEN {'n': CAST(regexp_extract(b, '(-?)\\', 1) || regexp_extract(b, '\{(\d+)\}\{', 1) AS HUGEINT),
                   'd': CAST(regexp_extract(b, '\}\{(\d+)\}', 1) AS HUGEINT)}
@@ -215,9 +231,10 @@ CREATE OR REPLACE MACRO looks_symbolic(n) AS
 --   fraction, a fraction times an integer after it ('\frac{\sqrt{2}}{12}\cdot 2'), the same above and below;
 --   the root of a perfect power ('\sqrt{36}', '\sqrt[3]{8}', '\sqrt[10]{1}');
 --   a function of 0 or 1 ('\cos 0', '\cos\left(0\right)', '\exp(0)', '\ln 1', '\ln e', 'e^0', 'e^{-0}');
---   a step that changes nothing: a power of 1 ('x^{1}'), a factor 1 ('1x', '\cdot 1'), a term 0 ('+0'),
---   a division sign ('\div', '\over').
--- Not caught, among others: an integer factor at the end of a numerator ('\frac{\sqrt{2}\cdot 2}{12}').
+--   a step that changes nothing: a power of 1 ('x^{1}'), 1 to a power ('1^{x}'), a factor 1 ('1x',
+--   '\cdot 1'), a term 0 ('+0'), a division sign ('\div', '\over'); a decimal in a root or a fraction
+--   ('\sqrt{1.0}').
+-- An integer factor at the end of a group is caught ('\frac{\sqrt{2}\cdot 2}{12}'); one in the middle is not.
 -- A radical with a square factor ('\sqrt{12}' for 2\sqrt{3}) is another closed form of the same value,
 -- and is paid. Each check runs only on a text that holds its command (CASE); the list functions run
 -- on symbolic rows only (verify.sql). Literal wrappers are read as the literal first ('{(2)}', '{{12}}').
@@ -233,7 +250,8 @@ CREATE OR REPLACE MACRO unsimplified(n0) AS
                regexp_extract_all(n0, '(?:^|[^\w.^}])\d{1,18}(?:\\[a-z]+(?:\{[^{}]*\})?|[a-z])*/\d{1,18}(?:$|[^\d.^])'),
                lambda m: gcd(CAST(regexp_extract(m, '(\d+)\D*/', 1) AS HUGEINT), CAST(regexp_extract(m, '/(\d+)', 1) AS HUGEINT)) <> 1
                          OR CAST(regexp_extract(m, '/(\d+)', 1) AS HUGEINT) = 1)), false)
-        OR regexp_matches(n0, '\\[dtc]?frac\{[^{}]*\}\{1\}|\\[dtc]?frac\{(?:[^{}]|\{[^{}]*\})*\\[dtc]?frac|\}\{\\[dtc]?frac|\}(?:\\cdot|\\times|\*)\d')
+        OR regexp_matches(n0, '\\[dtc]?frac\{[^{}]*\}\{1\}|\\[dtc]?frac\{(?:[^{}]|\{[^{}]*\})*\\[dtc]?frac|\}\{\\[dtc]?frac|\\[dtc]?frac\{(?:[^{}]|\{[^{}]*\})*\}\{(?:[^{}]|\{[^{}]*\})*\}(?:\\cdot|\\times|\*)\d+(?:$|[^\d.^])'
+                          || '|\}(?:\\cdot|\\times|\*)\d+\}')
         -- the same above and below: '\frac{x}{x}'
         OR COALESCE(list_bool_or(list_transform(regexp_extract_all(n0, '\\[dtc]?frac\{[^{}]*\}\{[^{}]*\}'),
                     lambda m: regexp_extract(m, '\{([^{}]*)\}\{', 1) = regexp_extract(m, '\}\{([^{}]*)\}$', 1))), false)
@@ -246,11 +264,12 @@ CREATE OR REPLACE MACRO unsimplified(n0) AS
                        = CAST(regexp_extract(m, '\{(\d+)\}', 1) AS DOUBLE))), false)
          ELSE false END
     OR regexp_matches(replace(replace(regexp_replace(n0, '\\left|\\right', '', 'g'), '{(', '('), ')}', ')'),
-                      '\\(?:sin|cos|tan|sec|csc|cot|sinh|cosh|tanh|arcsin|arccos|arctan|exp)(?:\{0\}|\(0\)|0)(?:$|[^\d.])'
+                      '\\(?:sin|cos|tan|sec|csc|cot|sinh|cosh|tanh|arcsin|arccos|arctan|exp)(?:\{0+(?:\.0+)?\}|\(0+(?:\.0+)?\)|0+(?:\.0+)?)(?:$|[^\d.])'
                       || '|\\(?:ln|log)(?:_(?:\{[^{}]*\}|\w))?(?:\{1\}|\(1\)|1)(?:$|[^\d.])|\\ln(?:\{e\}|\(e\)|e)(?:$|[^a-z])'
-                      || '|\^(?:\{-?\(?-?0+\)?\}|\(-?0+\)|0+)(?:$|[^\d.])'
+                      || '|\^(?:\{-?\(?-?0+(?:\.0+)?\)?\}|\(-?0+(?:\.0+)?\)|0+(?:\.0+)?)(?:$|[^\d.])'
                       || '|\^(?:\{1\}|1)(?:$|[^\d./])|(?:\\cdot|\\times|\*)1(?:$|[^\d.])|(?:^|[^\d.])1(?:\\cdot|\\times|\*)'
-                      || '|(?:^|[-+(=,{\[])1(?:[a-z]|\\(?:sqrt|pi|sin|cos|tan|log|ln))|[-+]0(?:$|[^\d.])|\\div|÷|\\over(?:$|[^a-z])');
+                      || '|(?:^|[-+(=,{\[])1(?:[a-z]|\\(?:sqrt|pi|sin|cos|tan|log|ln))|[-+]0(?:$|[^\d.])|\\div|÷|\\over(?:$|[^a-z])'
+                      || '|(?:^|[^\d.])1\^|\\(?:sqrt|[dtc]?frac)(?:\[\d+\])?\{[^{}]*\d\.\d|\\[dtc]?frac\{[^{}]*\}\{[^{}]*\d\.\d');
 
 -- ops_beyond(a, g): the answer a applies a kind of operation the gold g has none of: trigonometry,
 -- logarithms and exponentials (e^ counts for the gold), the gamma function, floor or ceiling,
@@ -261,8 +280,18 @@ CREATE OR REPLACE MACRO ops_beyond(a, g) AS
     OR (regexp_matches(a, '\\(?:log|ln|lg|exp)(?:[^a-z]|$)') AND NOT regexp_matches(g, '\\(?:log|ln|lg|exp)|e\^'))
     OR (regexp_matches(a, '\\(?:gamma|lfloor|lceil|max|min)(?:[^a-z]|$)|\\operatorname\{(?:max|min|floor|ceil)')
         AND NOT regexp_matches(g, '\\(?:gamma|lfloor|lceil|max|min)|\\operatorname'))
-    OR (regexp_matches(a, '\||\\[lr]?vert|\\mid') AND NOT regexp_matches(g, '\||\\[lr]?vert|\\mid'))
+    OR (regexp_matches(a, '\||\\[lr]?vert') AND NOT regexp_matches(g, '\||\\[lr]?vert'))
     OR (regexp_matches(a, '\\(?:cup|cap|setminus|emptyset|varnothing)|∅|∪|∩') AND NOT regexp_matches(g, '\\(?:cup|cap|setminus|emptyset|varnothing)|∅|∪|∩'));
+
+-- strip_name(s): s without a name in front of its value: 'x =', 'f(x) =', 'f^{-1}(x) =', "f'(x) =",
+-- 'a_{n} =', 'S_{10} =', 'P(A) =', '\theta =', '\Delta x =', '\overline{AB} =', '(x, y) =', 'x \in',
+-- '\frac{dy}{dx} =', '[ABC] =', '|AB| =', '\cos\theta =', '\sin^2\theta =', '\text{Area} ='
+-- (raw or normalised text: case and spaces either way). What is left is the answer.
+CREATE OR REPLACE MACRO strip_name(s) AS regexp_replace(s,
+    '^\s*(?:(?:[A-Za-z]\w*|\\[A-Za-z]+(?:\s*\{[^{}]*\})?(?:\s*[A-Za-z](?:[^A-Za-z]|$))?)\s*(?:_\s*(?:\{[^{}]*\}|\w))?\s*(?:\^\s*\{[^{}]*\}|'')?\s*(?:\([^()]*\))?'
+    || '|\([A-Za-z,\s]+\)|\\[dt]?frac\s*\{\s*d\w*\s*\}\s*\{\s*d\w*\s*\}|\[[A-Za-z]+\]|\|[A-Za-z]+\||\\text\s*\{[A-Za-z ]+\}'
+    || '|\\[A-Za-z]+\s*(?:\^\s*\{?\d\}?)?\s*\\?[A-Za-z]+)'
+    || '\s*(?:=|\\in\b)\s*', '');
 
 -- value_atoms(s): how many values s (norm_latex'ed, case and spaces kept) is written with: numbers,
 -- letters, and commands other than layout, operators and relations (\frac, \cdot, \le, \cup, \left,
@@ -272,7 +301,7 @@ CREATE OR REPLACE MACRO ops_beyond(a, g) AS
 -- '(0, \log_2 2)', '$3\sqrt{2}$ $2\sqrt{3}$' (issue 19, round 5: math-verify pays each); '(x-1)(x+1)'
 -- for x^2-1 is within one.
 CREATE OR REPLACE MACRO value_atoms(s) AS len(regexp_extract_all(
-    regexp_replace(regexp_replace(s, '^\s*(?:[A-Za-z]\w*|\\[A-Za-z]+(?:\s*[A-Za-z])?)\s*(?:\([^()]*\))?\s*(?:=|\\in(?:[^a-z]|$))', ''),
+    regexp_replace(regexp_replace(strip_name(s), '(?:^|[^A-Za-z\\])(?:and|or)(?:[^A-Za-z]|$)', ' ', 'g'),
         '\\(?:left|right|[bB]igg?[lrm]?|[dtc]?frac|cdot|times|[lg]eq?|[lg]eqslant|[lg]t|neq?|in|cup|cap|setminus|displaystyle|textstyle|q?quad|hspace|text\w*|math(?:rm|bf|it|sf|tt)|boldsymbol|bm|mbox|operatorname|limits|[,;:! ])(?:[^a-zA-Z]|$)',
         ' ', 'g'),
     '\\[A-Za-z]+|\d+(?:\.\d+)?|[A-Za-z]'));
@@ -292,6 +321,19 @@ CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
     || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim')
     OR unsimplified(n);
 
+-- value_tail(x): x (raw) without what follows its value and does not change it: a unit in \text{}
+-- ('36\pi \text{ cm}^2', '2\sqrt{3}~\text{ m}': one or two plain words, a single letter only after a
+-- space, so '\mathrm{i}' and '\mathrm{e}' stay; none that hedges or denies:
+-- value_words) or an integer qualifier (', k \in \mathbb{Z}'); x as it is otherwise. verify.sql reads a
+-- symbolic answer through it when its gold has no such tail (issue 19, round 6's red team).
+CREATE OR REPLACE MACRO value_tail(x) AS
+    CASE WHEN regexp_matches(x, '[\d}\w)]\s*~?\s*\\(?:text|mathrm|mbox)\s*\{(?:\s+[a-zA-Z]{1,12}|\s*[a-zA-Z]{2,12})(?:\s+[a-zA-Z]{1,12})?\s*\}(?:\^\s*\{?[23]\}?)?\s*$')
+              AND value_words(lower(regexp_extract(x, '\{\s*([a-zA-Z]{1,12}(?:\s+[a-zA-Z]{1,12})?)\s*\}(?:\^\s*\{?[23]\}?)?\s*$', 1)))
+         THEN regexp_replace(x, '\s*~?\s*\\(?:text|mathrm|mbox)\s*\{[^{}]*\}(?:\^\s*\{?[23]\}?)?\s*$', '')
+         WHEN regexp_matches(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[a-z]\s*\\in\s*\\mathbb\s*\{?[ZNRQC]\}?\s*\)?\s*$|\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?(?:integers?|natural\s+numbers?)\s*\}\s*[a-z]\s*$')
+         THEN regexp_replace(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[a-z]\s*\\in\s*\\mathbb\s*\{?[ZNRQC]\}?\s*\)?\s*$|\s*\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?(?:integers?|natural\s+numbers?)\s*\}\s*[a-z]\s*$', '')
+         ELSE x END;
+
 -- set_shape(n): the shape of n (normalised), a name in front ('s =', 'x \in'), \displaystyle and spacing
 -- after it left out: 'set' for values in braces ('\{1,2\}', '\left\{0,1\right\}', '{0,1}', '\{0;1\}'),
 -- 'tuple' for values in brackets ('(1,2)', '[0,1)'), 'list' for values without any ('0,1'), '' else
@@ -300,25 +342,23 @@ CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
 CREATE OR REPLACE MACRO shape_of(x) AS
     CASE WHEN NOT regexp_matches(x, '[,;]') THEN ''
          WHEN regexp_full_match(x, '(?:\\left)?\\\{(?:[^\\]|\\[^{}])*[,;](?:[^\\]|\\[^{}])*(?:\\right)?\\\}|\{[^{}]*[,;][^{}]*\}') THEN 'set'
-         WHEN regexp_full_match(x, '(?:\\left)?[(\[][^()\[\]]*[,;][^()\[\]]*(?:\\right)?[)\]]') THEN 'tuple'
-         WHEN NOT regexp_matches(x, '[()\[\]{}]') THEN 'list'
+         WHEN regexp_full_match(x, '(?:\\left)?(?:[(\[]|\\langle)[^()\[\]]*[,;][^()\[\]]*(?:\\right)?(?:[)\]]|\\rangle)') THEN 'tuple'
+         WHEN NOT regexp_matches(x, '^(?:\\left)?(?:[(\[{]|\\\{|\\langle)') THEN 'list'
          ELSE '' END;
-CREATE OR REPLACE MACRO set_shape(n) AS shape_of(regexp_replace(regexp_replace(n,
-    '^(?:[a-z]\w*(?:\([^()]*\))?|\\[a-z]+)(?:=|\\in)', ''), '\\displaystyle|\\textstyle|\\q?quad|\\hspace\{[^{}]*\}', '', 'g'));
+CREATE OR REPLACE MACRO set_shape(n) AS shape_of(regexp_replace(strip_name(n), '\\displaystyle|\\textstyle|\\q?quad|\\hspace\{[^{}]*\}', '', 'g'));
 
--- letters(s): what names a variable or a constant in s, case kept: single letters, runs of three
--- letters or more as one token (a word, or a product of variables: 'Answer', 'XYZ') and LaTeX commands
--- ('N', '\Pi'); a name in front ('A =', 'f(x) =') and sets in \mathbb{} are left out, \text{} and its
+-- letters(s): what names a variable or a constant in s, case kept: single letters, a word as one token
+-- ('Answer', 'and': a capital and lower-case letters, three or more; 'GmM' and 'XYZ' are their letters)
+-- and LaTeX commands ('N', '\Pi'); a name in front ('A =', 'f(x) =') and sets in \mathbb{} are left out, \text{} and its
 -- kin are read through ('\mathrm{n}' is n), and sizing commands are dropped (\big, \Big: one bracket in
 -- two sizes).
 -- case_clash(a, g): the answer a has a letter, word or command that the gold g has only in another case
--- ('n^2+1' for N^2+1, '\Pi' for \pi, '2XYZ' for 2xyz): another variable or constant, which the
+-- ('n^2+1' for N^2+1, '\Pi' for \pi, '2Xyz' for 2xyz): another variable or constant, which the
 -- identical-text shortcut (lower case) and math-verify both paid (issue 19, rounds 4 and 5). Runs on
 -- symbolic rows only (verify.sql).
-CREATE OR REPLACE MACRO letters(s) AS list_distinct(regexp_extract_all(regexp_replace(regexp_replace(s,
-    '^\s*(?:[A-Za-z]\w*|\\[A-Za-z]+(?:\s*[A-Za-z])?)\s*(?:\([^()]*\))?\s*=', ''),
+CREATE OR REPLACE MACRO letters(s) AS list_distinct(regexp_extract_all(regexp_replace(strip_name(s),
     '\\mathbb\s*\{[^{}]*\}|\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|boldsymbol|bm|operatorname)(?:[^a-zA-Z]|$)|\\[bB]igg?[lrm]?(?:[^a-zA-Z]|$)', ' ', 'g'),
-    '\\[A-Za-z]+|[A-Za-z]{3,}|[A-Za-z]'));
+    '\\[A-Za-z]+|\b[A-Z]?[a-z]{2,}\b|[A-Za-z]'));
 CREATE OR REPLACE MACRO case_clash(a, g) AS
     CASE WHEN regexp_matches(a, '[A-Z]') OR regexp_matches(g, '[A-Z]')
          THEN COALESCE(list_bool_or(list_transform(letters(a), lambda t: NOT list_contains(letters(g), t)

@@ -77,7 +77,12 @@ WITH golds AS (  -- each problem's gold, normalised once
     -- (OR and AND in a select list evaluate both sides on every row; CASE evaluates each branch on
     -- its own rows only, so the costly HUGEINT steps below run only where the cheap ones leave a gap)
     SELECT *,
-        CASE WHEN gold_tdec IS NOT NULL THEN true ELSE COALESCE(rat_repeats(gold_n, gold_d), false) END AS gold_texts
+        CASE WHEN gold_tdec IS NOT NULL THEN true ELSE COALESCE(rat_repeats(gold_n, gold_d), false) END AS gold_texts,
+        -- answer_v, gold_v: a symbolic gold without a unit or an integer qualifier after it (macros.sql value_tail)
+        CASE WHEN gold_sym AND gold_num IS NULL AND regexp_matches(answer, '\\(?:text|mathrm|mbox|in)')
+             THEN value_tail(answer) ELSE answer END AS answer_v,
+        CASE WHEN gold_sym AND gold_num IS NULL AND regexp_matches(answer, '\\(?:text|mathrm|mbox|in)') AND value_tail(answer) <> answer
+             THEN norm_answer(value_tail(answer)) ELSE gold END AS gold_v
     FROM (
     SELECT * EXCLUDE (gold_rat, gold_q), gold_rat.n AS gold_n, gold_rat.d AS gold_d,  -- scalars: cheaper through the join
         COALESCE(gold_dec, q20_dec(gold_q)) AS gold_tdec,
@@ -278,10 +283,19 @@ WITH golds AS (  -- each problem's gold, normalised once
         )
     )
 ), joined AS (
-    SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.format_ok, h.extraction, h.extracted, h.pred,
+    SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.format_ok, h.extraction,
+        -- a symbolic answer and its gold are read without a unit or an integer qualifier after them
+        -- ('36\pi \text{ cm}^2', ', k \in \mathbb{Z}': macros.sql value_tail); units are dropped, not compared
+        CASE WHEN p.gold_sym AND p.gold_num IS NULL  -- (CASE, not AND: the regex on the symbolic rows only)
+             THEN CASE WHEN regexp_matches(h.extracted, '\\(?:text|mathrm|mbox|in)') THEN value_tail(h.extracted) ELSE h.extracted END
+             ELSE h.extracted END AS extracted,
+        CASE WHEN p.gold_sym AND p.gold_num IS NULL
+             THEN CASE WHEN regexp_matches(h.extracted, '\\(?:text|mathrm|mbox|in)') AND value_tail(h.extracted) <> h.extracted
+                       THEN norm_answer(value_tail(h.extracted)) ELSE h.pred END
+             ELSE h.pred END AS pred,
         h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec, h.hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
-        p.task, p.answer, p.gold, p.gold_num, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
+        p.task, p.gold_num, p.answer_v AS answer, p.gold_v AS gold, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
         p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body,
         -- verify.extraction = 'strict' for this task: only a tag or a box is an answer
         p.strict AND h.extraction = 'last_number' AS unasked,
@@ -302,7 +316,9 @@ WITH golds AS (  -- each problem's gold, normalised once
             WHEN gold_num IS NOT NULL THEN 'sql_numeric'
             WHEN COALESCE(pred, '') = '' THEN 'sql_exact'
             WHEN NOT gold_sym THEN 'sql_exact'
-            WHEN pred = gold THEN 'sql_exact'
+            -- the same text, in lower case: paid only when the case agrees too ('\pi(r^2-R^2)' is not
+            -- \pi(R^2-r^2); 'GmM' may be GMm: math-verify, which keeps case, decides the others)
+            WHEN pred = gold AND norm_cased(extracted) = norm_cased(answer) THEN 'sql_exact'
             WHEN not_value IS NOT NULL THEN 'sql_exact'  -- wrong: see not_value
             ELSE 'undecided'
         END AS verifier
@@ -315,31 +331,40 @@ WITH golds AS (  -- each problem's gold, normalised once
                        -- variable or constant, which the identical text (lower case) and math-verify both paid
                        WHEN case_clash(extracted, answer)
                            THEN 'a variable or constant in another case than the gold''s: ' || trim(extracted) || ' against ' || answer
+                       -- degrees for a gold without them ('\frac{\pi}{6}^\circ' is not \frac{\pi}{6}; norm_answer drops them)
+                       WHEN regexp_matches(extracted, '\^\s*\{?\s*\\circ|°') AND NOT regexp_matches(answer, '\^\s*\{?\s*\\circ|°')
+                           THEN 'degrees, for a gold without them'
                        WHEN pred = gold THEN NULL
                        -- a set for a tuple or an interval, a bare list for either, or the reverse: math-verify
                        -- pays '\{0, 1\}' and '0, 1' for (0, 1)
                        WHEN set_shape(gold) IN ('set', 'tuple') AND set_shape(pred) NOT IN ('', set_shape(gold))
+                            AND NOT (set_shape(gold) = 'set' AND set_shape(pred) = 'list')  -- '1, 2, 3' lists a set
                            THEN 'a ' || set_shape(pred) || ' for a ' || set_shape(gold)
+                       -- (a gold of several values, a list, a set or a union, may be written with 'or' and '=':
+                       -- 'x = 1 \text{ or } x = 2' for 1, 2; math-verify decides those)
                        WHEN hedged(lower(norm_latex(extracted))) AND NOT hedged(lower(norm_latex(answer)))
+                            AND set_shape(gold) NOT IN ('list', 'set') AND NOT contains(gold, '\cup')
                            THEN 'several values, one answer is expected'
-                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND NOT regexp_full_match(pred, '(?:[a-z]\w*|\\[a-z]+)(?:\([a-z,]*\))?=[^=]*')
+                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND contains(strip_name(pred), '=')
+                            AND set_shape(gold) NOT IN ('list', 'set') AND NOT contains(gold, '\cup')
                            THEN 'several values joined by =, one answer is expected'
                        WHEN unevaluated(pred) AND NOT unevaluated(gold)
                            THEN 'an unevaluated expression: the answer must be a value in the gold''s form, simplified'
                        WHEN ops_beyond(pred, gold)
                            THEN 'a function the gold does not use: the answer must be a value in the gold''s form, simplified'
                        -- more values than the gold's form has, by more than one ('x^2+1+x-x'; macros.sql value_atoms)
-                       WHEN value_atoms(norm_latex(extracted)) > value_atoms(norm_latex(answer)) + 1
+                       WHEN value_atoms(norm_latex(extracted))  -- (a gold with \pm is two values)
+                            > value_atoms(norm_latex(answer)) * CASE WHEN regexp_matches(answer, '\\pm|±') THEN 2 ELSE 1 END + 1
                            THEN 'written with more terms than the gold''s form (' || value_atoms(norm_latex(extracted))
                                 || ' values against ' || value_atoms(norm_latex(answer)) || '): simplify it'
                        -- words in \text{} beside a symbolic answer ('2\sqrt{3} \text{ is wrong}', '... \text{ else }
                        -- 3\sqrt{2}'): math-verify skips them, so they could deny or hedge it unread
-                       WHEN text_words(extracted) AND NOT text_words(answer)
+                       WHEN text_words(strip_name(extracted)) AND NOT text_words(answer)
                            THEN 'words beside a symbolic answer, which math-verify would not read'
-                       -- a decimal in a closed form ('3.464102' for 2\sqrt{3}, 'x = 3.464102', '\sqrt{1.0}'):
-                       -- math-verify compares to 6 places
-                       WHEN regexp_matches(pred, '\d\.\d') AND NOT regexp_matches(gold, '\d\.\d')
-                           THEN 'a decimal in a closed form (an approximation); the gold is exact' END AS not_value
+                       -- an approximation of a closed form: a decimal of three places or more ('3.464102' for
+                       -- 2\sqrt{3}, 'x = 3.464102'; math-verify compares to 6 places); '(0.5, 3)' is exact
+                       WHEN regexp_matches(pred, '\d\.\d{3}') AND NOT regexp_matches(gold, '\d\.\d')
+                           THEN 'a decimal approximation; the gold is exact' END AS not_value
         FROM joined
     )
 ), decided AS (
@@ -434,6 +459,8 @@ SELECT
     CAST(NULL AS VARCHAR) AS citations_missing,
     -- only undecided rows carry what rlvr.verify.math needs: the raw gold and extracted texts
     CASE WHEN correct IS NULL THEN answer END AS undecided_gold,
+    -- math-verify reads the answer without a name in front when the gold has none ('E_k = \frac{1}{2}mv^2')
+    CASE WHEN correct IS NULL THEN CASE WHEN contains(gold, '=') THEN extracted ELSE strip_name(extracted) END END AS undecided_pred,
     CASE WHEN correct IS NULL THEN pred END AS pred_norm,
     CASE WHEN correct IS NULL THEN gold END AS gold_norm
 FROM decided

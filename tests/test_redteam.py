@@ -118,7 +118,44 @@ PROBLEMS = {
     "1e3": {"task": "arithmetic", "answer": "1e3"},
     "[0,1]": {"task": "math", "answer": "[0, 1]"},
     "[2,inf)": {"task": "math", "answer": "[2, \\infty)"},
-    # rounds 5 and 6: the red team's golds (problem named by task and gold)
+    # rounds 5 to 7: the red team's golds (problem named by task and gold)
+    "math: 2e": {"task": "math", "answer": "2e"},
+    "math: \\frac{\\pi}{3}": {"task": "math", "answer": "\\frac{\\pi}{3}"},
+    "math: \\frac{\\pi}{2}+k\\pi": {"task": "math", "answer": "\\frac{\\pi}{2}+k\\pi"},
+    "math: x+1": {"task": "math", "answer": "x+1"},
+    "math: 2k+1": {"task": "math", "answer": "2k+1"},
+    "math: \\pi": {"task": "math", "answer": "\\pi"},
+    "math: \\sqrt{2}": {"task": "math", "answer": "\\sqrt{2}"},
+    "math: x = 2": {"task": "math", "answer": "x = 2"},
+    "math: 5": {"task": "math", "answer": "5"},
+    "math: 3, 5": {"task": "math", "answer": "3, 5"},
+    "math: -3, 3": {"task": "math", "answer": "-3, 3"},
+    "math: 5\\sqrt{2}": {"task": "math", "answer": "5\\sqrt{2}"},
+    "math: 602000000000000000000000": {"task": "math", "answer": "602000000000000000000000"},
+    "math: 0.0019": {"task": "math", "answer": "0.0019"},
+    "math: x = -1": {"task": "math", "answer": "x = -1"},
+    "math: y = 2x+1": {"task": "math", "answer": "y = 2x+1"},
+    "math: 3\\frac{1}{2}": {"task": "math", "answer": "3\\frac{1}{2}"},
+    "math: -2\\frac{1}{4}": {"task": "math", "answer": "-2\\frac{1}{4}"},
+    "math: \\frac{5}{2}": {"task": "math", "answer": "\\frac{5}{2}"},
+    "math: -\\frac{5}{2}": {"task": "math", "answer": "-\\frac{5}{2}"},
+    "math: 0.019": {"task": "math", "answer": "0.019"},
+    "math: 60^\\circ": {"task": "math", "answer": "60^\\circ"},
+    "math: k\\pi": {"task": "math", "answer": "k\\pi"},
+    "math: [2, 5]": {"task": "math", "answer": "[2, 5]"},
+    "math: f(x) = x^2": {"task": "math", "answer": "f(x) = x^2"},
+    "math: (\\frac{1}{2}, 3)": {"task": "math", "answer": "(\\frac{1}{2}, 3)"},
+    "math: \\frac{1}{4}x+1": {"task": "math", "answer": "\\frac{1}{4}x+1"},
+    "math: -\\frac{\\sqrt{3}}{4}": {"task": "math", "answer": "-\\frac{\\sqrt{3}}{4}"},
+    "math: -19": {"task": "math", "answer": "-19"},
+    "math: 0.19": {"task": "math", "answer": "0.19"},
+    "exact: A": {"task": "exact", "answer": "A"},
+    "exact: -12": {"task": "exact", "answer": "-12"},
+    "exact: 12": {"task": "exact", "answer": "12"},
+    "math: -\\frac{7}{2}": {"task": "math", "answer": "-\\frac{7}{2}"},
+    "math: (0.5, 3)": {"task": "math", "answer": "(0.5, 3)"},
+    "math: [0, 1)": {"task": "math", "answer": "[0, 1)"},
+    "math: \\frac{\\pi}{2}+2k\\pi, k \\in \\mathbb{Z}": {"task": "math", "answer": "\\frac{\\pi}{2}+2k\\pi, k \\in \\mathbb{Z}"},
     "math: \\frac{3\\pi}{4}": {"task": "math", "answer": "\\frac{3\\pi}{4}"},
     "math: 36\\pi": {"task": "math", "answer": "36\\pi"},
     "math: \\frac{9\\pi}{2}": {"task": "math", "answer": "\\frac{9\\pi}{2}"},
@@ -375,8 +412,8 @@ PROBLEMS |= {r["prompt_id"]: {k: r[k] for k in ("task", "answer", "tests")} for 
 
 def _score(tmp_path: Path, entries: list[dict]) -> list[dict]:
     """Each entry against its own copy of its problem (so groups do not mix), in corpus order."""
-    problems = [{"prompt_id": f"rt{i:03d}", "prompt": e["attack"], **PROBLEMS[e["problem"]]} for i, e in enumerate(entries)]
-    responses = [(f"rt{i:03d}", e["response"]) for i, e in enumerate(entries)]
+    problems = [{"prompt_id": f"rt{i:05d}", "prompt": e["attack"], **PROBLEMS[e["problem"]]} for i, e in enumerate(entries)]
+    responses = [(f"rt{i:05d}", e["response"]) for i, e in enumerate(entries)]
     table, _ = score_with_stats(*write_inputs(tmp_path, problems, responses), VerifySection(code_timeout_s=5.0))
     return sorted(table.to_pylist(), key=lambda r: r["prompt_id"])
 

@@ -75,25 +75,32 @@ CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
 -- text_words(x): x holds a word (two letters or more) inside \text{}, \mathrm{} and their kin, where
 -- math-verify does not read it ('2\sqrt{3} \text{ else } 3\sqrt{2}'); LaTeX commands inside are not words.
 CREATE OR REPLACE MACRO text_words(x) AS
-    regexp_matches(x, '\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|operatorname)\s*\{(?:[^{}\\]|\\[,;:! ])*(?:[A-Za-z]{2,}|[\[\]()<>=+,;|\d])');
+    regexp_matches(x, '\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|operatorname)\s*\{(?:[^{}\\]|\\[,;:! ])*(?:[A-Za-z]|[\[\]()<>=+,;|\d%])');
 
 -- word_num(s): the one number of an answer written in words ('The total is 19', 'She has 19 apples.',
 -- 'x = 19', '\$19 in all'), or '' when s is not one plain number among plain words: a second
 -- number, an operator, LaTeX, or a word that changes, bounds, denies or hedges the value (or, not,
 -- about, minus, times, thousand, half, twenty, but, under, max, wrong, isn't, isnt, might, guess, inverse,
--- pi, sqrt, square of, doubled, grand, k, impossible, excluding, higher, circa, else, vs, ...), or a question ('is it 19'), and it is not read (issue 19: '12 or 13' is a hedge, 'anything but
+-- pi, sqrt, square of, doubled, grand, k, impossible, excluding, higher, circa, else, vs, plural scales
+-- 'millions', 'close', 'upto', 'debunked', 'doubtful', any adverb in -ly but 'exactly' and 'only' (round 7),
+-- ...), or a question ('is it 19'), and it is not read (issue 19: '12 or 13' is a hedge, 'anything but
 -- 13' and '13 is wrong' deny it). Right answers this refuses: 'it adds up to 19' ('up to' bounds).
 -- unit_num(s): the same for a gold: a number, a space, then words only ('5\text{ cm}', '30 degrees').
 -- Units are dropped, never compared: '5 inches' reads 5 against a gold of '5 cm'. A coefficient is no
 -- number with a unit: '2x', '4n', '6 pi', '3 i' are symbolic golds (a unit is a word of two letters
 -- or more, or one of m g s l h w v k, after a space; issue 19, round 3: '2' was paid for '2x').
 CREATE OR REPLACE MACRO value_words(x) AS
-    NOT regexp_matches(x, '\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|pi|sqrt|square\s+of|cube\s+of|opposite|neg|log|ln|exp|doubled|halved|tripled|quadrupled|grand|bn|k|(?:hundred|thousand|million|billion|trillion)ths|sixths|sevenths|eighths|ninths|twelfths|impossible|erroneous|mistaken|bogus|nope|excluding|exclude|excluded|higher|lower|greater|smaller|more|fewer|less|exceeding|exceeds|exceed|upwards?|circa|ish|else|vs|versus|otherwise|instead|ruled|rejected|invalid|(?:is|are|was|were|do|does|did|ca|wo|ai|should|could|would|has|have|had|need|must|might)nt|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
+    NOT regexp_matches(regexp_replace(x, '\bexactly\b', '', 'g'), '\b(?:(?:hundred|thousand|million|billion|trillion|dozen|ten|lakh|crore|score|grand)s|lakh|crore|kilo|mega|giga|nano|micro|milli|'
+        || '(?:eleven|thir|four|fif|six|seven|eigh|nine|twen|thir)te?e?n?ths|elevenths|twentieths|per\s*cents?|percents|pct|ppm|bps|permille|sq|'
+        || 'close|near|nearby|shy|excess|upto|atleast|atmost|until|till|sub|non|within|tops|ballpark|'
+        || 'debunked|refuted|disproved|disproven|unproven|disputed|disallowed|doubtful|dubious|questionable|uncertain|unverified|unconfirmed|undefined|dne|nah|'
+        || 'guessed|negated|inverted|reciprocated|squared|cubed|excl|'
+        || '[a-z]{3,}ly)\b|\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|pi|sqrt|square\s+of|cube\s+of|opposite|neg|log|ln|exp|doubled|halved|tripled|quadrupled|grand|bn|k|(?:hundred|thousand|million|billion|trillion)ths|sixths|sevenths|eighths|ninths|twelfths|impossible|erroneous|mistaken|bogus|nope|excluding|exclude|excluded|higher|lower|greater|smaller|more|fewer|less|exceeding|exceeds|exceed|upwards?|circa|ish|else|vs|versus|otherwise|instead|ruled|rejected|invalid|(?:is|are|was|were|do|does|did|ca|wo|ai|should|could|would|has|have|had|need|must|might)nt|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
 CREATE OR REPLACE MACRO word_num(s) AS
     CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(norm_latex(s), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
-        '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:(?:m\s*)?(?:[a-z]\w*|\\[a-z]+(?:\s*[a-z]{1,3})?)\s*(?:_\s*(?:\{\w+\}|\w))?\s*(?:\([^()]*\))?\s*[:=]\s*)?'
+        '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:(?:m\s*)?(?:[a-z]\w*|\\(?:alpha|beta|gamma|delta|theta|phi|omega|lambda|mu|sigma|angle)(?:\s*[a-z]{1,3})?)\s*(?:_\s*(?:\{\w+\}|\w))?\s*(?:\([^()]*\))?\s*[:=]\s*)?'
         || '([-+]?(?:\\?[$€£])?(?:\d+(?:,\d{3})*(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\}|\d+/\d+)\s*(?:\\?%|\^\s*\{?\\circ\}?|°)?)'
-        || '(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*(?:\s*\^\s*\{?[23]\}?)?)*\s*[.!]?\s*$', 1)
+        || '(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*(?:\s*\^\s*\{?[23]\}?)?)*\s*\.?\s*$', 1)
     ELSE '' END;
 CREATE OR REPLACE MACRO unit_num(s) AS
     CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(norm_latex(s), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
@@ -268,7 +275,7 @@ CREATE OR REPLACE MACRO unsimplified(n0) AS
                       || '|\\(?:ln|log)(?:_(?:\{[^{}]*\}|\w))?(?:\{1\}|\(1\)|1)(?:$|[^\d.])|\\ln(?:\{e\}|\(e\)|e)(?:$|[^a-z])'
                       || '|\^(?:\{-?\(?-?0+(?:\.0+)?\)?\}|\(-?0+(?:\.0+)?\)|0+(?:\.0+)?)(?:$|[^\d.])'
                       || '|\^(?:\{1\}|1)(?:$|[^\d./])|(?:\\cdot|\\times|\*)1(?:$|[^\d.])|(?:^|[^\d.])1(?:\\cdot|\\times|\*)'
-                      || '|(?:^|[-+(=,{\[])1(?:[a-z]|\\(?:sqrt|pi|sin|cos|tan|log|ln))|[-+]0(?:$|[^\d.])|\\div|÷|\\over(?:$|[^a-z])'
+                      || '|(?:^|[-+(=,{\[])1(?:[a-z](?:[^a-z]|$)|\\(?:sqrt|pi|sin|cos|tan|log|ln))|[-+]0(?:$|[^\d.])|\\div|÷|\\over(?:$|[^a-z])'
                       || '|(?:^|[^\d.])1\^|\\(?:sqrt|[dtc]?frac)(?:\[\d+\])?\{[^{}]*\d\.\d|\\[dtc]?frac\{[^{}]*\}\{[^{}]*\d\.\d');
 
 -- ops_beyond(a, g): the answer a applies a kind of operation the gold g has none of: trigonometry,
@@ -284,13 +291,16 @@ CREATE OR REPLACE MACRO ops_beyond(a, g) AS
     OR (regexp_matches(a, '\\(?:cup|cap|setminus|emptyset|varnothing)|∅|∪|∩') AND NOT regexp_matches(g, '\\(?:cup|cap|setminus|emptyset|varnothing)|∅|∪|∩'));
 
 -- strip_name(s): s without a name in front of its value: 'x =', 'f(x) =', 'f^{-1}(x) =', "f'(x) =",
--- 'a_{n} =', 'S_{10} =', 'P(A) =', '\theta =', '\Delta x =', '\overline{AB} =', '(x, y) =', 'x \in',
--- '\frac{dy}{dx} =', '[ABC] =', '|AB| =', '\cos\theta =', '\sin^2\theta =', '\text{Area} ='
+-- 'a_{n} =', 'S_{10} =', 'P(A) =', 'AB =', '\theta =', '\Delta x =', '\overline{AB} =', '(x, y) =', 'x \in',
+-- '\frac{dy}{dx} =', '[ABC] =', '|AB| =', '\cos\theta =', '\sin^2\theta =', '\text{Area} ='. A name is a
+-- letter, two to four capitals, a Greek letter or one of these forms; a word ('not =', 'wrong =') or
+-- another command ('\sqrt{13} =', '\neg =') is not, so the '=' after it stays (issue 19, round 7).
 -- (raw or normalised text: case and spaces either way). What is left is the answer.
 CREATE OR REPLACE MACRO strip_name(s) AS regexp_replace(s,
-    '^\s*(?:(?:[A-Za-z]\w*|\\[A-Za-z]+(?:\s*\{[^{}]*\})?(?:\s*[A-Za-z](?:[^A-Za-z]|$))?)\s*(?:_\s*(?:\{[^{}]*\}|\w))?\s*(?:\^\s*\{[^{}]*\}|'')?\s*(?:\([^()]*\))?'
-    || '|\([A-Za-z,\s]+\)|\\[dt]?frac\s*\{\s*d\w*\s*\}\s*\{\s*d\w*\s*\}|\[[A-Za-z]+\]|\|[A-Za-z]+\||\\text\s*\{[A-Za-z ]+\}'
-    || '|\\[A-Za-z]+\s*(?:\^\s*\{?\d\}?)?\s*\\?[A-Za-z]+)'
+    '^\s*(?:(?:m\s*)?(?:[A-Za-df-z]|[A-Z]{2,4}|\\(?:[aA]lpha|[bB]eta|[gG]amma|[dD]elta|epsilon|zeta|eta|[tT]heta|kappa|[lL]ambda|mu|nu|[xX]i|[pP]hi|rho|[sS]igma|tau|[oO]mega|[pP]si|chi)(?:\s*[A-Za-z])?'
+    || '|\\(?:angle|overline|triangle)\s*\{?\s*[A-Z]{1,3}\s*\}?|\\(?:mathbf|vec|boldsymbol)\s*\{?\s*[A-Za-z]\s*\}?)\s*(?:_\s*(?:\{[^{}]*\}|\w))?\s*(?:\^\s*\{[^{}]*\}|'')?\s*(?:\([^()]*\))?'
+    || '|\([A-Za-z,\s]+\)|\\[dt]?frac\s*\{\s*d\w*\s*\}\s*\{\s*d\w*\s*\}|\[[A-Z]{2,4}\]|\|[A-Z]{2,4}\||\\text\s*\{\s*[A-Z][a-z]+(?:\s+[a-z]+)?\s*\}'
+    || '|\\(?:sin|cos|tan|sec|csc|cot)\s*(?:\^\s*\{?\d\}?)?\s*(?:\\(?:alpha|beta|gamma|theta|phi)|[A-Za-z]))'
     || '\s*(?:=|\\in\b)\s*', '');
 
 -- value_atoms(s): how many values s (norm_latex'ed, case and spaces kept) is written with: numbers,
@@ -321,17 +331,31 @@ CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
     || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim')
     OR unsimplified(n);
 
--- value_tail(x): x (raw) without what follows its value and does not change it: a unit in \text{}
--- ('36\pi \text{ cm}^2', '2\sqrt{3}~\text{ m}': one or two plain words, a single letter only after a
--- space, so '\mathrm{i}' and '\mathrm{e}' stay; none that hedges or denies:
--- value_words) or an integer qualifier (', k \in \mathbb{Z}'); x as it is otherwise. verify.sql reads a
--- symbolic answer through it when its gold has no such tail (issue 19, round 6's red team).
+-- unit_word(w): w (one or two words) is a unit of measure from a fixed list (a single letter only as the
+-- case-exact m, s, g, N, J, W, V; 'M', 'k', 'i', 'e', 'x' are not units): length, area
+-- and volume ('cm', 'square meters', 'cubic feet'), mass, time, money, physics (newtons, joules, watts,
+-- volts, amperes, pascals, hertz, coulombs, kelvin, moles, liters), 'units', and radians. Not degrees
+-- (for a gold without them, degrees are another number), scale words, or anything that hedges.
+CREATE OR REPLACE MACRO unit_word(w) AS regexp_full_match(w, '[msgNJWV]') OR regexp_full_match(lower(w),
+    '(?:(?:square|sq|cubic|cu)\s+)?(?:mm|cm|dm|km|in|inch|inches|ft|foot|feet|yd|yds|yard|yards|mi|mile|miles|'
+    || '(?:milli|centi|deci|kilo)?(?:meter|metre)s?|mg|kg|grams?|kilograms?|lbs?|pounds?|oz|ounces?|tons?|tonnes?|'
+    || 'sec|secs|seconds?|min|mins|minutes?|hr|hrs|hours?|days?|weeks?|months?|years?|'
+    || 'dollars?|cents|euros?|units?|newtons?|joules?|watts?|volts?|amps?|amperes?|pa|pascals?|'
+    || 'hz|hertz|coulombs?|kelvin|mol|moles?|ml|liters?|litres?|milliliters?|millilitres?|rad|radians?)');
+
+-- value_tail(x): x (raw) without what follows its value and does not change it: a unit in \text{} or
+-- \mathrm{} ('36\pi \text{ cm}^2', '2\sqrt{3}~\text{m}': unit_word) or an integer qualifier whose letter
+-- the answer has (', k \in \mathbb{Z}', '\text{ for integer } k': k, m or n over the integers only; x \in,
+-- \mathbb{N} or \mathbb{R} restrict or change the answer); x as it is otherwise (issue 19, rounds 6
+-- and 7: a tail of any plain words had been dropped, 'doubtful', 'millions' and 'degrees' with it).
 CREATE OR REPLACE MACRO value_tail(x) AS
-    CASE WHEN regexp_matches(x, '[\d}\w)]\s*~?\s*\\(?:text|mathrm|mbox)\s*\{(?:\s+[a-zA-Z]{1,12}|\s*[a-zA-Z]{2,12})(?:\s+[a-zA-Z]{1,12})?\s*\}(?:\^\s*\{?[23]\}?)?\s*$')
-              AND value_words(lower(regexp_extract(x, '\{\s*([a-zA-Z]{1,12}(?:\s+[a-zA-Z]{1,12})?)\s*\}(?:\^\s*\{?[23]\}?)?\s*$', 1)))
-         THEN regexp_replace(x, '\s*~?\s*\\(?:text|mathrm|mbox)\s*\{[^{}]*\}(?:\^\s*\{?[23]\}?)?\s*$', '')
-         WHEN regexp_matches(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[a-z]\s*\\in\s*\\mathbb\s*\{?[ZNRQC]\}?\s*\)?\s*$|\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?(?:integers?|natural\s+numbers?)\s*\}\s*[a-z]\s*$')
-         THEN regexp_replace(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[a-z]\s*\\in\s*\\mathbb\s*\{?[ZNRQC]\}?\s*\)?\s*$|\s*\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?(?:integers?|natural\s+numbers?)\s*\}\s*[a-z]\s*$', '')
+    CASE WHEN regexp_matches(x, '[\d}\w)]\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{\s*[a-zA-Z]{1,12}(?:\s+[a-zA-Z]{1,12})?\s*\}(?:\^\s*\{?[23]\}?)?\s*$')
+              AND unit_word(regexp_extract(x, '\{\s*([a-zA-Z]{1,12}(?:\s+[a-zA-Z]{1,12})?)\s*\}(?:\^\s*\{?[23]\}?)?\s*$', 1))
+         THEN regexp_replace(x, '\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{[^{}]*\}(?:\^\s*\{?[23]\}?)?\s*$', '')
+         WHEN regexp_matches(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mathbb\s*\{?Z\}?\s*\)?\s*$|\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$')
+              AND contains(regexp_replace(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mathbb\s*\{?Z\}?\s*\)?\s*$|\s*\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$', ''),
+                           regexp_extract(x, '([kmn])\s*(?:\\in\s*\\mathbb\s*\{?Z\}?\s*\)?)?\s*$', 1))
+         THEN regexp_replace(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mathbb\s*\{?Z\}?\s*\)?\s*$|\s*\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$', '')
          ELSE x END;
 
 -- set_shape(n): the shape of n (normalised), a name in front ('s =', 'x \in'), \displaystyle and spacing
@@ -370,7 +394,7 @@ CREATE OR REPLACE MACRO case_clash(a, g) AS
 -- 13', '2\sqrt{3} \text{ or } 3'). An equals sign is judged apart (verify.sql: only 'x = value').
 CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
     '\bor\b|\\approx|≈|~|\\sim(?:[^a-z]|$)|\\to(?:[^a-z]|$)|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|\\lor(?:[^a-z]|$)|\\vee'
-    || '|\\pm|\\mp|±|∓|\\equiv|≡');
+    || '|\\pm|\\mp|±|∓|\\equiv|≡|\S\s*\\q?quad\s*[^\s)\]}]');
 
 -- number_hedge(op, link, after, lead): the last two numbers of a response without a tag or box state two
 -- answers: joined by 'or' ('12 (or 13)', '12 or maybe 13', '12 [or 13]', '12 — or 13'), by \approx / ~ /

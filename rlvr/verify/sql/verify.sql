@@ -262,6 +262,9 @@ WITH golds AS (  -- each problem's gold, normalised once
     SELECT normalised.*, NOT plain AND ends_with(npred, '%') AS pred_pct,
         -- '1.9e1' is 19 (written so: '1.9 e1' is no number, though norm_answer removed its space)
         CASE WHEN NOT plain THEN CASE WHEN regexp_matches(extracted, '\d[eE][-+]?\d') THEN sci_dec(num_body(npred))
+                                      -- '1.9 \times 10^{1}', '6.02 \cdot 10^{23}': the same, in LaTeX
+                                      WHEN contains(npred, '10^') AND regexp_full_match(npred, '-?\d+(?:\.\d+)?(?:\\times|\\cdot|×)10\^\{?[-+]?\d{1,3}\}?')
+                                          THEN sci_dec(regexp_replace(npred, '^(-?\d+(?:\.\d+)?)(?:\\times|\\cdot|×)10\^\{?([-+]?\d{1,3})\}?$', '\1e\2'))
                                       ELSE num_body(npred) END END AS pred_body
     FROM normalised
 ), decimals AS (
@@ -340,27 +343,40 @@ WITH golds AS (  -- each problem's gold, normalised once
                        WHEN set_shape(gold) IN ('set', 'tuple') AND set_shape(pred) NOT IN ('', set_shape(gold))
                             AND NOT (set_shape(gold) = 'set' AND set_shape(pred) = 'list')  -- '1, 2, 3' lists a set
                            THEN 'a ' || set_shape(pred) || ' for a ' || set_shape(gold)
+                       WHEN set_shape(gold) = 'list' AND set_shape(pred) = 'tuple'  -- '(1, 2)' is a pair or an interval, not 1 and 2
+                           THEN 'a tuple for a list'
                        -- (a gold of several values, a list, a set or a union, may be written with 'or' and '=':
                        -- 'x = 1 \text{ or } x = 2' for 1, 2; math-verify decides those)
                        WHEN hedged(lower(norm_latex(extracted))) AND NOT hedged(lower(norm_latex(answer)))
                             AND set_shape(gold) NOT IN ('list', 'set') AND NOT contains(gold, '\cup')
                            THEN 'several values, one answer is expected'
-                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND contains(strip_name(pred), '=')
+                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND contains(strip_name(extracted), '=')  -- (the raw text: a name is told by its case)
                             AND set_shape(gold) NOT IN ('list', 'set') AND NOT contains(gold, '\cup')
+                           THEN 'several values joined by =, one answer is expected'
+                       -- more '=' than the gold has ('x = 3 = 2' for x = 2: math-verify reads the last side)
+                       WHEN contains(gold, '=') AND length(pred) - length(replace(pred, '=', '')) > length(gold) - length(replace(gold, '=', ''))
                            THEN 'several values joined by =, one answer is expected'
                        WHEN unevaluated(pred) AND NOT unevaluated(gold)
                            THEN 'an unevaluated expression: the answer must be a value in the gold''s form, simplified'
-                       WHEN ops_beyond(pred, gold)
+                       WHEN ops_beyond(lower(strip_name(extracted)), gold)  -- ('\cos\theta = \frac{\sqrt{3}}{2}': a name, not an operation)
                            THEN 'a function the gold does not use: the answer must be a value in the gold''s form, simplified'
                        -- more values than the gold's form has, by more than one ('x^2+1+x-x'; macros.sql value_atoms)
-                       WHEN value_atoms(norm_latex(extracted))  -- (a gold with \pm is two values)
+                       WHEN value_atoms(norm_latex(strip_name(extracted)))  -- (a gold with \pm is two values)
                             > value_atoms(norm_latex(answer)) * CASE WHEN regexp_matches(answer, '\\pm|±') THEN 2 ELSE 1 END + 1
-                           THEN 'written with more terms than the gold''s form (' || value_atoms(norm_latex(extracted))
+                           THEN 'written with more terms than the gold''s form (' || value_atoms(norm_latex(strip_name(extracted)))
                                 || ' values against ' || value_atoms(norm_latex(answer)) || '): simplify it'
                        -- words in \text{} beside a symbolic answer ('2\sqrt{3} \text{ is wrong}', '... \text{ else }
                        -- 3\sqrt{2}'): math-verify skips them, so they could deny or hedge it unread
-                       WHEN text_words(strip_name(extracted)) AND NOT text_words(answer)
+                       WHEN text_words(CASE WHEN set_shape(gold) IN ('list', 'set') OR contains(gold, '\cup')  -- 'x = 3 \text{ or } x = 5' lists
+                                            THEN regexp_replace(strip_name(extracted), '\\text\s*\{\s*(?:or|and)\s*\}', ',', 'g')
+                                            ELSE strip_name(extracted) END) AND NOT text_words(answer)
                            THEN 'words beside a symbolic answer, which math-verify would not read'
+                       -- several math spans ('$e$ $\pi$': math-verify reads one of them)
+                       WHEN length(extracted) - length(replace(extracted, '$', '')) > 2 AND length(answer) - length(replace(answer, '$', '')) <= 2
+                           THEN 'several values in separate $...$, one answer is expected'
+                       -- scientific notation for a symbolic gold ('2e1' for 2e: math-verify reads 2 e 1)
+                       WHEN regexp_matches(pred, '\de[-+]?\d') AND NOT regexp_matches(gold, '\de[-+]?\d')
+                           THEN 'a number in scientific notation; the gold is symbolic'
                        -- an approximation of a closed form: a decimal of three places or more ('3.464102' for
                        -- 2\sqrt{3}, 'x = 3.464102'; math-verify compares to 6 places); '(0.5, 3)' is exact
                        WHEN regexp_matches(pred, '\d\.\d{3}') AND NOT regexp_matches(gold, '\d\.\d')

@@ -92,6 +92,32 @@ def _written(rng: random.Random, gold: str, v: float) -> str:
     return gold
 
 
+def _rollouts(prompt_ids: list[str], sample_idx: list[int], texts: list[str]) -> pa.Table:
+    """Rollout rows (iteration 0, one token each) in ROLLOUTS' schema for the given responses."""
+    n = len(texts)
+    one = pa.array([[1]] * n, pa.list_(pa.int32()))
+    return pa.table(
+        {
+            "iteration": [0] * n,
+            "prompt_id": prompt_ids,
+            "sample_idx": sample_idx,
+            "prompt_token_ids": one,
+            "response_token_ids": one,
+            "response_logprobs": pa.array([[-0.5]] * n, pa.list_(pa.float32())),
+            "response_text": texts,
+            "num_response_tokens": [len(t) // 4 for t in texts],
+            "finish_reason": ["stop"] * n,
+            "policy_version": [0] * n,
+            "staleness": [0] * n,
+            "engine": ["transformers"] * n,
+            "temperature": [1.0] * n,
+            "seed": [0] * n,
+            "model": [None] * n,
+        },
+        schema=ROLLOUTS,
+    )
+
+
 def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_group_rows: int) -> list[tuple[str, str]]:
     """Write problems.parquet and rollouts.parquet; returns [(gold, response)] for the sample loop."""
     rng = random.Random(seed)
@@ -114,7 +140,7 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
         schema=PROBLEMS,
     )
     pq.write_table(problems, folder / "problems.parquet", compression=PARQUET_COMPRESSION)
-    texts, iters, prompt_ids, sample_idx = [], [], [], []
+    texts, prompt_ids, sample_idx = [], [], []
     for k in range(n_prompts):
         gold, v = golds[k]
         for s in range(group_size):
@@ -133,31 +159,9 @@ def make_inputs(folder: Path, *, rows: int, group_size: int, seed: int, row_grou
             texts.append(text)
             prompt_ids.append(pids[k])
             sample_idx.append(s)
-            iters.append(0)
-    n = len(texts)
-    one = pa.array([[1]] * n, pa.list_(pa.int32()))
-    rollouts = pa.table(
-        {
-            "iteration": iters,
-            "prompt_id": prompt_ids,
-            "sample_idx": sample_idx,
-            "prompt_token_ids": one,
-            "response_token_ids": one,
-            "response_logprobs": pa.array([[-0.5]] * n, pa.list_(pa.float32())),
-            "response_text": texts,
-            "num_response_tokens": [len(t) // 4 for t in texts],
-            "finish_reason": ["stop"] * n,
-            "policy_version": [0] * n,
-            "staleness": [0] * n,
-            "engine": ["transformers"] * n,
-            "temperature": [1.0] * n,
-            "seed": [0] * n,
-            "model": [None] * n,
-        },
-        schema=ROLLOUTS,
-    )
+    rollouts = _rollouts(prompt_ids, sample_idx, texts)
     pq.write_table(rollouts, folder / "rollouts.parquet", compression=PARQUET_COMPRESSION, row_group_size=row_group_rows)
-    return [(golds[k // group_size][0], texts[k]) for k in range(n)]
+    return [(golds[k // group_size][0], texts[k]) for k in range(len(texts))]
 
 
 def _symbolic_gold(rng: random.Random) -> tuple[str, list[tuple[str, bool]]]:
@@ -212,26 +216,7 @@ def make_symbolic(folder: Path, *, rows: int, group_size: int, seed: int) -> Non
             texts.append(f"{rng.choice(FILLER[:2])}<answer>{rng.choice(answers)[0]}</answer>")
             pids.append(f"s{k:07d}"), idx.append(s)
     pq.write_table(pa.Table.from_pylist(problems, schema=PROBLEMS), folder / "symbolic" / "problems.parquet")
-    n = len(texts)
-    one = pa.array([[1]] * n, pa.list_(pa.int32()))
-    cols = {
-        "iteration": [0] * n,
-        "prompt_id": pids,
-        "sample_idx": idx,
-        "prompt_token_ids": one,
-        "response_token_ids": one,
-        "response_logprobs": pa.array([[-0.5]] * n, pa.list_(pa.float32())),
-        "response_text": texts,
-        "num_response_tokens": [len(t) // 4 for t in texts],
-        "finish_reason": ["stop"] * n,
-        "policy_version": [0] * n,
-        "staleness": [0] * n,
-        "engine": ["transformers"] * n,
-        "temperature": [1.0] * n,
-        "seed": [0] * n,
-        "model": [None] * n,
-    }
-    pq.write_table(pa.table(cols, schema=ROLLOUTS), folder / "symbolic" / "rollouts.parquet")
+    pq.write_table(_rollouts(pids, idx, texts), folder / "symbolic" / "rollouts.parquet")
 
 
 def run_pass1(folder: Path, cfg: VerifySection) -> tuple[float, dict[str, int]]:

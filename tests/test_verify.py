@@ -212,7 +212,7 @@ RULES = [
     ("symbolic", "\\sqrt{2}", "<answer>\\sqrt{2}</answer>", True, "sql_exact"),  # identical text
     ("symbolic", "\\sqrt{2}", "<answer>\\sqrt 2</answer>", True, "math_verify"),
     ("symbolic", "x^2+1", "<answer>1 + x^2</answer>", True, "math_verify"),
-    ("symbolic", "[1,2)", "<answer>[1, 2]</answer>", False, "math_verify"),
+    ("symbolic", "[1,2)", "<answer>[1, 2]</answer>", False, "sql_exact"),  # another bracket: decided before math-verify
     ("symbolic", "19", "<answer>19x</answer>", False, "sql_numeric"),  # a value gold takes a number only
     # issue 19: a value gold takes a value; a closed-form gold an answer in its shape, never arithmetic left to do
     ("value gold", "12", "<answer>3 * 4</answer>", False, "sql_numeric"),  # the question echoed

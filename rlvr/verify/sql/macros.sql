@@ -7,18 +7,20 @@
 -- never equal to '5cm'; issue 19). A \boxed{..} inside the tag (up to five levels of braces) is
 -- its contents, and so is a box inside that box (two passes: '\boxed{\boxed{12}}' is 12); the math
 -- delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents,
--- and so is one wrapped whole in parentheses or braces without a comma ('(19)', '{19}'; '(0, 1)' stays
--- an interval); \textit, \mathbf and their kin are unwrapped like \text ('\mathbf{19}'). A '~' before a
+-- and so is one wrapped whole in *, __, quotes or brackets, or in parentheses or braces without a comma
+-- ('*19*', '"19"', '[19]', '(19)', '{19}'; '(0, 1)' stays
+-- an interval); \left, \right and \displaystyle are dropped; \textit, \mathbf and their kin are unwrapped like \text ('\mathbf{19}'). A '~' before a
 -- word is a space ('12~\text{cm}'; '~13' stays an approximation); \varnothing and ∅ are \emptyset, and
 -- \varepsilon, \varphi, \vartheta, \varpi the letters they vary.
 CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nested ones multiply (planning time)
     replace(replace(replace(replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-        regexp_replace(s, '~(\s*(?:\\text|[A-Za-z]))', ' \1', 'g'),
+        regexp_replace(s, '~(\s*(?:\\text|[A-Za-z]))|\\(?:left|right)\b|\\(?:display|text)style\b', ' \1', 'g'),
         '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
         '\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*)\}', '\1', 'g'),
         '\\(?:text|textbf|textit|textrm|textsf|mathrm|mathbf|mathit|mathsf|mbox|boldsymbol|bm)\s*\{((?:[^{}]|\{[^{}]*\})*)\}|\\[()\[\]]', ' \1 ', 'g'),
         '(\\[dt]?frac)\s*(\d)\s*(\d)', '\1{\2}{\3}', 'g'),
-        '(?s)^\s*(?:\*\*([^*]+)\*\*|`([^`]+)`|\(([^(),]*)\)|\{([^{},]*)\})\s*$', '\1\2\3\4'), '\\varnothing|∅', '\\emptyset', 'g'),
+        '(?s)^\s*(?:\*\*([^*]+)\*\*|`([^`]+)`|\(([^(),]*)\)|\{([^{},]*)\}|\*([^*]+)\*|__([^_]+)__|"([^"]+)"|\[([^\[\],]*)\])\s*$',
+        '\1\2\3\4\5\6\7\8'), '\\varnothing|∅', '\\emptyset', 'g'),
         '\varepsilon', '\epsilon'), '\varphi', '\phi'), '\vartheta', '\theta'), '\varpi', '\pi');
 
 -- norm_answer(s): the comparable text form of an answer.
@@ -27,7 +29,7 @@ CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nes
 --   its kin unwrapped and \frac12 braced (norm_latex); lower-case; then every whitespace character removed
 --   ("case/whitespace-insensitive": ' Paris ' = 'paris', 'New York' = '\text{New York}' = 'newyork');
 --   degrees (^\circ, ^{\circ}, °) and LaTeX spaces (\, \! \; \:) dropped, '{,}' read as ',' ('10{,}000'); unicode minus U+2212 -> '-'; currency signs $ € £ and LaTeX
---   \$ dropped; LaTeX \% -> %; then a leading '+' and a trailing '.' dropped:
+--   \$ dropped (and ¥ ₹); LaTeX \% -> %; then a leading '+', '=' or ':' and a trailing '.' or ',' dropped:
 --   '19.' -> '19', '$1,200' -> '1,200', ' −3 ' -> '-3', '+4' -> '4', '60^\circ' -> '60'.
 --   Commas are kept here: only num_value() reads them, and only as thousands separators.
 -- norm_cased(s): the same with the case kept (verify.sql: an answer identical to a symbolic gold but for
@@ -37,10 +39,10 @@ CREATE OR REPLACE MACRO norm_cased(s) AS
     regexp_replace(regexp_replace(
         replace(
             replace(
-                regexp_replace(norm_latex(norm_digits(s)), '\s+|\\?[$€£]|\^\{?\\circ\}?|°|\\[,!;: ]|\{(,)\}', '\1', 'g'),
+                regexp_replace(norm_latex(norm_digits(s)), '\s+|\\?[$€£¥₹]|\^\{?\\circ\}?|°|\\[,!;: ]|\{(,)\}', '\1', 'g'),
                 '−', '-'),
             '\%', '%'),
-        '^\+|\.$', '', 'g'), '^\\([dtc]?frac)\{-', '-\\\1{');
+        '^[+=:]|[.,]$', '', 'g'), '^\\([dtc]?frac)\{-', '-\\\1{');
 CREATE OR REPLACE MACRO norm_answer(s) AS lower(norm_cased(s));
 
 -- plain_decimal(s): s is a plain decimal ('42', '-3.5', '007'): digits, an optional '-' and one point
@@ -66,9 +68,14 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- each was paid as 12). A unit ('12 apples', '12 cm') changes nothing.
 -- value_prefix(lead): the same before it (lead lower-cased): a sign or a root in words or symbols
 -- ('minus 13', 'negative 13', '√13', '\sqrt{13}', 'the square of 13'), a bound ('x < 13', 'at least
--- 13', 'up to 13') or an approximation ('about 13', '~13'), as the tag's answer in words refuses them.
+-- 13', 'up to 13') or an approximation ('about 13', '~13'), as the tag's answer in words refuses them;
+-- or it is no value of its own: a denominator ('\frac{\pi}{2}'), a second argument ('\binom{10}{3}'), an
+-- exponent ('2^{10}', '1.9e1'), a subscript, an operand ('3 x 10', '3 − 10', '3\times{10}', '3 times 10',
+-- '5 mod 3', '3 out of 10'), or an alternative in words ('twelve or 13') (issue 19, round 8).
 CREATE OR REPLACE MACRO value_prefix(lead) AS regexp_matches(lead,
-    '(?:\bminus|\bnegative|\bneg|√|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*\(?|\bthe\s+(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|>|≤|≥|\\[lg]eq?|\\[lg]t|\bat\s+(?:least|most)|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa)|~|≈|\\approx|\\sim|\de[-+]?)\s*$');
+    '(?:\bminus|\bnegative|\bneg|√|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*\(?|\bthe\s+(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|>|≤|≥|\\[lg]eq?|\\[lg]t|\bat\s+(?:least|most)|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa)|~|≈|\\approx|\\sim|\de[-+]?'
+    || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\d|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
+    || '|\d\s*[x×⋅•·−]|(?:\\times|\\cdot|\\div)\s*\{?|\b(?:times|mod|out\s+of)|[a-z]\s+or)\s*$');
 CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
     '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kKMB]\b|\s*(?i:hundred|thousand|million|billion|trillion|dozen|squared|cubed|factorial|and\s+a\s+(?:half|quarter|third))\b)');
 
@@ -94,16 +101,17 @@ CREATE OR REPLACE MACRO value_words(x) AS
         || '(?:eleven|thir|four|fif|six|seven|eigh|nine|twen|thir)te?e?n?ths|elevenths|twentieths|per\s*cents?|percents|pct|ppm|bps|permille|sq|'
         || 'close|near|nearby|shy|excess|upto|atleast|atmost|until|till|sub|non|within|tops|ballpark|'
         || 'debunked|refuted|disproved|disproven|unproven|disputed|disallowed|doubtful|dubious|questionable|uncertain|unverified|unconfirmed|undefined|dne|nah|'
-        || 'guessed|negated|inverted|reciprocated|squared|cubed|excl|'
+        || 'guessed|negated|inverted|reciprocated|squared|cubed|excl|think|thinks|thought|believe|believes|reckon|guessing|'
+        || 'rounded|round|est|some|like|north|south|up|apart|without|forget|scratch|lie|gross|mil|plus|'
         || '[a-z]{3,}ly)\b|\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|pi|sqrt|square\s+of|cube\s+of|opposite|neg|log|ln|exp|doubled|halved|tripled|quadrupled|grand|bn|k|(?:hundred|thousand|million|billion|trillion)ths|sixths|sevenths|eighths|ninths|twelfths|impossible|erroneous|mistaken|bogus|nope|excluding|exclude|excluded|higher|lower|greater|smaller|more|fewer|less|exceeding|exceeds|exceed|upwards?|circa|ish|else|vs|versus|otherwise|instead|ruled|rejected|invalid|(?:is|are|was|were|do|does|did|ca|wo|ai|should|could|would|has|have|had|need|must|might)nt|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
 CREATE OR REPLACE MACRO word_num(s) AS
-    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(norm_latex(s), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
+    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(regexp_replace(norm_latex(s), '\$([^$]*)\$', '\1', 'g'), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
         '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:(?:m\s*)?(?:[a-z]\w*|\\(?:alpha|beta|gamma|delta|theta|phi|omega|lambda|mu|sigma|angle)(?:\s*[a-z]{1,3})?)\s*(?:_\s*(?:\{\w+\}|\w))?\s*(?:\([^()]*\))?\s*[:=]\s*)?'
         || '([-+]?(?:\\?[$€£])?(?:\d+(?:,\d{3})*(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\}|\d+/\d+)\s*(?:\\?%|\^\s*\{?\\circ\}?|°)?)'
         || '(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*(?:\s*\^\s*\{?[23]\}?)?)*\s*\.?\s*$', 1)
     ELSE '' END;
 CREATE OR REPLACE MACRO unit_num(s) AS
-    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(norm_latex(s), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
+    CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(regexp_replace(norm_latex(s), '\$([^$]*)\$', '\1', 'g'), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
         '^\s*([-+]?(?:\\?[$€£])?\d+(?:,\d{3})*(?:\.\d+)?)\s+(?:[a-z]{2,}|[mgslhwvk])\.?(?:\s+[a-z]+\.?)*\s*(?:\^\s*\{?[23]\}?)?\s*$', 1)
     ELSE '' END;
 
@@ -241,6 +249,8 @@ CREATE OR REPLACE MACRO looks_symbolic(n) AS
 --   a step that changes nothing: a power of 1 ('x^{1}'), 1 to a power ('1^{x}'), a factor 1 ('1x',
 --   '\cdot 1'), a term 0 ('+0'), a division sign ('\div', '\over'); a decimal in a root or a fraction
 --   ('\sqrt{1.0}').
+-- Also: two literals multiplied beside a symbol ('2\times 3\pi', '3(2\pi)'), a power of three digits or
+-- a power in a power ('(x+1)^{9999}': math-verify would time out, and a timeout is no penalty).
 -- An integer factor at the end of a group is caught ('\frac{\sqrt{2}\cdot 2}{12}'); one in the middle is not.
 -- A radical with a square factor ('\sqrt{12}' for 2\sqrt{3}) is another closed form of the same value,
 -- and is paid. Each check runs only on a text that holds its command (CASE); the list functions run
@@ -276,6 +286,7 @@ CREATE OR REPLACE MACRO unsimplified(n0) AS
                       || '|\^(?:\{-?\(?-?0+(?:\.0+)?\)?\}|\(-?0+(?:\.0+)?\)|0+(?:\.0+)?)(?:$|[^\d.])'
                       || '|\^(?:\{1\}|1)(?:$|[^\d./])|(?:\\cdot|\\times|\*)1(?:$|[^\d.])|(?:^|[^\d.])1(?:\\cdot|\\times|\*)'
                       || '|(?:^|[-+(=,{\[])1(?:[a-z](?:[^a-z]|$)|\\(?:sqrt|pi|sin|cos|tan|log|ln))|[-+]0(?:$|[^\d.])|\\div|÷|\\over(?:$|[^a-z])'
+                      || '|\d(?:\\cdot|\\times|\*|×|·|⋅)(?:-?\d+(?:$|[^\d^.])|\\[dtc]?frac)|(?:^|[^\w.^{])\d+\(-?\d|\^\s*\{?\s*-?\d{3,}|\^\s*\{[^{}]*\^'
                       || '|(?:^|[^\d.])1\^|\\(?:sqrt|[dtc]?frac)(?:\[\d+\])?\{[^{}]*\d\.\d|\\[dtc]?frac\{[^{}]*\}\{[^{}]*\d\.\d');
 
 -- ops_beyond(a, g): the answer a applies a kind of operation the gold g has none of: trigonometry,
@@ -312,7 +323,7 @@ CREATE OR REPLACE MACRO strip_name(s) AS regexp_replace(s,
 -- for x^2-1 is within one.
 CREATE OR REPLACE MACRO value_atoms(s) AS len(regexp_extract_all(
     regexp_replace(regexp_replace(strip_name(s), '(?:^|[^A-Za-z\\])(?:and|or)(?:[^A-Za-z]|$)', ' ', 'g'),
-        '\\(?:left|right|[bB]igg?[lrm]?|[dtc]?frac|cdot|times|[lg]eq?|[lg]eqslant|[lg]t|neq?|in|cup|cap|setminus|displaystyle|textstyle|q?quad|hspace|text\w*|math(?:rm|bf|it|sf|tt)|boldsymbol|bm|mbox|operatorname|limits|[,;:! ])(?:[^a-zA-Z]|$)',
+        '\\(?:left|right|[bB]igg?[lrm]?|[dtc]?frac|cdot|times|[lg]eq?|[lg]eqslant|[lg]t|neq?|in|cup|cap|setminus|displaystyle|textstyle|q?quad|hspace|text\w*|math(?:rm|bf|it|sf|tt)|boldsymbol|bm|mbox|operatorname|limits)\b|\\[,;:! ]',
         ' ', 'g'),
     '\\[A-Za-z]+|\d+(?:\.\d+)?|[A-Za-z]'));
 
@@ -412,12 +423,13 @@ CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
 -- is' (lists; SmolLM2 wrote both: lenient reading is a heuristic, a model that tags should be graded
 -- strict).
 CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
-    regexp_full_match(link, '\s*[,;—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+)?(?:or|maybe|perhaps|possibly|probably)\b.*')
+    regexp_full_match(link, '\s*[,;.—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+|and\s+)?(?:or|maybe|perhaps|possibly|probably|could|might)\b.*')
+    OR regexp_full_match(link, '\s*(?:↔|⇔|\\iff|\\leftrightarrow|\\q?quad|[a-z][).])\s*')  -- '12 \iff 13', '12 \quad 13', 'A) 12 B) 13'
     OR regexp_full_match(link, '\s*(?:\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow)\s*')
     OR (op = '' AND regexp_full_match(link, '\s*=\s*'))
-    OR regexp_full_match(link, '\s*(?:[-+*/×·÷^]|\\times|\\cdot|\\div)\s*')  -- an operand, not a value: '... 3 + 4'
+    OR regexp_full_match(link, '\s*(?:[-+*/×·÷^x⋅•−:]|\*\*|\\times|\\cdot|\\div|times|mod|out\s+of)\s*\{?\s*')  -- an operand, not a value: '... 3 + 4', '1:2'
     OR regexp_full_match(link, '\s*(?:\||&|and/or|vs\.?|versus|nor|to|through|thru|–|—|±|\\pm|\\mp|\\lor|\\vee|∨|\\simeq|≃|\\cong|≅|\+/-|\+-|-/\+)\s*')  -- alternatives, a range
-    OR (regexp_full_match(link, '\s*\(\s*') AND regexp_full_match(after, '\s*\)[\s.!?]*'))  -- '12 (13)'
+    OR (regexp_full_match(link, '\s*[(\[]\s*') AND regexp_full_match(after, '\s*[)\]][\s.!?]*'))  -- '12 (13)', '12 [13]'
     -- a list of candidates ending in the last number: joined by 'and' or whitespace alone, whatever
     -- follows ('it is 12 and 13 in some order', '40 41 42 hmm'); by commas at the end of the text
     -- ('11, 12'), or of three or more numbers whatever follows ('11, 12, 13 are possible'), while two

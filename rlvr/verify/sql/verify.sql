@@ -130,9 +130,17 @@ WITH golds AS (  -- each problem's gold, normalised once
     FROM (
     SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok,
         $format_mode = 'think_answer' AND think_answer_ok(response_text) AS think_ok,  -- the whole text, tags in <think> too
-        CASE WHEN contains(response_text, '<think>') THEN regexp_replace(response_text, '(?s)<think>.*?</think>', ' ', 'g')
-             ELSE response_text END AS t0
-    FROM read_parquet($rollouts, hive_partitioning = false)
+        CASE WHEN contains(response_text, '<think>') THEN regexp_replace(r0, '(?s)<think>.*?</think>', ' ', 'g')
+             ELSE r0 END AS t0
+    FROM (
+        -- a zero-width character is a space ('1<U+200B>9' is two numbers, as '1 9'); inline HTML tags are
+        -- no text ('<b>19</b>' is 19)
+        SELECT *, CASE WHEN strlen(response_text) <> length(response_text) OR contains(response_text, '</')
+                       THEN regexp_replace(regexp_replace(response_text, '[\x{200B}-\x{200D}\x{2060}\x{FEFF}]', ' ', 'g'),
+                                           '(?i)</?(?:b|strong|em|i|u|span|mark|sup|sub)>', '', 'g')
+                       ELSE response_text END AS r0
+        FROM read_parquet($rollouts, hive_partitioning = false)
+    )
     )
 ), tag_segments AS (
     -- seg: the text after the first '<answer>' up to the next one. When seg holds a '</answer>', the
@@ -205,7 +213,7 @@ WITH golds AS (  -- each problem's gold, normalised once
         -- the number before the last one (within 48 characters), what joins them, and any operator
         -- in front of it ('6 + 7 = 13': the sum's operand, not a second answer)
         CASE WHEN last_num IS NOT NULL AND regexp_matches(lead,  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read
-                  '(?i)\d[%}]?[\s$]*(?:[,;—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+)?(?:or|maybe|perhaps|possibly|probably)\b\D*|\\lor|\\vee|∨|\\simeq|≃|\\cong|≅|\+/-|\+-|-/\+|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\(|\||&|and/or|vs\.?|versus|nor|to|through|thru|and|–|—|±|\\pm|\\mp|\s)[\s$]*$')
+                  '(?i)\d[%}]?[\s$]*(?:[,;.—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+|and\s+)?(?:or|maybe|perhaps|possibly|probably|could|might)\b\D*|↔|⇔|\\iff|\\leftrightarrow|\\q?quad|[a-z][).]|\[|[x⋅•−:]|\*\*|times|mod|out\s+of|\\lor|\\vee|∨|\\simeq|≃|\\cong|≅|\+/-|\+-|-/\+|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\(|\||&|and/or|vs\.?|versus|nor|to|through|thru|and|–|—|±|\\pm|\\mp|\s)[\s$]*$')
              THEN regexp_extract(lead,
              '([-+*/×·=]?)\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
     FROM (
@@ -214,12 +222,13 @@ WITH golds AS (  -- each problem's gold, normalised once
         SELECT *, CASE WHEN last_num IS NOT NULL
                        THEN regexp_replace(right(left(t, length(t) - length(tail)), 48), '\*\*+|\\[()\[\]]|`', '', 'g') END AS lead
         FROM (
-        SELECT *, nullif(regexp_extract(tail, '^[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?', 0), '') AS last_num
+        -- (a LaTeX fraction is one number: 'The answer is $\frac{1}{2}$.' is 1/2, not 2)
+        SELECT *, nullif(regexp_extract(tail, '^(?:[-−]?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)', 0), '') AS last_num
         FROM (
             SELECT iteration, prompt_id, sample_idx, n_tok, t, has_tag, format_ok, tag_body, boxed, hedge,
                 -- the last number and the non-digits after it (group 0, see above)
                 CASE WHEN NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0  -- an unclosed <answer> is no answer, not a licence to guess
-                     THEN regexp_extract(t, '[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?\D*$', 0) END AS tail
+                     THEN regexp_extract(t, '(?:[-−]?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)\D*$', 0) END AS tail
             FROM hedges
         )
         )
@@ -343,6 +352,10 @@ WITH golds AS (  -- each problem's gold, normalised once
                        WHEN set_shape(gold) IN ('set', 'tuple') AND set_shape(pred) NOT IN ('', set_shape(gold))
                             AND NOT (set_shape(gold) = 'set' AND set_shape(pred) = 'list')  -- '1, 2, 3' lists a set
                            THEN 'a ' || set_shape(pred) || ' for a ' || set_shape(gold)
+                       WHEN set_shape(gold) = 'tuple' AND set_shape(pred) = 'tuple'  -- '[2, \infty]' is not [2, \infty)
+                            AND (left(replace(strip_name(pred), '\left', ''), 1) <> left(replace(strip_name(gold), '\left', ''), 1)
+                                 OR right(replace(pred, '\right', ''), 1) <> right(replace(gold, '\right', ''), 1))
+                           THEN 'another interval: the brackets differ from the gold''s'
                        WHEN set_shape(gold) = 'list' AND set_shape(pred) = 'tuple'  -- '(1, 2)' is a pair or an interval, not 1 and 2
                            THEN 'a tuple for a list'
                        -- (a gold of several values, a list, a set or a union, may be written with 'or' and '=':

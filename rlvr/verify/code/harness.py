@@ -567,10 +567,9 @@ def _recorder(key, fd, write, budget):
             return
         if active and active[-1] == site:
             active.pop()
-        if outcome is not True and active:
-            _write_outcome(site, outcome)
-            raise outcome  # inside another site's condition: that assert fails too
         _write_outcome(site, outcome)
+        if outcome is not True and active:
+            raise outcome  # inside another site's condition: that assert fails too
 
     def _write_outcome(site, outcome):
         tag = (site, outcome is True)

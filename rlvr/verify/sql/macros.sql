@@ -50,6 +50,13 @@ CREATE OR REPLACE MACRO norm_answer(s) AS lower(norm_cased(s));
 -- skips normalisation (verify.sql: the golds' and the answers' fast path, one pattern for both).
 CREATE OR REPLACE MACRO plain_decimal(s) AS regexp_full_match(s, '-?\d+(?:\.\d+)?');
 
+-- last_number_text(): the pattern of one number as the last-number reading takes it (verify.sql tail
+-- and last_num: one pattern for both): a LaTeX fraction of integers ('\frac{1}{2}' is one number), or
+-- digits with thousands commas, a decimal or repeating decimal ('12.\overline{3}'), a fraction a/b and %.
+-- A constant: DuckDB folds it and compiles the regex once.
+CREATE OR REPLACE MACRO last_number_text() AS
+    '(?:[-−]?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)';
+
 -- digit_gap(x): x splits digits by spacing (whitespace, LaTeX \, \; \: \! '\ ' or ~) other than
 -- thousands grouping, so it holds several numbers where norm_answer, which removes spacing, would
 -- read one: '1 2' is not 12, '12 13' not 1213, '10 00' and '1 0 0 0' not 1000 (issue 19, round 3's red

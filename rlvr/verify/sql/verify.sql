@@ -226,12 +226,12 @@ WITH golds AS (  -- each problem's gold, normalised once
                        THEN regexp_replace(right(left(t, length(t) - length(tail)), 48), '\*\*+|\\[()\[\]]|`', '', 'g') END AS lead
         FROM (
         -- (a LaTeX fraction is one number: 'The answer is $\frac{1}{2}$.' is 1/2, not 2)
-        SELECT *, nullif(regexp_extract(tail, '^(?:[-−]?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)', 0), '') AS last_num
+        SELECT *, nullif(regexp_extract(tail, '^' || last_number_text(), 0), '') AS last_num
         FROM (
             SELECT iteration, prompt_id, sample_idx, n_tok, t, has_tag, format_ok, tag_body, boxed, hedge,
                 -- the last number and the non-digits after it (group 0, see above)
                 CASE WHEN NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0  -- an unclosed <answer> is no answer, not a licence to guess
-                     THEN regexp_extract(t, '(?:[-−]?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)\D*$', 0) END AS tail
+                     THEN regexp_extract(t, last_number_text() || '\D*$', 0) END AS tail  -- (macros.sql)
             FROM hedges
         )
         )

@@ -413,6 +413,39 @@ PROBLEMS = {
     "arithmetic: -5": {"task": "arithmetic", "answer": "-5"},
     "exact: neither": {"task": "exact", "answer": "neither"},
     "math: \\angle ABC": {"task": "math", "answer": "\\angle ABC"},
+    # round 9: the red team's golds
+    "math: 1": {"task": "math", "answer": "1"},
+    "math: 8": {"task": "math", "answer": "8"},
+    "math: 50": {"task": "math", "answer": "50"},
+    "math: 144": {"task": "math", "answer": "144"},
+    "math: \\frac{3}{2}": {"task": "math", "answer": "\\frac{3}{2}"},
+    "math: [0.5, 2]": {"task": "math", "answer": "[0.5, 2]"},
+    "math: \\{0.5, 2\\}": {"task": "math", "answer": "\\{0.5, 2\\}"},
+    "math: (1.5, -2)": {"task": "math", "answer": "(1.5, -2)"},
+    "math: y = 0.5x + 3": {"task": "math", "answer": "y = 0.5x + 3"},
+    "math: x = 0.5": {"task": "math", "answer": "x = 0.5"},
+    "math: 0.5\\pi": {"task": "math", "answer": "0.5\\pi"},
+    "logic: false": {
+        "task": "logic",
+        "answer": "false",
+        "meta": json.dumps({"kind": "propositional", "premises": ["P → Q", "¬Q"], "query": "P"}),
+    },
+    "logic: no": {
+        "task": "logic",
+        "answer": "no",
+        "meta": json.dumps(
+            {
+                "kind": "syllogism",
+                "premises": ["All cats are animals", "Some animals are dogs"],
+                "conclusion": "Some cats are dogs",
+            }
+        ),
+    },
+    "logic: unknown": {
+        "task": "logic",
+        "answer": "unknown",
+        "meta": json.dumps({"kind": "tfu", "premises": ["P → Q"], "statement": "Q"}),
+    },
     # logic: the shipped kind (a variable to eliminate) and the open "what follows?" of a user's rows
     "eliminate-P": {
         "task": "logic",

@@ -113,6 +113,17 @@ def inequality_interval(pred: str) -> str | None:
     return None
 
 
+_OR = re.compile(r"\\text\s*\{\s*or\s*\}|\bor\b|\\lor\b|\\vee\b|∨|\\cup\b|∪")
+
+
+def inequalities_interval(pred: str) -> str | None:
+    """inequality_interval for one inequality, or for several joined by 'or' (also in \\text{}, \\lor,
+    \\cup) as the union of their intervals: 'x < -2 \\text{ or } x > 3' -> '(-\\infty, -2) \\cup (3,
+    \\infty)' (issue 19, round 9). None when any part is not an inequality."""
+    parts = [inequality_interval(p) for p in _OR.split(pred)]
+    return None if None in parts else " \\cup ".join(parts)  # type: ignore[arg-type]
+
+
 @functools.cache
 def _keep_case() -> None:
     """math-verify reads LaTeX through latex2sympy, whose default lower-cases every symbol: M and m
@@ -138,8 +149,8 @@ def math_verify_check(gold: str, pred: str) -> bool:
     g = parse(_as_math(gold), parsing_timeout=None, raise_on_error=True)
     if not g:
         raise ValueError(f"math-verify could not parse the gold answer {gold!r}; fix the problem's answer")
-    if _INTERVAL.fullmatch(gold) and (interval := inequality_interval(pred)) is not None:
-        pred = interval  # an interval gold: '0 < x < 1' is (0, 1)
+    if _INTERVAL.fullmatch(gold) and (interval := inequalities_interval(pred)) is not None:
+        pred = interval  # an interval gold: '0 < x < 1' is (0, 1); 'x < -2 or x > 3' is (-\infty, -2) \cup (3, \infty)
     p = parse(_as_math(pred), parsing_timeout=None, raise_on_error=True)
     if not p:
         return False  # the model wrote something that is not maths: a wrong answer, not a verifier fault

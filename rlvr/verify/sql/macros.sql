@@ -51,11 +51,12 @@ CREATE OR REPLACE MACRO norm_answer(s) AS lower(norm_cased(s));
 CREATE OR REPLACE MACRO plain_decimal(s) AS regexp_full_match(s, '-?\d+(?:\.\d+)?');
 
 -- last_number_text(): the pattern of one number as the last-number reading takes it (verify.sql tail
--- and last_num: one pattern for both): a LaTeX fraction of integers ('\frac{1}{2}' is one number), or
+-- and last_num: one pattern for both): a LaTeX fraction of integers ('\frac{1}{2}' is one number, and
+-- '3\frac{1}{2}' a mixed one), or
 -- digits with thousands commas, a decimal or repeating decimal ('12.\overline{3}'), a fraction a/b and %.
 -- A constant: DuckDB folds it and compiles the regex once.
 CREATE OR REPLACE MACRO last_number_text() AS
-    '(?:[-−]?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)';
+    '(?:[-−]?(?:\d+\s*)?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)';
 
 -- digit_gap(x): x splits digits by spacing (whitespace, LaTeX \, \; \: \! '\ ' or ~) other than
 -- thousands grouping, so it holds several numbers where norm_answer, which removes spacing, would
@@ -80,11 +81,18 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- exponent ('2^{10}', '1.9e1'), a subscript, an operand ('3 x 10', '3 − 10', '3\times{10}', '3 times 10',
 -- '5 mod 3', '3 out of 10'), or an alternative in words ('twelve or 13') (issue 19, round 8).
 CREATE OR REPLACE MACRO value_prefix(lead) AS regexp_matches(lead,
-    '(?:\bminus|\bnegative|\bneg|√|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*\(?|\bthe\s+(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|>|≤|≥|\\[lg]eq?|\\[lg]t|\bat\s+(?:least|most)|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa)|~|≈|\\approx|\\sim|\de[-+]?'
-    || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\d|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
-    || '|\d\s*[x×⋅•·−]|(?:\\times|\\cdot|\\div)\s*\{?|\b(?:times|mod|out\s+of)|[a-z]\s+or)\s*$');
+    '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most)|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|over|above|below|under|near|beyond|exceeding|past)|\bclose\s+to|\bin\s+excess\s+of|~|≈|\\approx|\\sim|\de[-+]?'
+    || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\s*\d?|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
+    || '|\\over|\\bmod|\\pmod\s*\{?|\\(?:log|ln|lg|exp|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh)(?:_\s*\{?\d*\}?)?\s*[({]?|\b(?:log|ln|sin|cos|tan)\s*\(?'
+    || '|\d\s*[x×⋅•·−]|(?:\\times|\\cdot|\\div)\s*\{?|\b(?:times|mod|out\s+of|plus|divided\s+by|multiplied\s+by|to\s+the\s+power\s+of|raised\s+to(?:\s+the\s+power\s+of)?|twice|double|triple|thrice|half\s+of|third\s+of|quarter\s+of)|%\s+of|[a-z]\s+or'
+    -- a sign that is not ASCII or stands apart: '–12', '－12', 'is - 12' (not a bullet '\n- 12', not '3 - 12': number_hedge)
+    || '|[–‐‒－﹣]|[^\d\s)}\]][^\S\n]*[-−][^\S\n]+)\s*$');
 CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
-    '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kKMB]\b|\s*(?i:hundred|thousand|million|billion|trillion|dozen|squared|cubed|factorial|and\s+a\s+(?:half|quarter|third))\b)');
+    '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kKMB]\b|\+|-?ish\b|-odd\b'
+    || '|\s*(?i:hundred|thousand|million|billion|trillion|dozen|lakh|crore|bn|mn|squared|cubed|factorial|and\s+a\s+(?:half|quarter|third)'
+    || '|halves|thirds|quarters|(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf|\w+teen|\w+tie|hundred|thousand)ths'
+    || '|to\s+the\s+(?:second|third|power|\w+th)|and\s+(?:up|above|over|more|higher|beyond|upwards?)|at\s+(?:the\s+)?(?:minimum|maximum|most|least)'
+    || '|give\s+or\s+take|or\s+so|thereabouts|and\s+change)\b|\s+(?i:score)\W*$)');
 
 -- text_words(x): x holds a word (two letters or more) inside \text{}, \mathrm{} and their kin, where
 -- math-verify does not read it ('2\sqrt{3} \text{ else } 3\sqrt{2}'); LaTeX commands inside are not words.
@@ -110,7 +118,8 @@ CREATE OR REPLACE MACRO value_words(x) AS
         || 'debunked|refuted|disproved|disproven|unproven|disputed|disallowed|doubtful|dubious|questionable|uncertain|unverified|unconfirmed|undefined|dne|nah|'
         || 'guessed|negated|inverted|reciprocated|squared|cubed|excl|think|thinks|thought|believe|believes|reckon|guessing|'
         || 'rounded|round|est|some|like|north|south|up|apart|without|forget|scratch|lie|gross|mil|plus|'
-        || '[a-z]{3,}ly)\b|\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|pi|sqrt|square\s+of|cube\s+of|opposite|neg|log|ln|exp|doubled|halved|tripled|quadrupled|grand|bn|k|(?:hundred|thousand|million|billion|trillion)ths|sixths|sevenths|eighths|ninths|twelfths|impossible|erroneous|mistaken|bogus|nope|excluding|exclude|excluded|higher|lower|greater|smaller|more|fewer|less|exceeding|exceeds|exceed|upwards?|circa|ish|else|vs|versus|otherwise|instead|ruled|rejected|invalid|(?:is|are|was|were|do|does|did|ca|wo|ai|should|could|would|has|have|had|need|must|might)nt|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
+        || 'hexadecimal|hex|octal|binary|base|basis|mille|ppb|ppt|\w+ieths|nonsense|mistake|typo|besides|sans|thereabouts|change|to\s+the|'
+        || '[a-z]{3,}ly)\b|\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|pi|sqrt|square\s+of|cube\s+of|opposite|neg|log|ln|exp|doubled|halved|tripled|quadrupled|grand|bn|k|(?:hundred|thousand|million|billion|trillion)ths|sixths|sevenths|eighths|ninths|twelfths|impossible|erroneous|mistaken|bogus|nope|excluding|exclude|excluded|higher|lower|greater|smaller|more|fewer|less|exceeding|exceeds|exceed|upwards?|circa|ish|else|vs|versus|otherwise|instead|ruled|rejected|invalid|(?:is|are|was|were|do|does|did|ca|wo|ai|should|could|would|has|have|had|need|must|might)nt|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|\d\s*score\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
 CREATE OR REPLACE MACRO word_num(s) AS
     CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(regexp_replace(norm_latex(s), '\$([^$]*)\$', '\1', 'g'), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
         '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:(?:m\s*)?(?:[a-z]\w*|\\(?:alpha|beta|gamma|delta|theta|phi|omega|lambda|mu|sigma|angle)(?:\s*[a-z]{1,3})?)\s*(?:_\s*(?:\{\w+\}|\w))?\s*(?:\([^()]*\))?\s*[:=]\s*)?'
@@ -186,6 +195,18 @@ CREATE OR REPLACE MACRO rep_rat(p) AS
     {'n': (CAST(p.i || p.f || p.r AS HUGEINT) - CAST('0' || p.i || p.f AS HUGEINT)) * CASE WHEN p.s = '-' THEN -1 ELSE 1 END,
      'd': CAST(rpad('1', CAST(1 + length(p.f) AS INTEGER), '0') AS HUGEINT)
           * (CAST(rpad('1', CAST(1 + length(p.r) AS INTEGER), '0') AS HUGEINT) - 1)};
+-- rep_notation(n): a repeating decimal written another way, as num_rat reads one ('0.\overline{3}'): a bar
+-- or dot over the period ('0.\bar{3}', '0.1\dot{6}'), the period in brackets ('0.(3)'), or a digit written
+-- three times or more before dots ('0.333...', '0.1666…'; a longer period, '0.142857...', is not read).
+-- Anything else is left as it is (and is then no number).
+CREATE OR REPLACE MACRO rep_notation(n) AS
+    CASE WHEN regexp_matches(n, '\\(?:bar|dot)') THEN regexp_replace(n, '\\(?:bar|dot)\{?(\d+)\}?', '\\overline{\1}', 'g')
+         WHEN regexp_matches(n, '\.\d*\(\d+\)$') THEN regexp_replace(n, '\((\d+)\)$', '\\overline{\1}')
+         WHEN regexp_full_match(n, '-?\d*\.\d{3,}(?:\.{2,3}|…|\\[lc]?dots)')
+              AND length(regexp_extract(n, '\.(\d+)', 1)) - length(rtrim(regexp_extract(n, '\.(\d+)', 1), right(regexp_extract(n, '\.(\d+)', 1), 1))) >= 3
+             THEN regexp_extract(n, '^(-?\d*\.)', 1) || rtrim(regexp_extract(n, '\.(\d+)', 1), right(regexp_extract(n, '\.(\d+)', 1), 1))
+                  || '\overline{' || right(regexp_extract(n, '\.(\d+)', 1), 1) || '}'
+         ELSE n END;
 CREATE OR REPLACE MACRO num_rat(b) AS
     CASE
         WHEN contains(b, 'overline') AND regexp_full_match(b, '-?\d*\.\d*\\overline\{\d+\}')
@@ -340,13 +361,24 @@ CREATE OR REPLACE MACRO value_atoms(s) AS len(regexp_extract_all(
 -- ('2^3'), a factorial, \binom / \choose, sums, products, integrals, limits (issue 19: echoing
 -- 'What is 3 * 4?' as '3 * 4' is not an answer). A fraction a/b is a number, not an operation. A
 -- literal in braces or parentheses after an operator is read as the literal ('\sqrt{4\cdot{3}}',
--- '\sqrt{(2)^2\cdot 3}', 'x^2+2+(-1)': issue 19, round 3).
+-- '\sqrt{(2)^2\cdot 3}', 'x^2+2+(-1)': issue 19, round 3). A power of a bracket of numbers, matrix arithmetic
+-- and a sum with a radical in a denominator are not in a value's form either (round 9: '(1+\sqrt{2})^2' for
+-- 3+2\sqrt{2}, '2\begin{pmatrix}...', '\frac{1}{3-2\sqrt{2}}').
+-- dec_places(n): the most decimal places of a number in n, trailing zeros aside ('(0.5000004, 3)': 7).
+CREATE OR REPLACE MACRO dec_places(n) AS
+    COALESCE(list_max(list_transform(regexp_extract_all(n, '\d\.(\d*[1-9])', 1), lambda d: length(d))), 0);
 CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
     -- a literal in braces or brackets after an operator is the literal ('\cdot{3}', '+(-1)', '{(1)+2}')
     regexp_replace(n, '(^|[-+*/=^(\[{,×·÷]|\\cdot|\\times|\\div)[{(](-?\d+(?:\.\d+)?)[})]', '\1\2', 'g'),
     '(?:^|[-+*/=(\[{,×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})'
     || '(?:[-+*×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})(?:$|[-+*/=)\]},×·÷]|\\cdot|\\times|\\div)'
-    || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim')
+    || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim'
+    -- a bracket of numbers raised to a power ('(1+\sqrt{2})^2'; '(2x-3)^2' is a factored form) or any bracket to a
+    -- power of two digits ('(x+y+z)^{60}', which math-verify cannot expand in time), a scalar or sign before a
+    -- matrix, a transpose, a product of matrices, a sum with a radical in a denominator ('\frac{1}{3-2\sqrt{2}}';
+    -- '\frac{1}{\sqrt{2}}' is paid)
+    || '|\((?:[-+*/.\d]|\\sqrt\{\d+\}|\\cdot|\\times)+\)\^\{?-?\d|\)\^\{?\d\d|(?:^|[^&\\{])[-\d]\\begin\{[a-z]*matrix\}'
+    || '|\\end\{[a-z]*matrix\}(?:\^|(?:\\cdot|\\times|\*)?\\begin)|\\[dt]?frac\{[^{}]*\}\{[^{}]*(?:[-+][^{}]*\\sqrt|\\sqrt\{\d+\}[-+])')
     OR unsimplified(n);
 
 -- unit_word(w): w (one or two words) is a unit of measure from a fixed list (a single letter only as the
@@ -456,11 +488,15 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
 -- characters before it (verify.sql's lead), after: the text after it. 'not 12 but 13' and '12? No: 13.'
 -- state 13; 'Unless I am wrong, the answer is 13' states 13 (a comma closes the condition).
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
-    regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bexcept(?:\s+for)?|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=)\s*(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
+    regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=)\s*(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
     OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else|alternatively)\b[\s,]*[^.!?,;:\d]*$')
+    OR regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"
     OR regexp_matches(after, '(?i)^\s*[,;—–-]?\s*[(\[]?\s*or\b')
     OR regexp_full_match(after, '\s*\?[\s.!?)]*')
-    OR regexp_matches(after, '(?i)^[\s.,]*(?:is|was|would\s+be|seems)\s+(?:not\b|wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected)|^\s*(?:isn''t|wasn''t)\b|^\s*[(\[]\s*(?:wrong|incorrect|false|not|no)\b');
+    OR regexp_matches(after, '(?i)^[\s.,]*(?:is|was|would\s+be|seems|looks)\s+(?:\w+ly\s+)?(?:not\b|(?:the\s+|a\s+|an\s+)?(?:wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected|mistake|mistaken|error|erroneous|typo|nonsense|bogus|invalid)\b)'
+                          || '|^\s*(?:isn''t|wasn''t|can''t|cannot|can\s+not|couldn''t|won''t)\b|^\s*[(\[]\s*(?:wrong|incorrect|false|not|no)\b')
+    -- a correction after it in a form no number pattern reads ('12, but the correct answer is thirteen')
+    OR regexp_matches(after, '(?i)\b(?:correct|right|real|actual|true)\s+(?:answer|value|result|total)\s+(?:is|=|:)');
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:
 -- |a - b| <= tol * max(1, |b|) (config verify.numeric_tolerance; default 0, and verify.sql applies

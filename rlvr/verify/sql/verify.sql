@@ -134,13 +134,14 @@ WITH golds AS (  -- each problem's gold, normalised once
              ELSE r0 END AS t0
     FROM (
         -- a zero-width character is a space ('1<U+200B>9' is two numbers, as '1 9'); inline HTML tags are
-        -- no text ('<b>19</b>', '<span>19</span>' are 19; looked for by their closing tag)
+        -- no text ('<b>19</b>', '<span>19</span>' are 19; looked for by their closing tag); digits of other
+        -- scripts are read as ASCII digits, as norm_answer reads a tag's ('12, but the answer is ١٣' ends in 13)
         -- (cheap tests first: a regex over every text costs a quarter of pass 1)
         SELECT *, CASE WHEN strlen(response_text) <> length(response_text) OR contains(response_text, '</b>')
                             OR contains(response_text, '</strong>') OR contains(response_text, '</span>')
                             OR contains(response_text, '</em>') OR contains(response_text, '</i>')
-                       THEN regexp_replace(regexp_replace(response_text, '[\x{200B}-\x{200D}\x{2060}\x{FEFF}]', ' ', 'g'),
-                                           '(?i)</?(?:b|strong|em|i|u|span|mark|sup|sub)>', '', 'g')
+                       THEN norm_digits(regexp_replace(regexp_replace(response_text, '[\x{200B}-\x{200D}\x{2060}\x{FEFF}]', ' ', 'g'),
+                                                       '(?i)</?(?:b|strong|em|i|u|span|mark|sup|sub)>', '', 'g'))
                        ELSE response_text END AS r0
         FROM read_parquet($rollouts, hive_partitioning = false)
     )
@@ -214,11 +215,12 @@ WITH golds AS (  -- each problem's gold, normalised once
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, last_num, lead,
         substr(tail, length(last_num) + 1) AS trail,  -- the text after the last number
         -- the number before the last one (within 48 characters), what joins them, and any operator
-        -- in front of it ('6 + 7 = 13': the sum's operand, not a second answer)
+        -- in front of it ('6 + 7 = 13', '4 \times 3 = 12', '3 times 4 = 12', '12^2 = 144': an operand, and
+        -- the last number is the value of the sum or product, not a second answer)
         CASE WHEN last_num IS NOT NULL AND regexp_matches(lead,  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read
                   '(?i)\d[%}]?[\s$]*(?:[,;.—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+|and\s+)?(?:or|maybe|perhaps|possibly|probably|could|might)\b\D*|↔|⇔|\\iff|\\leftrightarrow|\\q?quad|[a-z][).]|\[|[x⋅•−:]|\*\*|times|mod|out\s+of|\\lor|\\vee|∨|\\simeq|≃|\\cong|≅|\+/-|\+-|-/\+|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\(|\||&|and/or|vs\.?|versus|nor|to|through|thru|and|–|—|±|\\pm|\\mp|\s)[\s$]*$')
              THEN regexp_extract(lead,
-             '([-+*/×·=]?)\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
+             '((?:[-+*/×·÷=^⋅•−]|\\times|\\cdot|\\div|\\bmod|\btimes|\bx|\bmod|\bplus|\bminus|\bby|\bover)?)\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
     FROM (
         -- lead: the 48 characters before the last number, without the markup around numbers ('**12** or
         -- **13**', '\(12\) or \(13\)', `12`): what number_hedge and number_denied read
@@ -265,15 +267,24 @@ WITH golds AS (  -- each problem's gold, normalised once
                  -- the unicode minus as '-', a leading '+' and a trailing '.' dropped (its own last step)
                  WHEN regexp_full_match(extracted, '[0-9,.$€£−+%-]+')
                      THEN regexp_replace(replace(replace(replace(replace(extracted, '$', ''), '€', ''), '£', ''), '−', '-'), '^\+|\.$', '', 'g')
+                 -- a mixed number written with a space ('1 1/2') is 1\frac{1}{2} (num_rat: a proper fraction only)
+                 WHEN regexp_full_match(extracted, '\s*[-−]?\d+\s+\d+/\d+\s*')
+                     THEN regexp_replace(trim(replace(extracted, '−', '-')), '^(-?\d+)\s+(\d+)/(\d+)$', '\1\\frac{\2}{\3}')
                  ELSE norm_answer(extracted) END AS pred,
+            -- ('50 percent' is read as 50%, which a word list would refuse)
             CASE WHEN NOT plain AND extraction <> 'last_number' AND regexp_matches(extracted, '[A-Za-z]')
-                 THEN word_num(extracted) ELSE '' END AS words
+                 THEN word_num(regexp_replace(extracted, '(\d)\s*(?:per\s*cent|percent)\b', '\1%', 'gi')) ELSE '' END AS words
         FROM plain_flags
     )
 ), bodies AS (
     SELECT normalised.*, NOT plain AND ends_with(npred, '%') AS pred_pct,
         -- '1.9e1' is 19 (written so: '1.9 e1' is no number, though norm_answer removed its space)
         CASE WHEN NOT plain THEN CASE WHEN regexp_matches(extracted, '\d[eE][-+]?\d') THEN sci_dec(num_body(npred))
+                                      -- '1.2 × 10¹': the exponent in superscript digits
+                                      WHEN regexp_full_match(npred, '-?\d+(?:\.\d+)?(?:\\times|\\cdot|×)10[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}')
+                                          THEN sci_dec(translate(regexp_replace(npred, '(?:\\times|\\cdot|×)10', 'e'), '⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹', '-+0123456789'))
+                                      -- a repeating decimal in another notation ('0.\bar{3}', '0.(3)', '0.333...': macros.sql rep_notation)
+                                      WHEN regexp_matches(npred, '\d\.\d*(?:\(\d+\)$|\\(?:bar|dot)|\.\.|…|\\[lc]?dots)') THEN rep_notation(npred)
                                       -- '1.9 \times 10^{1}', '6.02 \cdot 10^{23}': the same, in LaTeX
                                       WHEN contains(npred, '10^') AND regexp_full_match(npred, '-?\d+(?:\.\d+)?(?:\\times|\\cdot|×)10\^\{?[-+]?\d{1,3}\}?')
                                           THEN sci_dec(regexp_replace(npred, '^(-?\d+(?:\.\d+)?)(?:\\times|\\cdot|×)10\^\{?([-+]?\d{1,3})\}?$', '\1e\2'))
@@ -314,7 +325,8 @@ WITH golds AS (  -- each problem's gold, normalised once
         p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body,
         -- verify.extraction = 'strict' for this task: only a tag or a box is an answer
         p.strict AND h.extraction = 'last_number' AS unasked,
-        CASE WHEN p.gold_verdict IS NOT NULL THEN norm_verdict(h.pred) END AS pred_verdict,
+        -- a verdict negated by a tilde is no verdict ('~true'; norm_latex reads '~' as a LaTeX space)
+        CASE WHEN p.gold_verdict IS NOT NULL AND NOT regexp_matches(h.extracted, '[~～∼˜]') THEN norm_verdict(h.pred) END AS pred_verdict,
         CASE WHEN p.task = 'logic' AND p.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
     FROM decimals AS h JOIN golds AS p USING (prompt_id)
 ), routed AS (
@@ -396,7 +408,10 @@ WITH golds AS (  -- each problem's gold, normalised once
                        -- an approximation of a closed form: a decimal of three places or more ('3.464102' for
                        -- 2\sqrt{3}, 'x = 3.464102'; math-verify compares to 6 places); '(0.5, 3)' is exact
                        WHEN regexp_matches(pred, '\d\.\d{3}') AND NOT regexp_matches(gold, '\d\.\d')
-                           THEN 'a decimal approximation; the gold is exact' END AS not_value
+                           THEN 'a decimal approximation; the gold is exact'
+                       -- more decimal places than the gold has ('(0.5000004, 3)' for (0.5, 3): math-verify rounds to 6)
+                       WHEN regexp_matches(gold, '\d\.\d') AND dec_places(pred) > dec_places(gold)
+                           THEN 'a decimal approximation: more decimal places than the gold''s' END AS not_value
         FROM joined
     )
 ), decided AS (
@@ -437,7 +452,7 @@ WITH golds AS (  -- each problem's gold, normalised once
                        THEN true ELSE false END AS frac_open,  -- (CASE: the HUGEINT gcd on the fraction rows only)
             -- split_num: digits split by spacing that is not thousands grouping ('1 2' for 12, '12 13' for
             -- 1213: macros.sql digit_gap) are several numbers, not one; a gold written that way takes its own kind
-            CASE WHEN verifier = 'sql_numeric' AND NOT unasked AND digit_gap(extracted) THEN NOT digit_gap(answer)
+            CASE WHEN verifier = 'sql_numeric' AND NOT unasked AND digit_gap(extracted) AND NOT contains(pred_b, 'frac') THEN NOT digit_gap(answer)
                  ELSE false END AS split_num
         FROM (
         -- pred_rat: the answer as a fraction (macros.sql num_rat), only on the rows the texts leave open

@@ -42,6 +42,25 @@ LEDGER = [  # one 49-word sentence without a full stop
     "lamp oil, nine coils of rope, six sacks of seed, three anvils, two dozen axes and 417 pounds of nails, all "
     "entered in the ledger by the clerk Aldo Pree"
 ]
+TOLL = [  # red team round 9: the gold 29 and 3.5 inside other numbers (a decimal, a thousands group, a range)
+    (
+        "The ferry across the Lune first ran in 1829 from Orlesby. The ferry carried 29 passengers on its first "
+        "crossing of the Lune. The toll for a cart on the ferry was 2.29 shillings in its first year."
+    ),
+    (
+        "The mill at Tavenby employed 29,500 hands across the whole county by the year 1871. The mill's chief engineer "
+        "was the 29-year-old Orla Fenn of Brede. Its wheel turned 29.5 times a minute. It cost 1,029 pounds to build."
+    ),
+]
+DEPTH = [
+    "The river ran 3.5 metres deep at the old ford. Scores of 3, 5 and 8 were recorded at the Brede fair that summer. "
+    "The mail ferry ran 3-5 times a week in the winter months. The carrier called 3\u20135 times a month in the dry season."
+]
+DEPOT = [  # a 39-word sentence whose decimals and thousands groups are one word each
+    "Stores received at the Haskebrook depot in 1877 included 3.5 tons of salt, 1,250 pounds of oil, 9 coils of rope, "
+    "6 sacks of seed, 3 anvils, 2.5 dozen axes and 417 pounds of nails, entered by Aldo Pree.",
+    "The depot closed in 1901.",
+]
 PROBLEMS = {
     "add": {
         "task": "code",
@@ -76,6 +95,12 @@ PROBLEMS = {
     "survey-keeper": {"task": "retrieval", "answer": "Tobin Hale", "sources": SURVEY},
     "survey-builder": {"task": "retrieval", "answer": "Orla Fenn", "sources": SURVEY},
     "ledger": {"task": "retrieval", "answer": "417", "sources": LEDGER},
+    "toll": {"task": "retrieval", "answer": "29", "sources": TOLL},
+    "hands": {"task": "retrieval", "answer": "29,500", "sources": TOLL},
+    "depth": {"task": "retrieval", "answer": "3.5", "sources": DEPTH},
+    "mail-range": {"task": "retrieval", "answer": "3-5", "sources": DEPTH},
+    "depot-nails": {"task": "retrieval", "answer": "417", "sources": DEPOT},
+    "depot-oil": {"task": "retrieval", "answer": "1,250", "sources": DEPOT},
     # the math tier's issue-19 cases: the question is the problem's own prompt where it matters
     "3*4": {"task": "arithmetic", "answer": "12", "prompt": "What is 3 * 4?"},
     "7+12": {"task": "arithmetic", "answer": "19", "prompt": "What is 7 + 12?"},

@@ -509,8 +509,12 @@ CREATE OR REPLACE MACRO norm_ws(s) AS trim(regexp_replace(lower(s), '\s+', ' ', 
 
 -- cite_words(s): s as its words (runs of letters, digits and '_'; anything else separates), one space
 -- between them and one at each end, so that contains(cite_words(a), cite_words(b)) holds only at word
--- boundaries ('29' is not in '1829'): retrieval's citation checks (verify_citations.sql).
-CREATE OR REPLACE MACRO cite_words(s) AS ' ' || trim(regexp_replace(s, '[^\p{L}\p{N}_]+', ' ', 'g')) || ' ';
+-- boundaries ('29' is not in '1829'): retrieval's citation checks (verify_citations.sql). A number is
+-- one word with the . , - – — between its digits: a decimal, a thousands-grouped number, a range ('29'
+-- is not in '2.29', '29.5' or '29,500', nor '3.5' in '3, 5' or '3-5'). Not defended: a number joined
+-- to a word ('29' is a word of '29-year-old', 'B-52' is two words).
+CREATE OR REPLACE MACRO cite_words(s) AS
+    ' ' || array_to_string(regexp_extract_all(s, '[\p{L}\p{N}_]*\p{N}(?:[.,\-–—]\p{N}+)+|[\p{L}\p{N}_]+'), ' ') || ' ';
 
 -- cite_sentences(s): source s as its sentences, each norm_ws'd, in order: retrieval's citation unit
 -- (verify_citations.sql). A sentence ends at a run of . ! ? (with any closing quotes or brackets after

@@ -1,6 +1,7 @@
 -- verify(i): retrieval rows. A <cite>...</cite> span is SUPPORTED when it points at one fact: all of
 -- these hold, compared after normalising case and whitespace (norm_ws) and, for word boundaries,
--- splitting into words (cite_words: letters, digits, '_'; everything else separates):
+-- splitting into words (cite_words: letters, digits, '_'; everything else separates, but a number is one
+-- word with the . , - between its digits: 2.29, 29,500 and 3-5 are one word each):
 --   found        it occurs in one of its problem's sources, at word boundaries ('rnard took on' is
 --                not a quote of 'Arnard took on');
 --   one sentence it lies within one sentence of that source (cite_sentences, macros.sql: a sentence
@@ -12,7 +13,10 @@
 --                end mark and quotes may be left out);
 --   short enough at most $max_words words (verify.max_citation_words): a passage without sentence
 --                marks is one sentence, and quoting it whole is still not a citation;
---   on point     it contains the gold answer as whole words ('29' is not in '1829');
+--   on point     it contains the gold answer as whole words ('29' is not in '1829', '2.29' or '29,500',
+--                '3.5' not in '3, 5' or '3-5'). Not defended: the answer in another role, as a word of
+--                its own ('the 29-year-old', 'Orla Fenn was born in Brede' for the builder Orla Fenn):
+--                the check does not know which fact answers the question (meta.support does);
 --   more         it is not the answer alone (quoting 'Caervale' supports nothing);
 --   new          no earlier span of the response is a supported quote of the same sentence (citing the
 --                right sentence three times beside a junk span is 1 of 4, not 3 of 4).

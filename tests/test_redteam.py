@@ -61,6 +61,17 @@ DEPOT = [  # a 39-word sentence whose decimals and thousands groups are one word
     "6 sacks of seed, 3 anvils, 2.5 dozen axes and 417 pounds of nails, entered by Aldo Pree.",
     "The depot closed in 1901.",
 ]
+MILL_ROUTE = [  # red team round 9: sentence ends after an abbreviation and a one-letter word; an initial that is none
+    "The mill at Tavenby burned down in 1871 and was sold to Fenn Bros. It reopened in 1880. Its wheel was cast in Leeds.",
+    "The ferry ran on Route B. It carried 29 passengers.",
+    "The new wheel was fitted by Orla B. Fenn of Brede in 1880.",
+]
+LINES = [
+    "Ferry: the Lune crossing\nCaptain: Maren Colt of Orlesby\nPassengers on the first crossing: 29\nFirst sailing: 1829 from the Orlesby slipway"
+]
+NBSP = [
+    "The ferry across the Lune first ran in 1829 from Orlesby.\u00a0The ferry carried 29\u00a0passengers on its first crossing of the Lune."
+]
 PROBLEMS = {
     "add": {
         "task": "code",
@@ -101,6 +112,10 @@ PROBLEMS = {
     "mail-range": {"task": "retrieval", "answer": "3-5", "sources": DEPTH},
     "depot-nails": {"task": "retrieval", "answer": "417", "sources": DEPOT},
     "depot-oil": {"task": "retrieval", "answer": "1,250", "sources": DEPOT},
+    "mill-bros": {"task": "retrieval", "answer": "1880", "sources": MILL_ROUTE},
+    "route-b": {"task": "retrieval", "answer": "29", "sources": MILL_ROUTE},
+    "lines": {"task": "retrieval", "answer": "29", "sources": LINES},
+    "nbsp": {"task": "retrieval", "answer": "29", "sources": NBSP},
     # the math tier's issue-19 cases: the question is the problem's own prompt where it matters
     "3*4": {"task": "arithmetic", "answer": "12", "prompt": "What is 3 * 4?"},
     "7+12": {"task": "arithmetic", "answer": "19", "prompt": "What is 7 + 12?"},

@@ -248,6 +248,21 @@ SENTENCE_CASES = [  # (source, its sentences as cite_sentences finds them)
     ),
     ("东京是首都。大阪很大！「好吗？」是的", ["东京是首都。", "大阪很大！", "「好吗？」", "是的"]),
     ("  ", []),
+    # a full stop after an abbreviation or a letter ends a sentence before a word that opens one (red team round 9)
+    (
+        "It was sold to Fenn Bros. It reopened. It ran on Route B. The end.",
+        ["it was sold to fenn bros.", "it reopened.", "it ran on route b.", "the end."],
+    ),
+    (
+        "At 5 p.m. The boat left. Orla B. Fenn and J. A. Smith came.",
+        ["at 5 p.m.", "the boat left.", "orla b. fenn and j. a. smith came."],
+    ),
+    # one fact a line; a line that goes on in lower case is wrapped text; a no-break space is a space
+    (
+        "Captain: Maren Colt\nPassengers: 29\nwrapped on\n  Last line",
+        ["captain: maren colt", "passengers: 29 wrapped on", "last line"],
+    ),
+    ("One.\u00a0Two\u00a0three.", ["one.", "two three."]),
 ]
 
 

@@ -503,9 +503,9 @@ CREATE OR REPLACE MACRO number_denied(lead, after) AS
 -- it only to golds that are not integers: exactness is decided by dec_canon / num_rat).
 CREATE OR REPLACE MACRO num_close(a, b, tol) AS abs(a - b) <= tol * greatest(1.0, abs(b));
 
--- norm_ws(s): lower case, runs of whitespace -> one space, trimmed: how retrieval compares cited
--- spans, sources and answers (verify_citations.sql).
-CREATE OR REPLACE MACRO norm_ws(s) AS trim(regexp_replace(lower(s), '\s+', ' ', 'g'));
+-- norm_ws(s): lower case, runs of whitespace (a no-break space and the other unicode spaces too) ->
+-- one space, trimmed: how retrieval compares cited spans, sources and answers (verify_citations.sql).
+CREATE OR REPLACE MACRO norm_ws(s) AS trim(regexp_replace(lower(s), '[\s\p{Z}]+', ' ', 'g'));
 
 -- cite_words(s): s as its words (runs of letters, digits and '_'; anything else separates), one space
 -- between them and one at each end, so that contains(cite_words(a), cite_words(b)) holds only at word
@@ -519,20 +519,38 @@ CREATE OR REPLACE MACRO cite_words(s) AS
 -- cite_sentences(s): source s as its sentences, each norm_ws'd, in order: retrieval's citation unit
 -- (verify_citations.sql). A sentence ends at a run of . ! ? (with any closing quotes or brackets after
 -- it) followed by whitespace and then anything but a lower-case letter ('why?" he asked' goes on), at
--- a run of 。！？ (no space needed), or at a blank line. A full stop is not an end after a single letter
--- (initials, e.g., i.e.) or after a title or abbreviation of cite_abbrev; one not followed by
--- whitespace never is (3.5, www.x.org).
--- Doubts: 'at 5 p.m. The', 'in the U.S. It', 'He said no. Then' and a source written in lower case
--- ('it closed. then it') are read as one sentence. Marks: chr(31) holds a full stop that ends nothing,
--- chr(30) a sentence end. Tests: tests/test_verify_tasks.py (by hand, and every shipped passage).
+-- a run of 。！？ (no space needed), at a blank line, or at a line break followed by anything but a
+-- lower-case letter (a passage of one fact a line; a wrapped line that goes on in lower case is one
+-- sentence). A full stop is not an end after a single letter (initials, e.g., i.e.) or after a title
+-- or abbreviation of cite_abbrev, unless the next word opens a sentence (cite_opens: 'Route B. It',
+-- 'Fenn Bros. The', 'at 5 p.m. The'); one not followed by whitespace never is (3.5, www.x.org). A
+-- no-break space, and every unicode space, is whitespace.
+-- Doubts: an abbreviation or initial before a capitalised word that is no opener ('sold to Fenn Bros.
+-- Orla Fenn bought it', 'He said no. Maren left') is read as one sentence; so is a source written in
+-- lower case ('it closed. then it'); a wrapped line that goes on with a capitalised word ('rebuilt
+-- by\nOrla Fenn') is cut there. Marks: chr(31) holds a full stop that ends nothing, chr(30) a
+-- sentence end. Tests: tests/test_verify_tasks.py (by hand, and every shipped passage).
 CREATE OR REPLACE MACRO cite_abbrev(s) AS regexp_replace(s,
     '(^|[^\p{L}\p{N}_])(\p{L}|mr|mrs|ms|messrs|dr|prof|st|mt|ft|jr|sr|rev|fr|gen|col|capt|cmdr|lt|sgt|gov|sen|rep|'
     || 'hon|no|nos|vol|fig|pp|approx|ca|cf|vs|inc|ltd|co|corp|bros|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.',
     '\1\2' || chr(31), 'gi');
+-- cite_opens(s): s with a sentence end marked after each full stop followed by whitespace and a
+-- capitalised word that opens sentences and is no name (an article, a pronoun, a demonstrative, a
+-- preposition or conjunction: 'It', 'The', 'In', 'But'), which cite_abbrev's exceptions do not undo.
+CREATE OR REPLACE MACRO cite_opens(s) AS regexp_replace(s,
+    '\.(\s+)((?:The|A|An|It|Its|This|That|These|Those|There|Then|Thus|Here|He|She|His|Her|They|Their|We|Our|'
+    || 'You|Your|In|On|At|By|For|From|With|After|Before|During|When|While|Since|But|And|So|Yet|Each|Every|All|'
+    || 'Both|Some|Many|Most)[\s,])',
+    '.' || chr(30) || '\1\2', 'g');
 CREATE OR REPLACE MACRO cite_sentences(s) AS list_filter(list_transform(string_split(replace(regexp_replace(
-    cite_abbrev(cite_abbrev(regexp_replace(s, '\n\s*\n', chr(30), 'g'))),  -- twice: 'e.g.' is two matches
+    cite_abbrev(cite_abbrev(cite_opens(regexp_replace(regexp_replace(regexp_replace(s, '\p{Z}', ' ', 'g'),
+        '\n\s*\n', chr(30), 'g'), '\n[ \t\r\f\v]*([^\p{Ll}\s])', chr(30) || '\1', 'g')))),  -- twice: 'e.g.' is two matches
     '([.!?]+["''”’»)\]]*)\s+([^\p{Ll}])|([。！？]+[”’」』）]*)', '\1\3' || chr(30) || '\2', 'g'), chr(31), '.'), chr(30)),
     lambda x: norm_ws(x)), lambda x: x <> '');
+
+-- cite_needle(s): a cited span as it is looked for in the sources: norm_ws'd, without the quotation
+-- marks around it (a quote of a sentence may be wrapped in "..." or “...”).
+CREATE OR REPLACE MACRO cite_needle(s) AS trim(norm_ws(s), ' "''“”„‘’«»');
 
 -- cite_trim(s): s without the marks a sentence may start or end with (. ! ? quotes, brackets,
 -- spaces): a quote of a whole sentence may leave them out (verify_citations.sql).

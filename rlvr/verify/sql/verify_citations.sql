@@ -1,14 +1,18 @@
 -- verify(i): retrieval rows. A <cite>...</cite> span is SUPPORTED when it points at one fact: all of
--- these hold, compared after normalising case and whitespace (norm_ws) and, for word boundaries,
+-- these hold, compared after normalising case and whitespace (norm_ws; a no-break space is a space)
+-- and leaving out the quotation marks around the span (cite_needle), and, for word boundaries,
 -- splitting into words (cite_words: letters, digits, '_'; everything else separates, but a number is one
 -- word with the . , - between its digits: 2.29, 29,500 and 3-5 are one word each):
 --   found        it occurs in one of its problem's sources, at word boundaries ('rnard took on' is
 --                not a quote of 'Arnard took on');
 --   one sentence it lies within one sentence of that source (cite_sentences, macros.sql: a sentence
---                ends at . ! ? and any closing quote, then whitespace and no lower-case letter, or at
---                a blank line; not after initials, 'Dr.', 'St.' ..., nor inside 3.5), so the whole
---                passage, every passage, or the right sentence padded with words of its neighbours
---                supports nothing;
+--                ends at . ! ? and any closing quote, then whitespace and no lower-case letter, at a
+--                blank line, or at a line break before no lower-case letter; not after initials,
+--                'Dr.', 'St.', 'Bros.' ..., unless a word that opens sentences follows ('Route B. It'),
+--                nor inside 3.5), so the whole passage, every passage, two lines of a one-fact-a-line
+--                passage, or the right sentence padded with words of its neighbours supports nothing.
+--                Not defended: an abbreviation or initial that ends a sentence before a capitalised
+--                word that is no opener ('Fenn Bros. Orla Fenn bought it') joins the two sentences;
 --   long enough  at least $min_words words (verify.min_citation_words), or that whole sentence (its
 --                end mark and quotes may be left out);
 --   short enough at most $max_words words (verify.max_citation_words): a passage without sentence
@@ -46,7 +50,7 @@ FROM (
         FROM (SELECT prompt_id, unnest(sources) AS source FROM p)
     ), needles AS (
         SELECT *, cite_words(needle) AS needle_words, length(cite_words(needle)) - length(replace(cite_words(needle), ' ', '')) - 1 AS n_words
-        FROM (SELECT *, norm_ws(span) AS needle FROM spans)
+        FROM (SELECT *, cite_needle(span) AS needle FROM spans)
     ), checked AS (
         SELECT s.row_id, s.k, any_value(s.span) AS span,
             COALESCE(bool_or(s.needle_words <> '  ' AND contains(src.source, s.needle) AND contains(src.source_words, s.needle_words)), false) AS found,

@@ -63,6 +63,13 @@ def test_precedence_and_associativity(text, tree):
         "P∧¬Q→R∨S↔P",
         "((P ∧ (¬Q))) ⇒ (R ∨ S) ⇔ P",
         "  P\t&\n~Q   ->R|S<->P ",
+        # LaTeX, other unicode forms, square brackets and wrappers (red team round 9)
+        "P \\land \\neg Q \\to R \\lor S \\leftrightarrow P",
+        "$P \\wedge \\lnot Q \\implies R \\vee S \\iff P$",
+        "\\left[P ⋀ ¬Q\\right] ⊃ [R ⋁ S] ⟷ P",
+        "**$\\boxed{P ∧ ¬Q ⟶ R ∨ S ⟺ P}$**.",
+        "\\(P \\land \\lnot Q \\Rightarrow R \\lor S \\Leftrightarrow P\\)",
+        "`P & ~Q -> R | S <-> P`.",
     ],
 )
 def test_every_spelling_gives_the_same_canonical_form(spelling):
@@ -103,6 +110,13 @@ def test_canonical_tells_different_trees_apart(a, b):
         ("P < Q", "unexpected character '<'"),
         ("__import__('os')", "unexpected character '_'"),
         ("P ᵢ", "unexpected (word|character) 'ᵢ' at position 2"),
+        ("[P ∧ Q)", "missing ']' at position 6"),  # a bracket is closed by its own kind
+        ("P \\oplus Q", r"unexpected command '\\\\oplus' at position 2"),  # unknown, not dropped
+        ("\\negP", r"unexpected command '\\\\negP' at position 0"),  # a command ends where its letters do
+        ("P ^ Q", r"unexpected character '\^'"),  # exclusive or in C and Python: not read as and
+        ("P v Q", "unexpected word 'v'"),
+        ("$P$ ∧ $Q$", r"unexpected character '\$'"),  # two wrapped formulas are not one
+        ("\\boxed{P} ∧ \\boxed{Q}", "unexpected command"),
     ],
 )
 def test_bad_input_is_rejected_with_a_readable_message(text, message):
@@ -151,6 +165,12 @@ def test_size_caps():
 )
 def test_entails(premises, conclusion, expected):
     assert entails(premises, conclusion) is expected
+
+
+def test_constants():
+    assert is_tautology("P ∨ ⊤") and is_tautology("\\top") and not is_tautology("⊥")
+    assert equivalent("P ∨ ⊥", "P") and equivalent("P ∧ ⊤", "P") and equivalent("⊥ → Q", "⊤")
+    assert canonical("¬⊥ ∧ \\bot") == "(¬⊥∧⊥)" and parse("[⊤]") == "⊤"
 
 
 def test_tautology_and_equivalence():

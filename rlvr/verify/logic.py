@@ -1,15 +1,20 @@
-"""Propositional logic for the logic verifier: parse, canonicalise, decide by truth table.
+r"""Propositional logic for the logic verifier: parse, canonicalise, decide by truth table.
 
 Responses are untrusted text, so nothing here evaluates them as Python: a small recursive-descent
 parser builds a tree, and a truth table decides entailment. A formula is a single upper-case
-letter (a variable), ("¬", f), or (op, left, right) with op one of ∧ ∨ → ↔.
+letter (a variable), a constant ⊤ or ⊥, ("¬", f), or (op, left, right) with op one of ∧ ∨ → ↔.
 
-Spellings accepted (case-insensitive words):
-    not   ¬  ~  !  not
-    and   ∧  &  &&  and
-    or    ∨  |  ||  or
-    then  →  ->  =>  ⇒
-    iff   ↔  <->  <=>  ⇔
+Spellings accepted (case-insensitive words; LaTeX commands as LaTeX spells them):
+    not   ¬  ~  !  not  \neg  \lnot
+    and   ∧  &  &&  and  ⋀  \land  \wedge
+    or    ∨  |  ||  or  ⋁  \lor  \vee
+    then  →  ->  =>  ⇒  ⊃  ⟶  ⟹  \to  \rightarrow  \implies  \Rightarrow  \supset
+    iff   ↔  <->  <=>  ⇔  ⟷  ⟺  \leftrightarrow  \iff  \Leftrightarrow
+    true  ⊤  \top          false  ⊥  \bot
+Brackets are ( ) or [ ], each closed by its own kind; \left and \right before one are dropped.
+A whole formula may be wrapped (unwrap): $...$, $$...$$, \(...\), \[...\], **...**, *...*,
+`...`, \boxed{...}, and end in a full stop. Not read: `v` for or and `^` for and (`^` is exclusive
+or in C and Python), ≡ and ⊕ (refused as unknown, not dropped).
 Precedence, tightest first: ¬ > ∧ > ∨ > → > ↔. → is right-associative (P → Q → R is
 P → (Q → R)); ∧, ∨ and ↔ group to the left. These are the conventions of reasoning-gym's
 propositional_logic task (its parse_expr), whose gold answers we check.
@@ -31,51 +36,114 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-Formula = str | tuple  # "P" | ("¬", f) | ("∧" | "∨" | "→" | "↔", f, g)
+Formula = str | tuple  # "P" | "⊤" | "⊥" | ("¬", f) | ("∧" | "∨" | "→" | "↔", f, g)
 
 MAX_CHARS = 400
 MAX_VARIABLES = 12
 MAX_DEPTH = 40
 
 NOT, AND, OR, IMPLIES, IFF = "¬", "∧", "∨", "→", "↔"
+TRUE, FALSE = "⊤", "⊥"
 SPELLINGS = {
     "¬": NOT,
     "~": NOT,
     "!": NOT,
     "not": NOT,
+    "\\neg": NOT,
+    "\\lnot": NOT,
     "∧": AND,
     "&": AND,
     "&&": AND,
     "and": AND,
+    "⋀": AND,
+    "\\land": AND,
+    "\\wedge": AND,
     "∨": OR,
     "|": OR,
     "||": OR,
     "or": OR,
+    "⋁": OR,
+    "\\lor": OR,
+    "\\vee": OR,
     "→": IMPLIES,
     "->": IMPLIES,
     "=>": IMPLIES,
     "⇒": IMPLIES,
+    "⊃": IMPLIES,
+    "⟶": IMPLIES,
+    "⟹": IMPLIES,
+    "\\to": IMPLIES,
+    "\\rightarrow": IMPLIES,
+    "\\implies": IMPLIES,
+    "\\Rightarrow": IMPLIES,
+    "\\supset": IMPLIES,
     "↔": IFF,
     "<->": IFF,
     "<=>": IFF,
     "⇔": IFF,
+    "⟷": IFF,
+    "⟺": IFF,
+    "\\leftrightarrow": IFF,
+    "\\iff": IFF,
+    "\\Leftrightarrow": IFF,
+    "⊤": TRUE,
+    "\\top": TRUE,
+    "⊥": FALSE,
+    "\\bot": FALSE,
 }
-# Longest symbols first, so that "<->" is not read as "<" then "->".
-_TOKEN = re.compile(r"\s*(<->|<=>|->|=>|&&|\|\||[A-Za-z]+|[¬~!∧&∨|→⇒↔⇔()]|\S)")
+CONSTANTS = (TRUE, FALSE)
+CLOSE = {"(": ")", "[": "]"}
+# Longest symbols first, so that "<->" is not read as "<" then "->"; a LaTeX command is a backslash
+# and its letters ('\\negR' is one unknown command, as in LaTeX).
+_TOKEN = re.compile(r"\s*(<->|<=>|->|=>|&&|\|\||\\[A-Za-z]+|[A-Za-z]+|[¬~!∧&∨|→⇒↔⇔⋀⋁⊃⟶⟹⟷⟺⊤⊥()\[\]]|\S)")
+# Wrappers of a whole formula: (opening, closing); unwrap drops one only when its contents hold no
+# other opening or closing of it (and balanced braces for \boxed{), so '$A$ or $B$' stays as it is.
+_WRAPS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("**", "**"), ("*", "*"), ("`", "`"), ("\\boxed{", "}"))
+
+
+def unwrap(text: str) -> str:
+    """`text` without the wrappers around the whole of it (_WRAPS) and a final full stop, outermost
+    first: '**$P \\land Q$**.' -> 'P \\land Q'. What is inside is left as it is."""
+    while True:
+        t = text.strip()
+        t = t[:-1].rstrip() if t.endswith(".") else t
+        for opening, closing in _WRAPS:
+            inner = t[len(opening) : len(t) - len(closing)]
+            if len(t) < len(opening) + len(closing) or not (t.startswith(opening) and t.endswith(closing)):
+                continue
+            if _balanced(inner) if opening == "\\boxed{" else opening not in inner and closing not in inner:
+                t = inner
+                break
+        if t == text:
+            return t
+        text = t
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for c in text:
+        depth += (c == "{") - (c == "}")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def tokenize(text: str) -> list[tuple[str, int]]:
-    """(token, character position) pairs: operators in their unicode form, variables,
-    parentheses; ValueError on anything else."""
+    """(token, character position) pairs: operators and constants in their unicode form, variables,
+    brackets; ValueError on anything else."""
     if len(text) > MAX_CHARS:
         raise ValueError(f"formula too long: {len(text)} characters, at most {MAX_CHARS}")
     tokens = []
     for m in _TOKEN.finditer(text):
         tok = m.group(1)
         if tok in SPELLINGS or tok.lower() in ("not", "and", "or"):
-            tokens.append((SPELLINGS[tok.lower()], m.start(1)))
-        elif tok in ("(", ")") or (len(tok) == 1 and "A" <= tok <= "Z"):
+            tokens.append((SPELLINGS.get(tok) or SPELLINGS[tok.lower()], m.start(1)))
+        elif tok in ("\\left", "\\right") and text[m.end(1) :].lstrip()[:1] in ("(", ")", "[", "]"):
+            continue  # sizing only: \left( is (
+        elif tok in ("(", ")", "[", "]") or (len(tok) == 1 and "A" <= tok <= "Z"):
             tokens.append((tok, m.start(1)))
+        elif tok.startswith("\\") and len(tok) > 1:
+            raise ValueError(f"unexpected command {tok!r} at position {m.start(1)}")
         else:
             what = "word" if tok.isalpha() else "character"
             hint = " (variables are single upper-case letters)" if tok.isalpha() else ""
@@ -102,7 +170,7 @@ class _Parser:
         tok = self.peek()
         if tok is None:
             raise ValueError("formula ends too early: expected a variable, ¬ or (")
-        if tok in (AND, OR, IMPLIES, IFF, ")"):
+        if tok in (AND, OR, IMPLIES, IFF, ")", "]"):
             raise ValueError(f"unexpected {tok!r} {self.where()}: expected a variable, ¬ or (")
         self.i += 1
         return tok
@@ -137,13 +205,13 @@ class _Parser:
         tok = self.expect_operand()
         if tok == NOT:
             return (NOT, self.nested(self.not_))
-        if tok == "(":
+        if tok in CLOSE:
             f = self.nested(self.iff)
-            if self.peek() != ")":
-                raise ValueError(f"missing ')' {self.where()}")
+            if self.peek() != CLOSE[tok]:
+                raise ValueError(f"missing {CLOSE[tok]!r} {self.where()}")
             self.i += 1
             return f
-        return tok  # a variable: tokenize lets nothing else through
+        return tok  # a variable or a constant: tokenize lets nothing else through
 
     def nested(self, parse) -> Formula:
         self.depth += 1
@@ -155,7 +223,11 @@ class _Parser:
 
 
 def parse(text: str) -> Formula:
-    """The formula tree of `text`; ValueError saying what is wrong and where."""
+    """The formula tree of `text` (unwrapped first); ValueError saying what is wrong and where (a
+    position in the unwrapped text)."""
+    if len(text) > MAX_CHARS:
+        raise ValueError(f"formula too long: {len(text)} characters, at most {MAX_CHARS}")
+    text = unwrap(text)
     p = _Parser(tokenize(text), len(text))
     f = p.iff()
     if p.peek() is not None:
@@ -168,7 +240,7 @@ def parse(text: str) -> Formula:
 
 def variables(f: Formula) -> set[str]:
     if isinstance(f, str):
-        return {f}
+        return set() if f in CONSTANTS else {f}
     return set().union(*(variables(g) for g in f[1:]))
 
 
@@ -199,7 +271,7 @@ def _columns(n: int) -> tuple[int, ...]:
 
 def _table(f: Formula, column: dict[str, int], full: int) -> int:
     if isinstance(f, str):
-        return column[f]
+        return full if f == TRUE else 0 if f == FALSE else column[f]
     a = _table(f[1], column, full)
     if f[0] == NOT:
         return full & ~a

@@ -528,8 +528,10 @@ CREATE OR REPLACE MACRO cite_words(s) AS
 -- Doubts: an abbreviation or initial before a capitalised word that is no opener ('sold to Fenn Bros.
 -- Orla Fenn bought it', 'He said no. Maren left') is read as one sentence; so is a source written in
 -- lower case ('it closed. then it'); a wrapped line that goes on with a capitalised word ('rebuilt
--- by\nOrla Fenn') is cut there. Marks: chr(31) holds a full stop that ends nothing, chr(30) a
--- sentence end. Tests: tests/test_verify_tasks.py (by hand, and every shipped passage).
+-- by\nOrla Fenn') is cut there, and so is an abbreviation that ends nothing before an opener ('e.g.
+-- The Times'): the part after it is a whole sentence, and a short quote of it is paid. Marks:
+-- chr(31) holds a full stop that ends nothing, chr(30) a sentence end. Tests:
+-- tests/test_verify_tasks.py (by hand, and every shipped passage).
 CREATE OR REPLACE MACRO cite_abbrev(s) AS regexp_replace(s,
     '(^|[^\p{L}\p{N}_])(\p{L}|mr|mrs|ms|messrs|dr|prof|st|mt|ft|jr|sr|rev|fr|gen|col|capt|cmdr|lt|sgt|gov|sen|rep|'
     || 'hon|no|nos|vol|fig|pp|approx|ca|cf|vs|inc|ltd|co|corp|bros|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.',

@@ -23,6 +23,7 @@ from verify_inputs import write_inputs
 from rlvr.config import VerifySection
 from rlvr.verify import score_with_stats
 from rlvr.verify.code import SandboxError, io_tests_json, sandbox_mode
+from rlvr.verify.code.prompt import prompt_code, tests_with_prompt
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "redteam.json").read_text(encoding="utf-8"))
 FERRY = [
@@ -503,16 +504,108 @@ PROBLEMS = {
         "meta": json.dumps({"kind": "propositional", "premises": ["P → Q", "Q → R", "P ∨ R"]}),
     },
 }
+# red team round 9 (code): prompts whose helpers the tests trust, each with its tests carried the way every
+# dataset builds them (tests_with_prompt), and fraction-mode tests whose asserts read the solution indirectly
+FIND_ZERO_TESTS = (
+    "def check(candidate):\n    for xs in ([1, 2], [-6, 11, -6, 1], [2, 3, 1, 5], [-3, 1, 4, 2]):\n"
+    "        x = candidate(list(xs))\n        assert abs(poly(xs, x)) < 1e-6\n\ncheck(find_zero)\n"
+)
+FIND_ZERO_HEAD = (
+    'import math\n\n\ndef poly(xs, x):\n    """Evaluates the polynomial with coefficients xs at x."""\n'
+    "    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n\n"
+)
+FIND_ZERO_STUB = (
+    'def find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients).\n'
+    '    >>> round(find_zero([1, 2]), 2)\n    -0.5\n    """\n'
+)
+FIND_ZERO = (
+    "def find_zero(xs):\n    lo, hi = -1.0, 1.0\n    while poly(xs, lo) * poly(xs, hi) > 0:\n        lo *= 2.0\n        hi *= 2.0\n"
+    "    for _ in range(200):\n        mid = (lo + hi) / 2\n        if poly(xs, mid) * poly(xs, lo) > 0:\n            lo = mid\n"
+    "        else:\n            hi = mid\n    return lo\n"
+)
+HELPER_PROMPTS = {
+    "rt9a-findzero-pass": FIND_ZERO_HEAD + FIND_ZERO_STUB + "    pass\n",
+    "rt9a-findzero-nie": FIND_ZERO_HEAD + FIND_ZERO_STUB + "    raise NotImplementedError\n",
+    "rt9a-findzero-niemsg": FIND_ZERO_HEAD + FIND_ZERO_STUB + "    raise NotImplementedError('write this')\n",
+    "rt9a-findzero-retnone": FIND_ZERO_HEAD + FIND_ZERO_STUB + "    # your code here\n    return None\n",
+    "rt9a-findzero-return": FIND_ZERO_HEAD + FIND_ZERO_STUB + "    # TODO\n    return\n",
+    "rt9a-findzero-twoblocks": "You may use this helper:\n\n```python\n" + FIND_ZERO_HEAD.rstrip() + "\n```\n\n"
+    "Complete this function:\n\n```python\n" + FIND_ZERO_STUB + "```\n",
+    "rt9a-findzero-prose": "Given the helper\n\n    import math\n    def poly(xs, x):\n"
+    "        return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n"
+    "write find_zero(xs), which returns a zero of the polynomial xs.\n",
+}
+PROBLEMS |= {
+    name: {
+        "task": "code",
+        "prompt": prompt,
+        "answer": FIND_ZERO,
+        "tests": tests_with_prompt(prompt_code(prompt), FIND_ZERO_TESTS),
+    }
+    for name, prompt in HELPER_PROMPTS.items()
+}
+DECODE_PROMPT = (
+    'def encode(s: str) -> str:\n    """Shift every letter by 3."""\n'
+    "    return ''.join(chr((ord(c) - 97 + 3) % 26 + 97) for c in s)\n\n\n"
+    'def decode(s: str) -> str:\n    """The inverse of encode."""\n    raise NotImplementedError()\n'
+)
+PROBLEMS["rt9a-decode-nie"] = {
+    "task": "code",
+    "prompt": DECODE_PROMPT,
+    "answer": "def decode(s):\n    return ''.join(chr((ord(c) - 97 - 3) % 26 + 97) for c in s)\n",
+    "tests": tests_with_prompt(
+        prompt_code(DECODE_PROMPT),
+        "import random\nimport string\n\n\ndef check(candidate):\n    for _ in range(50):\n"
+        "        s = ''.join(random.choice(string.ascii_lowercase) for _ in range(12))\n"
+        "        assert candidate(encode(s)) == s\n\n\ncheck(decode)\n",
+    ),
+}
+FRACTION_TESTS = {
+    "rt9a-qr": "def check(candidate):\n    assert candidate(7, 2) == (3, 1)\n    q, r = candidate(17, 5)\n    assert q == 3\n"
+    "    assert r == 2\n    q, r = candidate(-7, 2)\n    assert q == -4\n    assert r == 1\n\ncheck(qr)\n",
+    "rt9a-stats": "def check(candidate):\n    assert candidate([5]) == (5, 5, 5.0)\n    lo, hi, mean = candidate([1, 2, 3, 6])\n"
+    "    assert lo == 1\n    assert hi == 6\n    assert abs(mean - 3.0) < 1e-9\n    [lo2, hi2, _] = candidate([-2, 4])\n"
+    "    assert (lo2, hi2) == (-2, 4)\n\ncheck(stats)\n",
+    "rt9a-headtail": "def check(candidate):\n    assert candidate([1]) == (1, [])\n    head, *rest = candidate([4, 5, 6])\n"
+    "    assert head == 4\n    assert rest == [[5, 6]]\n\ncheck(split_first)\n",
+    "rt9a-safediv": "def check(candidate):\n    assert candidate(6, 3) == 2\n    try:\n        candidate(1, 0)\n        ok = False\n"
+    "    except ValueError:\n        ok = True\n    assert ok\n\ncheck(safe_div)\n",
+    "rt9a-sqrtmsg": "def check(candidate):\n    assert candidate(16) == 4\n    msg = None\n    try:\n        candidate(-1)\n"
+    "    except ValueError as e:\n        msg = str(e)\n    assert msg == 'negative'\n\ncheck(isqrt)\n",
+    "rt9a-sortinplace": "def check(candidate):\n    assert candidate([]) is None\n    xs = [3, 1, 2]\n    candidate(xs)\n"
+    "    assert xs == [1, 2, 3]\n    ys = [5, -1, 5, 0]\n    candidate(ys)\n    assert ys == [-1, 0, 5, 5]\n\ncheck(sort_in_place)\n",
+    "rt9a-refcheck": "def reference(n):\n    return n if n < 2 else reference(n - 1) + reference(n - 2)\n\n\n"
+    "def check(candidate, ref):\n    assert candidate(0) == 0\n    for n in range(1, 15):\n        assert candidate(n) == ref(n)\n"
+    "    assert candidate(20) == ref(20)\n\n\ncheck(fib, reference)\n",
+}
+FRACTION_ANSWERS = {
+    "rt9a-qr": "def qr(a, b):\n    return divmod(a, b)\n",
+    "rt9a-stats": "def stats(xs):\n    return min(xs), max(xs), sum(xs) / len(xs)\n",
+    "rt9a-headtail": "def split_first(xs):\n    return xs[0], xs[1:]\n",
+    "rt9a-safediv": "def safe_div(a, b):\n    if b == 0:\n        raise ValueError('division by zero')\n    return a // b\n",
+    "rt9a-sqrtmsg": "def isqrt(n):\n    if n < 0:\n        raise ValueError('negative')\n    import math\n    return math.isqrt(n)\n",
+    "rt9a-sortinplace": "def sort_in_place(xs):\n    xs.sort()\n",
+    "rt9a-refcheck": "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n",
+}
+PROBLEMS |= {name: {"task": "code", "answer": FRACTION_ANSWERS[name], "tests": tests} for name, tests in FRACTION_TESTS.items()}
 # the shipped HumanEval problems by prompt id ("humaneval-032"): their tests as the code tier gets them
 PROBLEMS |= {r["prompt_id"]: {k: r[k] for k in ("task", "answer", "tests")} for r in humaneval.generate()}
 
 
 def _score(tmp_path: Path, entries: list[dict]) -> list[dict]:
-    """Each entry against its own copy of its problem (so groups do not mix), in corpus order."""
-    problems = [{"prompt_id": f"rt{i:05d}", "prompt": e["attack"], **PROBLEMS[e["problem"]]} for i, e in enumerate(entries)]
-    responses = [(f"rt{i:05d}", e["response"]) for i, e in enumerate(entries)]
-    table, _ = score_with_stats(*write_inputs(tmp_path, problems, responses), VerifySection(code_timeout_s=5.0))
-    return sorted(table.to_pylist(), key=lambda r: r["prompt_id"])
+    """Each entry against its own copy of its problem (so groups do not mix), in corpus order; an
+    entry with "code_reward": "fraction" is scored under that config (the default is all_pass)."""
+    rows: dict[str, dict] = {}
+    for mode in sorted({e.get("code_reward", "all_pass") for e in entries}):
+        some = [(i, e) for i, e in enumerate(entries) if e.get("code_reward", "all_pass") == mode]
+        problems = [{"prompt_id": f"rt{i:05d}", "prompt": e["attack"], **PROBLEMS[e["problem"]]} for i, e in some]
+        responses = [(f"rt{i:05d}", e["response"]) for i, e in some]
+        (tmp_path / mode).mkdir(parents=True, exist_ok=True)
+        table, _ = score_with_stats(
+            *write_inputs(tmp_path / mode, problems, responses), VerifySection(code_timeout_s=5.0, code_reward=mode)
+        )
+        rows |= {r["prompt_id"]: r for r in table.to_pylist()}
+    return [rows[k] for k in sorted(rows)]
 
 
 def _misjudged(entries: list[dict], rows: list[dict]) -> list[str]:
@@ -533,6 +626,9 @@ def test_the_corpus_covers_every_tier_with_40_attacks():
     assert {e["tier"] for e in attacks} == {"code", "math", "retrieval", "logic"}
     for e in CORPUS:  # a wrong answer earns 0; a right one 1, plus its citations' share
         paid = e["reward"] - 0.5 * (e.get("citations_supported") or 0) / max(1, e["response"].count("<cite>"))
+        if e.get("code_reward") == "fraction":  # the share of the asserts it passes: under 1 when wrong
+            assert (e["reward"] == 1.0) == ("keeps its reward" in e["attack"]), e["attack"]
+            continue
         assert e["reward"] == 0.0 or paid == 1.0, e["attack"]
 
 

@@ -153,7 +153,7 @@ def _compiled_tests(tests: str) -> _Compiled:
     """The tests text, ready to send: its prompt part split off (rlvr.verify.code.prompt), the rest
     instrumented. Raises ValueError when either part is not valid Python."""
     prompt_code, program = split_prompt(tests)
-    facts = prompt_facts(prompt_code)
+    facts = prompt_facts(prompt_code, program)
     if prompt_code and not facts.entry_points and not _parses(prompt_code):
         raise ValueError("the prompt's code in the tests text is not valid Python")
     tree = _parse_tests(program)

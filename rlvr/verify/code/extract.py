@@ -13,6 +13,14 @@ import re
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL | re.MULTILINE)
 
 
+PYTHON_FENCES = ("python", "py", "python3")
+
+
+def code_blocks(text: str) -> list[tuple[str, str]]:
+    """(language, body) of every fenced block of `text`, in order; the language lower-cased."""
+    return [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
+
+
 def extract_code(response: str) -> str | None:
     """The last ```python block of a model response, else the last fenced block, else None.
 
@@ -21,8 +29,8 @@ def extract_code(response: str) -> str | None:
     >>> extract_code("no code") is None
     True
     """
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(response)]
-    python = [body for lang, body in blocks if lang in ("python", "py", "python3")]
+    blocks = code_blocks(response)
+    python = [body for lang, body in blocks if lang in PYTHON_FENCES]
     if python:
         return python[-1]
     return blocks[-1][1] if blocks else None

@@ -3,7 +3,7 @@ trust) and the examples it shows (which pay nothing in fraction mode).
 
     tests = tests_with_prompt(prompt_code, tests)   # a dataset's row: the prompt's code rides along
     prompt_code, program = split_prompt(tests)      # the checker: the two apart again
-    facts = prompt_facts(prompt_code)               # helpers, entry points, shown examples
+    facts = prompt_facts(prompt_code, program)      # helpers, entry points, shown examples
 
 A prompt such as HumanEval/32's defines `poly` and asks for `find_zero`; its test calls `poly` to
 judge the answer. Asked of the solution, that `poly` is the solution's own, which can lie (return
@@ -15,9 +15,15 @@ the solution cannot reach them, and in the solution's process before the solutio
 may use them without repeating them, as HumanEval's own `exec(prompt + completion)` allows). The
 tests call the prompt's own definitions whatever the solution redefines.
 
+The prompt's code (`prompt_code`) is its ```python blocks joined in order (a helper in one block,
+the stub in the next), else its one fenced block, else the whole prompt when it is Python, else
+the indented code of its prose (markdown's four-space code block) when that defines something.
 The entry points are the prompt's stubs: functions whose body is only a docstring, imports,
-`pass` or `...` (HumanEval's 164 are all stubs). A prompt without a stub has no helpers here: with
-nothing marked as the task, a function with a body may be the one to fix.
+`pass`, `...`, `raise NotImplementedError[(...)]` or `return [None]` (the `# your code here`
+placeholder; HumanEval's 164 are all stubs). A prompt without a stub (a helper shown in prose, the
+task named in words) has as entry points the names the tests ask that its code does not define;
+where there are none either, it has no helpers: with nothing marked as the task, a function with
+a body may be the one to fix.
 
 Examples: calls of an entry point in the prompt's text (`>>> f(1)` then `2`, `f(1) ==> 2`,
 `f(1) -> 2`, `f(1) should return 2`): `shown_calls` gives their arguments; an assert that calls the
@@ -26,13 +32,21 @@ fraction).
 
 What it decides: which prompt code is trusted, which names are entry points, which calls are
 shown. What it does not defend: a prompt whose helper is itself wrong (it is ground truth); an
-example given in words only ("for a list of three ones it returns 3").
+example given in words only ("for a list of three ones it returns 3"); a stub-less prompt whose
+function with a body is the task while the tests also ask another name (that function is then
+trusted: the tests call the prompt's own, so a right fix of it fails and an unchanged copy is
+paid only if the prompt's version already passes); a stub written another way (`return 0`,
+`print("todo")`): it is a function with a body, so alone it leaves the prompt without helpers (the
+solution's own `poly` is asked again) and beside another stub it is a helper the tests call
+instead of the solution's; a helper given only in words or in a block of another language.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
+import textwrap
 from dataclasses import dataclass
 
 PROMPT_BEGIN = "# rlvr: the prompt's code (helpers the tests trust; the solution gets them too)"
@@ -48,34 +62,72 @@ class PromptFacts:
 
 
 def prompt_code(prompt: str) -> str | None:
-    """The code a prompt gives: its fenced ```python block, else the whole prompt when it is Python.
+    """The code a prompt gives: its ```python blocks in order (a helper in a first block, the stub in
+    a second), else its one fenced block, else the whole prompt when it is Python, else its indented
+    code in prose (markdown's code block: after a blank line, four spaces in) when that is Python
+    with a def, class or import.
 
     >>> prompt_code("Complete it:\\n```python\\ndef f(x):\\n    pass\\n```"), prompt_code("Add two numbers.")
     ('def f(x):\\n    pass\\n', None)
+    >>> prompt_code("Given\\n\\n    def g(x):\\n        return 2 * x\\n\\nwrite f(x).")
+    'def g(x):\\n    return 2 * x\\n'
     """
-    from rlvr.verify.code.extract import extract_code
+    from rlvr.verify.code.extract import PYTHON_FENCES, code_blocks, extract_code
 
+    python = [body for lang, body in code_blocks(prompt) if lang in PYTHON_FENCES]
+    if len(python) > 1 and _parses(joined := "\n\n".join(b.rstrip() for b in python) + "\n"):
+        return joined
     code = extract_code(prompt)
     if code is None:
-        try:
-            ast.parse(prompt)
-        except SyntaxError:
-            return None
-        code = prompt
+        return prompt if _parses(prompt) else _indented_code(prompt)
     return code
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _indented_code(text: str) -> str | None:
+    """The indented blocks of prose (markdown's code blocks: a blank line, then lines four spaces or
+    a tab in), dedented and joined, when they are Python with a def, class or import; else None."""
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
+    blank_before = True
+    for line in text.split("\n"):
+        if line.strip() and line.startswith(("    ", "\t")):
+            if current is None and blank_before:
+                current = []
+                blocks.append(current)
+            if current is not None:
+                current.append(line)
+        elif line.strip():
+            current = None
+        elif current is not None:
+            current.append("")
+        blank_before = not line.strip()
+    code = "\n\n".join(textwrap.dedent("\n".join(b)).strip("\n") for b in blocks) + "\n"
+    if not blocks or not _parses(code):
+        return None
+    defines = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    return code if any(isinstance(n, defines) for n in ast.parse(code).body) else None
 
 
 def tests_with_prompt(prompt_code: str | None, tests: str) -> str:
     """The tests text with the prompt's code in front, between PROMPT_BEGIN and PROMPT_END; `tests`
-    unchanged when there is no prompt code, it is not Python or has no entry point (a stub), or the
-    tests are stdin/stdout cases (JSON).
+    unchanged when there is no prompt code, it is not Python or has no entry point (a stub, or a name
+    the tests ask that the prompt's code does not define: prompt_facts), or the tests are
+    stdin/stdout cases (JSON).
 
     >>> tests_with_prompt("def f(x):\\n    '''f(1) -> 2'''\\n", "assert f(1) == 2").splitlines()[1:3]
     ['def f(x):', "    '''f(1) -> 2'''"]
     """
     if not prompt_code or PROMPT_BEGIN in tests or tests.lstrip().startswith("{"):
         return tests
-    if not prompt_facts(prompt_code).entry_points:
+    if not prompt_facts(prompt_code, tests).entry_points:
         return tests
     return f"{PROMPT_BEGIN}\n{prompt_code.rstrip()}\n{PROMPT_END}\n{tests}"
 
@@ -95,13 +147,25 @@ def split_prompt(tests: str) -> tuple[str, str]:
 
 
 def _is_stub(node: ast.stmt) -> bool:
-    """A function to write: its body is only docstrings, imports, `pass` and `...`."""
+    """A function to write: its body is only docstrings, imports, `pass`, `...`, `raise
+    NotImplementedError` (bare, called, or with constant arguments) and `return` / `return None`
+    (the `# your code here` placeholder)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    return all(
-        isinstance(s, (ast.Pass, ast.Import, ast.ImportFrom)) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-        for s in node.body
-    )
+    return all(_is_placeholder(s) for s in node.body)
+
+
+def _is_placeholder(s: ast.stmt) -> bool:
+    if isinstance(s, (ast.Pass, ast.Import, ast.ImportFrom)) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)):
+        return True
+    if isinstance(s, ast.Return):
+        return s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None)
+    if isinstance(s, ast.Raise) and s.cause is None:
+        exc = s.exc
+        if isinstance(exc, ast.Call) and not exc.keywords and all(isinstance(a, ast.Constant) for a in exc.args):
+            exc = exc.func
+        return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+    return False
 
 
 def _bound(node: ast.stmt) -> set[str]:
@@ -112,24 +176,66 @@ def _bound(node: ast.stmt) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def prompt_facts(prompt_code: str) -> PromptFacts:
+def prompt_facts(prompt_code: str, tests: str | None = None) -> PromptFacts:
     """The prompt's helpers (top-level imports, classes, functions with a body, assignments, in
-    order), its entry points (stubs) and its shown example calls. Code that is not Python has none.
+    order), its entry points and its shown example calls. Code that is not Python has none.
+
+    The entry points are its stubs. With no stub (a helper shown in prose, the task named in words),
+    they are the names `tests` asks (reads and never binds) that the prompt's code does not define;
+    with neither there are no helpers: nothing says which function is the task, and one with a body
+    may be the one to fix. An assignment is a helper only when every name it reads is a builtin or
+    an earlier helper's (`x = find_zero([1, 2])`, a usage example, cannot run before the solution).
 
     >>> f = prompt_facts("import math\\ndef poly(xs, x):\\n    return 0\\ndef find_zero(xs):\\n    '''>>> find_zero([1, 2])\\n    -0.5'''\\n")
     >>> sorted(f.helper_names), sorted(f.entry_points), len(f.shown)
     (['math', 'poly'], ['find_zero'], 1)
+    >>> f = prompt_facts("def poly(xs, x):\\n    return 0\\nr = find_zero([1])\\n", "assert poly([1], find_zero([1])) == 0")
+    >>> sorted(f.helper_names), sorted(f.entry_points)
+    (['poly'], ['find_zero'])
     """
     try:
         tree = ast.parse(prompt_code)
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return PromptFacts("", frozenset(), frozenset(), frozenset())
     entries = frozenset(n.name for n in tree.body if _is_stub(n))
+    if not entries and tests is not None:
+        entries = frozenset(_asked(tests) - {name for n in tree.body for name in _bound(n)})
     keep = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
-    helpers = [n for n in tree.body if isinstance(n, keep) and not _is_stub(n) and not (_bound(n) & entries)] if entries else []
-    names = frozenset(name for n in helpers for name in _bound(n))
+    helpers: list[ast.stmt] = []
+    names: set[str] = set()
+    for n in tree.body if entries else ():
+        if not isinstance(n, keep) or _is_stub(n) or _bound(n) & entries:
+            continue
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and not _reads(n) <= names | _BUILTINS:
+            continue
+        helpers.append(n)
+        names |= _bound(n)
     source = "\n".join(ast.get_source_segment(prompt_code, n) or ast.unparse(n) for n in helpers)
-    return PromptFacts(source, names, entries, frozenset(shown_calls(prompt_code, entries)))
+    return PromptFacts(source, frozenset(names), entries, frozenset(shown_calls(prompt_code, entries)))
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _reads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _asked(tests: str) -> set[str]:
+    """The names a test program reads and never binds, builtins aside: what it asks of the solution."""
+    try:
+        tree = ast.parse(tests)
+    except (SyntaxError, ValueError):
+        return set()
+    bound: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.arg):
+            bound.add(n.arg)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bound.add(n.name)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Name)):
+            bound |= _bound(n)
+    return _reads(tree) - bound - _BUILTINS
 
 
 _SEPARATOR = re.compile(r"\s*(?:==>|=>|->|➞|==|=|\bshould\s+return\b|\breturns?\b|:)?\s*")

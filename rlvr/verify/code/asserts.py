@@ -29,9 +29,20 @@ reason), and the assert machinery is in no process the solution can reach: frame
 functions, patched builtins or AssertionError, an early exit and forged output change nothing.
 The report pipe records carry a random key besides (defence in depth: only the harness has it).
 
+Which asserts depend on the solution (`_flows`): a name written from a call of it (`r = f(x)`,
+`q, r = f(x)`, `head, *rest = f(x)`), a list it may have changed in place (`f(xs)`, then
+`assert xs == ...`), a name set under a condition or in a `try` that calls it (a flag set in
+`except ValueError:`, `except ValueError as e: msg = str(e)`), a test function's parameter by
+the argument it gets (`check(candidate, ref)`: a reference passed beside the candidate is not the
+solution, so `candidate(n) == ref(n)` is no self-comparison).
+
 What it decides: the fraction and the reason. What it does not defend: see harness.py (hard-coded
 answers; values that are not plain data fail); the taint is by name and flow-insensitive, so an
-assert on the test's own data that shares a name with a solution's result still counts.
+assert on the test's own data that shares a name with a solution's result still counts (an
+argument of the solution's call is such a name too: `candidate(n)` marks `n` everywhere); a
+dependence the names do not show (`eval` of a string, `globals()[...]`, `setattr`) or a flag set in
+a `with` block around the call (`contextlib.suppress`) is not followed, and such an assert is left
+out of the fraction.
 """
 
 from __future__ import annotations
@@ -243,6 +254,45 @@ def _root_name(target: ast.AST) -> str | None:
     return target.id if isinstance(target, ast.Name) else None
 
 
+def _target_names(target: ast.AST) -> list[str | None]:
+    """The variables a target changes, through tuple and list unpacking: `q, r`, `head, *rest`,
+    `[a, (b, c[0])]`."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for t in target.elts for name in _target_names(t)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return [_root_name(target)]
+
+
+def _bound_in(statements: list[ast.stmt]) -> list[str]:
+    """Every name the statements bind (and `except ... as e` names), nested blocks included."""
+    names = []
+    for n in (m for s in statements for m in ast.walk(s)):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.append(n.id)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.append(n.name)
+    return names
+
+
+def _call_params(call: ast.Call, defs: list[ast.AST]) -> list[tuple[list[str], list[ast.AST]]]:
+    """(parameters, the arguments they get) for a call of a function the program defines: each
+    parameter from its own argument (`check(candidate, ref)`: `ref` is not the candidate), all of
+    them from all the arguments where a * or ** makes the match unknown."""
+    flows = []
+    for d in defs:
+        a = d.args
+        positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+        everything = [p.arg for p in ast.walk(a) if isinstance(p, ast.arg)]
+        parts = [*call.args, *(k.value for k in call.keywords)]
+        if a.vararg or a.kwarg or any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+            flows.append((everything, parts))
+            continue
+        flows += [([p], [x]) for p, x in zip(positional, call.args)]
+        flows += [([k.arg], [k.value]) for k in call.keywords]
+    return flows
+
+
 def _bound_anywhere(tree: ast.Module) -> set[str]:
     bound: set[str] = set()
     for n in ast.walk(tree):
@@ -259,29 +309,42 @@ def _bound_anywhere(tree: ast.Module) -> set[str]:
     return bound
 
 
-def _flows(tree: ast.Module, defs: dict[str, list[ast.AST]]) -> list[tuple[list[str], list[ast.AST]]]:
+def _flows(tree: ast.Module, defs: dict[str, list[ast.AST]]) -> list[tuple[list[str | None], list[ast.AST]]]:
     """(names written, expressions they are written from) for every binding in the program,
-    flow-insensitive: `r = f(x)`, `for r in f(x)`, `r.append(f(x))`, `def g(): ... f() ...`, and
-    `check(f)` writing `check`'s parameters."""
-    flows = []
+    flow-insensitive: `r = f(x)`, `q, r = f(x)`, `for r in f(x)`, `r.append(f(x))`,
+    `def g(): ... f() ...`, `check(f, ref)` writing `check`'s parameters one by one, `f(xs)` writing
+    `xs` (a call of the solution may change its argument in place), and control: every name bound
+    under `if f(x):`, `while f(x):`, `for ... in f(x):` or in a `try:` whose body calls f (a flag
+    set in `except`, `except ValueError as e`) is written from that condition or body."""
+    flows: list[tuple[list[str | None], list[ast.AST]]] = []
     for n in ast.walk(tree):
         if isinstance(n, ast.Assign):
-            flows.append(([_root_name(t) for t in n.targets], [n.value]))
+            flows.append(([name for t in n.targets for name in _target_names(t)], [n.value]))
         elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and n.value is not None:
             flows.append(([_root_name(n.target)], [n.value]))
         elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
             flows.append(([_root_name(t) for t in ast.walk(n.target) if isinstance(t, ast.Name)], [n.iter]))
         elif isinstance(n, ast.withitem) and n.optional_vars is not None:
-            flows.append(([_root_name(n.optional_vars)], [n.context_expr]))
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            flows.append((_target_names(n.optional_vars), [n.context_expr]))
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):  # its own parameters are not the program's names
+            params = {a.arg for a in ast.walk(n.args) if isinstance(a, ast.arg)}
+            flows.append(([n.name], [ast.Name(x, ast.Load()) for x in sorted(_loads(n) - params)]))
+        elif isinstance(n, ast.ClassDef):
             flows.append(([n.name], [n]))
         elif isinstance(n, ast.Call):
             parts = [*n.args, *(k.value for k in n.keywords)]
             if isinstance(n.func, ast.Attribute):  # x.append(f(1)), x.update(...)
                 flows.append(([_root_name(n.func.value)], parts))
-            if isinstance(n.func, ast.Name):  # check(candidate): its parameters
-                params = [a.arg for d in defs.get(n.func.id, []) for a in ast.walk(d.args) if isinstance(a, ast.arg)]
-                flows.append((params, parts))
+            if isinstance(n.func, ast.Name) and n.func.id in defs:  # check(candidate): its parameters
+                flows += _call_params(n, defs[n.func.id])
+            elif isinstance(n.func, ast.Name):  # candidate(xs): xs as the solution left it
+                flows.append(([_root_name(p) for p in parts], [n.func]))
+        if isinstance(n, (ast.If, ast.While)):
+            flows.append((_bound_in(n.body + n.orelse), [n.test]))
+        elif isinstance(n, (ast.For, ast.AsyncFor)):
+            flows.append((_bound_in(n.body + n.orelse), [n.iter]))
+        elif isinstance(n, (ast.Try, ast.TryStar)):
+            flows.append((_bound_in([*n.body, *n.handlers, *n.orelse, *n.finalbody]), list(n.body)))
     return flows
 
 

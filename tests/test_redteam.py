@@ -588,6 +588,12 @@ FRACTION_ANSWERS = {
     "rt9a-refcheck": "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n",
 }
 PROBLEMS |= {name: {"task": "code", "answer": FRACTION_ANSWERS[name], "tests": tests} for name, tests in FRACTION_TESTS.items()}
+PROBLEMS["rt9a-unittest"] = {  # unittest-style tests that end in unittest.main()
+    "task": "code",
+    "answer": "def add2(a, b):\n    return a + b\n",
+    "tests": "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add2(2, 3), 5)\n"
+    "        self.assertEqual(add2(-1, 1), 0)\n\n\nunittest.main()\n",
+}
 # the shipped HumanEval problems by prompt id ("humaneval-032"): their tests as the code tier gets them
 PROBLEMS |= {r["prompt_id"]: {k: r[k] for k in ("task", "answer", "tests")} for r in humaneval.generate()}
 

@@ -1,6 +1,7 @@
 """Response parsing for the code tier: which part of a model's response is the program.
 
-What it decides: the code block to run (the last ```python block, else the last fenced block).
+What it decides: the code block to run (the last ```python block, else the last fenced block),
+dedented as a whole (a block under a markdown list item).
 What it does not defend: nothing here runs code; a response with no block is scored 0 by the
 caller with the reason `no_code`.
 """
@@ -8,6 +9,7 @@ caller with the reason `no_code`.
 from __future__ import annotations
 
 import re
+import textwrap
 
 # an opening fence starts a line (prose may mention ```python inline); the body ends at the next ```
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL | re.MULTILINE)
@@ -17,8 +19,13 @@ PYTHON_FENCES = ("python", "py", "python3")
 
 
 def code_blocks(text: str) -> list[tuple[str, str]]:
-    """(language, body) of every fenced block of `text`, in order; the language lower-cased."""
-    return [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
+    """(language, body) of every fenced block of `text`, in order; the language lower-cased, the body
+    dedented (a block under a markdown list item is indented as a whole).
+
+    >>> code_blocks("1. Add:\\n\\n   ```python\\n   def f():\\n       return 1\\n   ```\\n")
+    [('python', 'def f():\\n    return 1\\n')]
+    """
+    return [(lang.lower(), textwrap.dedent(body)) for lang, body in _FENCE.findall(text)]
 
 
 def extract_code(response: str) -> str | None:

@@ -34,11 +34,18 @@ call: arguments cross as copies, and a call that changed them in place (a list s
 filled) sends them back: the harness changes its own objects the same way, item by item, so the
 tests see what one process would show (an item moved to another place arrives there as a copy).
 
+The tests run as a script would: in a module `__main__` with argv ["tests.py"] (unittest.main()
+finds their TestCases and none of the harness's arguments), and their own SystemExit(0) (unittest's
+after a pass, sys.exit()) ends them as finished; any other exit code fails the run. A solution's
+SystemExit never reaches here: out of a call it is a SolutionError.
+
 What it decides: which asserts passed (records on the report pipe, see rlvr.verify.code.asserts).
 What it does not defend: a solution that computes the right answers in a way the task did not
 intend (hard-coding the test cases); a test that reads an argument after the call sees what the
 solution did to it, as in one process (`candidate(xs) == sum(xs)` trusts the solution not to
-empty `xs`); values other than plain data and its subclasses (a numpy array) cannot cross and fail.
+empty `xs`); values other than plain data and its subclasses (a numpy array) cannot cross and fail;
+tests whose failures do not end the program (`unittest.main(exit=False)`, a test that prints a
+failure) pay a program with no asserts for running to the end, as ground truth written that way.
 Started by an ordinary user (a user namespace, one uid), the solution shares the harness's uid: it
 cannot read its memory or fds (non-dumpable), but it can signal it, which only ends its own run
 with 0. The solution's process starts as a copy of this one before the tests were read: it finds
@@ -683,7 +690,12 @@ def run_tests(argv):
     hook = _recorder(head["key"].encode(), report, os.write, head["budget"])
     channel.on_death = lambda status: os.write(report, b"%s D %s\n" % (head["key"].encode(), status.encode()))
     tests = _swap(marshal.loads(code), head["hook"], hook)
-    ns = {"__name__": "__main__", "__builtins__": builtins}
+    import types
+
+    main = types.ModuleType("__main__")  # the tests' module, as a script's: unittest.main() finds its TestCases here
+    sys.modules["__main__"] = main
+    ns = main.__dict__
+    ns["__builtins__"] = builtins
     try:
         known = channel.ask(["names", head["names"]])
     except Exception as err:
@@ -708,7 +720,12 @@ def run_tests(argv):
                 pass
     if head.get("helpers"):  # the prompt's own definitions: the tests call these, never the solution's
         exec(compile(head["helpers"], "prompt.py", "exec"), ns)
-    exec(tests, ns)
+    sys.argv[:] = ["tests.py"]  # a test's unittest.main() parses sys.argv: not the harness's own
+    try:
+        exec(tests, ns)
+    except SystemExit as stop:  # the tests' own (unittest.main(), sys.exit): a solution's arrives as SolutionError
+        if stop.code not in (None, 0):
+            raise
     hook(-1)
     # the records are written (os.write: unbuffered): no interpreter teardown to wait for (6 ms of a
     # check); the solution's process dies with the sandbox's pid namespace

@@ -23,7 +23,7 @@ from verify_inputs import write_inputs
 from rlvr.config import VerifySection
 from rlvr.verify import score_with_stats
 from rlvr.verify.code import SandboxError, io_tests_json, sandbox_mode
-from rlvr.verify.code.prompt import prompt_code, tests_with_prompt
+from rlvr.verify.code import prompt as code_prompt
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "redteam.json").read_text(encoding="utf-8"))
 FERRY = [
@@ -540,7 +540,7 @@ PROBLEMS |= {
         "task": "code",
         "prompt": prompt,
         "answer": FIND_ZERO,
-        "tests": tests_with_prompt(prompt_code(prompt), FIND_ZERO_TESTS),
+        "tests": code_prompt.tests_with_prompt(code_prompt.prompt_code(prompt), FIND_ZERO_TESTS),
     }
     for name, prompt in HELPER_PROMPTS.items()
 }
@@ -553,8 +553,8 @@ PROBLEMS["rt9a-decode-nie"] = {
     "task": "code",
     "prompt": DECODE_PROMPT,
     "answer": "def decode(s):\n    return ''.join(chr((ord(c) - 97 - 3) % 26 + 97) for c in s)\n",
-    "tests": tests_with_prompt(
-        prompt_code(DECODE_PROMPT),
+    "tests": code_prompt.tests_with_prompt(
+        code_prompt.prompt_code(DECODE_PROMPT),
         "import random\nimport string\n\n\ndef check(candidate):\n    for _ in range(50):\n"
         "        s = ''.join(random.choice(string.ascii_lowercase) for _ in range(12))\n"
         "        assert candidate(encode(s)) == s\n\n\ncheck(decode)\n",

@@ -79,7 +79,13 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- 13', 'up to 13') or an approximation ('about 13', '~13'), as the tag's answer in words refuses them;
 -- or it is no value of its own: a denominator ('\frac{\pi}{2}'), a second argument ('\binom{10}{3}'), an
 -- exponent ('2^{10}', '1.9e1'), a subscript, an operand ('3 x 10', '3 − 10', '3\times{10}', '3 times 10',
--- '5 mod 3', '3 out of 10'), or an alternative in words ('twelve or 13') (issue 19, round 8).
+-- '5 mod 3', '3 out of 10'), or an alternative in words ('twelve or 13') (issue 19, round 8); round 9: operands
+-- and arguments in words and TeX ('10 plus 2', '24 divided by 2', '4 over 2', '{1 \over 2}', '\log 3', 'ln 3',
+-- 'sqrt of 12'), more bounds ('\leqslant', '⩽', 'over', 'below', 'close to', 'in excess of'), multiples
+-- ('twice 12', 'half of 50', '12% of 50'), a brace-less '\frac12', and a sign that is no ASCII minus or
+-- stands apart ('–12', '－12', 'is - 12'; a bullet '\n- 12' and '3 - 12' are not signs).
+-- value_suffix, round 9: 'lakh', 'bn', 'tenths', 'halves', '12 to the second', '12+', '12ish', '12-odd', '12 and
+-- up', '12 at most', '12 give or take', '12 score' at the end.
 CREATE OR REPLACE MACRO value_prefix(lead) AS regexp_matches(lead,
     '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most)|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|over|above|below|under|near|beyond|exceeding|past)|\bclose\s+to|\bin\s+excess\s+of|~|≈|\\approx|\\sim|\de[-+]?'
     || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\s*\d?|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'

@@ -17,7 +17,8 @@
 -- \boxed{\frac{\sqrt{\frac{1}{2}}}{3}}; a \boxed{ no pattern reads is no answer), then, in a lenient
 -- task, the last number in the text (thousands commas, a fraction a/b, a repeating
 -- decimal 12.\overline{3} and a trailing % included) unless the text opens an <answer> tag it never
--- closes. A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13',
+-- closes. A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13' but not
+-- '4 \times 3 = 12', the value of a computation,
 -- '12 \to 13', '12 | 13', '12 vs. 13', a range '12–13', a trailing list '11, 12, 13': macros.sql
 -- number_hedge), or that the text denies or only asks about ('not 13', 'neither 12 nor 13', '13 is
 -- wrong', 'is it 13?': macros.sql number_denied), or whose value what is around it changes ('12²',

@@ -439,10 +439,9 @@ CREATE OR REPLACE MACRO set_shape(n) AS shape_of(regexp_replace(strip_name(n), '
 CREATE OR REPLACE MACRO letters(s) AS list_distinct(regexp_extract_all(regexp_replace(strip_name(s),
     '\\mathbb\s*\{[^{}]*\}|\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|boldsymbol|bm|operatorname)(?:[^a-zA-Z]|$)|\\[bB]igg?[lrm]?(?:[^a-zA-Z]|$)', ' ', 'g'),
     '\\[A-Za-z]+|\b[A-Z]?[a-z]{2,}\b|[A-Za-z]'));
-CREATE OR REPLACE MACRO case_clash(a, g) AS
-    CASE WHEN regexp_matches(a, '[A-Z]') OR regexp_matches(g, '[A-Z]')
-         THEN COALESCE(list_bool_or(list_transform(letters(a), lambda t: NOT list_contains(letters(g), t)
-                                                   AND list_contains(list_transform(letters(g), lambda u: lower(u)), lower(t)))), false)
+CREATE OR REPLACE MACRO case_clash(a, gl, gll, gupper) AS  -- gl: letters(gold), gll: the same lower-cased, gupper: the gold has a capital
+    CASE WHEN regexp_matches(a, '[A-Z]') OR gupper
+         THEN COALESCE(list_bool_or(list_transform(letters(a), lambda t: NOT list_contains(gl, t) AND list_contains(gll, lower(t)))), false)
          ELSE false END;
 
 -- hedged(x): x (lower case, norm_latex'ed, spaces kept) joins two answers by 'or' or by \approx, ~,

@@ -70,7 +70,7 @@
 -- hedge before a last number: the 48 characters before it). List functions cost on every row even
 -- for a NULL list, so they sit inside CASE branches of the rows with several tags or boxes.
 CREATE OR REPLACE TEMP TABLE verify_rows AS
-WITH golds AS (  -- each problem's gold, normalised once
+WITH golds0 AS (  -- each problem's gold, normalised once
     -- gold_tdec: the gold's value as a canonical decimal (a decimal gold, or a fraction or repeating
     -- decimal with a finite expansion of at most 20 places: '3/4' -> '0.75'); gold_texts: a decimal
     -- answer is decided by comparing it with this text (exact at any length), which also holds when the
@@ -120,6 +120,26 @@ WITH golds AS (  -- each problem's gold, normalised once
     )
     )
     )
+), golds AS (
+    -- gs: what not_value asks of a symbolic gold, once per problem (answer_v and gold_v as not_value
+    -- reads them: raw and normalised), not once per response
+    SELECT *, CASE WHEN gold_sym AND gold_num IS NULL THEN {
+        'shape': set_shape(gold_v),
+        'lb': left(replace(strip_name(gold_v), '\left', ''), 1), 'rb': right(replace(gold_v, '\right', ''), 1),
+        'deg': regexp_matches(answer_v, '\^\s*\{?\s*\\circ|°'),
+        'hedged': hedged(lower(norm_latex(answer_v))),
+        'list': set_shape(gold_v) IN ('list', 'set') OR contains(gold_v, '\cup'),
+        'eqs': length(gold_v) - length(replace(gold_v, '=', '')),
+        'uneval': unevaluated(gold_v),
+        'atoms': value_atoms(norm_latex(answer_v)),
+        'atoms_max': value_atoms(norm_latex(answer_v)) * CASE WHEN regexp_matches(answer_v, '\\pm|±') THEN 2 ELSE 1 END + 1,
+        'words': text_words(answer_v),
+        'dollars': length(answer_v) - length(replace(answer_v, '$', '')),
+        'sci': regexp_matches(gold_v, '\de[-+]?\d'),
+        'dec': regexp_matches(gold_v, '\d\.\d'), 'places': dec_places(gold_v),
+        'letters': letters(answer_v), 'lower_letters': list_transform(letters(answer_v), lambda u: lower(u)),
+        'upper': regexp_matches(answer_v, '[A-Z]')} END AS gs
+    FROM golds0
 ), texts AS (
     -- t: the response without its <think>...</think> spans: tags, boxes and numbers quoted while
     -- reasoning are not answers (an instruction's '<answer></answer>' is not a second tag). Only a
@@ -323,7 +343,7 @@ WITH golds AS (  -- each problem's gold, normalised once
         h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec, h.hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
         p.task, p.gold_num, p.answer_v AS answer, p.gold_v AS gold, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
-        p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body,
+        p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body, p.gs,
         -- verify.extraction = 'strict' for this task: only a tag or a box is an answer
         p.strict AND h.extraction = 'last_number' AS unasked,
         -- a verdict negated by a tilde is no verdict ('~true'; norm_latex reads '~' as a LaTeX space)
@@ -354,66 +374,71 @@ WITH golds AS (  -- each problem's gold, normalised once
         -- not_value: why a symbolic answer is not an answer in the gold's shape: arithmetic that still
         -- needs evaluating, or several values (macros.sql unevaluated, hedged); a gold that is itself
         -- such an expression ('2^{10}', 'x \to 0') allows its own kind
-        SELECT *, CASE WHEN gold_num IS NOT NULL OR NOT gold_sym OR COALESCE(pred, '') = '' THEN NULL
+        SELECT *, CASE WHEN gs IS NULL OR COALESCE(pred, '') = '' THEN NULL
                        -- a letter the gold has in the other case ('n^2+1' for N^2+1, '\Pi' for \pi): another
                        -- variable or constant, which the identical text (lower case) and math-verify both paid
-                       WHEN case_clash(extracted, answer)
+                       WHEN case_clash(extracted, gs.letters, gs.lower_letters, gs.upper)
                            THEN 'a variable or constant in another case than the gold''s: ' || trim(extracted) || ' against ' || answer
                        -- degrees for a gold without them ('\frac{\pi}{6}^\circ' is not \frac{\pi}{6}; norm_answer drops them)
-                       WHEN regexp_matches(extracted, '\^\s*\{?\s*\\circ|°') AND NOT regexp_matches(answer, '\^\s*\{?\s*\\circ|°')
+                       WHEN regexp_matches(extracted, '\^\s*\{?\s*\\circ|°') AND NOT gs.deg
                            THEN 'degrees, for a gold without them'
                        WHEN pred = gold THEN NULL
                        -- a set for a tuple or an interval, a bare list for either, or the reverse: math-verify
                        -- pays '\{0, 1\}' and '0, 1' for (0, 1)
-                       WHEN set_shape(gold) IN ('set', 'tuple') AND set_shape(pred) NOT IN ('', set_shape(gold))
-                            AND NOT (set_shape(gold) = 'set' AND set_shape(pred) = 'list')  -- '1, 2, 3' lists a set
-                           THEN 'a ' || set_shape(pred) || ' for a ' || set_shape(gold)
-                       WHEN set_shape(gold) = 'tuple' AND set_shape(pred) = 'tuple'  -- '[2, \infty]' is not [2, \infty)
-                            AND (left(replace(strip_name(pred), '\left', ''), 1) <> left(replace(strip_name(gold), '\left', ''), 1)
-                                 OR right(replace(pred, '\right', ''), 1) <> right(replace(gold, '\right', ''), 1))
+                       WHEN gs.shape IN ('set', 'tuple') AND pshape NOT IN ('', gs.shape)
+                            AND NOT (gs.shape = 'set' AND pshape = 'list')  -- '1, 2, 3' lists a set
+                           THEN 'a ' || pshape || ' for a ' || gs.shape
+                       WHEN gs.shape = 'tuple' AND pshape = 'tuple'  -- '[2, \infty]' is not [2, \infty)
+                            AND (left(replace(strip_name(pred), '\left', ''), 1) <> gs.lb
+                                 OR right(replace(pred, '\right', ''), 1) <> gs.rb)
                            THEN 'another interval: the brackets differ from the gold''s'
-                       WHEN set_shape(gold) = 'list' AND set_shape(pred) = 'tuple'  -- '(1, 2)' is a pair or an interval, not 1 and 2
+                       WHEN gs.shape = 'list' AND pshape = 'tuple'  -- '(1, 2)' is a pair or an interval, not 1 and 2
                            THEN 'a tuple for a list'
                        -- (a gold of several values, a list, a set or a union, may be written with 'or' and '=':
                        -- 'x = 1 \text{ or } x = 2' for 1, 2; math-verify decides those)
-                       WHEN hedged(lower(norm_latex(extracted))) AND NOT hedged(lower(norm_latex(answer)))
-                            AND set_shape(gold) NOT IN ('list', 'set') AND NOT contains(gold, '\cup')
+                       WHEN hedged(lower(norm_latex(extracted))) AND NOT gs.hedged AND NOT gs.list
                            THEN 'several values, one answer is expected'
-                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND contains(strip_name(extracted), '=')  -- (the raw text: a name is told by its case)
-                            AND set_shape(gold) NOT IN ('list', 'set') AND NOT contains(gold, '\cup')
+                       WHEN contains(pred, '=') AND NOT contains(gold, '=') AND contains(named, '=')  -- (the raw text: a name is told by its case)
+                            AND NOT gs.list
                            THEN 'several values joined by =, one answer is expected'
                        -- more '=' than the gold has ('x = 3 = 2' for x = 2: math-verify reads the last side)
-                       WHEN contains(gold, '=') AND length(pred) - length(replace(pred, '=', '')) > length(gold) - length(replace(gold, '=', ''))
+                       WHEN contains(gold, '=') AND length(pred) - length(replace(pred, '=', '')) > gs.eqs
                            THEN 'several values joined by =, one answer is expected'
-                       WHEN unevaluated(pred) AND NOT unevaluated(gold)
+                       WHEN unevaluated(pred) AND NOT gs.uneval
                            THEN 'an unevaluated expression: the answer must be a value in the gold''s form, simplified'
-                       WHEN ops_beyond(lower(strip_name(extracted)), gold)  -- ('\cos\theta = \frac{\sqrt{3}}{2}': a name, not an operation)
+                       WHEN ops_beyond(lower(named), gold)  -- ('\cos\theta = \frac{\sqrt{3}}{2}': a name, not an operation)
                            THEN 'a function the gold does not use: the answer must be a value in the gold''s form, simplified'
-                       -- more values than the gold's form has, by more than one ('x^2+1+x-x'; macros.sql value_atoms)
-                       WHEN value_atoms(norm_latex(strip_name(extracted)))  -- (a gold with \pm is two values)
-                            > value_atoms(norm_latex(answer)) * CASE WHEN regexp_matches(answer, '\\pm|±') THEN 2 ELSE 1 END + 1
-                           THEN 'written with more terms than the gold''s form (' || value_atoms(norm_latex(strip_name(extracted)))
-                                || ' values against ' || value_atoms(norm_latex(answer)) || '): simplify it'
+                       -- more values than the gold's form has, by more than one ('x^2+1+x-x'; macros.sql value_atoms;
+                       -- a gold with \pm is two values)
+                       WHEN value_atoms(norm_latex(named)) > gs.atoms_max
+                           THEN 'written with more terms than the gold''s form (' || value_atoms(norm_latex(named))
+                                || ' values against ' || gs.atoms || '): simplify it'
                        -- words in \text{} beside a symbolic answer ('2\sqrt{3} \text{ is wrong}', '... \text{ else }
                        -- 3\sqrt{2}'): math-verify skips them, so they could deny or hedge it unread
-                       WHEN text_words(CASE WHEN set_shape(gold) IN ('list', 'set') OR contains(gold, '\cup')  -- 'x = 3 \text{ or } x = 5' lists
-                                            THEN regexp_replace(strip_name(extracted), '\\text\s*\{\s*(?:or|and)\s*\}', ',', 'g')
-                                            ELSE strip_name(extracted) END) AND NOT text_words(answer)
+                       WHEN text_words(CASE WHEN gs.list  -- 'x = 3 \text{ or } x = 5' lists
+                                            THEN regexp_replace(named, '\\text\s*\{\s*(?:or|and)\s*\}', ',', 'g')
+                                            ELSE named END) AND NOT gs.words
                            THEN 'words beside a symbolic answer, which math-verify would not read'
                        -- several math spans ('$e$ $\pi$': math-verify reads one of them)
-                       WHEN length(extracted) - length(replace(extracted, '$', '')) > 2 AND length(answer) - length(replace(answer, '$', '')) <= 2
+                       WHEN length(extracted) - length(replace(extracted, '$', '')) > 2 AND gs.dollars <= 2
                            THEN 'several values in separate $...$, one answer is expected'
                        -- scientific notation for a symbolic gold ('2e1' for 2e: math-verify reads 2 e 1)
-                       WHEN regexp_matches(pred, '\de[-+]?\d') AND NOT regexp_matches(gold, '\de[-+]?\d')
+                       WHEN regexp_matches(pred, '\de[-+]?\d') AND NOT gs.sci
                            THEN 'a number in scientific notation; the gold is symbolic'
                        -- an approximation of a closed form: a decimal of three places or more ('3.464102' for
                        -- 2\sqrt{3}, 'x = 3.464102'; math-verify compares to 6 places); '(0.5, 3)' is exact
-                       WHEN regexp_matches(pred, '\d\.\d{3}') AND NOT regexp_matches(gold, '\d\.\d')
+                       WHEN regexp_matches(pred, '\d\.\d{3}') AND NOT gs.dec
                            THEN 'a decimal approximation; the gold is exact'
                        -- more decimal places than the gold has ('(0.5000004, 3)' for (0.5, 3): math-verify rounds to 6)
-                       WHEN regexp_matches(gold, '\d\.\d') AND dec_places(pred) > dec_places(gold)
+                       WHEN gs.dec AND dec_places(pred) > gs.places
                            THEN 'a decimal approximation: more decimal places than the gold''s' END AS not_value
-        FROM joined
+        FROM (
+            -- named: the raw answer without a name in front (macros.sql strip_name); pshape: its set shape;
+            -- each once per symbolic row
+            SELECT *, CASE WHEN gs IS NOT NULL AND COALESCE(pred, '') <> '' THEN strip_name(extracted) END AS named,
+                CASE WHEN gs IS NOT NULL AND COALESCE(pred, '') <> '' THEN set_shape(pred) END AS pshape
+            FROM joined
+        )
     )
 ), decided AS (
     SELECT *,

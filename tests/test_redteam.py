@@ -295,6 +295,10 @@ PROBLEMS["rt9a-unittest"] = {  # unittest-style tests that end in unittest.main(
 }
 # the red team's golds of rounds 5 to 9, each a problem named by its task and gold ('math: 2\\sqrt{3}')
 MATH_GOLDS = [
+    "-12",
+    "12000",
+    "3.5",
+    "36",
     "\\begin{pmatrix} 1/2 \\\\ -1 \\end{pmatrix}",
     "\\begin{pmatrix} \\frac{2}{5} \\\\ -\\frac{1}{5} \\end{pmatrix}",
     "\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}",

@@ -52,11 +52,12 @@ CREATE OR REPLACE MACRO plain_decimal(s) AS regexp_full_match(s, '-?\d+(?:\.\d+)
 
 -- last_number_text(): the pattern of one number as the last-number reading takes it (verify.sql tail
 -- and last_num: one pattern for both): a LaTeX fraction of integers ('\frac{1}{2}' is one number, and
--- '3\frac{1}{2}' a mixed one), or
+-- '3\frac{1}{2}' a mixed one, as is '3 1/2'), a repeating decimal ('0.333...', '0.\bar{3}'), or
 -- digits with thousands commas, a decimal or repeating decimal ('12.\overline{3}'), a fraction a/b and %.
 -- A constant: DuckDB folds it and compiles the regex once.
 CREATE OR REPLACE MACRO last_number_text() AS
-    '(?:[-−]?(?:\d+\s*)?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)';
+    '(?:[-−]?(?:\d+\s*)?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+\s+\d+/\d+|[-−]?\d*\.\d*(?:000+|111+|222+|333+|444+|555+|666+|777+|888+|999+)(?:\.{3}|…)'
+    || '|[-−]?\d+(?:,\d{3})*(?:\.\d*\\(?:overline|bar|dot)\{\d+\}|\.\d+)?(?:/\d+)?%?)';
 
 -- digit_gap(x): x splits digits by spacing (whitespace, LaTeX \, \; \: \! '\ ' or ~) other than
 -- thousands grouping, so it holds several numbers where norm_answer, which removes spacing, would
@@ -86,17 +87,20 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- stands apart ('–12', '－12', 'is - 12'; a bullet '\n- 12' and '3 - 12' are not signs).
 -- value_suffix, round 9: 'lakh', 'bn', 'tenths', 'halves', '12 to the second', '12+', '12ish', '12-odd', '12 and
 -- up', '12 at most', '12 give or take', '12 score' at the end.
-CREATE OR REPLACE MACRO value_prefix(lead) AS regexp_matches(lead,
-    '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most)|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|over|above|below|under|near|beyond|exceeding|past)|\bclose\s+to|\bin\s+excess\s+of|~|≈|\\approx|\\sim|\de[-+]?'
-    || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\s*\d?|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
+CREATE OR REPLACE MACRO value_prefix(lead) AS (regexp_matches(lead,
+    '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|(?:^|[^=-])>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most|best|worst|minimum|maximum|the\s+(?:very\s+)?(?:least|most))|\b(?:a\s+)?(?:minimum|maximum)\s+of|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|over|above|below|under|near|beyond|exceeding|exceed|exceeds|hardly|barely)|\bclose\s+to|\bfar\s+from|\bin\s+excess\s+of|\bupwards\s+of|\b(?:north|south)\s+of|\bbounded\s+by|\bcapped\s+at|\b(?:a\s+)?(?:multiple|factor|divisor)\s+of|\bdivisible\s+by|⪆|⪅|~|≈|\\approx|\\sim|\de[-+]?'
+    || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\s*\d?|[⁄∕]|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
     || '|\\over|\\bmod|\\pmod\s*\{?|\\(?:log|ln|lg|exp|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh)(?:_\s*\{?\d*\}?)?\s*[({]?|\b(?:log|ln|sin|cos|tan)\s*\(?'
     || '|\d\s*[x×⋅•·−]|(?:\\times|\\cdot|\\div)\s*\{?|\b(?:times|mod|out\s+of|plus|divided\s+by|multiplied\s+by|to\s+the\s+power\s+of|raised\s+to(?:\s+the\s+power\s+of)?|twice|double|triple|thrice|half\s+of|third\s+of|quarter\s+of)|%\s+of|[a-z]\s+or'
-    -- a sign that is not ASCII or stands apart: '–12', '－12', 'is - 12' (not a bullet '\n- 12', not '3 - 12': number_hedge)
-    || '|[–‐‒－﹣]|[^\d\s)}\]][^\S\n]*[-−][^\S\n]+)\s*$');
+    -- a minus standing apart after 'is', '=' or ':' ('is - 12'; not a bullet '\n- 12', not '3 - 12': number_hedge)
+    || '|(?:\bis|\bequals?|\bbe|\bwas|=|:)[^\S\n]*[-−][^\S\n]+)\s*$')
+    -- a sign that is not ASCII, touching the number ('–12', '－12'; 'The answer – 12' is a dash)
+    OR regexp_matches(lead, '[–‐‒－﹣]$'))
+    AND NOT regexp_matches(lead, '\b(?:adds?|added|adding|sums?|summed|comes?|came|totals?|totalled)\s+up\s+to\s*$');  -- 'they add up to 12'
 CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
-    '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kKMB]\b|\+|-?ish\b|-odd\b'
+    '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kKMB]\b|\+|-?ish\b|-odd\b|(?:st|nd|rd|th)\b|[''’]s\s+(?i:square|cube|root|double|half|inverse|reciprocal|negative|opposite)'
     || '|\s*(?i:hundred|thousand|million|billion|trillion|dozen|lakh|crore|bn|mn|squared|cubed|factorial|and\s+a\s+(?:half|quarter|third)'
-    || '|halves|thirds|quarters|(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf|\w+teen|\w+tie|hundred|thousand)ths'
+    || '|doubled|halved|tripled|quadrupled|negated|inverted|halves|thirds|quarters|(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf|\w+teen|\w+tie|hundred|thousand)ths'
     || '|to\s+the\s+(?:second|third|power|\w+th)|and\s+(?:up|above|over|more|higher|beyond|upwards?)|at\s+(?:the\s+)?(?:minimum|maximum|most|least)'
     || '|give\s+or\s+take|or\s+so|thereabouts|and\s+change)\b|\s+(?i:score)\W*$)');
 
@@ -124,7 +128,9 @@ CREATE OR REPLACE MACRO value_words(x) AS
         || 'debunked|refuted|disproved|disproven|unproven|disputed|disallowed|doubtful|dubious|questionable|uncertain|unverified|unconfirmed|undefined|dne|nah|'
         || 'guessed|negated|inverted|reciprocated|squared|cubed|excl|think|thinks|thought|believe|believes|reckon|guessing|'
         || 'rounded|round|est|some|like|north|south|up|apart|without|forget|scratch|lie|gross|mil|plus|'
-        || 'hexadecimal|hex|octal|binary|base|basis|mille|ppb|ppt|\w+ieths|nonsense|mistake|typo|besides|sans|thereabouts|change|to\s+the|'
+        || 'hexadecimal|hex|octal|binary|ternary|duodecimal|base|basis|mille|ppb|ppt|myriads?|\w+ieths|nonsense|mistake|typo|besides|sans|thereabouts|change|to\s+the|'
+        || 'error|absurd|inaccurate|improbable|implausible|retracted|fails?|off|miscount|doubt|capped|flawed|unsupported|herring|onwards|nigh|provided|barring|'
+        || 'in\s+theory|at\s+(?:the\s+)?(?:earliest|latest|best|worst)|(?:upper|lower)\s+bound|is\s+the\s+limit|in\s+the\s+region\s+of|on\s+the\s+order\s+of|(?:worst|best)\s+case|'
         || '[a-z]{3,}ly)\b|\b(?:or|nor|not|no|never|but|under|below|above|beyond|up\s+to|max|maximum|min|minimum|wrong|false|incorrect|untrue|cannot|inverse|reciprocal|if|unless|whether|might|could|may|likely|unlikely|guess|suppose|assume|estimate|estimated|unsure|unclear|minus|negative|plus|times|over|divided|than|least|most|about|approx|approximately|around|roughly|nearly|almost|maybe|perhaps|possibly|probably|either|neither|between|except|hundred|thousand|million|billion|trillion|dozen|half|halves|quarters?|thirds?|fourths?|fifths?|tenths|hundredths|thousandths|percent|squared|cubed|root|power|factorial|choose|twice|double|triple|pi|sqrt|square\s+of|cube\s+of|opposite|neg|log|ln|exp|doubled|halved|tripled|quadrupled|grand|bn|k|(?:hundred|thousand|million|billion|trillion)ths|sixths|sevenths|eighths|ninths|twelfths|impossible|erroneous|mistaken|bogus|nope|excluding|exclude|excluded|higher|lower|greater|smaller|more|fewer|less|exceeding|exceeds|exceed|upwards?|circa|ish|else|vs|versus|otherwise|instead|ruled|rejected|invalid|(?:is|are|was|were|do|does|did|ca|wo|ai|should|could|would|has|have|had|need|must|might)nt|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|n[''’]t\b|\d\s*score\b|^\s*(?:is|are|was|can|could|would|does|do)\s+(?:it|this|that|the)\b');
 CREATE OR REPLACE MACRO word_num(s) AS
     CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(regexp_replace(norm_latex(s), '\$([^$]*)\$', '\1', 'g'), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
@@ -376,8 +382,8 @@ CREATE OR REPLACE MACRO dec_places(n) AS
 CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
     -- a literal in braces or brackets after an operator is the literal ('\cdot{3}', '+(-1)', '{(1)+2}')
     regexp_replace(n, '(^|[-+*/=^(\[{,×·÷]|\\cdot|\\times|\\div)[{(](-?\d+(?:\.\d+)?)[})]', '\1\2', 'g'),
-    '(?:^|[-+*/=(\[{,×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})'
-    || '(?:[-+*×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})(?:$|[-+*/=)\]},×·÷]|\\cdot|\\times|\\div)'
+    '(?:^|[-+*/=(\[{,;&<>≤≥×·÷\\]|\\cdot|\\times|\\div|\\q?quad|\\[lg]eq?|\\[lg]t|\\begin\{[a-z]*matrix\})(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})'
+    || '(?:[-+*×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})(?:$|[-+*/=)\]},;&<>×·÷]|\\(?:\d|end|\}|\]|q?quad)|\\cdot|\\times|\\div|or)'
     || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim'
     -- a bracket of numbers raised to a power ('(1+\sqrt{2})^2'; '(2x-3)^2' is a factored form) or any bracket to a
     -- power of two digits ('(x+y+z)^{60}', which math-verify cannot expand in time), a scalar or sign before a
@@ -469,8 +475,9 @@ CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
 CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
     regexp_full_match(link, '\s*[,;.—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+|and\s+)?(?:or|maybe|perhaps|possibly|probably|could|might)\b.*')
     OR regexp_full_match(link, '\s*(?:↔|⇔|\\iff|\\leftrightarrow|\\q?quad|[a-z][).])\s*')  -- '12 \iff 13', '12 \quad 13', 'A) 12 B) 13'
-    OR regexp_full_match(link, '\s*(?:\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow)\s*')
-    OR (op = '' AND regexp_full_match(link, '\s*=\s*'))
+    OR regexp_full_match(link, '\s*(?:\\approx|≈|~|\\sim)\s*')
+    -- '=' and arrows join two answers unless the first is an operand: '4 * 3 => 12' is a computation
+    OR (op = '' AND regexp_full_match(link, '\s*(?:=|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow)\s*'))
     OR regexp_full_match(link, '\s*(?:[-+*/×·÷^x⋅•−:]|\*\*|\\times|\\cdot|\\div|times|mod|out\s+of)\s*\{?\s*')  -- an operand, not a value: '... 3 + 4', '1:2'
     OR regexp_full_match(link, '\s*(?:\||&|and/or|vs\.?|versus|nor|to|through|thru|–|—|±|\\pm|\\mp|\\lor|\\vee|∨|\\simeq|≃|\\cong|≅|\+/-|\+-|-/\+)\s*')  -- alternatives, a range
     OR (regexp_full_match(link, '\s*[(\[]\s*') AND regexp_full_match(after, '\s*[)\]][\s.!?]*'))  -- '12 (13)', '12 [13]'
@@ -493,15 +500,20 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
 -- characters before it (verify.sql's lead), after: the text after it. 'not 12 but 13' and '12? No: 13.'
 -- state 13; 'Unless I am wrong, the answer is 13' states 13 (a comma closes the condition).
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
-    regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=)\s*(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
+    regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bno\s+longer|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=)\s*(?:(?:exactly|really|quite|precisely|necessarily|even|always)\s+)?(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
+    OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
     OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else|alternatively)\b[\s,]*[^.!?,;:\d]*$')
-    OR regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"
+    OR (regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"
+        AND NOT regexp_matches(lead, '\b(?:no|without(?:\s+a)?|beyond(?:\s+a|\s+any)?)\s+doubt\b'))  -- 'There is no doubt the answer is 12'
     OR regexp_matches(after, '(?i)^\s*[,;—–-]?\s*[(\[]?\s*or\b')
     OR regexp_full_match(after, '\s*\?[\s.!?)]*')
-    OR regexp_matches(after, '(?i)^[\s.,]*(?:is|was|would\s+be|seems|looks)\s+(?:\w+ly\s+)?(?:not\b|(?:the\s+|a\s+|an\s+)?(?:wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected|mistake|mistaken|error|erroneous|typo|nonsense|bogus|invalid)\b)'
-                          || '|^\s*(?:isn''t|wasn''t|can''t|cannot|can\s+not|couldn''t|won''t)\b|^\s*[(\[]\s*(?:wrong|incorrect|false|not|no)\b')
+    OR regexp_matches(after, '(?i)^\s*\?\s*(?:not\s+sure|unsure|maybe|perhaps|no\s+idea)\b')
+    OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:which\s+|but\s+(?:that|this|it)\s+)?(?:is|was|would\s+be|seems?|seemed|looks?|appears?|turned\s+out(?:\s+to\s+be)?|must\s+be|can\s+be|could\s+be)\s+(?:\w+ly\s+)?'
+                          || '(?:not\b|(?:the\s+|a\s+|an\s+)?(?:wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected|mistake|mistaken|error|erroneous|typo|nonsense|bogus|invalid|off|red\s+herring)\b)'
+                          || '|^\s*(?:isn''t|wasn''t|can''t|cannot|can\s+not|couldn''t|won''t|doesn''t|does\s+not|didn''t|did\s+not)\b|^\s*fails?\b|^[\s—–:-]*(?:wrong|incorrect)\b|^\s*[✗❌✘]'
+                          || '|^\s*[(\[]\s*(?:wrong|incorrect|false|no|not(?:\s+(?:right|correct|it|this|sure))?)\s*[)\].!]')
     -- a correction after it in a form no number pattern reads ('12, but the correct answer is thirteen')
-    OR regexp_matches(after, '(?i)\b(?:correct|right|real|actual|true)\s+(?:answer|value|result|total)\s+(?:is|=|:)');
+    OR regexp_matches(after, '(?i)\b(?:correct|right|real|actual|true)\s+(?:answer|value|result|total)\s+(?:is|=|:)\s*(?:(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)\b|[IVXLCDM]{2,}\b)');
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:
 -- |a - b| <= tol * max(1, |b|) (config verify.numeric_tolerance; default 0, and verify.sql applies

@@ -234,19 +234,22 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     )
 ), last_numbers AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, last_num, lead,
-        substr(tail, length(last_num) + 1) AS trail,  -- the text after the last number
+        -- the text after the last number, without the markup that closes it or \text{ around words
+        regexp_replace(substr(tail, length(last_num) + 1), '^(?:\*+|\$|\\\)|`|\})+|\\(?:text\w*|mathrm|mbox)\s*\{', '', 'g') AS trail,
         -- the number before the last one (within 48 characters), what joins them, and any operator
         -- in front of it ('6 + 7 = 13', '4 \times 3 = 12', '3 times 4 = 12', '12^2 = 144': an operand, and
         -- the last number is the value of the sum or product, not a second answer)
         CASE WHEN last_num IS NOT NULL AND regexp_matches(lead,  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read
                   '(?i)\d[%}]?[\s$]*(?:[,;.—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+|and\s+)?(?:or|maybe|perhaps|possibly|probably|could|might)\b\D*|↔|⇔|\\iff|\\leftrightarrow|\\q?quad|[a-z][).]|\[|[x⋅•−:]|\*\*|times|mod|out\s+of|\\lor|\\vee|∨|\\simeq|≃|\\cong|≅|\+/-|\+-|-/\+|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\(|\||&|and/or|vs\.?|versus|nor|to|through|thru|and|–|—|±|\\pm|\\mp|\s)[\s$]*$')
              THEN regexp_extract(lead,
-             '((?:[-+*/×·÷=^⋅•−]|\\times|\\cdot|\\div|\\bmod|\btimes|\bx|\bmod|\bplus|\bminus|\bby|\bover)?)\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
+             '((?:[-+*/×·÷=^⋅•−:√xX]|\\times|\\cdot|\\div|\\bmod|\\sqrt\s*\{|\btimes|\bmod|\bplus|\bminus|\bby|\bover|\bof)?)\s*[$€£]?\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
     FROM (
         -- lead: the 48 characters before the last number, without the markup around numbers ('**12** or
-        -- **13**', '\(12\) or \(13\)', `12`): what number_hedge and number_denied read
+        -- **13**', '\(12\) or \(13\)', `12`, '$12', 'about *12*', 'about \textbf{12}'): what number_hedge and
+        -- number_denied read; trail, the same after it ('$12$ thousand', '**12** is wrong')
         SELECT *, CASE WHEN last_num IS NOT NULL
-                       THEN regexp_replace(right(left(t, length(t) - length(tail)), 48), '\*\*+|\\[()\[\]]|`', '', 'g') END AS lead
+                       THEN regexp_replace(right(left(t, length(t) - length(tail)), 48),
+                                           '\*\*+|\\[()\[\]]|`|\$|(?:^|\s)\*+$|\\(?:textbf|mathbf|boldsymbol|bm|text|mathrm|mbox)\s*\{$', '', 'g') END AS lead
         FROM (
         -- (a LaTeX fraction is one number: 'The answer is $\frac{1}{2}$.' is 1/2, not 2)
         SELECT *, nullif(regexp_extract(tail, '^' || last_number_text(), 0), '') AS last_num
@@ -264,10 +267,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         COALESCE(CASE WHEN $multiple = 'reject' THEN hedge END,
                  CASE WHEN before.prev <> '' AND before.prev <> last_num
                            AND number_hedge(before.op, lower(replace(before.link, '$', '')), trail, lead)
+                           -- a number that labels what follows is no candidate ('Question 3: 12', 'Step 2\n12')
+                           AND NOT regexp_matches(lead, '(?i)\b(?:question|step|part|problem|exercise|case|example|item|no\.?|number|#)\s*\d+\s*[:.)]?\s*$')
                       THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END,
                  CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), trail)
                       THEN 'the last number, ' || last_num || ', is denied, a fallback, or only asked about' END,
                  CASE WHEN last_num IS NOT NULL AND (value_suffix(trail) OR value_prefix(lower(lead)))
+                           -- 'over 12 months', 'under 12 hours': a duration, not a bound
+                           AND NOT (regexp_matches(lower(lead), '\b(?:over|under|within)\s*$')
+                                    AND regexp_matches(trail, '(?i)^\s*(?:years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|installments?|periods?)\b'))
                       THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END) AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,

@@ -70,6 +70,13 @@ def test_precedence_and_associativity(text, tree):
         "**$\\boxed{P ∧ ¬Q ⟶ R ∨ S ⟺ P}$**.",
         "\\(P \\land \\lnot Q \\Rightarrow R \\lor S \\Leftrightarrow P\\)",
         "`P & ~Q -> R | S <-> P`.",
+        # \\sim and ∼ for not, long arrows, spacing and style commands, text and font groups (round 10)
+        "$\\displaystyle P \\,\\land\\, \\sim Q \\Longrightarrow R \\quad\\lor\\quad S \\Longleftrightarrow P$",
+        "P ∧ ∼Q \\longrightarrow R \\;\\vee\\: S \\longleftrightarrow\\ P",
+        "\\mathrm{P} \\land \\neg{Q} \\to \\mathbf{R} \\lor \\textbf{S} \\iff \\mathit{P}",
+        "P \\text{ and } \\text{not } Q \\to R \\text{ or } S \\leftrightarrow P",
+        "\\text{P ∧ ¬Q → R ∨ S ↔ P}",
+        "\\textbf{(P ∧ \\sim{Q})} \\to {(R ∨ S)} ↔ {P}",
     ],
 )
 def test_every_spelling_gives_the_same_canonical_form(spelling):
@@ -88,6 +95,11 @@ def test_every_spelling_gives_the_same_canonical_form(spelling):
 )
 def test_canonical_tells_different_trees_apart(a, b):
     assert canonical(a) != canonical(b)
+
+
+def test_spacing_commands_are_no_operators():
+    assert canonical("P \\land \\!Q") == "(P∧Q)"  # \\! is a negative thin space, not the ! of not
+    assert canonical("\\neg{\\mathrm{P}}") == canonical("{\\neg P}") == "¬P"
 
 
 @pytest.mark.parametrize(
@@ -117,6 +129,14 @@ def test_canonical_tells_different_trees_apart(a, b):
         ("P v Q", "unexpected word 'v'"),
         ("$P$ ∧ $Q$", r"unexpected character '\$'"),  # two wrapped formulas are not one
         ("\\boxed{P} ∧ \\boxed{Q}", "unexpected command"),
+        # braces are LaTeX's invisible grouping: read only where brackets would read the same (round 10)
+        ("\\neg{Q \\lor R}", r"the group \{\.\.\.\} at position 4 holds more than one"),
+        ("\\text{P ∧ Q} ∨ R", r"the group \{\.\.\.\} at position 5 holds more than one"),
+        ("\\textbf{(P) ∧ (Q)} ∨ R", "the group"),
+        ("\\neg{}P", "the group .* holds nothing"),
+        ("{P", "missing '}' for the '{' at position 0"),
+        ("P}", "unexpected '}' at position 1"),
+        ("\\mathrm P", r"unexpected command '\\\\mathrm'"),  # a font command is read before a group only
     ],
 )
 def test_bad_input_is_rejected_with_a_readable_message(text, message):

@@ -5,16 +5,23 @@ parser builds a tree, and a truth table decides entailment. A formula is a singl
 letter (a variable), a constant ⊤ or ⊥, ("¬", f), or (op, left, right) with op one of ∧ ∨ → ↔.
 
 Spellings accepted (case-insensitive words; LaTeX commands as LaTeX spells them):
-    not   ¬  ~  !  not  \neg  \lnot
+    not   ¬  ~  ∼  !  not  \neg  \lnot  \sim
     and   ∧  &  &&  and  ⋀  \land  \wedge
     or    ∨  |  ||  or  ⋁  \lor  \vee
     then  →  ->  =>  ⇒  ⊃  ⟶  ⟹  \to  \rightarrow  \implies  \Rightarrow  \supset
+          \longrightarrow  \Longrightarrow
     iff   ↔  <->  <=>  ⇔  ⟷  ⟺  \leftrightarrow  \iff  \Leftrightarrow
+          \longleftrightarrow  \Longleftrightarrow
     true  ⊤  \top          false  ⊥  \bot
-Brackets are ( ) or [ ], each closed by its own kind; \left and \right before one are dropped.
-A whole formula may be wrapped (unwrap): $...$, $$...$$, \(...\), \[...\], **...**, *...*,
-`...`, \boxed{...}, and end in a full stop. Not read: `v` for or and `^` for and (`^` is exclusive
-or in C and Python), ≡ and ⊕ (refused as unknown, not dropped).
+Brackets are ( ) or [ ], each closed by its own kind; \left and \right before one are dropped,
+and so are spacing and style (\, \; \: \! \quad \qquad \displaystyle ...: SPACING; \! is a
+negative space, not a negation). Braces are LaTeX's grouping, not brackets: a group, bare or after
+a text or font command (\text \mathrm \mathbf ...: FONTS), is read only where it holds one operator
+or one operand ('\neg{R}', '\mathrm{R}', '\text{ and }', '\textbf{(Q ∧ R)}'), since
+'\neg{Q \lor R}' shows as ¬Q ∨ R but may mean ¬(Q ∨ R) (_group). A whole formula may be wrapped
+(unwrap): $...$, $$...$$, \(...\), \[...\], **...**, *...*, `...`, \boxed{...}, a font command
+(\text{...}, \mathbf{...}), and end in a full stop. Not read: `v` for or and `^` for and (`^` is
+exclusive or in C and Python), ≡ and ⊕ (refused as unknown, not dropped).
 Precedence, tightest first: ¬ > ∧ > ∨ > → > ↔. → is right-associative (P → Q → R is
 P → (Q → R)); ∧, ∨ and ↔ group to the left. These are the conventions of reasoning-gym's
 propositional_logic task (its parse_expr), whose gold answers we check.
@@ -51,6 +58,8 @@ SPELLINGS = {
     "not": NOT,
     "\\neg": NOT,
     "\\lnot": NOT,
+    "∼": NOT,
+    "\\sim": NOT,
     "∧": AND,
     "&": AND,
     "&&": AND,
@@ -77,6 +86,8 @@ SPELLINGS = {
     "\\implies": IMPLIES,
     "\\Rightarrow": IMPLIES,
     "\\supset": IMPLIES,
+    "\\longrightarrow": IMPLIES,
+    "\\Longrightarrow": IMPLIES,
     "↔": IFF,
     "<->": IFF,
     "<=>": IFF,
@@ -86,6 +97,8 @@ SPELLINGS = {
     "\\leftrightarrow": IFF,
     "\\iff": IFF,
     "\\Leftrightarrow": IFF,
+    "\\longleftrightarrow": IFF,
+    "\\Longleftrightarrow": IFF,
     "⊤": TRUE,
     "\\top": TRUE,
     "⊥": FALSE,
@@ -93,12 +106,34 @@ SPELLINGS = {
 }
 CONSTANTS = (TRUE, FALSE)
 CLOSE = {"(": ")", "[": "]"}
+# LaTeX that only spaces or styles: dropped ('\\!' is a negative thin space, not a negation).
+SPACING = frozenset(
+    ("\\,", "\\;", "\\:", "\\!", "\\ ", "\\quad", "\\qquad", "\\enspace", "\\thinspace", "\\displaystyle", "\\textstyle")
+)
+# Text and font commands: '\\mathrm{R}' is R, '\\text{ and }' is and (a group in braces, _group).
+FONTS = frozenset(
+    "\\" + name
+    for name in (
+        "text textrm textnormal textup textbf textit textsf texttt mbox "
+        "mathrm mathnormal mathbf mathit mathsf mathtt boldsymbol bm"
+    ).split()
+)
 # Longest symbols first, so that "<->" is not read as "<" then "->"; a LaTeX command is a backslash
-# and its letters ('\\negR' is one unknown command, as in LaTeX).
-_TOKEN = re.compile(r"\s*(<->|<=>|->|=>|&&|\|\||\\[A-Za-z]+|[A-Za-z]+|[¬~!∧&∨|→⇒↔⇔⋀⋁⊃⟶⟹⟷⟺⊤⊥()\[\]]|\S)")
+# and its letters ('\\negR' is one unknown command, as in LaTeX), or a backslash and one of , ; : ! space.
+_TOKEN = re.compile(r"\s*(<->|<=>|->|=>|&&|\|\||\\[A-Za-z]+|\\[,;:! ]|[A-Za-z]+|[¬~∼!∧&∨|→⇒↔⇔⋀⋁⊃⟶⟹⟷⟺⊤⊥()\[\]{}]|\S)")
 # Wrappers of a whole formula: (opening, closing); unwrap drops one only when its contents hold no
 # other opening or closing of it (and balanced braces for \boxed{), so '$A$ or $B$' stays as it is.
-_WRAPS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("**", "**"), ("*", "*"), ("`", "`"), ("\\boxed{", "}"))
+_WRAPS = (
+    ("$$", "$$"),
+    ("$", "$"),
+    ("\\(", "\\)"),
+    ("\\[", "\\]"),
+    ("**", "**"),
+    ("*", "*"),
+    ("`", "`"),
+    ("\\boxed{", "}"),
+    *((font + "{", "}") for font in sorted(FONTS)),
+)
 
 
 def unwrap(text: str) -> str:
@@ -111,7 +146,7 @@ def unwrap(text: str) -> str:
             inner = t[len(opening) : len(t) - len(closing)]
             if len(t) < len(opening) + len(closing) or not (t.startswith(opening) and t.endswith(closing)):
                 continue
-            if _balanced(inner) if opening == "\\boxed{" else opening not in inner and closing not in inner:
+            if _balanced(inner) if opening.endswith("{") else opening not in inner and closing not in inner:
                 t = inner
                 break
         if t == text:
@@ -130,15 +165,26 @@ def _balanced(text: str) -> bool:
 
 def tokenize(text: str) -> list[tuple[str, int]]:
     """(token, character position) pairs: operators and constants in their unicode form, variables,
-    brackets; ValueError on anything else."""
+    brackets; ValueError on anything else. Spacing and style commands (SPACING) are dropped, and so
+    are braces around what _group allows, with a text or font command before them (FONTS)."""
     if len(text) > MAX_CHARS:
         raise ValueError(f"formula too long: {len(text)} characters, at most {MAX_CHARS}")
-    tokens = []
+    tokens: list[tuple[str, int]] = []
+    groups: list[tuple[int, int]] = []  # each open '{': where its tokens start, its position
     for m in _TOKEN.finditer(text):
         tok = m.group(1)
+        after = text[m.end(1) :].lstrip()[:1]
         if tok in SPELLINGS or tok.lower() in ("not", "and", "or"):
             tokens.append((SPELLINGS.get(tok) or SPELLINGS[tok.lower()], m.start(1)))
-        elif tok in ("\\left", "\\right") and text[m.end(1) :].lstrip()[:1] in ("(", ")", "[", "]"):
+        elif tok in SPACING or (tok in FONTS and after == "{"):
+            continue  # a font's group is read as a group is
+        elif tok == "{":
+            groups.append((len(tokens), m.start(1)))
+        elif tok == "}":
+            if not groups:
+                raise ValueError(f"unexpected '}}' at position {m.start(1)}")
+            _group(tokens[groups[-1][0] :], groups.pop()[1])
+        elif tok in ("\\left", "\\right") and after in ("(", ")", "[", "]"):
             continue  # sizing only: \left( is (
         elif tok in ("(", ")", "[", "]") or (len(tok) == 1 and "A" <= tok <= "Z"):
             tokens.append((tok, m.start(1)))
@@ -148,9 +194,35 @@ def tokenize(text: str) -> list[tuple[str, int]]:
             what = "word" if tok.isalpha() else "character"
             hint = " (variables are single upper-case letters)" if tok.isalpha() else ""
             raise ValueError(f"unexpected {what} {tok!r} at position {m.start(1)}{hint}")
+    if groups:
+        raise ValueError(f"missing '}}' for the '{{' at position {groups[-1][1]}")
     if not tokens:
         raise ValueError("empty formula")
     return tokens
+
+
+def _group(inner: list[tuple[str, int]], at: int) -> None:
+    """Braces are LaTeX's invisible grouping, not brackets: '\\neg{Q \\lor R}' shows as ¬Q ∨ R but
+    may mean ¬(Q ∨ R). So a group is read, braces dropped, only where both readings agree: it holds
+    one operator ('\\text{ and }'), or one operand: ¬s before a variable, a constant or one bracketed
+    formula ('\\neg{R}', '\\mathrm{R}', '{\\neg R}', '\\textbf{(Q ∧ R)}'); ValueError otherwise. A whole
+    formula in a font command is unwrapped before this (unwrap)."""
+    if len(inner) == 1:
+        return
+    while len(inner) > 1 and inner[0][0] == NOT:
+        inner = inner[1:]
+    if len(inner) == 1 and inner[0][0] not in (AND, OR, IMPLIES, IFF):
+        return
+    if len(inner) > 1 and inner[0][0] in CLOSE:
+        depth = 0
+        for k, (tok, _) in enumerate(inner):
+            depth += (tok in CLOSE) - (tok in (")", "]"))
+            if depth == 0:
+                if k == len(inner) - 1:
+                    return
+                break
+    what = "nothing" if not inner else "more than one operand or operator"
+    raise ValueError(f"the group {{...}} at position {at} holds {what} (braces are no brackets)")
 
 
 class _Parser:

@@ -386,10 +386,36 @@ def test_the_generator_eliminates_only_where_copying_does_not_answer():
         ("", None),
         (None, None),
         ("P ∧ Q", None),
+        # curly apostrophes and quotation marks, text commands around the whole (red team round 10)
+        ("It doesn’t follow.", "false"),
+        ("Can’t be determined", "unknown"),
+        ("can ʼt tell", "unknown"),
+        ("“True”", "true"),
+        ("‘false’", "false"),
+        ("\\textsc{true}", "true"),
+        ("\\texttt{ No. }", "false"),
+        ("**\\emph{Unknown}**", "unknown"),
+        ("\\textsc{!true}", None),
+        ("\\textsc{not true}", None),
+        ("\\neg\\textsc{true}", None),
+        ("\\overline{true}", None),
+        ("\\textsc{true} \\textsc{false}", None),
     ],
 )
 def test_normalise_verdict(text, verdict):
     assert normalise_verdict(text) == verdict
+
+
+def test_sql_norm_verdict_reads_what_normalise_verdict_reads():
+    """rlvr.verify.scoring.verdict_macro is this module's rule in SQL, on norm_answer's output."""
+    from rlvr.verify.scoring import connect
+
+    con = connect()
+    texts = ["It doesn’t follow.", "Can’t be determined", "can’t tell", "“True”", "‘false’", "\\textsc{true}"]
+    texts += ["\\texttt{No.}", "\\emph{Unknown}", "\\textsc{!true}", "\\neg\\textsc{true}", "\\textsc{\\neg true}", "’true’"]
+    for text in texts:
+        got = con.execute("SELECT norm_verdict(norm_answer($t))", {"t": text}).fetchone()[0]
+        assert got == normalise_verdict(text), text
 
 
 def test_verdict_pairs_are_normalised_keys_for_sql():

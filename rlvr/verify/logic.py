@@ -512,14 +512,21 @@ def eliminated(premises: list[str], eliminate: str) -> tuple[list[str], list[dic
 # ---- verdicts: true / false / unknown -------------------------------------------------------
 
 # (key, verdict) pairs. A key is a spelling after normalisation: lower case, every whitespace
-# character removed, VERDICT_STRIP characters trimmed from the end and VERDICT_LEAD ones from the start
+# character removed, the curly apostrophes VERDICT_APOSTROPHES read as "'" ("Can’t tell" -> "can'ttell"),
+# VERDICT_STRIP characters trimmed from the end and VERDICT_LEAD ones from the start
 # ("Cannot be determined." -> "cannotbedetermined"; "True!" -> "true", but "!true" is a negation and no
-# verdict: issue 19, round 3, where it was paid as true). The whitespace-free keys are those of the verify SQL's norm_answer macro
+# verdict: issue 19, round 3, where it was paid as true), then one VERDICT_FONTS command around the
+# whole of it dropped and trimmed again ("\\textsc{true}" -> "true"; "\\overline{true}" or
+# "\\neg\\textsc{true}" are no verdict). The whitespace-free keys are those of the verify SQL's norm_answer macro
 # (lower case, whitespace removed, one trailing '.' dropped), so a SQL macro can look norm_answer's
 # output up in these pairs. "true"/"false" are about the statement for true-false-unknown
 # questions and about "does it follow?" for syllogisms (yes = true, no = false).
-VERDICT_STRIP = ".!*\"'`"
+VERDICT_APOSTROPHES = "’ʼ"  # U+2019 (also a closing quotation mark) and U+02BC
+VERDICT_STRIP = ".!*\"'`“”‘"
 VERDICT_LEAD = VERDICT_STRIP.replace("!", "")  # a leading '!' negates
+# text commands norm_answer (macros.sql's norm_latex) leaves in place; none strikes or negates
+VERDICT_FONTS = ("textsc", "texttt", "textup", "textnormal", "textsl", "emph")
+VERDICT_FONT = r"^\\(?:" + "|".join(VERDICT_FONTS) + r")\{([^{}]*)\}$"
 VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
     ("true", "true"),
     ("yes", "true"),
@@ -557,8 +564,10 @@ VERDICTS: dict[str, str] = dict(VERDICT_PAIRS)
 
 def normalise_verdict(text: str | None) -> str | None:
     """'Yes.' -> 'true', '**False**' -> 'false', 'Cannot be determined' -> 'unknown',
-    'maybe' -> None (not a verdict). The keys of VERDICT_PAIRS are the whole list."""
+    'It doesn’t follow.' -> 'false', '\\textsc{true}' -> 'true', 'maybe' -> None (not a verdict).
+    The keys of VERDICT_PAIRS are the whole list."""
     if text is None:
         return None
-    key = "".join(text.lower().split()).lstrip(VERDICT_LEAD).rstrip(VERDICT_STRIP)
-    return VERDICTS.get(key)
+    key = "".join(text.lower().split()).translate({ord(c): "'" for c in VERDICT_APOSTROPHES})
+    key = re.sub(VERDICT_FONT, r"\1", key.lstrip(VERDICT_LEAD).rstrip(VERDICT_STRIP))
+    return VERDICTS.get(key.lstrip(VERDICT_LEAD).rstrip(VERDICT_STRIP))

@@ -54,16 +54,20 @@ WEIGHTS = pa.schema([("task", pa.string()), ("correct", pa.float64()), ("format"
 
 
 def verdict_macro() -> str:
-    """norm_verdict(n) as SQL, from rlvr.verify.logic.VERDICT_PAIRS (SQL and Python share one table)."""
+    """norm_verdict(n) as SQL, from rlvr.verify.logic.VERDICT_PAIRS (SQL and Python share one table):
+    n's curly apostrophes read as "'", trimmed, one VERDICT_FONTS command around it dropped, trimmed
+    again (rlvr.verify.logic.normalise_verdict)."""
 
     def quote(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
 
     strip, lead = quote(logic.VERDICT_STRIP), quote(logic.VERDICT_LEAD)
+    apostrophes = f"translate(n, {quote(logic.VERDICT_APOSTROPHES)}, {quote(chr(39) * len(logic.VERDICT_APOSTROPHES))})"
+    key = f"rtrim(ltrim(regexp_replace(rtrim(ltrim({apostrophes}, {lead}), {strip}), {quote(logic.VERDICT_FONT)}, '\\1'), {lead}), {strip})"
     whens = []
     for verdict in dict.fromkeys(v for _, v in logic.VERDICT_PAIRS):
         keys = ", ".join(quote(k) for k, v in logic.VERDICT_PAIRS if v == verdict)
-        whens.append(f"WHEN rtrim(ltrim(n, {lead}), {strip}) IN ({keys}) THEN {quote(verdict)}")
+        whens.append(f"WHEN {key} IN ({keys}) THEN {quote(verdict)}")
     return f"CREATE OR REPLACE MACRO norm_verdict(n) AS CASE {' '.join(whens)} END;"
 
 

@@ -586,8 +586,9 @@ CREATE OR REPLACE MACRO think_answer_ok(t) AS
     AND length(t) - length(replace(t, '</answer>', '')) = 9;
 
 -- norm_verdict(n): a logic verdict, created by rlvr.verify.connect from rlvr.logic.VERDICT_PAIRS
--- (one table for SQL and Python): n (norm_answer's output) trimmed of rlvr.logic.VERDICT_STRIP and
--- looked up; NULL when it is not a verdict ('maybe').
+-- (one table for SQL and Python): n (norm_answer's output) with its curly apostrophes read as "'",
+-- trimmed of rlvr.logic.VERDICT_STRIP, one VERDICT_FONTS command around it dropped ('\textsc{true}'),
+-- and looked up; NULL when it is not a verdict ('maybe').
 
 -- norm_formula(s): a propositional formula with ASCII operators mapped to the unicode ones and the
 -- whitespace removed ('P & ~Q -> R' = 'P∧¬Q→R'). SQL only decides formulas identical to the gold

@@ -73,6 +73,26 @@ LINES = [
 NBSP = [
     "The ferry across the Lune first ran in 1829 from Orlesby.\u00a0The ferry carried 29\u00a0passengers on its first crossing of the Lune."
 ]
+TOKENS = [  # red team round 10: the gold 29 inside other numbers (a time, a date, a fraction, a space-grouped thousand, a sign)
+    "The ferry carried 29 passengers on its first crossing of the Lune.",
+    "The last ferry of the day left Orlesby at 2:29 in the afternoon.",
+    "The ferry's logbook was closed on 12/29/1871 by the harbour master.",
+    "The harbour dues came to 1/29 of the cargo's value that year.",
+    "The mill at Tavenby employed 29 500 hands across the whole county that year.",
+    "On the coldest night the river fell to \u221229 degrees at the Orlesby ford.",
+    "The new weir at Brede was 29\u202f500 millimetres long when it was finished.",
+    "In the hard winter of 1871 the Brede mill pond froze at \u201329 degrees.",
+]
+COLD = [  # a negative gold: the sign is part of the number
+    "On the coldest night the river fell to -29 degrees at the Orlesby ford.",
+    "The ferry carried 29 passengers on its first crossing of the Lune.",
+    "In the hard winter of 1871 the Brede mill pond froze at \u221229 degrees.",
+]
+ELLIPSIS = [  # sentence ends marked by an ellipsis character; one inside a quote that goes on in lower case
+    "The mill at Tavenby burned down in the great fire\u2026 The ferry carried 12 carts across in that week.",
+    "The keeper said \u201cit all burned\u2026\u201d The ferry carried 12 carts.",
+    "The keeper wrote \u201cclosed\u2026 for the winter\u201d when 12 carts were stuck at the Orlesby ford.",
+]
 PROBLEMS = {
     "add": {
         "task": "code",
@@ -117,6 +137,11 @@ PROBLEMS = {
     "route-b": {"task": "retrieval", "answer": "29", "sources": MILL_ROUTE},
     "lines": {"task": "retrieval", "answer": "29", "sources": LINES},
     "nbsp": {"task": "retrieval", "answer": "29", "sources": NBSP},
+    "tokens": {"task": "retrieval", "answer": "29", "sources": TOKENS},
+    "tokens-time": {"task": "retrieval", "answer": "2:29", "sources": TOKENS},
+    "tokens-hands": {"task": "retrieval", "answer": "29 500", "sources": TOKENS},
+    "cold": {"task": "retrieval", "answer": "-29", "sources": COLD},
+    "ellipsis": {"task": "retrieval", "answer": "12", "sources": ELLIPSIS},
     # the math tier's issue-19 cases: the question is the problem's own prompt where it matters
     "3*4": {"task": "arithmetic", "answer": "12", "prompt": "What is 3 * 4?"},
     "7+12": {"task": "arithmetic", "answer": "19", "prompt": "What is 7 + 12?"},

@@ -263,7 +263,25 @@ SENTENCE_CASES = [  # (source, its sentences as cite_sentences finds them)
         ["captain: maren colt", "passengers: 29 wrapped on", "last line"],
     ),
     ("One.\u00a0Two\u00a0three.", ["one.", "two three."]),
+    # an ellipsis character ends a sentence as '...' does (red team round 10); before lower case it goes on
+    (
+        "It burned\u2026 Then it closed. He wrote \u201cshut\u2026 for now\u201d and left\u2026\u201d So",
+        ["it burned\u2026", "then it closed.", "he wrote \u201cshut\u2026 for now\u201d and left\u2026\u201d", "so"],
+    ),
 ]
+
+WORD_CASES = [  # (text, cite_words of its norm_ws): a number is one word with its sign and the marks between its digits
+    ("2.29, 29,500 and 3-5", " 2.29 29,500 and 3-5 "),
+    ("at 2:29 on 12/29/1871, 1/29 of it", " at 2:29 on 12/29/1871 1/29 of it "),
+    ("29 500 hands, 1\u202f000\u202f000.5 tons, 1871 200 men, 29 5000", " 29500 hands 1000000.5 tons 1871 200 men 29 5000 "),
+    ("-29, (\u221229), \u201329 and 12\u221229", " -29 -29 -29 and 12\u221229 "),
+    ("B-29, the 29-year-old, 2.5kg, 29th, a - 29", " b 29 the 29 year old 2.5 kg 29th a 29 "),
+]
+
+
+@pytest.mark.parametrize(("text", "words"), WORD_CASES)
+def test_cite_words_by_hand(text: str, words: str) -> None:
+    assert connect().execute("SELECT cite_words(norm_ws($s))", {"s": text}).fetchall()[0][0] == words
 
 
 @pytest.mark.parametrize(("source", "sentences"), SENTENCE_CASES)

@@ -93,6 +93,9 @@ ELLIPSIS = [  # sentence ends marked by an ellipsis character; one inside a quot
     "The keeper said \u201cit all burned\u2026\u201d The ferry carried 12 carts.",
     "The keeper wrote \u201cclosed\u2026 for the winter\u201d when 12 carts were stuck at the Orlesby ford.",
 ]
+LINES_CARTS = [  # one fact a line, the line after the answer's opening with a three-digit number
+    "Captain: Maren Colt of Orlesby\nPassengers on the first crossing: 29\n500 carts crossed in the first year"
+]
 PROBLEMS = {
     "add": {
         "task": "code",
@@ -142,6 +145,7 @@ PROBLEMS = {
     "tokens-hands": {"task": "retrieval", "answer": "29 500", "sources": TOKENS},
     "cold": {"task": "retrieval", "answer": "-29", "sources": COLD},
     "ellipsis": {"task": "retrieval", "answer": "12", "sources": ELLIPSIS},
+    "lines-carts": {"task": "retrieval", "answer": "29", "sources": LINES_CARTS},
     # the math tier's issue-19 cases: the question is the problem's own prompt where it matters
     "3*4": {"task": "arithmetic", "answer": "12", "prompt": "What is 3 * 4?"},
     "7+12": {"task": "arithmetic", "answer": "19", "prompt": "What is 7 + 12?"},

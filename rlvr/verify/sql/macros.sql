@@ -536,9 +536,9 @@ CREATE OR REPLACE MACRO norm_ws(s) AS trim(regexp_replace(lower(s), '[\s\p{Z}]+'
 -- is not in '29'; 'B-29' is 'b' and '29'). chr(30) separates the words while the spaces inside a
 -- grouped number are dropped. Not defended: a number joined to a word ('29' is a word of '29-year-old'
 -- and of 'B-29'); two numbers in a row read as one, the second of three digits ('Route 29 100 miles' is
--- '29100': a right quote of it for the gold 29 is refused), also across a line break of the source,
--- which norm_ws makes a space (a line 'Passengers: 29' before a line '500 carts' is not found at word
--- boundaries); a dash between digits is kept as written ('3–5' is not the gold '3-5').
+-- '29100': a right quote of it for the gold 29 is refused; verify_citations.sql keeps a source's line
+-- breaks apart, so a line 'Passengers: 29' before a line '500 carts' is still found); a dash between
+-- digits is kept as written ('3–5' is not the gold '3-5').
 CREATE OR REPLACE MACRO cite_words(s) AS replace(replace(' ' || replace(replace(array_to_string(regexp_extract_all(s,
     '(?:\B[-−–])?(?:\p{N}{1,3}(?: \p{N}{3})+(?:[.,]\p{N}+)?\b|[\p{L}\p{N}_]*\p{N}(?:[.,:/\-–—−]\p{N}+)+|\p{N}[\p{L}\p{N}_]*)'
     || '|[\p{L}\p{N}_]+'), chr(30)), ' ', ''), chr(30), ' ') || ' ', ' −', ' -'), ' –', ' -');

@@ -50,7 +50,9 @@ FROM (
             FROM read_parquet($rollouts, hive_partitioning = false)
         ) AS s USING (iteration, prompt_id, sample_idx)
     ), sources AS (
-        SELECT prompt_id, norm_ws(source) AS source, cite_words(norm_ws(source)) AS source_words,
+        -- chr(31) before each line break: a number at the end of one line and one at the start of the next
+        -- are two words ('29' then '500 carts' is not '29500')
+        SELECT prompt_id, norm_ws(source) AS source, cite_words(norm_ws(replace(source, chr(10), chr(31) || chr(10)))) AS source_words,
             cite_sentences(source) AS sentences
         FROM (SELECT prompt_id, unnest(sources) AS source FROM p)
     ), needles AS (

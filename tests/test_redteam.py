@@ -322,6 +322,123 @@ PROBLEMS["rt9a-unittest"] = {  # unittest-style tests that end in unittest.main(
     "tests": "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add2(2, 3), 5)\n"
     "        self.assertEqual(add2(-1, 1), 0)\n\n\nunittest.main()\n",
 }
+# red team round 10 (code): find_zero prompts in other shapes (unfenced with an instruction line, other
+# NotImplementedError stubs, a lambda poly, a plain fence, a block of >>> examples, prose beside a fence)
+RT10A_FIND_ZERO_PROMPTS = {
+    "rt10a-fz-instr-before": 'Complete the following Python function.\n\nimport math\n\n\ndef poly(xs, x):\n    """Evaluates the polynomial with coefficients xs at x."""\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients).\n    >>> round(find_zero([1, 2]), 2)\n    -0.5\n    """\n',
+    "rt10a-fz-instr-after": 'import math\n\n\ndef poly(xs, x):\n    """Evaluates the polynomial with coefficients xs at x."""\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients).\n    >>> round(find_zero([1, 2]), 2)\n    -0.5\n    """\n\nComplete find_zero so that it returns a zero of the polynomial.\n',
+    "rt10a-fz-nie-fstring": 'import math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients)."""\n    raise NotImplementedError(f\'find_zero\')\n',
+    "rt10a-fz-nie-from": 'import math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients)."""\n    raise NotImplementedError from None\n',
+    "rt10a-fz-nie-concat": 'import math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients)."""\n    raise NotImplementedError(\'find_zero: \' + \'todo\')\n',
+    "rt10a-fz-lambda": 'import math\n\npoly = lambda xs, x: sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients)."""\n    pass\n',
+    "rt10a-fz-plainfence": 'You may use this helper:\n\n```\nimport math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n```\n\nComplete this function:\n\n```python\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients)."""\n```\n',
+    "rt10a-fz-doctestblock": 'Helper:\n\n```python\nimport math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n```\n\nComplete:\n\n```python\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients)."""\n```\n\nExample:\n\n```python\n>>> round(find_zero([1, 2]), 2)\n-0.5\n```\n',
+    "rt10a-fz-prose+fence": 'Given the helper\n\n    import math\n    def poly(xs, x):\n        return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\ncomplete:\n\n```python\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients)."""\n```\n',
+}
+PROBLEMS |= {
+    name: {
+        "task": "code",
+        "prompt": prompt,
+        "answer": FIND_ZERO,
+        "tests": code_prompt.tests_with_prompt(code_prompt.prompt_code(prompt), FIND_ZERO_TESTS),
+    }
+    for name, prompt in RT10A_FIND_ZERO_PROMPTS.items()
+}
+# prompts whose helpers are tables, comprehensions, guarded imports, decorated classes: (prompt, answer, tests)
+RT10A_PROMPTED = {
+    "rt10a-primes": (
+        'PRIMES = [p for p in range(2, 60) if all(p % d for d in range(2, p))]\n\n\ndef nth_prime(n: int) -> int:\n    """The n-th prime, counting from 0 (PRIMES lists the first ones)."""\n',
+        "def nth_prime(n):\n    count, p = -1, 1\n    while count < n:\n        p += 1\n        if all(p % d for d in range(2, p)):\n            count += 1\n    return p\n",
+        "def check(candidate):\n    for n in (0, 3, 7, 12):\n        assert candidate(n) == PRIMES[n]\n\n\ncheck(nth_prime)\n",
+    ),
+    "rt10a-shift": (
+        'import string\n\nSHIFT = {c: string.ascii_lowercase[(i + 3) % 26] for i, c in enumerate(string.ascii_lowercase)}\n\n\ndef encode(s: str) -> str:\n    """Shift every letter by 3 with SHIFT."""\n',
+        "def encode(s):\n    return ''.join(chr((ord(c) - 97 + 3) % 26 + 97) for c in s)\n",
+        "def check(candidate):\n    for s in ('abc', 'xyz', 'hello'):\n        assert candidate(s) == ''.join(SHIFT[c] for c in s)\n\n\ncheck(encode)\n",
+    ),
+    "rt10a-tryhelper": (
+        'try:\n    from math import isqrt\nexcept ImportError:\n    def isqrt(n):\n        return int(n ** 0.5)\n\n\ndef is_square(n: int) -> bool:\n    """True when n is a perfect square."""\n',
+        "def is_square(n):\n    return int(n ** 0.5) ** 2 == n\n",
+        "def check(candidate):\n    for n in (0, 49, 50, 361, 398, 10 ** 6):\n        assert candidate(n) == (isqrt(n) ** 2 == n)\n\n\ncheck(is_square)\n",
+    ),
+    "rt10a-loop": (
+        'SQUARES = {}\nfor i in range(20):\n    SQUARES[i] = i * i\n\n\ndef is_square(n: int) -> bool:\n    """True when n is a perfect square below 400 (see SQUARES)."""\n',
+        "def is_square(n):\n    return n in SQUARES.values()\n",
+        "def check(candidate):\n    assert candidate(49)\n    assert not candidate(50)\n    assert candidate(361)\n\n\ncheck(is_square)\n",
+    ),
+    "rt10a-loop2": (
+        'SQUARES = set()\nfor i in range(20):\n    SQUARES.add(i * i)\n\n\ndef is_square(n: int) -> bool:\n    """True when n is a perfect square below 400."""\n',
+        "def is_square(n):\n    return int(n ** 0.5) ** 2 == n\n",
+        "def check(candidate):\n    for n in (0, 49, 50, 361, 398):\n        assert candidate(n) == (n in SQUARES)\n\n\ncheck(is_square)\n",
+    ),
+    "rt10a-augassign": (
+        'ALPHABET = \'abcdefghijklm\'\nALPHABET += \'nopqrstuvwxyz\'\n\n\ndef rotate(s: str) -> str:\n    """Rot13 over ALPHABET."""\n',
+        "def rotate(s):\n    return ''.join(chr((ord(c) - 97 + 13) % 26 + 97) for c in s)\n",
+        "def check(candidate):\n    for s in ('hello', 'abc', 'xyz'):\n        assert candidate(s) == ''.join(ALPHABET[(ALPHABET.index(c) + 13) % len(ALPHABET)] for c in s)\n\n\ncheck(rotate)\n",
+    ),
+    "rt10a-dataclass": (
+        'from dataclasses import dataclass\n\n\n@dataclass\nclass Item:\n    name: str\n    price: float\n\n\ndef total(prices: list) -> float:\n    """Sum of the prices."""\n',
+        "def total(prices):\n    return sum(prices)\n",
+        "def check(candidate):\n    items = [Item('a', 1.5), Item('b', 2.5)]\n    assert candidate([i.price for i in items]) == 4.0\n\n\ncheck(total)\n",
+    ),
+}
+PROBLEMS |= {
+    name: {
+        "task": "code",
+        "prompt": prompt,
+        "answer": answer,
+        "tests": code_prompt.tests_with_prompt(code_prompt.prompt_code(prompt), tests),
+    }
+    for name, (prompt, answer, tests) in RT10A_PROMPTED.items()
+}
+# tests without a prompt: the try/assert False/except idiom, and fraction-mode asserts reading the solution indirectly
+RT10A_PLAIN = {
+    "rt10a-raise": (
+        "def safe_sqrt(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x ** 0.5\n",
+        "def check(candidate):\n    assert candidate(4) == 2\n    try:\n        candidate(-1)\n        assert False, 'expected ValueError'\n    except ValueError:\n        pass\n\n\ncheck(safe_sqrt)\n",
+    ),
+    "rt10a-raise-else": (
+        "def safe_sqrt(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x ** 0.5\n",
+        "def check(candidate):\n    assert candidate(4) == 2\n    try:\n        candidate(-1)\n    except ValueError:\n        pass\n    else:\n        assert False, 'expected ValueError'\n\n\ncheck(safe_sqrt)\n",
+    ),
+    "rt10a-matchflag": (
+        "def safe_div(a, b):\n    if b == 0:\n        raise ValueError('division by zero')\n    return a // b\n",
+        "def check(candidate):\n    assert candidate(6, 3) == 2\n    ok = False\n    match candidate(9, 3):\n        case 3:\n            ok = True\n    assert ok\n    good = False\n    match candidate(8, 2):\n        case 4:\n            good = True\n    assert good\n\n\ncheck(safe_div)\n",
+    ),
+    "rt10a-printfile": (
+        "def square(x):\n    return x * x\n",
+        "import io\n\n\ndef check(candidate):\n    assert candidate(2) == 4\n    buf = io.StringIO()\n    for x in (3, 5):\n        print(candidate(x), file=buf)\n    assert buf.getvalue() == '9\\n25\\n'\n\n\ncheck(square)\n",
+    ),
+    "rt10a-heap": (
+        "def square(x):\n    return x * x\n",
+        "import heapq\n\n\ndef check(candidate):\n    assert candidate(2) == 4\n    h = []\n    for x in (5, 3, 4):\n        heapq.heappush(h, candidate(x))\n    assert h[0] == 9\n    assert sorted(h) == [9, 16, 25]\n\n\ncheck(square)\n",
+    ),
+    "rt10a-mapverify": (
+        "def square(x):\n    return x * x\n",
+        "def verify(res, x):\n    assert res == x * x\n\n\ndef check(candidate):\n    assert candidate(2) == 4\n    list(map(verify, [candidate(3), candidate(5)], [3, 5]))\n\n\ncheck(square)\n",
+    ),
+    "rt10a-bisect": (
+        "def double(x):\n    return 2 * x\n",
+        "import bisect\n\n\ndef check(candidate):\n    assert candidate(1) == 2\n    out = []\n    for x in (3, 2):\n        bisect.insort(out, candidate(x))\n    assert out == [4, 6]\n\n\ncheck(double)\n",
+    ),
+    "rt10a-listappend": (
+        "def square(x):\n    return x * x\n",
+        "def check(candidate):\n    assert candidate(2) == 4\n    got = []\n    for x in (3, 5):\n        list.append(got, candidate(x))\n    assert got == [9, 25]\n\n\ncheck(square)\n",
+    ),
+    "rt10a-setitem": (
+        "def square(x):\n    return x * x\n",
+        "import operator\n\n\ndef check(candidate):\n    assert candidate(2) == 4\n    table = {}\n    for x in (3, 5):\n        operator.setitem(table, x, candidate(x))\n    assert table == {3: 9, 5: 25}\n\n\ncheck(square)\n",
+    ),
+    "rt10a-alias": (
+        "def square(x):\n    return x * x\n",
+        "def verify(res, x):\n    assert res == x * x\n\n\ndef check(candidate):\n    assert candidate(2) == 4\n    run = verify\n    for x in (3, 5):\n        run(candidate(x), x)\n\n\ncheck(square)\n",
+    ),
+    "rt10a-match": (
+        "def qr(a, b):\n    return divmod(a, b)\n",
+        "def check(candidate):\n    assert candidate(7, 2) == (3, 1)\n    match candidate(17, 5):\n        case (q, r):\n            assert q == 3\n            assert r == 2\n    match candidate(-7, 2):\n        case (q2, r2):\n            assert q2 == -4\n            assert r2 == 1\n\n\ncheck(qr)\n",
+    ),
+}
+PROBLEMS |= {name: {"task": "code", "answer": answer, "tests": tests} for name, (answer, tests) in RT10A_PLAIN.items()}
 # the red team's golds of rounds 5 to 9, each a problem named by its task and gold ('math: 2\\sqrt{3}')
 MATH_GOLDS = [
     "-12",

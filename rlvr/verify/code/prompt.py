@@ -15,15 +15,22 @@ the solution cannot reach them, and in the solution's process before the solutio
 may use them without repeating them, as HumanEval's own `exec(prompt + completion)` allows). The
 tests call the prompt's own definitions whatever the solution redefines.
 
-The prompt's code (`prompt_code`) is its ```python blocks joined in order (a helper in one block,
-the stub in the next), else its one fenced block, else the whole prompt when it is Python, else
-the indented code of its prose (markdown's four-space code block) when that defines something.
-The entry points are the prompt's stubs: functions whose body is only a docstring, imports,
-`pass`, `...`, `raise NotImplementedError[(...)]` or `return [None]` (the `# your code here`
-placeholder; HumanEval's 164 are all stubs). A prompt without a stub (a helper shown in prose, the
-task named in words) has as entry points the names the tests ask that its code does not define;
-where there are none either, it has no helpers: with nothing marked as the task, a function with
-a body may be the one to fix.
+The prompt's code (`prompt_code`) is its fenced Python (```python blocks, and unlabelled ones that
+parse and define something) and the indented code of its prose, joined in the order of the text
+(a helper in one block, the stub in the next; a block of `>>>` examples, which does not parse, left
+out), else its last fenced block, else the whole prompt when it is Python, else its indented code
+(markdown's four-space code block) when that defines something, else the longest run of its lines
+that is Python with a def (the instruct format: "Complete the following Python function." before
+or after HumanEval's code). The entry points are the prompt's stubs: functions whose body is only a
+docstring, imports, `pass`, `...`, `raise NotImplementedError` (any message, `from None` or not) or
+`return [None]` (the `# your code here` placeholder; HumanEval's 164 are all stubs). The helpers
+are its imports, functions and classes (with their decorators), and the statements that build its
+tables: assignments, `+=`, a method call on a helper's value (`SQUARES.add(1)`), `for` loops of
+these, `try` blocks of these (a guarded import), each reading only builtins, earlier helpers and
+names of its own (a lambda's parameters, a comprehension's variables). A prompt without a stub (a
+helper shown in prose, the task named in words) has as entry points the names the tests ask that
+its code does not define; where there are none either, it has no helpers: with nothing marked as the
+task, a function with a body may be the one to fix.
 
 Examples: calls of an entry point in the prompt's text (`>>> f(1)` then `2`, `f(1) ==> 2`,
 `f(1) -> 2`, `f(1) should return 2`): `shown_calls` gives their arguments; an assert that calls the
@@ -36,9 +43,12 @@ example given in words only ("for a list of three ones it returns 3"); a stub-le
 function with a body is the task while the tests also ask another name (that function is then
 trusted: the tests call the prompt's own, so a right fix of it fails and an unchanged copy is
 paid only if the prompt's version already passes); a stub written another way (`return 0`,
-`print("todo")`): it is a function with a body, so alone it leaves the prompt without helpers (the
-solution's own `poly` is asked again) and beside another stub it is a helper the tests call
-instead of the solution's; a helper given only in words or in a block of another language.
+`return ...`, `assert False`, `print("todo")`): it is a function with a body, so alone it leaves the
+prompt without helpers (the solution's own `poly` is asked again) and beside another stub it is a
+helper the tests call instead of the solution's; a real helper whose body is only `return None`
+(taken for a stub: neither side gets it); a helper given only in words or in a block of another
+language; a usage example that reads no entry point (`y = poly([1], 2)`) runs as a helper does,
+before the tests; the prompt's `>>>` examples in a block of their own are not read as shown calls.
 """
 
 from __future__ import annotations
@@ -62,25 +72,65 @@ class PromptFacts:
 
 
 def prompt_code(prompt: str) -> str | None:
-    """The code a prompt gives: its ```python blocks in order (a helper in a first block, the stub in
-    a second), else its one fenced block, else the whole prompt when it is Python, else its indented
-    code in prose (markdown's code block: after a blank line, four spaces in) when that is Python
-    with a def, class or import.
+    """The code a prompt gives: its fenced blocks that are Python (labelled ```python or unlabelled,
+    and parsing) and the indented code of its prose (markdown's code block: after a blank line, four
+    spaces in, with a def, class or import), joined in the order of the text (a helper in a first
+    block, the stub in a second; a block of `>>>` examples, which does not parse, left out); else the
+    last fenced block; else the whole prompt when it is Python; else the longest run of its lines that
+    is Python with a def (the instruct format: "Complete the following function." then the code).
 
     >>> prompt_code("Complete it:\\n```python\\ndef f(x):\\n    pass\\n```"), prompt_code("Add two numbers.")
     ('def f(x):\\n    pass\\n', None)
     >>> prompt_code("Given\\n\\n    def g(x):\\n        return 2 * x\\n\\nwrite f(x).")
     'def g(x):\\n    return 2 * x\\n'
+    >>> prompt_code("Complete the following Python function.\\n\\ndef f(x):\\n    \'\'\'Twice x.\'\'\'\\n\\nThen stop.")
+    "def f(x):\\n    \'\'\'Twice x.\'\'\'\\n"
     """
-    from rlvr.verify.code.extract import PYTHON_FENCES, code_blocks, extract_code
+    from rlvr.verify.code.extract import _FENCE, PYTHON_FENCES, extract_code
 
-    python = [body for lang, body in code_blocks(prompt) if lang in PYTHON_FENCES]
-    if len(python) > 1 and _parses(joined := "\n\n".join(b.rstrip() for b in python) + "\n"):
-        return joined
+    pieces: list[tuple[int, str]] = []
+    for m in _FENCE.finditer(prompt):
+        lang, body = m.group(1).lower(), textwrap.dedent(m.group(2))
+        if (lang in PYTHON_FENCES or (not lang and _defines(body, ast.Assign))) and body.strip() and _parses(body):
+            pieces.append((m.start(), body))
+    if pieces:
+        prose = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), prompt)  # the same line numbers
+        pieces += [(_offset(prompt, line), body) for line, body in _defining_blocks(prose)]
+        joined = "\n\n".join(body.strip("\n") for _, body in sorted(pieces)) + "\n"
+        if _parses(joined):
+            return joined
     code = extract_code(prompt)
-    if code is None:
-        return prompt if _parses(prompt) else _indented_code(prompt)
-    return code
+    if code is not None:
+        return code
+    if _parses(prompt):
+        return prompt
+    return _indented_code(prompt) or _longest_run(prompt)
+
+
+def _offset(text: str, line: int) -> int:
+    return sum(len(x) + 1 for x in text.split("\n")[:line])
+
+
+def _longest_run(text: str) -> str | None:
+    """The longest run of `text`'s lines (dedented) that parses as Python and defines a function or
+    class, starting at a line that opens a statement (def, class, import, a decorator, an
+    assignment); None when there is none."""
+    lines = text.split("\n")[:2000]
+    opener = re.compile(r"\s*(?:(?:async\s+)?def\s|class\s|import\s|from\s|@|[A-Za-z_][\w.]*\s*(?::[^=]*)?=[^=])")
+    best: tuple[int, str] | None = None
+    for start, line in enumerate(lines):
+        if not opener.match(line) or (best is not None and start < best[0]):
+            continue
+        for end in range(len(lines), start, -1):
+            code = textwrap.dedent("\n".join(lines[start:end])).strip("\n") + "\n"
+            if not code.strip() or not _parses(code):
+                continue
+            tree = ast.parse(code)
+            if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in tree.body):
+                if best is None or len(code) > len(best[1]):
+                    best = (end, code)
+            break
+    return best[1] if best else None
 
 
 def _parses(source: str) -> bool:
@@ -91,17 +141,17 @@ def _parses(source: str) -> bool:
     return True
 
 
-def _indented_code(text: str) -> str | None:
-    """The indented blocks of prose (markdown's code blocks: a blank line, then lines four spaces or
-    a tab in), dedented and joined, when they are Python with a def, class or import; else None."""
-    blocks: list[list[str]] = []
+def _indented_blocks(text: str) -> list[tuple[int, str]]:
+    """(line number, dedented code) of each indented block of prose (markdown's code block: a blank
+    line, then lines four spaces or a tab in)."""
+    blocks: list[tuple[int, list[str]]] = []
     current: list[str] | None = None
     blank_before = True
-    for line in text.split("\n"):
+    for i, line in enumerate(text.split("\n")):
         if line.strip() and line.startswith(("    ", "\t")):
             if current is None and blank_before:
                 current = []
-                blocks.append(current)
+                blocks.append((i, current))
             if current is not None:
                 current.append(line)
         elif line.strip():
@@ -109,11 +159,29 @@ def _indented_code(text: str) -> str | None:
         elif current is not None:
             current.append("")
         blank_before = not line.strip()
-    code = "\n\n".join(textwrap.dedent("\n".join(b)).strip("\n") for b in blocks) + "\n"
+    return [(i, textwrap.dedent("\n".join(b)).strip("\n")) for i, b in blocks]
+
+
+_DEFINES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+def _indented_code(text: str) -> str | None:
+    """The indented blocks of prose, joined, when they are Python with a def, class or import; else None."""
+    blocks = _indented_blocks(text)
+    code = "\n\n".join(b for _, b in blocks) + "\n"
     if not blocks or not _parses(code):
         return None
-    defines = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
-    return code if any(isinstance(n, defines) for n in ast.parse(code).body) else None
+    return code if any(isinstance(n, _DEFINES) for n in ast.parse(code).body) else None
+
+
+def _defines(code: str, *also: type) -> bool:
+    """Whether `code` is Python with a top-level def, class or import (or one of `also`)."""
+    return _parses(code) and any(isinstance(n, (*_DEFINES, *also)) for n in ast.parse(code).body)
+
+
+def _defining_blocks(text: str) -> list[tuple[int, str]]:
+    """The indented blocks of prose that are Python with a def, class or import (beside a fence)."""
+    return [(i, b) for i, b in _indented_blocks(text) if _defines(b)]
 
 
 def tests_with_prompt(prompt_code: str | None, tests: str) -> str:
@@ -148,7 +216,7 @@ def split_prompt(tests: str) -> tuple[str, str]:
 
 def _is_stub(node: ast.stmt) -> bool:
     """A function to write: its body is only docstrings, imports, `pass`, `...`, `raise
-    NotImplementedError` (bare, called, or with constant arguments) and `return` / `return None`
+    NotImplementedError` (bare or called with any message, `from None` or not) and `return` / `return None`
     (the `# your code here` placeholder)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
@@ -160,10 +228,8 @@ def _is_placeholder(s: ast.stmt) -> bool:
         return True
     if isinstance(s, ast.Return):
         return s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None)
-    if isinstance(s, ast.Raise) and s.cause is None:
-        exc = s.exc
-        if isinstance(exc, ast.Call) and not exc.keywords and all(isinstance(a, ast.Constant) for a in exc.args):
-            exc = exc.func
+    if isinstance(s, ast.Raise) and (s.cause is None or isinstance(s.cause, ast.Constant)):  # `from None`
+        exc = s.exc.func if isinstance(s.exc, ast.Call) else s.exc  # any message: f-string, 'a' + 'b', ...
         return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
     return False
 
@@ -200,17 +266,15 @@ def prompt_facts(prompt_code: str, tests: str | None = None) -> PromptFacts:
     entries = frozenset(n.name for n in tree.body if _is_stub(n))
     if not entries and tests is not None:
         entries = frozenset(_asked(tests) - {name for n in tree.body for name in _bound(n)})
-    keep = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
     helpers: list[ast.stmt] = []
     names: set[str] = set()
+    modules = {name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for name in _bound(n)}
     for n in tree.body if entries else ():
-        if not isinstance(n, keep) or _is_stub(n) or _bound(n) & entries:
-            continue
-        if isinstance(n, (ast.Assign, ast.AnnAssign)) and not _reads(n) <= names | _BUILTINS:
+        if _is_stub(n) or _bound(n) & entries or not _helper(n, names, modules):
             continue
         helpers.append(n)
         names |= _bound(n)
-    source = "\n".join(ast.get_source_segment(prompt_code, n) or ast.unparse(n) for n in helpers)
+    source = "\n".join(_source(prompt_code, n) for n in helpers)
     return PromptFacts(source, frozenset(names), entries, frozenset(shown_calls(prompt_code, entries)))
 
 
@@ -219,6 +283,60 @@ _BUILTINS = frozenset(dir(builtins))
 
 def _reads(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+_DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _helper(node: ast.stmt, names: set[str], modules: set[str]) -> bool:
+    """Whether a top-level statement of the prompt is a helper, given the helper names before it:
+    imports, functions and classes (decorated or not); assignments, `+=`, method calls on a helper
+    (`SQUARES.add(1)`) and `for` loops of them that read only builtins, earlier helpers and their own
+    names (a lambda's parameters, a comprehension's or loop's variables, `i` of `for i in ...`); and
+    `try` blocks of these (`try: from math import isqrt / except ImportError: def isqrt ...`). A
+    usage example, which calls the entry point (`print(f(1))`, `x = f(1)`), is none: it cannot run
+    before the solution."""
+    if isinstance(node, _DEFINITIONS):
+        return True
+    if isinstance(node, ast.Try):
+        blocks = [node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)]
+        return all(isinstance(s, ast.Pass) or _helper(s, names, modules) for b in blocks for s in b)
+    if isinstance(node, ast.Expr):  # a method of a helper's value: `SQUARES.add(1)`, not `print(...)` or `doctest.testmod()`
+        func = node.value.func if isinstance(node.value, ast.Call) else None
+        target = func.value if isinstance(func, ast.Attribute) else None
+        if not isinstance(target, ast.Name) or target.id in modules:
+            return False
+    if isinstance(node, ast.For):
+        if node.orelse or not all(_helper(s, names | _bound(node), modules) for s in node.body):
+            return False
+    elif not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)) or (
+        isinstance(node, ast.AnnAssign) and node.value is None
+    ):
+        return False
+    return _free(node) <= names | _BUILTINS
+
+
+def _free(node: ast.AST) -> set[str]:
+    """The names a statement reads that it does not bind itself: a lambda's parameters, a
+    comprehension's variables and a loop's names are its own (`+=` reads its target)."""
+    own: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Lambda):
+            a = n.args
+            own |= {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+        elif isinstance(n, ast.comprehension):
+            own |= {x.id for x in ast.walk(n.target) if isinstance(x, ast.Name)}
+        elif isinstance(n, ast.For):
+            own |= {x.id for x in ast.walk(n) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+    target = {node.target.id} if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) else set()
+    return (_reads(node) - own) | target
+
+
+def _source(code: str, node: ast.stmt) -> str:
+    """A statement's source, with its decorators (`ast.get_source_segment` starts at `def`/`class`)."""
+    text = ast.get_source_segment(code, node) or ast.unparse(node)
+    decorators = getattr(node, "decorator_list", [])
+    return "".join(f"@{ast.get_source_segment(code, d) or ast.unparse(d)}\n" for d in decorators) + text
 
 
 def _asked(tests: str) -> set[str]:

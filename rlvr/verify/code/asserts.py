@@ -7,7 +7,9 @@ functions such as `check(candidate)` too, reports to a recorder and execution go
 failing or raising one; one that fails while another assert's condition runs (a test's helper that
 asserts, called in an assert) raises on, so that the outer assert fails too, as in one process. CodeVerdict.fraction = asserts passed / assert statements in the test program
 (an assert in a loop is one statement: it passes if every execution did); asserts that never ran
-(killed, timed out, crashed first, branch not taken) count as failed; CodeVerdict.passed needs every
+(killed, timed out, crashed first, branch not taken) count as failed, except an `assert False` in a
+run that finished (it marks a line the tests must not reach: `try: f(-1); assert False` / `except
+ValueError: pass`, or `else: assert False`); CodeVerdict.passed needs every
 assert passed and the program run to the end. The fraction counts only the asserts that test the
 solution (`_assert_kinds`: the condition depends on a call of the solution, and does not compare
 the solution with itself: `_self_comparison`), less the prompt's own
@@ -157,6 +159,7 @@ class _Compiled:
     gate: tuple[bool, ...]  # per site: must it pass for any fraction (`_gate`: the examples left out)
     names: tuple[str, ...]  # asked of the solution
     helpers: str  # the prompt's trusted definitions (rlvr.verify.code.prompt), run before both sides
+    never: tuple[bool, ...] = ()  # per site: `assert False`, a line the tests must not reach (`_never`)
 
 
 @functools.lru_cache(maxsize=512)  # the same tests come back G times per prompt
@@ -174,8 +177,25 @@ def _compiled_tests(tests: str) -> _Compiled:
     site_kinds = tuple(kinds.get(id(n), "other") for n in nodes)
     counted = _counted(site_kinds)
     return _Compiled(
-        marshal.dumps(compile(tree, "tests.py", "exec")), tuple(sites), counted, _gate(site_kinds), tuple(names), facts.helpers
+        marshal.dumps(compile(tree, "tests.py", "exec")),
+        tuple(sites),
+        counted,
+        _gate(site_kinds),
+        tuple(names),
+        facts.helpers,
+        tuple(_never(n) for n in nodes),
     )
+
+
+def _never(node: ast.Assert) -> bool:
+    """An assert of a false constant (`assert False, 'expected ValueError'`): it marks a line the tests
+    must not reach (`try: f(-1); assert False / except ValueError: pass`, or in `else:`), so in a run
+    that finishes it passes when it never ran; reached, it fails as any assert does.
+
+    >>> _never(ast.parse("assert False, 'no'").body[0]), _never(ast.parse("assert x").body[0])
+    (True, False)
+    """
+    return isinstance(node.test, ast.Constant) and not node.test.value
 
 
 def _parses(source: str) -> bool:
@@ -462,12 +482,14 @@ def _assert_verdict(
     solution: str,
     counted: Sequence[bool] | None = None,
     gate: Sequence[bool] | None = None,
+    never: Sequence[bool] = (),
 ) -> tuple[bool, float, str]:
     """(passed, fraction, reason) from the report; `stop` says why the program did not finish.
 
     `counted` (default: all) marks the sites the fraction is over (`_counted`); passed still needs
     every site. `gate` (default: none) marks sites that must pass for the fraction to be above 0
-    (`_gate`: the prompt's examples it leaves out).
+    (`_gate`: the prompt's examples it leaves out). `never` marks `assert False` sites (`_never`):
+    in a run that finished, one that never ran passed.
 
     A site passes when it ran and never failed; sites that never ran (killed, crashed, branch not
     taken) count as failed, and so does, in a run that did not finish, the site that ran last: it
@@ -479,6 +501,8 @@ def _assert_verdict(
     if n == 0:
         return (True, 1.0, "passed: the tests ran to the end") if stop is None else (False, 0.0, stop)
     ok = report.passed - report.failed.keys() - (report.running if stop is not None else set())
+    if stop is None:  # `assert False` not reached: the line the tests must not reach was not
+        ok |= {i for i, flag in enumerate(never) if flag and i not in report.failed}
     if report.startup is not None:
         ok = set()  # `assert True` passes without a solution; a solution that did not start earns nothing
     counted = [True] * n if counted is None else list(counted)
@@ -562,7 +586,7 @@ def check_assert_tests(
         stop = _failure_reason(result.stderr, {"solution.py": solution, "tests.py": tests})
     else:
         stop = result.reason
-    passed, fraction, reason = _assert_verdict(sites, report, stop, solution, compiled.counted, compiled.gate)
+    passed, fraction, reason = _assert_verdict(sites, report, stop, solution, compiled.counted, compiled.gate, compiled.never)
     if report.died is not None and not passed:
         cause = _startup_reason(0, report.died, solution=solution, limits=limits)
         if not cause.startswith("failed:"):  # a limit killed it: that is the reason, not the assert it broke

@@ -33,18 +33,23 @@ The report pipe records carry a random key besides (defence in depth: only the h
 
 Which asserts depend on the solution (`_flows`): a name written from a call of it (`r = f(x)`,
 `q, r = f(x)`, `head, *rest = f(x)`), a list it may have changed in place (`f(xs)`, then
-`assert xs == ...`), a name set under a condition or in a `try` that calls it (a flag set in
-`except ValueError:`, `except ValueError as e: msg = str(e)`), a test function's parameter by
-the argument it gets (`check(candidate, ref)`: a reference passed beside the candidate is not the
-solution, so `candidate(n) == ref(n)` is no self-comparison).
+`assert xs == ...`), a container a library call fills with its results (`heapq.heappush(h,
+f(x))`, `bisect.insort`, `list.append(got, ...)`, `operator.setitem`, `print(f(x), file=buf)`:
+each argument of a call of a function the program does not define is written from the others), a
+name set under a condition, a `match` on it (flags and captures) or in a `try` that calls it (a
+flag set in `except ValueError:`, `except ValueError as e: msg = str(e)`), a test function's
+parameter by the argument it gets (`check(candidate, ref)`: a reference passed beside the
+candidate is not the solution, so `candidate(n) == ref(n)` is no self-comparison; `map(verify,
+results, xs)`: verify's parameters get the other arguments).
 
 What it decides: the fraction and the reason. What it does not defend: see harness.py (hard-coded
 answers; values that are not plain data fail); the taint is by name and flow-insensitive, so an
 assert on the test's own data that shares a name with a solution's result still counts (an
-argument of the solution's call is such a name too: `candidate(n)` marks `n` everywhere); a
-dependence the names do not show (`eval` of a string, `globals()[...]`, `setattr`) or a flag set in
-a `with` block around the call (`contextlib.suppress`) is not followed, and such an assert is left
-out of the fraction.
+argument of the solution's call is such a name too: `candidate(n)` marks `n` everywhere, and so is
+an argument beside it in any library call: `print(n, f(n))`); a dependence the names do not show
+(`eval` of a string, `globals()[...]`, `setattr`, output captured with `redirect_stdout`) or a
+flag set in a `with` block around the call (`contextlib.suppress`) is not followed, and such an
+assert is left out of the fraction.
 """
 
 from __future__ import annotations
@@ -333,9 +338,13 @@ def _flows(tree: ast.Module, defs: dict[str, list[ast.AST]]) -> list[tuple[list[
     """(names written, expressions they are written from) for every binding in the program,
     flow-insensitive: `r = f(x)`, `q, r = f(x)`, `for r in f(x)`, `r.append(f(x))`,
     `def g(): ... f() ...`, `check(f, ref)` writing `check`'s parameters one by one, `f(xs)` writing
-    `xs` (a call of the solution may change its argument in place), and control: every name bound
-    under `if f(x):`, `while f(x):`, `for ... in f(x):` or in a `try:` whose body calls f (a flag
-    set in `except`, `except ValueError as e`) is written from that condition or body."""
+    `xs` (a call of the solution may change its argument in place), a call of any function the
+    program does not define writing each argument from the others (`heapq.heappush(h, f(x))`,
+    `bisect.insort(out, f(x))`, `list.append(got, f(x))`, `print(f(x), file=buf)`), a function
+    of the program passed as an argument getting the other arguments (`map(verify, results, xs)`),
+    and control: every name bound under `if f(x):`, `while f(x):`, `for ... in f(x):`, `match
+    f(x):` (its captures too) or in a `try:` whose body calls f (a flag set in `except`, `except
+    ValueError as e`) is written from that condition or body."""
     flows: list[tuple[list[str | None], list[ast.AST]]] = []
     for n in ast.walk(tree):
         if isinstance(n, ast.Assign):
@@ -357,8 +366,16 @@ def _flows(tree: ast.Module, defs: dict[str, list[ast.AST]]) -> list[tuple[list[
                 flows.append(([_root_name(n.func.value)], parts))
             if isinstance(n.func, ast.Name) and n.func.id in defs:  # check(candidate): its parameters
                 flows += _call_params(n, defs[n.func.id])
-            elif isinstance(n.func, ast.Name):  # candidate(xs): xs as the solution left it
-                flows.append(([_root_name(p) for p in parts], [n.func]))
+            else:  # candidate(xs): xs as the solution left it; heapq.heappush(h, f(1)), print(f(1), file=buf)
+                flows.append(([_root_name(p) for p in parts], [n.func, *parts]))
+            for p in parts:  # map(verify, results, xs): verify's parameters get the other arguments
+                if isinstance(p, ast.Name) and p.id in defs:
+                    params = [a.arg for d in defs[p.id] for a in ast.walk(d.args) if isinstance(a, ast.arg)]
+                    flows.append((params, [q for q in parts if q is not p]))
+        elif isinstance(n, ast.Match):  # `match f(x): case 3: ok = True`, captures included
+            captures = [getattr(m, a, None) for c in n.cases for m in ast.walk(c.pattern) for a in ("name", "rest")]
+            bound = [x for x in captures if isinstance(x, str)] + _bound_in([s for c in n.cases for s in c.body])
+            flows.append((bound, [n.subject, *(c.guard for c in n.cases if c.guard is not None)]))
         if isinstance(n, (ast.If, ast.While)):
             flows.append((_bound_in(n.body + n.orelse), [n.test]))
         elif isinstance(n, (ast.For, ast.AsyncFor)):

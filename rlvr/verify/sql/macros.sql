@@ -57,7 +57,7 @@ CREATE OR REPLACE MACRO plain_decimal(s) AS regexp_full_match(s, '-?\d+(?:\.\d+)
 -- A constant: DuckDB folds it and compiles the regex once.
 CREATE OR REPLACE MACRO last_number_text() AS
     '(?:[-−]?(?:\d+\s*)?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+\s+\d+/\d+|[-−]?\d*\.\d*(?:000+|111+|222+|333+|444+|555+|666+|777+|888+|999+)(?:\.{3}|…)'
-    || '|[-−]?\d+(?:,\d{3})*(?:\.\d*\\(?:overline|bar|dot)\{\d+\}|\.\d+)?(?:/\d+)?%?)';
+    || '|[-−]?\d+(?:,\d{3})*(?:\.\d*\\(?:overline|bar|dot)\{\d+\}|\.\d+)?(?:/\d+)?%?|[-−]?\.\d+%?)';
 
 -- digit_gap(x): x splits digits by spacing (whitespace, LaTeX \, \; \: \! '\ ' or ~) other than
 -- thousands grouping, so it holds several numbers where norm_answer, which removes spacing, would
@@ -88,21 +88,25 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- value_suffix, round 9: 'lakh', 'bn', 'tenths', 'halves', '12 to the second', '12+', '12ish', '12-odd', '12 and
 -- up', '12 at most', '12 give or take', '12 score' at the end.
 CREATE OR REPLACE MACRO value_prefix(lead) AS (regexp_matches(lead,
-    '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|(?:^|[^=-])>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most|best|worst|minimum|maximum|the\s+(?:very\s+)?(?:least|most))|\b(?:a\s+)?(?:minimum|maximum)\s+of|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|over|above|below|under|near|beyond|exceeding|exceed|exceeds|hardly|barely)|\bclose\s+to|\bfar\s+from|\bin\s+excess\s+of|\bupwards\s+of|\b(?:north|south)\s+of|\bbounded\s+by|\bcapped\s+at|\b(?:a\s+)?(?:multiple|factor|divisor)\s+of|\bdivisible\s+by|⪆|⪅|~|≈|\\approx|\\sim|\de[-+]?'
+    '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|(?:^|[^=a-z>-])>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most|best|worst|minimum|maximum|the\s+(?:very\s+)?(?:least|most))|\b(?:a\s+)?(?:minimum|maximum)\s+of|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|over|above|below|under|near|beyond|exceeding|exceed|exceeds|hardly|barely)|\bclose\s+to|\bfar\s+from|\bin\s+excess\s+of|\bupwards\s+of|\bneighbou?rhood\s+of|\bvicinity\s+of|\ban\s+approximate|\bgive\s+or\s+take|\b(?:a|one)[\s-](?:power|fraction|percentage|tenth|fourth|fifth)\s+of|\b\d+\s+(?:tenth|fourth|fifth|third|quarter)s?\s+of|\border\s+of|\bsomething\s+like|\bshy\s+of|\ban\s+estimated|\b(?:north|south)\s+of|\bbounded\s+by|\bcapped\s+at|\b(?:a\s+)?(?:multiple|factor|divisor)\s+of|\bdivisible\s+by|⪆|⪅|(?:^|[^a-z])~|≈|\\approx|\\sim|\de[-+]?'
     || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\s*\d?|[⁄∕]|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
-    || '|\\over|\\bmod|\\pmod\s*\{?|\\(?:log|ln|lg|exp|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh)(?:_\s*\{?\d*\}?)?\s*[({]?|\b(?:log|ln|sin|cos|tan)\s*\(?'
-    || '|\d\s*[x×⋅•·−]|(?:\\times|\\cdot|\\div)\s*\{?|\b(?:times|mod|out\s+of|plus|divided\s+by|multiplied\s+by|to\s+the\s+power\s+of|raised\s+to(?:\s+the\s+power\s+of)?|twice|double|triple|thrice|half\s+of|third\s+of|quarter\s+of)|%\s+of|[a-z]\s+or'
+    || '|\d\s*[cp]|\\over|\\bmod|\\pmod\s*\{?|\\(?:log|ln|lg|exp|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh)(?:_\s*\{?\d*\}?)?\s*[({]?|\b(?:log|ln|sin|cos|tan)\s*\(?'
+    || '|\d\s*[x×⋅•·−]|(?:\\times|\\cdot|\\div)\s*\{?|\b(?:times|mod|out\s+of|plus|divided\s+by|multiplied\s+by|to\s+the\s+power\s+of|raised\s+to(?:\s+the\s+power\s+of)?|twice|double|triple|thrice|half\s+of|third\s+of|quarter\s+of)|%\s+of|\d\s*/\s*\d+\s+of|\b(?:one|two|three|four|a)\s+(?:third|quarter|fourth|fifth|sixth|eighth|tenth)s?\s+of|\b(?:percent|groups?)\s+of'
+    || '|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|dozen)\s+or'
     -- a minus standing apart after 'is', '=' or ':' ('is - 12'; not a bullet '\n- 12', not '3 - 12': number_hedge)
     || '|(?:\bis|\bequals?|\bbe|\bwas|=|:)[^\S\n]*[-−][^\S\n]+)\s*$')
     -- a sign that is not ASCII, touching the number ('–12', '－12'; 'The answer – 12' is a dash)
     OR regexp_matches(lead, '[–‐‒－﹣]$'))
-    AND NOT regexp_matches(lead, '\b(?:adds?|added|adding|sums?|summed|comes?|came|totals?|totalled)\s+up\s+to\s*$');  -- 'they add up to 12'
+    AND NOT regexp_matches(lead, '\b(?:adds?|added|adding|sums?|summed|comes?|came|totals?|totalled|rounds?|rounded|rounding|brings?|brought|bringing)\b(?:\s+\w+){0,3}\s+up\s+to\s*$');  -- 'they add up to 12', 'rounds up to 12'
 CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
     '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kKMB]\b|\+|-?ish\b|-odd\b|(?:st|nd|rd|th)\b|[''’]s\s+(?i:square|cube|root|double|half|inverse|reciprocal|negative|opposite)'
-    || '|\s*(?i:hundred|thousand|million|billion|trillion|dozen|lakh|crore|bn|mn|squared|cubed|factorial|and\s+a\s+(?:half|quarter|third)'
-    || '|doubled|halved|tripled|quadrupled|negated|inverted|halves|thirds|quarters|(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf|\w+teen|\w+tie|hundred|thousand)ths'
+    || '|[\s,(]*(?i:hundred|thousand|million|billion|trillion|dozen|lakh|crore|bn|mn|squared|cubed|factorial|and\s+(?:a|one|two|three)\s+(?:half|quarters?|thirds?)|-?plus|and\s+counting|estimated|est\.?'
+    || '|at\s+(?:a\s+)?(?:minimum|maximum)|at\s+the\s+outside|score\s+years'
+    || '|doubled|halved|tripled|quadrupled|negated|inverted|halves|thirds|(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf|\w+teen|\w+tie|hundred|thousand)ths'
     || '|to\s+the\s+(?:second|third|power|\w+th)|and\s+(?:up|above|over|more|higher|beyond|upwards?)|at\s+(?:the\s+)?(?:minimum|maximum|most|least)'
-    || '|give\s+or\s+take|or\s+so|thereabouts|and\s+change)\b|\s+(?i:score)\W*$)');
+    || '|give\s+or\s+take|or\s+so|thereabouts|and\s+change|(?:hundred|thousand|million|billion|dozen|lakh|crore)s|times|multiplied|raised|and\s+one\s+half|point\s+\w+'
+    || '|below\s+zero|under\s+par|in\s+(?:hexadecimal|hex|binary|octal|ternary|base)|per\s+(?:thousand|mille|cent)|basis\s+points|bps|max|maximum|minimum|min|tops|plus'
+    || '|and\s+(?:below|under|less|fewer|lower)|more\s+or\s+less|roughly|approx\.?|approximately|at\s+(?:the\s+very\s+)?(?:least|best))\b|-(?i:thousand|million|billion)\b|\s+K\b|\s+(?i:grand|gross)\b|\s+(?i:score)\W*$)');
 
 -- text_words(x): x holds a word (two letters or more) inside \text{}, \mathrm{} and their kin, where
 -- math-verify does not read it ('2\sqrt{3} \text{ else } 3\sqrt{2}'); LaTeX commands inside are not words.
@@ -469,9 +473,10 @@ CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
 -- markup of lead in verify.sql dropped: '**12** or **13**'), op the operator in front of the first,
 -- after the text after the last, lead the characters before the last number (verify.sql's lead). The
 -- numbers are compared by verify.sql (equal ones are no hedge). Right answers this refuses: 'I rounded
--- 12.6 to 13' (a range to it), '12, 10, 120 has been achieved' and '600 is a multiple of 24 and 600
--- is' (lists; SmolLM2 wrote both: lenient reading is a heuristic, a model that tags should be graded
--- strict).
+-- 12.6 to 13' (a range to it) and '12, 10, 120 has been achieved' (a list; SmolLM2 wrote it: lenient
+-- reading is a heuristic, a model that tags should be graded strict). Round 11: a whitespace or 'and'
+-- list needs a first number that is no operand ('600 is a multiple of 24 and 600 is' is 600, '4 * 3\n12'
+-- is 12), and a fraction before '=' is a division ('24/2 = 12').
 CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
     regexp_full_match(link, '\s*[,;.—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+|and\s+)?(?:or|maybe|perhaps|possibly|probably|could|might)\b.*')
     OR regexp_full_match(link, '\s*(?:↔|⇔|\\iff|\\leftrightarrow|\\q?quad|[a-z][).])\s*')  -- '12 \iff 13', '12 \quad 13', 'A) 12 B) 13'
@@ -485,7 +490,7 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
     -- follows ('it is 12 and 13 in some order', '40 41 42 hmm'); by commas at the end of the text
     -- ('11, 12'), or of three or more numbers whatever follows ('11, 12, 13 are possible'), while two
     -- with words after them are a clause and its value ('In 2019, 13 people came')
-    OR regexp_full_match(link, '\s+and\s+|\s+')
+    OR (op = '' AND regexp_full_match(link, '\s+and\s+|\s+'))
     OR (regexp_full_match(link, '\s*[,;]\s*(?:and\s+)?')
         AND (regexp_full_match(after, '[\s.!?)\]}]*')
              OR regexp_matches(lead, '\d%?\s*[,;]\s*(?:and\s+)?[-−]?\d+(?:\.\d+)?%?\s*[,;]\s*(?:and\s+)?$')));
@@ -502,13 +507,17 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
     regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bno\s+longer|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=)\s*(?:(?:exactly|really|quite|precisely|necessarily|even|always)\s+)?(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
     OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
-    OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else|alternatively)\b[\s,]*[^.!?,;:\d]*$')
+    OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else)\b[\s,]*[^.!?,;:\d]*$|\d[^\d]*\balternatively\b[\s,]*[^.!?,;:\d]*$')
     OR (regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"
-        AND NOT regexp_matches(lead, '\b(?:no|without(?:\s+a)?|beyond(?:\s+a|\s+any)?)\s+doubt\b'))  -- 'There is no doubt the answer is 12'
+        AND NOT regexp_matches(lead, '\b(?:no|little|without(?:\s+a)?|beyond(?:\s+a|\s+any)?|n''t|not)\s+(?:doubt|wonder)|\bno\s+wonder|\bnot\s+sure[^.!?]*\bbut\b'))  -- 'There is no doubt the answer is 12'
     OR regexp_matches(after, '(?i)^\s*[,;—–-]?\s*[(\[]?\s*or\b')
     OR regexp_full_match(after, '\s*\?[\s.!?)]*')
     OR regexp_matches(after, '(?i)^\s*\?\s*(?:not\s+sure|unsure|maybe|perhaps|no\s+idea)\b')
-    OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:which\s+|but\s+(?:that|this|it)\s+)?(?:is|was|would\s+be|seems?|seemed|looks?|appears?|turned\s+out(?:\s+to\s+be)?|must\s+be|can\s+be|could\s+be)\s+(?:\w+ly\s+)?'
+    OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:which\s+|but\s+(?:that|this|it)\s+)(?:is|was|seems?|looks?|must\s+be)\s+(?:\w+ly\s+)?(?:not\s+(?:right|correct|it)|wrong|incorrect|false|a\s+mistake|an\s+error)\b'
+                          || '|^\s*\.*\s*(?:wait|no)\b[^.!?]*(?:wrong|not\s+right|incorrect)|that''?s\s+(?:wrong|not\s+right|incorrect)|^[\s—–-]*scratch\s+that|^\s*\?\?|^[\s.]*or\s+is\s+it'
+                          || '|^\s*(?:is|seems|looks)\s+(?:unlikely|doubtful|implausible|improbable|absurd|inaccurate|too\s+(?:high|low|big|small|large))'
+                          || '|^[\s.,]*(?:hmm\W*)?(?:but\s+)?(?:that|this|it)\s+(?:can''t|cannot|doesn''t|does\s+not|isn''t)\s+(?:seem\s+|be\s+)?(?:right|correct)|^\s*\.*\s*(?:no\s+)?wait\b[^.!?]*\b(?:recompute|recalculate|redo|check)')
+    OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:is|was|would\s+be|seems?|seemed|looks?|appears?|turned\s+out(?:\s+to\s+be)?|must\s+be|can\s+be|could\s+be)\s+(?:\w+ly\s+)?'
                           || '(?:not\b|(?:the\s+|a\s+|an\s+)?(?:wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected|mistake|mistaken|error|erroneous|typo|nonsense|bogus|invalid|off|red\s+herring)\b)'
                           || '|^\s*(?:isn''t|wasn''t|can''t|cannot|can\s+not|couldn''t|won''t|doesn''t|does\s+not|didn''t|did\s+not)\b|^\s*fails?\b|^[\s—–:-]*(?:wrong|incorrect)\b|^\s*[✗❌✘]'
                           || '|^\s*[(\[]\s*(?:wrong|incorrect|false|no|not(?:\s+(?:right|correct|it|this|sure))?)\s*[)\].!]')

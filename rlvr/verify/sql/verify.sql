@@ -235,7 +235,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
 ), last_numbers AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, last_num, lead,
         -- the text after the last number, without the markup that closes it or \text{ around words
-        regexp_replace(substr(tail, length(last_num) + 1), '^(?:\*+|\$|\\\)|`|\})+|\\(?:text\w*|mathrm|mbox)\s*\{', '', 'g') AS trail,
+        regexp_replace(substr(tail, length(last_num) + 1), '^(?:\*+|_+|\$|\\\)|`|\})+|\\(?:text\w*|mathrm|mbox)\s*\{', '', 'g') AS trail,
         -- the number before the last one (within 48 characters), what joins them, and any operator
         -- in front of it ('6 + 7 = 13', '4 \times 3 = 12', '3 times 4 = 12', '12^2 = 144': an operand, and
         -- the last number is the value of the sum or product, not a second answer)
@@ -249,7 +249,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         -- number_denied read; trail, the same after it ('$12$ thousand', '**12** is wrong')
         SELECT *, CASE WHEN last_num IS NOT NULL
                        THEN regexp_replace(right(left(t, length(t) - length(tail)), 48),
-                                           '\*\*+|\\[()\[\]]|`|\$|(?:^|\s)\*+$|\\(?:textbf|mathbf|boldsymbol|bm|text|mathrm|mbox)\s*\{$', '', 'g') END AS lead
+                                           '\*\*+|\\[()\[\]]|`|\$|(?:^|\s)[*_]+$|\\(?:textbf|mathbf|boldsymbol|bm|text|mathrm|mbox)\s*\{$', '', 'g') END AS lead
         FROM (
         -- (a LaTeX fraction is one number: 'The answer is $\frac{1}{2}$.' is 1/2, not 2)
         SELECT *, nullif(regexp_extract(tail, '^' || last_number_text(), 0), '') AS last_num
@@ -257,7 +257,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             SELECT iteration, prompt_id, sample_idx, n_tok, t, has_tag, format_ok, tag_body, boxed, hedge,
                 -- the last number and the non-digits after it (group 0, see above)
                 CASE WHEN NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0  -- an unclosed <answer> is no answer, not a licence to guess
-                     THEN regexp_extract(t, last_number_text() || '\D*$', 0) END AS tail  -- (macros.sql)
+                     THEN regexp_extract(t, last_number_text() || '(?:\D|(?:cm|mm|km|dm|m|ft|in|yd|mi|units?)\}?\s*\^\s*\{?[23]\}?)*$', 0) END AS tail  -- (macros.sql; a unit's power, '12 cm^2', is no number)
             FROM hedges
         )
         )
@@ -266,16 +266,17 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok,
         COALESCE(CASE WHEN $multiple = 'reject' THEN hedge END,
                  CASE WHEN before.prev <> '' AND before.prev <> last_num
-                           AND number_hedge(before.op, lower(replace(before.link, '$', '')), trail, lead)
+                           AND number_hedge(CASE WHEN contains(before.prev, '/') THEN '/' ELSE before.op END,  -- '24/2 = 12': a division
+                                            lower(replace(before.link, '$', '')), trail, lead)
                            -- a number that labels what follows is no candidate ('Question 3: 12', 'Step 2\n12')
-                           AND NOT regexp_matches(lead, '(?i)\b(?:question|step|part|problem|exercise|case|example|item|no\.?|number|#)\s*\d+\s*[:.)]?\s*$')
+                           AND NOT (regexp_matches(lead, '(?i)\b(?:question|step|part|problem|exercise|case|example|item|no\.?|number|#)\s*\d+\s*[:.)]?\s*$|(?:\b[a-z]+\.?|#)\s*\d+:\s+$')
+                                    AND NOT regexp_matches(lead, '(?i)\banswers?\s*\d+:\s+$'))  -- ('Answer 1: 12 Answer 2: 13' is two)
                       THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END,
                  CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), trail)
                       THEN 'the last number, ' || last_num || ', is denied, a fallback, or only asked about' END,
                  CASE WHEN last_num IS NOT NULL AND (value_suffix(trail) OR value_prefix(lower(lead)))
-                           -- 'over 12 months', 'under 12 hours': a duration, not a bound
-                           AND NOT (regexp_matches(lower(lead), '\b(?:over|under|within)\s*$')
-                                    AND regexp_matches(trail, '(?i)^\s*(?:years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries|installments?|periods?)\b'))
+                           -- 'over 12 months', 'jumped over 12 hurdles': a word after it reads as prose, not a bound
+                           AND NOT (regexp_matches(lower(lead), '\b(?:over|under|above|below|within)\s*$') AND regexp_matches(trail, '(?i)^\s*[a-z]'))
                       THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END) AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,

@@ -155,14 +155,13 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              ELSE r0 END AS t0
     FROM (
         -- a zero-width character is a space ('1<U+200B>9' is two numbers, as '1 9'); inline HTML tags are
-        -- no text ('<b>19</b>', '<span>19</span>' are 19; looked for by their closing tag); digits of other
-        -- scripts are read as ASCII digits, as norm_answer reads a tag's ('12, but the answer is ١٣' ends in 13)
+        -- no text ('<b>19</b>', '<span>19</span>' are 19; looked for by their closing tag)
         -- (cheap tests first: a regex over every text costs a quarter of pass 1)
         SELECT *, CASE WHEN strlen(response_text) <> length(response_text) OR contains(response_text, '</b>')
                             OR contains(response_text, '</strong>') OR contains(response_text, '</span>')
                             OR contains(response_text, '</em>') OR contains(response_text, '</i>')
-                       THEN norm_digits(regexp_replace(regexp_replace(response_text, '[\x{200B}-\x{200D}\x{2060}\x{FEFF}]', ' ', 'g'),
-                                                       '(?i)</?(?:b|strong|em|i|u|span|mark|sup|sub)>', '', 'g'))
+                       THEN regexp_replace(regexp_replace(response_text, '[\x{200B}-\x{200D}\x{2060}\x{FEFF}]', ' ', 'g'),
+                                           '(?i)</?(?:b|strong|em|i|u|span|mark|sup|sub)>', '', 'g')
                        ELSE response_text END AS r0
         FROM read_parquet($rollouts, hive_partitioning = false)
     )
@@ -254,11 +253,19 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         -- (a LaTeX fraction is one number: 'The answer is $\frac{1}{2}$.' is 1/2, not 2)
         SELECT *, nullif(regexp_extract(tail, '^' || last_number_text(), 0), '') AS last_num
         FROM (
-            SELECT iteration, prompt_id, sample_idx, n_tok, t, has_tag, format_ok, tag_body, boxed, hedge,
-                -- the last number and the non-digits after it (group 0, see above)
-                CASE WHEN NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0  -- an unclosed <answer> is no answer, not a licence to guess
-                     THEN regexp_extract(t, last_number_text() || '(?:\D|(?:cm|mm|km|dm|m|ft|in|yd|mi|units?)\}?\s*\^\s*\{?[23]\}?)*$', 0) END AS tail  -- (macros.sql; a unit's power, '12 cm^2', is no number)
-            FROM hedges
+            SELECT *,
+                -- the last number and the non-digits after it (group 0, see above; macros.sql; a unit's power,
+                -- '12 cm^2', is no number)
+                CASE WHEN untagged
+                     THEN regexp_extract(t, last_number_text() || '(?:\D|(?:cm|mm|km|dm|m|ft|in|yd|mi|units?)\}?\s*\^\s*\{?[23]\}?)*$', 0) END AS tail
+            FROM (
+                -- untagged: the last number is read (an unclosed <answer> is no answer, not a licence to guess);
+                -- its text has the digits of other scripts as ASCII digits, as norm_answer reads a tag's
+                -- ('12, but the answer is ١٣' ends in 13; one character for one, so lengths are kept)
+                SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, untagged,
+                    CASE WHEN untagged AND strlen(t) <> length(t) THEN norm_digits(t) ELSE t END AS t
+                FROM (SELECT *, NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0 AS untagged FROM hedges)
+            )
         )
         )
     )

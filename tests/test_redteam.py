@@ -441,6 +441,18 @@ RT10A_PLAIN = {
 PROBLEMS |= {name: {"task": "code", "answer": answer, "tests": tests} for name, (answer, tests) in RT10A_PLAIN.items()}
 # the red team's golds of rounds 5 to 9, each a problem named by its task and gold ('math: 2\\sqrt{3}')
 MATH_GOLDS = [
+    "60",
+    "-5",
+    "72",
+    "\\$18.90",
+    "3.75",
+    "\\text{(C)}",
+    "-\\frac{3}{2}",
+    "90^\\circ",
+    "\\sqrt{13}",
+    "10\\%",
+    "\\dfrac{1}{6}",
+    "\\$42",
     "0.75",
     "\\frac{3}{4}",
     "-0.5",
@@ -747,6 +759,8 @@ MATH_GOLDS = [
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}
 PROBLEMS |= {f"arithmetic: {g}": {"task": "arithmetic", "answer": g} for g in ARITHMETIC_GOLDS}
+# problems with sources of their own (round 12's retrieval cases): data, not code
+PROBLEMS |= json.loads((Path(__file__).parent / "data" / "redteam-problems.json").read_text(encoding="utf-8"))
 # the shipped HumanEval problems by prompt id ("humaneval-032"): their tests as the code tier gets them
 PROBLEMS |= {r["prompt_id"]: {k: r[k] for k in ("task", "answer", "tests")} for r in humaneval.generate()}
 

@@ -84,6 +84,7 @@ _CHAIN = re.compile(rf"{_SIDE}{_OP}{_VAR}{_OP}([^<>=≤≥]+)")
 _UPPER = re.compile(rf"{_VAR}{_OP}([^<>=≤≥]+)")
 _LOWER = re.compile(rf"{_SIDE}{_OP}{_VAR}")
 _INTERVAL = re.compile(r"\s*[(\[].*,.*[)\]]\s*")
+_IN_SET = re.compile(r"^\s*[a-zA-Z]\s*\\in\s*(?=[(\[])")
 
 
 def _interval(lo: str, lo_open: bool, hi: str, hi_open: bool) -> str:
@@ -120,7 +121,7 @@ def inequalities_interval(pred: str) -> str | None:
     """inequality_interval for one inequality, or for several joined by 'or' (also in \\text{}, \\lor,
     \\cup) as the union of their intervals: 'x < -2 \\text{ or } x > 3' -> '(-\\infty, -2) \\cup (3,
     \\infty)' (issue 19, round 9). None when any part is not an inequality."""
-    parts = [inequality_interval(p) for p in _OR.split(pred)]
+    parts = [inequality_interval(re.sub(r"\\[,;:! ]", "", p)) for p in _OR.split(pred)]  # ('x < -2 \\;\\text{or}\\; x > 3')
     return None if None in parts else " \\cup ".join(parts)  # type: ignore[arg-type]
 
 
@@ -149,6 +150,7 @@ def math_verify_check(gold: str, pred: str) -> bool:
     g = parse(_as_math(gold), parsing_timeout=None, raise_on_error=True)
     if not g:
         raise ValueError(f"math-verify could not parse the gold answer {gold!r}; fix the problem's answer")
+    gold = _IN_SET.sub("", gold)  # 'x \\in [-1, 2]' is the interval [-1, 2]
     if _INTERVAL.fullmatch(gold) and (interval := inequalities_interval(pred)) is not None:
         pred = interval  # an interval gold: '0 < x < 1' is (0, 1); 'x < -2 or x > 3' is (-\infty, -2) \cup (3, \infty)
     p = parse(_as_math(pred), parsing_timeout=None, raise_on_error=True)

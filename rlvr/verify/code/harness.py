@@ -73,8 +73,11 @@ SAFE_ERRORS = frozenset(
 )
 
 
-class NotPlainData(TypeError):
-    """A value that cannot cross the process boundary (not one of the JSON-like builtins)."""
+class NotPlainData(BaseException):
+    """A value that cannot cross the process boundary (not one of the JSON-like builtins). Not an
+    Exception (and not the TypeError it once was): a test's `except TypeError:` or `except Exception:`
+    must not take the harness's refusal for an error the solution raised (red team round 12: a
+    solution returning `object()` passed every test that expects a TypeError)."""
 
 
 def encode(x):
@@ -698,7 +701,7 @@ def run_tests(argv):
     ns["__builtins__"] = builtins
     try:
         known = channel.ask(["names", head["names"]])
-    except Exception as err:
+    except (Exception, NotPlainData) as err:
         known = {n: ["function"] for n in head["names"]}
         status = getattr(err, "rlvr_status", None) or getattr(err, "rlvr_text", None) or _describe(err)
         line = getattr(err, "rlvr_line", 0)

@@ -56,7 +56,7 @@ CREATE OR REPLACE MACRO plain_decimal(s) AS regexp_full_match(s, '-?\d+(?:\.\d+)
 -- digits with thousands commas, a decimal or repeating decimal ('12.\overline{3}'), a fraction a/b and %.
 -- A constant: DuckDB folds it and compiles the regex once.
 CREATE OR REPLACE MACRO last_number_text() AS
-    '(?:[-−]?(?:\d+\s*)?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\d+\s+\d+/\d+|[-−]?\d*\.\d*(?:000+|111+|222+|333+|444+|555+|666+|777+|888+|999+)(?:\.{3}|…)'
+    '(?:[-−]?(?:\d+\s*)?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\\[dt]?frac\d\d|[-−]?\d+\s+\d+/\d+|[-−]?[1-9]\d{0,2}(?:(?:\\,|\{,\}|,|[ \x{202F}\x{A0}])\d{3})+(?:\.\d+)?|[-−]?\d*\.\d*(?:000+|111+|222+|333+|444+|555+|666+|777+|888+|999+)(?:\.{3}|…)'
     || '|[-−]?\d+(?:,\d{3})*(?:\.\d*\\(?:overline|bar|dot)\{\d+\}|\.\d+)?(?:/\d+)?%?|[-−]?\.\d+%?)';
 
 -- digit_gap(x): x splits digits by spacing (whitespace, LaTeX \, \; \: \! '\ ' or ~) other than
@@ -90,7 +90,7 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 CREATE OR REPLACE MACRO value_prefix(lead) AS (regexp_matches(lead,
     '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|(?:^|[^=a-z>-])>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most|best|worst|minimum|maximum|the\s+(?:very\s+)?(?:least|most))|\b(?:a\s+)?(?:minimum|maximum)\s+of|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|over|above|below|under|near|beyond|exceeding|exceed|exceeds|hardly|barely)|\bclose\s+to|\bfar\s+from|\bin\s+excess\s+of|\bupwards\s+of|\bneighbou?rhood\s+of|\bvicinity\s+of|\ban\s+approximate|\bgive\s+or\s+take|\b(?:a|one)[\s-](?:power|fraction|percentage|tenth|fourth|fifth)\s+of|\b\d+\s+(?:tenth|fourth|fifth|third|quarter)s?\s+of|\border\s+of|\bsomething\s+like|\bshy\s+of|\ban\s+estimated|\b(?:north|south)\s+of|\bbounded\s+by|\bcapped\s+at|\b(?:a\s+)?(?:multiple|factor|divisor)\s+of|\bdivisible\s+by|⪆|⪅|(?:^|[^a-z])~|≈|\\approx|\\sim|\de[-+]?'
     || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\s*\d?|[⁄∕]|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
-    || '|\d\s*[cp]|\\over|\\bmod|\\pmod\s*\{?|\\(?:log|ln|lg|exp|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh)(?:_\s*\{?\d*\}?)?\s*[({]?|\b(?:log|ln|sin|cos|tan)\s*\(?'
+    || '|\d\s*[cp]|[-−]\s*(?:\\left)?\(\s*|\(-1\)\s*\(\s*|\bhalf|\bfalls\s+short\s+of|\bguess(?:\s+would\s+be)?\s*:?|\\over|\\bmod|\\pmod\s*\{?|\\(?:log|ln|lg|exp|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh)(?:_\s*\{?\d*\}?)?\s*[({]?|\b(?:log|ln|sin|cos|tan)\s*\(?'
     || '|\d\s*[x×⋅•·−]|(?:\\times|\\cdot|\\div)\s*\{?|\b(?:times|mod|out\s+of|plus|divided\s+by|multiplied\s+by|to\s+the\s+power\s+of|raised\s+to(?:\s+the\s+power\s+of)?|twice|double|triple|thrice|half\s+of|third\s+of|quarter\s+of)|%\s+of|\d\s*/\s*\d+\s+of|\b(?:one|two|three|four|a)\s+(?:third|quarter|fourth|fifth|sixth|eighth|tenth)s?\s+of|\b(?:percent|groups?)\s+of'
     || '|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|dozen)\s+or'
     -- a minus standing apart after 'is', '=' or ':' ('is - 12'; not a bullet '\n- 12', not '3 - 12': number_hedge)
@@ -99,9 +99,9 @@ CREATE OR REPLACE MACRO value_prefix(lead) AS (regexp_matches(lead,
     OR regexp_matches(lead, '[–‐‒－﹣]$'))
     AND NOT regexp_matches(lead, '\b(?:adds?|added|adding|sums?|summed|comes?|came|totals?|totalled|rounds?|rounded|rounding|brings?|brought|bringing)\b(?:\s+\w+){0,3}\s+up\s+to\s*$');  -- 'they add up to 12', 'rounds up to 12'
 CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
-    '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱]|[kKMB]\b|\+|-?ish\b|-odd\b|(?:st|nd|rd|th)\b|[''’]s\s+(?i:square|cube|root|double|half|inverse|reciprocal|negative|opposite)'
+    '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱₀₁₂₃₄₅₆₇₈₉]|!\$|\s*\^\s*\{?\s*[\w(]|[kKMB]\b|\+|-?ish\b|-odd\b|(?:st|nd|rd|th)\b|[''’]s\s+(?i:square|cube|root|double|half|inverse|reciprocal|negative|opposite)'
     || '|[\s,(]*(?i:hundred|thousand|million|billion|trillion|dozen|lakh|crore|bn|mn|squared|cubed|factorial|and\s+(?:a|one|two|three)\s+(?:half|quarters?|thirds?)|-?plus|and\s+counting|estimated|est\.?'
-    || '|at\s+(?:a\s+)?(?:minimum|maximum)|at\s+the\s+outside|score\s+years'
+    || '|at\s+(?:a\s+)?(?:minimum|maximum)|at\s+the\s+outside|score\s+years|(?:lower|upper)\s+bound|too\s+(?:many|few|much|little)|with\s+the\s+opposite\s+sign|MM'
     || '|doubled|halved|tripled|quadrupled|negated|inverted|halves|thirds|(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf|\w+teen|\w+tie|hundred|thousand)ths'
     || '|to\s+the\s+(?:second|third|power|\w+th)|and\s+(?:up|above|over|more|higher|beyond|upwards?)|at\s+(?:the\s+)?(?:minimum|maximum|most|least)'
     || '|give\s+or\s+take|or\s+so|thereabouts|and\s+change|(?:hundred|thousand|million|billion|dozen|lakh|crore)s|times|multiplied|raised|and\s+one\s+half|point\s+\w+'
@@ -140,7 +140,7 @@ CREATE OR REPLACE MACRO word_num(s) AS
     CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(regexp_replace(norm_latex(s), '\$([^$]*)\$', '\1', 'g'), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
         '^\s*(?:[a-z]+[''’:,]?\s+)*?(?:(?:m\s*)?(?:[a-z]\w*|\\(?:alpha|beta|gamma|delta|theta|phi|omega|lambda|mu|sigma|angle)(?:\s*[a-z]{1,3})?)\s*(?:_\s*(?:\{\w+\}|\w))?\s*(?:\([^()]*\))?\s*[:=]\s*)?'
         || '([-+]?(?:\\?[$€£])?(?:\d+(?:,\d{3})*(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\}|\d+/\d+)\s*(?:\\?%|\^\s*\{?\\circ\}?|°)?)'
-        || '(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*(?:\s*\^\s*\{?[23]\}?)?)*\s*\.?\s*$', 1)
+        || '(?:\s*/\s*[a-z]+)?(?:\s*[,:;]?\s+[a-z]+[''’]?[a-z]*(?:\s*/\s*[a-z]+)?(?:\s*\^\s*\{?[23]\}?)?)*\s*\.?\s*$', 1)
     ELSE '' END;
 CREATE OR REPLACE MACRO unit_num(s) AS
     CASE WHEN value_words(lower(norm_latex(s))) THEN regexp_extract(replace(lower(norm_digits(regexp_replace(regexp_replace(norm_latex(s), '\$([^$]*)\$', '\1', 'g'), '\\[,;:! ]', ' ', 'g'))), '−', '-'),
@@ -572,7 +572,8 @@ CREATE OR REPLACE MACRO cite_words(s) AS replace(replace(' ' || replace(replace(
 -- tests/test_verify_tasks.py (by hand, and every shipped passage).
 CREATE OR REPLACE MACRO cite_abbrev(s) AS regexp_replace(s,
     '(^|[^\p{L}\p{N}_])(\p{L}|mr|mrs|ms|messrs|dr|prof|st|mt|ft|jr|sr|rev|fr|gen|col|capt|cmdr|lt|sgt|gov|sen|rep|'
-    || 'hon|no|nos|vol|fig|pp|approx|ca|cf|vs|inc|ltd|co|corp|bros|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.',
+    || 'hon|no|nos|vol|fig|pp|approx|ca|cf|vs|inc|ltd|co|corp|bros|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|'
+    || 'est|art|sec|rs|pop|tab|eq|ch|max|min|lat|long|dept|univ|ed|eds|op|cit)\.',
     '\1\2' || chr(31), 'gi');
 -- cite_opens(s): s with a sentence end marked after each full stop followed by whitespace and a
 -- capitalised word that opens sentences and is no name (an article, a pronoun, a demonstrative, a

@@ -251,6 +251,21 @@ FIND_ZERO = (
     "    for _ in range(200):\n        mid = (lo + hi) / 2\n        if poly(xs, mid) * poly(xs, lo) > 0:\n            lo = mid\n"
     "        else:\n            hi = mid\n    return lo\n"
 )
+
+
+def _prompted(prompts: dict[str, str], answer: str, tests: str) -> dict[str, dict]:
+    """Code problems, one per prompt, whose tests carry the prompt's code as the code tier reads it now."""
+    return {
+        name: {
+            "task": "code",
+            "prompt": prompt,
+            "answer": answer,
+            "tests": code_prompt.tests_with_prompt(code_prompt.prompt_code(prompt), tests),
+        }
+        for name, prompt in prompts.items()
+    }
+
+
 HELPER_PROMPTS = {
     "rt9a-findzero-pass": FIND_ZERO_HEAD + FIND_ZERO_STUB + "    pass\n",
     "rt9a-findzero-nie": FIND_ZERO_HEAD + FIND_ZERO_STUB + "    raise NotImplementedError\n",
@@ -263,15 +278,7 @@ HELPER_PROMPTS = {
     "        return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n"
     "write find_zero(xs), which returns a zero of the polynomial xs.\n",
 }
-PROBLEMS |= {
-    name: {
-        "task": "code",
-        "prompt": prompt,
-        "answer": FIND_ZERO,
-        "tests": code_prompt.tests_with_prompt(code_prompt.prompt_code(prompt), FIND_ZERO_TESTS),
-    }
-    for name, prompt in HELPER_PROMPTS.items()
-}
+PROBLEMS |= _prompted(HELPER_PROMPTS, FIND_ZERO, FIND_ZERO_TESTS)
 DECODE_PROMPT = (
     'def encode(s: str) -> str:\n    """Shift every letter by 3."""\n'
     "    return ''.join(chr((ord(c) - 97 + 3) % 26 + 97) for c in s)\n\n\n"
@@ -335,15 +342,7 @@ RT10A_FIND_ZERO_PROMPTS = {
     "rt10a-fz-doctestblock": 'Helper:\n\n```python\nimport math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n```\n\nComplete:\n\n```python\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients)."""\n```\n\nExample:\n\n```python\n>>> round(find_zero([1, 2]), 2)\n-0.5\n```\n',
     "rt10a-fz-prose+fence": 'Given the helper\n\n    import math\n    def poly(xs, x):\n        return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\ncomplete:\n\n```python\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients)."""\n```\n',
 }
-PROBLEMS |= {
-    name: {
-        "task": "code",
-        "prompt": prompt,
-        "answer": FIND_ZERO,
-        "tests": code_prompt.tests_with_prompt(code_prompt.prompt_code(prompt), FIND_ZERO_TESTS),
-    }
-    for name, prompt in RT10A_FIND_ZERO_PROMPTS.items()
-}
+PROBLEMS |= _prompted(RT10A_FIND_ZERO_PROMPTS, FIND_ZERO, FIND_ZERO_TESTS)
 # prompts whose helpers are tables, comprehensions, guarded imports, decorated classes: (prompt, answer, tests)
 RT10A_PROMPTED = {
     "rt10a-primes": (
@@ -382,15 +381,8 @@ RT10A_PROMPTED = {
         "def check(candidate):\n    items = [Item('a', 1.5), Item('b', 2.5)]\n    assert candidate([i.price for i in items]) == 4.0\n\n\ncheck(total)\n",
     ),
 }
-PROBLEMS |= {
-    name: {
-        "task": "code",
-        "prompt": prompt,
-        "answer": answer,
-        "tests": code_prompt.tests_with_prompt(code_prompt.prompt_code(prompt), tests),
-    }
-    for name, (prompt, answer, tests) in RT10A_PROMPTED.items()
-}
+for name, (prompt, answer, tests) in RT10A_PROMPTED.items():
+    PROBLEMS |= _prompted({name: prompt}, answer, tests)
 # tests without a prompt: the try/assert False/except idiom, and fraction-mode asserts reading the solution indirectly
 RT10A_PLAIN = {
     "rt10a-raise": (

@@ -281,9 +281,10 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                       THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END,
                  CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), trail)
                       THEN 'the last number, ' || last_num || ', is denied, a fallback, or only asked about' END,
-                 CASE WHEN last_num IS NOT NULL AND (value_suffix(trail) OR value_prefix(lower(lead)))
+                 CASE WHEN last_num IS NOT NULL AND (value_suffix(trail) OR value_prefix(lower(lead))
                            -- 'over 12 months', 'jumped over 12 hurdles': a word after it reads as prose, not a bound
-                           AND NOT (regexp_matches(lower(lead), '\b(?:over|under|above|below|within)\s*$') AND regexp_matches(trail, '(?i)^\s*[a-z]'))
+                           -- (the prefix only: 'over 12 thousand' is still a scale)
+                           AND NOT (regexp_matches(lower(lead), '\b(?:over|under|above|below|within)\s*$') AND regexp_matches(trail, '(?i)^\s*[a-z]')))
                       THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END) AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,

@@ -101,11 +101,12 @@ CREATE OR REPLACE MACRO value_prefix(lead) AS (regexp_matches(lead,
 CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
     '^(?:\s*[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒‰‱₀₁₂₃₄₅₆₇₈₉]|!\$|\s*\^\s*\{?\s*[\w(]|[kKMB]\b|\+|-?ish\b|-odd\b|(?:st|nd|rd|th)\b|[''’]s\s+(?i:square|cube|root|double|half|inverse|reciprocal|negative|opposite)'
     || '|[\s,(]*(?i:hundred|thousand|million|billion|trillion|dozen|lakh|crore|bn|mn|squared|cubed|factorial|and\s+(?:a|one|two|three)\s+(?:half|quarters?|thirds?)|-?plus|and\s+counting|estimated|est\.?'
-    || '|at\s+(?:a\s+)?(?:minimum|maximum)|at\s+the\s+outside|score\s+years|(?:lower|upper)\s+bound|too\s+(?:many|few|much|little)|with\s+the\s+opposite\s+sign|MM'
+    || '|at\s+(?:a\s+)?(?:minimum|maximum)|at\s+the\s+outside|score\s+years|(?:lower|upper)\s+bound|too\s+(?:many|few|much|little)|with\s+the\s+opposite\s+sign'
     || '|doubled|halved|tripled|quadrupled|negated|inverted|halves|thirds|(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf|\w+teen|\w+tie|hundred|thousand)ths'
     || '|to\s+the\s+(?:second|third|power|\w+th)|and\s+(?:up|above|over|more|higher|beyond|upwards?)|at\s+(?:the\s+)?(?:minimum|maximum|most|least)'
-    || '|give\s+or\s+take|or\s+so|thereabouts|and\s+change|(?:hundred|thousand|million|billion|dozen|lakh|crore)s|times|multiplied|raised|and\s+one\s+half|point\s+\w+'
-    || '|below\s+zero|under\s+par|in\s+(?:hexadecimal|hex|binary|octal|ternary|base)|per\s+(?:thousand|mille|cent)|basis\s+points|bps|max|maximum|minimum|min|tops|plus'
+    || '|give\s+or\s+take|or\s+so|thereabouts|and\s+change|(?:hundred|thousand|million|billion|dozen|lakh|crore)s|and\s+one\s+half|point\s+\w+'
+    || '|(?:times|multiplied\s+by|divided\s+by|raised\s+to(?:\s+the\s+power\s+of)?)\s+(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+half)'
+    || '|below\s+zero|under\s+par|in\s+(?:hexadecimal|hex|binary|octal|ternary|base)|per\s+(?:thousand|mille|cent)|basis\s+points|bps|max|maximum|minimum|tops|plus'
     || '|and\s+(?:below|under|less|fewer|lower)|more\s+or\s+less|roughly|approx\.?|approximately|at\s+(?:the\s+very\s+)?(?:least|best))\b|-(?i:thousand|million|billion)\b|\s+K\b|\s+(?i:grand|gross)\b|\s+(?i:score)\W*$)');
 
 -- text_words(x): x holds a word (two letters or more) inside \text{}, \mathrm{} and their kin, where

@@ -97,7 +97,7 @@ def inequality_interval(pred: str) -> str | None:
     '(-\\infty, 3)'. Spaces are dropped first, as the SQL tier passes the answer ('0\\lex\\le1': the
     longest relation is read first). math-verify does not equate an inequality with an interval, so for
     an interval gold this form of a right answer was refused (issue 19, round 4)."""
-    text = re.sub(r"\s+", "", pred).strip("$")
+    text = re.sub(r"\s+|\\[,;:! ]", "", pred).strip("$")  # spaces, and LaTeX's ('x < -2 \\;\\text{or}\\; x > 3')
     if m := _CHAIN.fullmatch(text):
         a, op1, _, op2, b = m.groups()
         if op1 in _LESS and op2 in _LESS:  # a < x < b
@@ -121,7 +121,7 @@ def inequalities_interval(pred: str) -> str | None:
     """inequality_interval for one inequality, or for several joined by 'or' (also in \\text{}, \\lor,
     \\cup) as the union of their intervals: 'x < -2 \\text{ or } x > 3' -> '(-\\infty, -2) \\cup (3,
     \\infty)' (issue 19, round 9). None when any part is not an inequality."""
-    parts = [inequality_interval(re.sub(r"\\[,;:! ]", "", p)) for p in _OR.split(pred)]  # ('x < -2 \\;\\text{or}\\; x > 3')
+    parts = [inequality_interval(p) for p in _OR.split(pred)]
     return None if None in parts else " \\cup ".join(parts)  # type: ignore[arg-type]
 
 

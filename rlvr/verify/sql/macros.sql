@@ -59,6 +59,17 @@ CREATE OR REPLACE MACRO last_number_text() AS
     '(?:[-−]?(?:\d+\s*)?\\[dt]?frac\{\d+\}\{\d+\}|[-−]?\\[dt]?frac\d\d|[-−]?\d+\s+\d+/\d+|[-−]?[1-9]\d{0,2}(?:(?:\\,|\{,\}|,|[ \x{202F}\x{A0}])\d{3})+(?:\.\d+)?|[-−]?\d*\.\d*(?:000+|111+|222+|333+|444+|555+|666+|777+|888+|999+)(?:\.{3}|…)'
     || '|[-−]?\d+(?:,\d{3})*(?:\.\d*\\(?:overline|bar|dot)\{\d+\}|\.\d+)?(?:/\d+)?%?|[-−]?\.\d+%?)';
 
+-- ctx_lead(s), ctx_trail(s): the text before and after an answer, as number_denied, value_prefix and
+-- value_suffix read it: without the markup around the answer ('**12** or **13**', '\(12\) or \(13\)', `12`,
+-- '$12$ thousand', 'about *12*', 'about \textbf{12}', '**12** is wrong'; a '**' between a digit and the
+-- answer is Python's power, 'x = 2**3', and stays). One pair for every answer
+-- verify.sql reads in context: the last number (its 48 characters before, the text after it) and a tag
+-- or box (the same around it).
+CREATE OR REPLACE MACRO ctx_lead(s) AS
+    regexp_replace(s, '(^|[^\d])\*\*+|(\d)\*\*+([^\d])|\\[()\[\]]|`|\$|(?:^|\s)[*_]+$|\\(?:textbf|mathbf|boldsymbol|bm|text|mathrm|mbox)\s*\{$', '\1\2\3', 'g');
+CREATE OR REPLACE MACRO ctx_trail(s) AS
+    regexp_replace(s, '^(?:\*+|_+|\$|\\\)|`|\})+|\\(?:text\w*|mathrm|mbox)\s*\{', '', 'g');
+
 -- digit_gap(x): x splits digits by spacing (whitespace, LaTeX \, \; \: \! '\ ' or ~) other than
 -- thousands grouping, so it holds several numbers where norm_answer, which removes spacing, would
 -- read one: '1 2' is not 12, '12 13' not 1213, '10 00' and '1 0 0 0' not 1000 (issue 19, round 3's red
@@ -88,7 +99,7 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- value_suffix, round 9: 'lakh', 'bn', 'tenths', 'halves', '12 to the second', '12+', '12ish', '12-odd', '12 and
 -- up', '12 at most', '12 give or take', '12 score' at the end.
 CREATE OR REPLACE MACRO value_prefix(lead) AS (regexp_matches(lead,
-    '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|(?:^|[^=a-z>-])>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most|best|worst|minimum|maximum|the\s+(?:very\s+)?(?:least|most))|\b(?:a\s+)?(?:minimum|maximum)\s+of|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|over|above|below|under|near|beyond|exceeding|exceed|exceeds|hardly|barely)|\bclose\s+to|\bfar\s+from|\bin\s+excess\s+of|\bupwards\s+of|\bneighbou?rhood\s+of|\bvicinity\s+of|\ban\s+approximate|\bgive\s+or\s+take|\b(?:a|one)[\s-](?:power|fraction|percentage|tenth|fourth|fifth)\s+of|\b\d+\s+(?:tenth|fourth|fifth|third|quarter)s?\s+of|\border\s+of|\bsomething\s+like|\bshy\s+of|\ban\s+estimated|\b(?:north|south)\s+of|\bbounded\s+by|\bcapped\s+at|\b(?:a\s+)?(?:multiple|factor|divisor)\s+of|\bdivisible\s+by|⪆|⪅|(?:^|[^a-z])~|≈|\\approx|\\sim|\de[-+]?'
+    '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|(?:^|[^=a-z>-])>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most|best|worst|minimum|maximum|the\s+(?:very\s+)?(?:least|most))|\b(?:a\s+)?(?:minimum|maximum)\s+of|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|over|above|below|under|near|beyond|exceeding|exceed|exceeds|hardly|barely)|\bclose\s+to|\bfar\s+from|\bin\s+excess\s+of|\bupwards\s+of|\bneighbou?rhood\s+of|\bvicinity\s+of|\ban\s+approximate|\bgive\s+or\s+take|\b(?:a|one)[\s-](?:power|fraction|percentage|tenth|fourth|fifth)\s+of|\b\d+\s+(?:tenth|fourth|fifth|third|quarter)s?\s+of|\border\s+of|\bsomething\s+like|\bshy\s+of|\ban\s+estimated|\b(?:north|south)\s+of|\bbounded\s+by|\bcomplement\s+of|\bcapped\s+at|\b(?:a\s+)?(?:multiple|factor|divisor)\s+of|\bdivisible\s+by|⪆|⪅|(?:^|[^a-z])~|≈|\\approx|\\sim|\de[-+]?'
     || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\s*\d?|[⁄∕]|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
     || '|\d\s*[cp]|[-−]\s*(?:\\left)?\(\s*|\(-1\)\s*\(\s*|\bhalf|\bfalls\s+short\s+of|\bguess(?:\s+would\s+be)?\s*:?|\\over|\\bmod|\\pmod\s*\{?|\\(?:log|ln|lg|exp|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh)(?:_\s*\{?\d*\}?)?\s*[({]?|\b(?:log|ln|sin|cos|tan)\s*\(?'
     || '|\d\s*[x×⋅•·−]|(?:\\times|\\cdot|\\div)\s*\{?|\b(?:times|mod|out\s+of|plus|divided\s+by|multiplied\s+by|to\s+the\s+power\s+of|raised\s+to(?:\s+the\s+power\s+of)?|twice|double|triple|thrice|half\s+of|third\s+of|quarter\s+of)|%\s+of|\d\s*/\s*\d+\s+of|\b(?:one|two|three|four|a)\s+(?:third|quarter|fourth|fifth|sixth|eighth|tenth)s?\s+of|\b(?:percent|groups?)\s+of'
@@ -506,23 +517,25 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
 -- characters before it (verify.sql's lead), after: the text after it. 'not 12 but 13' and '12? No: 13.'
 -- state 13; 'Unless I am wrong, the answer is 13' states 13 (a comma closes the condition).
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
-    regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bno\s+longer|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=)\s*(?:(?:exactly|really|quite|precisely|necessarily|even|always)\s+)?(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
+    regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bno\s+longer|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=|\\notin|\\not\s*\\in|∉)\s*(?:(?:exactly|really|quite|precisely|necessarily|even|always)\s+)?(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
+    OR regexp_matches(lead, '\bnot\s*,[^.!?\d]*,\s*$|\bif\b[^.!?,;:\d]*\bwere\s*$')  -- 'not, as one might think, 12', 'if the answer were 12'
     OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
     OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else)\b[\s,]*[^.!?,;:\d]*$|\d[^\d]*\balternatively\b[\s,]*[^.!?,;:\d]*$')
     OR (regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"
-        AND NOT regexp_matches(lead, '\b(?:no|little|without(?:\s+a)?|beyond(?:\s+a|\s+any)?|n''t|not)\s+(?:doubt|wonder)|\bno\s+wonder|\bnot\s+sure[^.!?]*\bbut\b'))  -- 'There is no doubt the answer is 12'
+        AND NOT regexp_matches(lead, '(?:\b(?:no|little|without(?:\s+a)?|beyond(?:\s+a|\s+any)?|not)|n''t)\s+(?:doubt|wonder)|\bno\s+wonder|\bnot\s+sure[^.!?]*\bbut\b'))  -- 'There is no doubt the answer is 12'
     OR regexp_matches(after, '(?i)^\s*[,;—–-]?\s*[(\[]?\s*or\b')
     OR regexp_full_match(after, '\s*\?[\s.!?)]*')
     OR regexp_matches(after, '(?i)^\s*\?\s*(?:not\s+sure|unsure|maybe|perhaps|no\s+idea)\b')
     OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:which\s+|but\s+(?:that|this|it)\s+)(?:is|was|seems?|looks?|must\s+be)\s+(?:\w+ly\s+)?(?:not\s+(?:right|correct|it)|wrong|incorrect|false|a\s+mistake|an\s+error)\b'
-                          || '|^\s*\.*\s*(?:wait|no)\b[^.!?]*(?:wrong|not\s+right|incorrect)|that''?s\s+(?:wrong|not\s+right|incorrect)|^[\s—–-]*scratch\s+that|^\s*\?\?|^[\s.]*or\s+is\s+it'
+                          || '|^\s*\.*\s*(?:wait|no)\b[^.!?]*(?:wrong|not\s+right|incorrect)|that''?s\s+(?:wrong|not\s+right|incorrect)|^[\s—–,-]*(?:no\W*)?scratch\s+that|^[\s(\[]*(?:i\s+am|i''m|i\s+was)\s+not\s+(?:sure|certain|confident)\b|^[\s,]*(?:if|assuming|provided|when)\b[^.!?]*\botherwise\b|^\s*\?\?|^[\s.]*or\s+is\s+it'
                           || '|^\s*(?:is|seems|looks)\s+(?:unlikely|doubtful|implausible|improbable|absurd|inaccurate|too\s+(?:high|low|big|small|large))'
                           || '|^[\s.,]*(?:hmm\W*)?(?:but\s+)?(?:that|this|it)\s+(?:can''t|cannot|doesn''t|does\s+not|isn''t)\s+(?:seem\s+|be\s+)?(?:right|correct)|^\s*\.*\s*(?:no\s+)?wait\b[^.!?]*\b(?:recompute|recalculate|redo|check)')
     OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:is|was|would\s+be|seems?|seemed|looks?|appears?|turned\s+out(?:\s+to\s+be)?|must\s+be|can\s+be|could\s+be)\s+(?:\w+ly\s+)?'
-                          || '(?:not\b|(?:the\s+|a\s+|an\s+)?(?:wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected|mistake|mistaken|error|erroneous|typo|nonsense|bogus|invalid|off|red\s+herring)\b)'
+                          || '(?:not\b|(?:the\s+|a\s+|an\s+|my\s+|just\s+a\s+|only\s+an?\s+)?(?:wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected|mistake|mistaken|error|erroneous|typo|nonsense|bogus|invalid|off|red\s+herring|guess|estimate|(?:upper|lower)\s+bound)\b)'
                           || '|^\s*(?:isn''t|wasn''t|can''t|cannot|can\s+not|couldn''t|won''t|doesn''t|does\s+not|didn''t|did\s+not)\b|^\s*fails?\b|^[\s—–:-]*(?:wrong|incorrect)\b|^\s*[✗❌✘]'
                           || '|^\s*[(\[]\s*(?:wrong|incorrect|false|no|not(?:\s+(?:right|correct|it|this|sure))?)\s*[)\].!]')
     -- a correction after it in a form no number pattern reads ('12, but the correct answer is thirteen')
+    OR regexp_matches(after, '(?i)\b(?:actually|wait|no)\b[,\s]*(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:is|should\s+be|=)')  -- 'Hmm, actually the answer is 13'
     OR regexp_matches(after, '(?i)\b(?:correct|right|real|actual|true)\s+(?:answer|value|result|total)\s+(?:is|=|:)\s*(?:(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)\b|[IVXLCDM]{2,}\b)');
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:

@@ -24,6 +24,9 @@
 -- wrong', 'is it 13?': macros.sql number_denied), or whose value what is around it changes ('12²',
 -- '12½', '12 thousand', 'minus 12', '√12': macros.sql value_suffix, value_prefix), is wrong whatever
 -- $multiple says.
+-- The one tag or box is read in its context by the same rules (contexts below): '$\boxed{12}$ is wrong',
+-- 'is it <answer>12</answer>?', '<answer>12</answer> or 13', 'about $\boxed{12}$', '$-\boxed{12}$',
+-- '$\boxed{12}^2$', '$\boxed{12}\times 10^3$' are wrong (round 13); text over 80 characters after it is not read.
 -- Decision (verifier):
 --   sql_numeric  gold is a value (macros.sql num_value, after a unit is dropped: '5\text{ cm}'): the
 --                answer must be a value too: a number SQL reads (scientific notation '1.9e1' too, exactly:
@@ -231,10 +234,22 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             )
         )
     )
+), contexts AS (
+    -- alead, atrail: the text around the one tag or the one box (48 characters before it, 80 after it),
+    -- read as the text around a last number is: words that deny it or ask about it, or offer another
+    -- value after it ('$\boxed{12}$ is wrong', 'is it <answer>12</answer>?', '<answer>12</answer> or 13',
+    -- macros.sql number_denied), and a sign, root, bound, power, scale or operation around it that changes
+    -- its value ('about $\boxed{12}$', '$-\boxed{12}$', '$\frac{1}{\boxed{12}}$', '$x \geq \boxed{12}$',
+    -- '$\boxed{12}^2$', '$\boxed{12}$ thousand', '$\boxed{12}\times 10^3$': value_prefix, value_suffix)
+    SELECT *, CASE WHEN has_tag AND n_tags = 1 THEN ctx_lead(right(split_part(t, '<answer>', 1), 48))
+                   WHEN box1 THEN ctx_lead(right(left(t, strpos(t, box_m) - 1), 48)) END AS alead,
+        CASE WHEN has_tag AND n_tags = 1 THEN ctx_trail(left(split_part(t, '</answer>', 2), 80))
+             WHEN box1 THEN ctx_trail(left(substr(t, strpos(t, box_m) + length(box_m)), 80)) END AS atrail
+    FROM (SELECT *, NOT has_tag AND n_boxed = 1 AND box_m <> '' AS box1 FROM hedges)
 ), last_numbers AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, last_num, lead,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, last_num, lead, alead, atrail,
         -- the text after the last number, without the markup that closes it or \text{ around words
-        regexp_replace(substr(tail, length(last_num) + 1), '^(?:\*+|_+|\$|\\\)|`|\})+|\\(?:text\w*|mathrm|mbox)\s*\{', '', 'g') AS trail,
+        ctx_trail(substr(tail, length(last_num) + 1)) AS trail,
         -- the number before the last one (within 48 characters), what joins them, and any operator
         -- in front of it ('6 + 7 = 13', '4 \times 3 = 12', '3 times 4 = 12', '12^2 = 144': an operand, and
         -- the last number is the value of the sum or product, not a second answer)
@@ -246,9 +261,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         -- lead: the 48 characters before the last number, without the markup around numbers ('**12** or
         -- **13**', '\(12\) or \(13\)', `12`, '$12', 'about *12*', 'about \textbf{12}'): what number_hedge and
         -- number_denied read; trail, the same after it ('$12$ thousand', '**12** is wrong')
-        SELECT *, CASE WHEN last_num IS NOT NULL
-                       THEN regexp_replace(right(left(t, length(t) - length(tail)), 48),
-                                           '\*\*+|\\[()\[\]]|`|\$|(?:^|\s)[*_]+$|\\(?:textbf|mathbf|boldsymbol|bm|text|mathrm|mbox)\s*\{$', '', 'g') END AS lead
+        SELECT *, CASE WHEN last_num IS NOT NULL THEN ctx_lead(right(left(t, length(t) - length(tail)), 48)) END AS lead
         FROM (
         -- (a LaTeX fraction is one number: 'The answer is $\frac{1}{2}$.' is 1/2, not 2)
         SELECT *, nullif(regexp_extract(tail, '^' || last_number_text(), 0), '') AS last_num
@@ -262,9 +275,9 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                 -- untagged: the last number is read (an unclosed <answer> is no answer, not a licence to guess);
                 -- its text has the digits of other scripts as ASCII digits, as norm_answer reads a tag's
                 -- ('12, but the answer is ١٣' ends in 13; one character for one, so lengths are kept)
-                SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, untagged,
+                SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, untagged, alead, atrail,
                     CASE WHEN untagged AND strlen(t) <> length(t) THEN norm_digits(t) ELSE t END AS t
-                FROM (SELECT *, NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0 AS untagged FROM hedges)
+                FROM (SELECT *, NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0 AS untagged FROM contexts)
             )
         )
         )
@@ -285,7 +298,18 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                            -- 'over 12 months', 'jumped over 12 hurdles': a word after it reads as prose, not a bound
                            -- (the prefix only: 'over 12 thousand' is still a scale)
                            AND NOT (regexp_matches(lower(lead), '\b(?:over|under|above|below|within)\s*$') AND regexp_matches(trail, '(?i)^\s*[a-z]')))
-                      THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END) AS hedge,
+                      THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END,
+                 -- the one tag or box, read in its context (contexts above)
+                 CASE WHEN alead IS NOT NULL AND number_denied(lower(alead), atrail)
+                      THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
+                           || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is denied, a fallback, or only asked about' END,
+                 CASE WHEN alead IS NOT NULL
+                           AND (value_suffix(atrail) OR value_prefix(lower(alead))
+                                OR regexp_matches(alead, '[-−]$')  -- a sign touching it ('-\boxed{12}'; a bullet '- ' is no sign)
+                                OR regexp_matches(atrail, '^\s*(?:\\pm|±|\\mp|∓|\\times|\\cdot|×|÷|\\div|\*|/)'))  -- an operand
+                      THEN 'the value is not the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
+                           || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ' (' || ltrim(right(alead, 10)) || ' ... '
+                           || rtrim(left(atrail, 10)) || ')' END) AS hedge,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
@@ -521,6 +545,7 @@ SELECT
         WHEN hedge LIKE 'several values%' THEN 'wrong: ' || hedge || ' at the end of the response; one final answer is expected'
         WHEN hedge LIKE 'the value is not%' THEN 'wrong: ' || hedge || ': a sign or root in words before it, or a power, fraction, per mille or scale after it'
         WHEN hedge LIKE 'the last number,%' THEN 'wrong: ' || hedge || ' (''not 13'', ''13 is wrong'', ''is it 13?'', ''12 unless it is 13'', ''12 or thirteen''); no answer is stated'
+        WHEN hedge LIKE 'the % answer, %' THEN 'wrong: ' || hedge || ' (''\boxed{12} is wrong'', ''is it <answer>12</answer>?'', ''<answer>12</answer> or 13''); no answer is stated'
         WHEN hedge IS NOT NULL THEN 'wrong: ' || hedge || ' in one response; one answer is expected (verify.multiple_answers = reject)'
         WHEN not_value IS NOT NULL THEN 'wrong: got ' || pred || ', expected ' || gold || ' (' || not_value || ')'
         WHEN split_num THEN 'wrong: got ' || extracted || ', expected ' || gold

@@ -527,7 +527,7 @@ CREATE OR REPLACE MACRO number_denied(lead, after) AS
     OR regexp_full_match(after, '\s*\?[\s.!?)]*')
     OR regexp_matches(after, '(?i)^\s*\?\s*(?:not\s+sure|unsure|maybe|perhaps|no\s+idea)\b')
     OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:which\s+|but\s+(?:that|this|it)\s+)(?:is|was|seems?|looks?|must\s+be)\s+(?:\w+ly\s+)?(?:not\s+(?:right|correct|it)|wrong|incorrect|false|a\s+mistake|an\s+error)\b'
-                          || '|^\s*\.*\s*(?:wait|no)\b[^.!?]*(?:wrong|not\s+right|incorrect)|that''?s\s+(?:wrong|not\s+right|incorrect)|^[\s—–,-]*(?:no\W*)?scratch\s+that|^[\s(\[]*(?:i\s+am|i''m|i\s+was)\s+not\s+(?:sure|certain|confident)\b|^[\s,]*(?:if|assuming|provided|when)\b[^.!?]*\botherwise\b|^\s*\?\?|^[\s.]*or\s+is\s+it'
+                          || '|^\s*\.*\s*(?:wait|no)\b[^.!?]*(?:wrong|not\s+right|incorrect)|that''?s\s+(?:wrong|not\s+right|incorrect)|^[\s—–,-]*(?:no\W*)?scratch\s+that|^[\s(\[]*(?:i\s+am|i''m|i\s+was)\s+not\s+(?:sure|certain|confident)\b|^[\s,]*(?:if|assuming|provided|when)\b[^.!?]*\botherwise\b|^[\s,]*but\s+(?:it|that|this)\s+(?:fails?|failed|doesn''t\s+work|does\s+not\s+work|didn''t\s+work|is\s+not|isn''t|was\s+not|wasn''t)\b|^\s*\?\?|^[\s.]*or\s+is\s+it'
                           || '|^\s*(?:is|seems|looks)\s+(?:unlikely|doubtful|implausible|improbable|absurd|inaccurate|too\s+(?:high|low|big|small|large))'
                           || '|^[\s.,]*(?:hmm\W*)?(?:but\s+)?(?:that|this|it)\s+(?:can''t|cannot|doesn''t|does\s+not|isn''t)\s+(?:seem\s+|be\s+)?(?:right|correct)|^\s*\.*\s*(?:no\s+)?wait\b[^.!?]*\b(?:recompute|recalculate|redo|check)')
     OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:is|was|would\s+be|seems?|seemed|looks?|appears?|turned\s+out(?:\s+to\s+be)?|must\s+be|can\s+be|could\s+be)\s+(?:\w+ly\s+)?'

@@ -17,7 +17,9 @@
 -- \boxed{\frac{\sqrt{\frac{1}{2}}}{3}}; a \boxed{ no pattern reads is no answer), then, in a lenient
 -- task, the last number in the text (thousands commas, a fraction a/b, a repeating
 -- decimal 12.\overline{3} and a trailing % included) unless the text opens an <answer> tag it never
--- closes. A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13' but not
+-- closes. For a symbolic gold, the last math span ($...$, \(...\), ...) when no digit follows it,
+-- read as a whole (contexts below: Minerva's 'The final answer is $2\sqrt{3}-1$.' is 2\sqrt{3}-1, not 1).
+-- A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13' but not
 -- '4 \times 3 = 12', the value of a computation,
 -- '12 \to 13', '12 | 13', '12 vs. 13', a range '12–13', a trailing list '11, 12, 13': macros.sql
 -- number_hedge), or that the text denies or only asks about ('not 13', 'neither 12 nor 13', '13 is
@@ -241,13 +243,34 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     -- macros.sql number_denied), and a sign, root, bound, power, scale or operation around it that changes
     -- its value ('about $\boxed{12}$', '$-\boxed{12}$', '$\frac{1}{\boxed{12}}$', '$x \geq \boxed{12}$',
     -- '$\boxed{12}^2$', '$\boxed{12}$ thousand', '$\boxed{12}\times 10^3$': value_prefix, value_suffix)
-    SELECT *, CASE WHEN has_tag AND n_tags = 1 THEN ctx_lead(right(split_part(t, '<answer>', 1), 48))
-                   WHEN box1 THEN ctx_lead(right(left(t, strpos(t, box_m) - 1), 48)) END AS alead,
+    -- span: in a text with no tag or box, the last math span ($...$, $$...$$, \(...\), \[...\]) when no
+    -- digit follows it: the answer for a symbolic gold (joined below; 'The final answer is $2\sqrt{3}-1$. I
+    -- hope it is correct.', Minerva's format, reads 2\sqrt{3}-1, not its last number 1), read in its
+    -- context as a tag is; span_list: another span just before it, joined by 'or', ',', 'and', '\approx'...
+    -- ('$2\sqrt{3}$ or $3\sqrt{2}$': several values)
+    SELECT * EXCLUDE (mtail, mspan, rawlead),
+        CASE WHEN has_tag AND n_tags = 1 THEN ctx_lead(right(split_part(t, '<answer>', 1), 48))
+             WHEN box1 THEN ctx_lead(right(left(t, strpos(t, box_m) - 1), 48))
+             WHEN mspan IS NOT NULL THEN ctx_lead(rawlead) END AS alead,
         CASE WHEN has_tag AND n_tags = 1 THEN ctx_trail(left(split_part(t, '</answer>', 2), 80))
-             WHEN box1 THEN ctx_trail(left(substr(t, strpos(t, box_m) + length(box_m)), 80)) END AS atrail
-    FROM (SELECT *, NOT has_tag AND n_boxed = 1 AND box_m <> '' AS box1 FROM hedges)
+             WHEN box1 THEN ctx_trail(left(substr(t, strpos(t, box_m) + length(box_m)), 80))
+             WHEN mspan IS NOT NULL THEN ctx_trail(left(mspan.rest, 80)) END AS atrail,
+        nullif(trim(mspan.body), '') AS span,
+        CASE WHEN mspan IS NOT NULL
+             THEN regexp_matches(rawlead, '(?i)(?:\$|\\[)\]])[^\S\n]*(?:(?:[,;]|\bor\b|\band\b|\bvs\.?|\bversus\b|\bto\b|\\approx|≈|~|=|[–—|(]|\\q?quad|\b(?:maybe|perhaps|possibly|else|rather|either)\b)[^\S\n]*)+$') END AS span_list
+    FROM (
+        SELECT *, CASE WHEN mtail <> '' THEN right(left(t, length(t) - length(mtail)), 48) END AS rawlead,
+            CASE WHEN mtail <> '' THEN regexp_extract(mtail, '(?s)^(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])([^$]*)$', ['body', 'rest']) END AS mspan
+        FROM (
+            SELECT *, NOT has_tag AND n_boxed = 1 AND box_m <> '' AS box1,
+                CASE WHEN NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0
+                          AND (contains(t, '$') OR contains(t, '\(') OR contains(t, '\['))
+                     THEN regexp_extract(t, '(?s)(?:\$\$[^$]+\$\$|\$[^$]+\$|\\\((?:[^\\]|\\[^)])+\\\)|\\\[(?:[^\\]|\\[^\]])+\\\])[^$\d\\]*$', 0) END AS mtail
+            FROM hedges
+        )
+    )
 ), last_numbers AS (
-    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, last_num, lead, alead, atrail,
+    SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, last_num, lead, alead, atrail, span, span_list,
         -- the text after the last number, without the markup that closes it or \text{ around words
         ctx_trail(substr(tail, length(last_num) + 1)) AS trail,
         -- the number before the last one (within 48 characters), what joins them, and any operator
@@ -275,7 +298,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                 -- untagged: the last number is read (an unclosed <answer> is no answer, not a licence to guess);
                 -- its text has the digits of other scripts as ASCII digits, as norm_answer reads a tag's
                 -- ('12, but the answer is ١٣' ends in 13; one character for one, so lengths are kept)
-                SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, untagged, alead, atrail,
+                SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, untagged, alead, atrail, span, span_list,
                     CASE WHEN untagged AND strlen(t) <> length(t) THEN norm_digits(t) ELSE t END AS t
                 FROM (SELECT *, NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0 AS untagged FROM contexts)
             )
@@ -300,16 +323,24 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                            AND NOT (regexp_matches(lower(lead), '\b(?:over|under|above|below|within)\s*$') AND regexp_matches(trail, '(?i)^\s*[a-z]')))
                       THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END,
                  -- the one tag or box, read in its context (contexts above)
-                 CASE WHEN alead IS NOT NULL AND number_denied(lower(alead), atrail)
+                 CASE WHEN (has_tag OR boxed <> '') AND alead IS NOT NULL AND number_denied(lower(alead), atrail)
                       THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
                            || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is denied, a fallback, or only asked about' END,
-                 CASE WHEN alead IS NOT NULL
+                 CASE WHEN (has_tag OR boxed <> '') AND alead IS NOT NULL
                            AND (value_suffix(atrail) OR value_prefix(lower(alead))
                                 OR regexp_matches(alead, '[-−]$')  -- a sign touching it ('-\boxed{12}'; a bullet '- ' is no sign)
                                 OR regexp_matches(atrail, '^\s*(?:\\pm|±|\\mp|∓|\\times|\\cdot|×|÷|\\div|\*|/)'))  -- an operand
                       THEN 'the value is not the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
                            || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ' (' || ltrim(right(alead, 10)) || ' ... '
                            || rtrim(left(atrail, 10)) || ')' END) AS hedge,
+        -- the last math span's, for a symbolic gold (joined below)
+        CASE WHEN span IS NOT NULL
+             THEN CASE WHEN span_list THEN 'several values (' || ltrim(right(alead, 20)) || ' ' || span || ')'
+                       WHEN number_denied(lower(alead), atrail)
+                           THEN 'the last $...$ answer, ' || span || ', is denied, a fallback, or only asked about'
+                       WHEN value_suffix(atrail) OR value_prefix(lower(alead)) OR regexp_matches(alead, '[-−]$')
+                           THEN 'the value is not the last $...$ answer, ' || span || ' (' || ltrim(right(alead, 10)) || ' ... '
+                                || rtrim(left(atrail, 10)) || ')' END END AS span_hedge, span,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
@@ -374,14 +405,19 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.format_ok, h.extraction,
         -- a symbolic answer and its gold are read without a unit or an integer qualifier after them
         -- ('36\pi \text{ cm}^2', ', k \in \mathbb{Z}': macros.sql value_tail); units are dropped, not compared
+        -- and the last math span is the answer, when the text has one (span, span_hedge: contexts above)
         CASE WHEN p.gold_sym AND p.gold_num IS NULL  -- (CASE, not AND: the regex on the symbolic rows only)
-             THEN CASE WHEN regexp_matches(h.extracted, '\\(?:text|mathrm|mbox|in)') THEN value_tail(h.extracted) ELSE h.extracted END
+             THEN CASE WHEN regexp_matches(COALESCE(h.span, h.extracted), '\\(?:text|mathrm|mbox|in)') THEN value_tail(COALESCE(h.span, h.extracted))
+                       ELSE COALESCE(h.span, h.extracted) END
              ELSE h.extracted END AS extracted,
         CASE WHEN p.gold_sym AND p.gold_num IS NULL
-             THEN CASE WHEN regexp_matches(h.extracted, '\\(?:text|mathrm|mbox|in)') AND value_tail(h.extracted) <> h.extracted
-                       THEN norm_answer(value_tail(h.extracted)) ELSE h.pred END
+             THEN CASE WHEN regexp_matches(COALESCE(h.span, h.extracted), '\\(?:text|mathrm|mbox|in)')
+                            AND value_tail(COALESCE(h.span, h.extracted)) <> COALESCE(h.span, h.extracted)
+                       THEN norm_answer(value_tail(COALESCE(h.span, h.extracted)))
+                       WHEN h.span IS NOT NULL THEN norm_answer(h.span) ELSE h.pred END
              ELSE h.pred END AS pred,
-        h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec, h.hedge,
+        h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec,
+        CASE WHEN h.span IS NOT NULL AND p.gold_sym AND p.gold_num IS NULL THEN h.span_hedge ELSE h.hedge END AS hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
         p.task, p.gold_num, p.answer_v AS answer, p.gold_v AS gold, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
         p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body, p.gs,

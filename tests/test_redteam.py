@@ -754,6 +754,10 @@ MATH_GOLDS = [
     "0.5\\pi",
     "12",  # round 13: the text around a tag or box
     "3",
+    "-3",  # round 13: one value written twice
+    "0.05",
+    "0.33",
+    "0.7",
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}

@@ -257,6 +257,11 @@ CREATE OR REPLACE MACRO num_rat(b) AS
 CREATE OR REPLACE MACRO rat_pct(r, pct) AS CASE WHEN pct THEN {'n': r.n, 'd': r.d * 100} ELSE r END;
 CREATE OR REPLACE MACRO rat_eq(a, b) AS a.n * b.d = b.n * a.d;
 
+-- num_same(a, b): two numbers as a response writes them ('3/4', '0.75', '50%', '1,200', '−3') hold one
+-- value, exactly (num_rat; a % read as x/100): '3/4 or 0.75' writes one answer twice, not two answers
+-- (verify.sql's several values; round 13). False when either is no number num_rat reads.
+CREATE OR REPLACE MACRO num_same(a, b) AS COALESCE(rat_eq(rat_pct(num_rat(num_body(replace(a, '−', '-'))), ends_with(a, '%')),
+                                                         rat_pct(num_rat(num_body(replace(b, '−', '-'))), ends_with(b, '%'))), false);
 -- The gold's exact decimal forms, computed once per problem (verify.sql golds), so that a decimal
 -- answer, the common case, is decided by comparing canonical texts (no HUGEINT arithmetic per row):
 -- rat_q20(n, d): n/d * 10^20 as an exact integer when n/d has at most 20 decimal places (n * 10^20

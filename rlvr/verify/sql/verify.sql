@@ -314,7 +314,9 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                            -- a number that labels what follows is no candidate ('Question 3: 12', 'Step 2\n12')
                            AND NOT (regexp_matches(lead, '(?i)\b(?:question|step|part|problem|exercise|case|example|item|no\.?|number|#)\s*\d+\s*[:.)]?\s*$|(?:\b[a-z]+\.?|#)\s*\d+:\s+$')
                                     AND NOT regexp_matches(lead, '(?i)\banswers?\s*\d+:\s+$'))  -- ('Answer 1: 12 Answer 2: 13' is two)
-                      THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END,
+                      -- (one value written twice is one answer: '3/4 or 0.75', '0.5, or 50%')
+                      THEN CASE WHEN NOT num_same(before.prev, last_num)
+                                THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END END,
                  CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), trail)
                       THEN 'the last number, ' || last_num || ', is denied, a fallback, or only asked about' END,
                  CASE WHEN last_num IS NOT NULL AND (value_suffix(trail) OR value_prefix(lower(lead))

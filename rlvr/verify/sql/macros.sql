@@ -420,11 +420,11 @@ CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
 -- volts, amperes, pascals, hertz, coulombs, kelvin, moles, liters), 'units', and radians. Not degrees
 -- (for a gold without them, degrees are another number), scale words, or anything that hedges.
 CREATE OR REPLACE MACRO unit_word(w) AS regexp_full_match(w, '[msgNJWV]') OR regexp_full_match(lower(w),
-    '(?:(?:square|sq|cubic|cu)\s+)?(?:mm|cm|dm|km|in|inch|inches|ft|foot|feet|yd|yds|yard|yards|mi|mile|miles|'
+    '(?:(?:square|sq\.?|cubic|cu\.?)\s+)?(?:mm|cm|dm|km|in|inch|inches|ft|foot|feet|yd|yds|yard|yards|mi|mile|miles|'
     || '(?:milli|centi|deci|kilo)?(?:meter|metre)s?|mg|kg|grams?|kilograms?|lbs?|pounds?|oz|ounces?|tons?|tonnes?|'
     || 'sec|secs|seconds?|min|mins|minutes?|hr|hrs|hours?|days?|weeks?|months?|years?|'
     || 'dollars?|cents|euros?|units?|newtons?|joules?|watts?|volts?|amps?|amperes?|pa|pascals?|'
-    || 'hz|hertz|coulombs?|kelvin|mol|moles?|ml|liters?|litres?|milliliters?|millilitres?|rad|radians?)');
+    || 'hz|hertz|coulombs?|kelvin|mol|moles?|ml|liters?|litres?|milliliters?|millilitres?|rad|radians?)\.?');
 
 -- value_tail(x): x (raw) without what follows its value and does not change it: a unit in \text{} or
 -- \mathrm{} ('36\pi \text{ cm}^2', '2\sqrt{3}~\text{m}': unit_word) or an integer qualifier whose letter
@@ -432,14 +432,34 @@ CREATE OR REPLACE MACRO unit_word(w) AS regexp_full_match(w, '[msgNJWV]') OR reg
 -- \mathbb{N} or \mathbb{R} restrict or change the answer); x as it is otherwise (issue 19, rounds 6
 -- and 7: a tail of any plain words had been dropped, 'doubtful', 'millions' and 'degrees' with it).
 CREATE OR REPLACE MACRO value_tail(x) AS
-    CASE WHEN regexp_matches(x, '[\d}\w)]\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{\s*[a-zA-Z]{1,12}(?:\s+[a-zA-Z]{1,12})?\s*\}(?:\^\s*\{?[23]\}?)?\s*$')
-              AND unit_word(regexp_extract(x, '\{\s*([a-zA-Z]{1,12}(?:\s+[a-zA-Z]{1,12})?)\s*\}(?:\^\s*\{?[23]\}?)?\s*$', 1))
+    CASE WHEN NOT regexp_matches(x, '\\(?:text|mathrm|mbox|in)') THEN x  -- (the common case, one cheap test)
+         WHEN regexp_matches(x, '[\d}\w)]\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{\s*[a-zA-Z]{1,12}\.?(?:\s+[a-zA-Z]{1,12}\.?)?\s*\}(?:\^\s*\{?[23]\}?)?\s*$')
+              AND unit_word(regexp_extract(x, '\{\s*([a-zA-Z]{1,12}\.?(?:\s+[a-zA-Z]{1,12}\.?)?)\s*\}(?:\^\s*\{?[23]\}?)?\s*$', 1))
          THEN regexp_replace(x, '\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{[^{}]*\}(?:\^\s*\{?[23]\}?)?\s*$', '')
          WHEN regexp_matches(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mathbb\s*\{?Z\}?\s*\)?\s*$|\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$')
               AND contains(regexp_replace(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mathbb\s*\{?Z\}?\s*\)?\s*$|\s*\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$', ''),
                            regexp_extract(x, '([kmn])\s*(?:\\in\s*\\mathbb\s*\{?Z\}?\s*\)?)?\s*$', 1))
          THEN regexp_replace(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mathbb\s*\{?Z\}?\s*\)?\s*$|\s*\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$', '')
          ELSE x END;
+
+-- uni_math(x): Unicode math as LaTeX, for a symbolic answer ('√2' -> '\sqrt{2}', '2√3' -> '2\sqrt{3}',
+-- '√(x+1)' -> '\sqrt{x+1}', '∛2' -> '\sqrt[3]{2}', 'x²' -> 'x^{2}', 'x⁻¹' -> 'x^{-1}'), which math-verify does
+-- not read (round 13: '<answer>5√2</answer>' had been refused for 5\sqrt{2}).
+CREATE OR REPLACE MACRO uni_math(x) AS
+    CASE WHEN regexp_matches(x, '[√∛⁰¹²³⁴⁵⁶⁷⁸⁹⁻]')
+         THEN translate(regexp_replace(regexp_replace(regexp_replace(regexp_replace(x,
+                  '√\s*\(([^()]*)\)', '\\sqrt{\1}', 'g'), '√\s*(\d+|[A-Za-z]|\\pi)', '\\sqrt{\1}', 'g'),
+                  '∛\s*(\d+|[A-Za-z])', '\\sqrt[3]{\1}', 'g'), '(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)', '^{\1}', 'g'), '⁻⁰¹²³⁴⁵⁶⁷⁸⁹', '-0123456789')
+         ELSE x END;
+-- sym_answer(x): what a symbolic gold's answer is (verify.sql joined): the one math span among plain words
+-- ('The length is $2\sqrt{3}-1$.', '$2\sqrt{3} - 1$ cm': words macros.sql value_words lets through, no
+-- digit outside the span), in LaTeX (uni_math), without a unit or integer qualifier after it (value_tail).
+CREATE OR REPLACE MACRO sym_answer(x) AS value_tail(uni_math(
+    CASE WHEN contains(x, '$') AND regexp_full_match(x, '(?s)[^$]*\$[^$]+\$[^$]*')
+              AND regexp_matches(regexp_replace(x, '\$[^$]+\$', ' '), '[A-Za-z]{2}')
+              AND NOT regexp_matches(regexp_replace(x, '\$[^$]+\$', ' '), '\d')
+              AND value_words(lower(regexp_replace(x, '\$[^$]+\$', ' ')))
+         THEN trim(regexp_extract(x, '\$([^$]+)\$', 1)) ELSE x END));
 
 -- set_shape(n): the shape of n (normalised), a name in front ('s =', 'x \in'), \displaystyle and spacing
 -- after it left out: 'set' for values in braces ('\{1,2\}', '\left\{0,1\right\}', '{0,1}', '\{0;1\}'),

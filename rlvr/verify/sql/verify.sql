@@ -408,16 +408,10 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         -- a symbolic answer and its gold are read without a unit or an integer qualifier after them
         -- ('36\pi \text{ cm}^2', ', k \in \mathbb{Z}': macros.sql value_tail); units are dropped, not compared
         -- and the last math span is the answer, when the text has one (span, span_hedge: contexts above)
-        CASE WHEN p.gold_sym AND p.gold_num IS NULL  -- (CASE, not AND: the regex on the symbolic rows only)
-             THEN CASE WHEN regexp_matches(COALESCE(h.span, h.extracted), '\\(?:text|mathrm|mbox|in)') THEN value_tail(COALESCE(h.span, h.extracted))
-                       ELSE COALESCE(h.span, h.extracted) END
-             ELSE h.extracted END AS extracted,
-        CASE WHEN p.gold_sym AND p.gold_num IS NULL
-             THEN CASE WHEN regexp_matches(COALESCE(h.span, h.extracted), '\\(?:text|mathrm|mbox|in)')
-                            AND value_tail(COALESCE(h.span, h.extracted)) <> COALESCE(h.span, h.extracted)
-                       THEN norm_answer(value_tail(COALESCE(h.span, h.extracted)))
-                       WHEN h.span IS NOT NULL THEN norm_answer(h.span) ELSE h.pred END
-             ELSE h.pred END AS pred,
+        -- (macros.sql sym_answer: also the one math span among plain words, Unicode math as LaTeX)
+        CASE WHEN p.gold_sym AND p.gold_num IS NULL THEN sym_answer(COALESCE(h.span, h.extracted)) ELSE h.extracted END AS extracted,
+        CASE WHEN p.gold_sym AND p.gold_num IS NULL AND sym_answer(COALESCE(h.span, h.extracted)) <> h.extracted
+             THEN norm_answer(sym_answer(COALESCE(h.span, h.extracted))) ELSE h.pred END AS pred,
         h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec,
         CASE WHEN h.span IS NOT NULL AND p.gold_sym AND p.gold_num IS NULL THEN h.span_hedge ELSE h.hedge END AS hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
@@ -459,6 +453,8 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                        WHEN case_clash(extracted, gs.letters, gs.lower_letters, gs.upper)
                            THEN 'a variable or constant in another case than the gold''s: ' || trim(extracted) || ' against ' || answer
                        -- degrees for a gold without them ('\frac{\pi}{6}^\circ' is not \frac{\pi}{6}; norm_answer drops them)
+                       -- a question mark: a guess put as a question ('2\sqrt{3}-1\text{?}'), no answer stated
+                       WHEN contains(extracted, '?') THEN 'a question, not an answer'
                        WHEN regexp_matches(extracted, '\^\s*\{?\s*\\circ|°') AND NOT gs.deg
                            THEN 'degrees, for a gold without them'
                        WHEN pred = gold THEN NULL

@@ -266,7 +266,12 @@ SENTENCE_CASES = [  # (source, its sentences as cite_sentences finds them)
     # an ellipsis character ends a sentence as '...' does (red team round 10); before lower case it goes on
     (
         "It burned\u2026 Then it closed. He wrote \u201cshut\u2026 for now\u201d and left\u2026\u201d So",
-        ["it burned\u2026", "then it closed.", "he wrote \u201cshut\u2026 for now\u201d and left\u2026\u201d", "so"],
+        ["it burned\u2026", "then it closed.", 'he wrote "shut\u2026 for now" and left\u2026"', "so"],
+    ),
+    # typographic quotes end a sentence as straight ones do, and come out as the ASCII marks (norm_ws)
+    (
+        "The mayor said, \u201cWe will build 12.\u201d The keeper\u2019s log agrees. \u2018Yes.\u2019 Done",
+        ['the mayor said, "we will build 12."', "the keeper's log agrees.", "'yes.'", "done"],
     ),
 ]
 
@@ -276,6 +281,8 @@ WORD_CASES = [  # (text, cite_words of its norm_ws): a number is one word with i
     ("29 500 hands, 1\u202f000\u202f000.5 tons, 1871 200 men, 29 5000", " 29500 hands 1000000.5 tons 1871 200 men 29 5000 "),
     ("-29, (\u221229), \u201329 and 12\u221229", " -29 -29 -29 and 12\u221229 "),
     ("B-29, the 29-year-old, 2.5kg, 29th, a - 29", " b 29 the 29 year old 2.5 kg 29th a 29 "),
+    # an apostrophe splits a word, whichever glyph it is (\u02bc is a letter to the regex: norm_ws folds it)
+    ("keeper's, keeper\u2019s, keeper\u02bcs, \u201cWe\u201d", " keeper s keeper s keeper s we "),
 ]
 
 

@@ -568,9 +568,16 @@ CREATE OR REPLACE MACRO number_denied(lead, after) AS
 -- it only to golds that are not integers: exactness is decided by dec_canon / num_rat).
 CREATE OR REPLACE MACRO num_close(a, b, tol) AS abs(a - b) <= tol * greatest(1.0, abs(b));
 
--- norm_ws(s): lower case, runs of whitespace (a no-break space and the other unicode spaces too) ->
--- one space, trimmed: how retrieval compares cited spans, sources and answers (verify_citations.sql).
-CREATE OR REPLACE MACRO norm_ws(s) AS trim(regexp_replace(lower(s), '[\s\p{Z}]+', ' ', 'g'));
+-- norm_ws(s): lower case, typographic quotation marks and apostrophes as the ASCII ones (‘ ’ ‚ ‛ ʼ ‹ ›
+-- as ', “ ” „ ‟ « » as ": keeper’s is keeper's and “We” is "We", in a source as in a span), runs of whitespace
+-- (a no-break space and the other unicode spaces too) -> one space, trimmed: how retrieval compares
+-- cited spans, sources, their sentences and answers (verify_citations.sql). Only the glyph of a mark
+-- changes: cite_words splits at every quote mark as before (ʼ, a letter to it, now splits as ' does:
+-- keeperʼs is the words keeper and s), and cite_sentences splits the source as written, then norm_ws's
+-- each sentence. Not folded: the other look-alikes of an apostrophe (` ´ ′), so keeper`s is still no
+-- quote of keeper's.
+CREATE OR REPLACE MACRO norm_ws(s) AS trim(regexp_replace(translate(lower(s), '‘’‚‛ʼ‹›“”„‟«»', '''''''''''''''""""""'),
+    '[\s\p{Z}]+', ' ', 'g'));
 
 -- cite_words(s): s as its words (runs of letters, digits and '_'; anything else separates), one space
 -- between them and one at each end, so that contains(cite_words(a), cite_words(b)) holds only at word

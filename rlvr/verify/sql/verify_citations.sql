@@ -1,6 +1,8 @@
 -- verify(i): retrieval rows. A <cite>...</cite> span is SUPPORTED when it points at one fact: all of
--- these hold, compared after normalising case and whitespace (norm_ws; a no-break space is a space)
--- and leaving out the quotation marks around the span (cite_needle), and, for word boundaries,
+-- these hold, compared after normalising case, whitespace and the glyphs of quotation marks (norm_ws;
+-- a no-break space is a space, ‘ ’ ʼ are ' and “ ” „ are ": keeper’s quotes the source's keeper's, and
+-- the other way round; a quote that differs in anything but those glyphs is still not found) and
+-- leaving out the quotation marks around the span (cite_needle), and, for word boundaries,
 -- splitting into words (cite_words: letters, digits, '_'; everything else separates, but a number is one
 -- word with the . , : / - between its digits, its space-grouped thousands and its sign: 2.29, 29,500,
 -- 3-5, 2:29, 12/29/1871, 1/29, 29 500 and -29 (also −29, –29) are one word each):

@@ -273,6 +273,11 @@ SENTENCE_CASES = [  # (source, its sentences as cite_sentences finds them)
         "The mayor said, \u201cWe will build 12.\u201d The keeper\u2019s log agrees. \u2018Yes.\u2019 Done",
         ['the mayor said, "we will build 12."', "the keeper's log agrees.", "'yes.'", "done"],
     ),
+    # the closing marks of German and other styles end one too: „...“, »...«, ‹...›
+    (
+        "He said \u201eWe met 12 times.\u201c Nobody came. \u00bbIt rained.\u00ab \u2039Yes.\u203a Done",
+        ['he said "we met 12 times."', "nobody came.", '"it rained."', "'yes.'", "done"],
+    ),
 ]
 
 WORD_CASES = [  # (text, cite_words of its norm_ws): a number is one word with its sign and the marks between its digits

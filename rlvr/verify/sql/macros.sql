@@ -600,14 +600,15 @@ CREATE OR REPLACE MACRO cite_words(s) AS replace(replace(' ' || replace(replace(
 
 -- cite_sentences(s): source s as its sentences, each norm_ws'd, in order: retrieval's citation unit
 -- (verify_citations.sql). A sentence ends at a run of . ! ? … (with any closing quotes or brackets after
--- it) followed by whitespace and then anything but a lower-case letter ('why?" he asked' and 'shut… for
--- now' go on; 'burned down… The ferry' and 'burned…” The' end), at
--- a run of 。！？ (no space needed), at a blank line, or at a line break followed by anything but a
--- lower-case letter (a passage of one fact a line; a wrapped line that goes on in lower case is one
--- sentence). A full stop is not an end after a single letter (initials, e.g., i.e.) or after a title
--- or abbreviation of cite_abbrev, unless the next word opens a sentence (cite_opens: 'Route B. It',
--- 'Fenn Bros. The', 'at 5 p.m. The'); one not followed by whitespace never is (3.5, www.x.org). A
--- no-break space, and every unicode space, is whitespace.
+-- it: " ' ” ’ », and “ ‘ « › ‹ too, which close a quote in German and other styles: „12.“ The) followed
+-- by whitespace and then anything but a lower-case letter ('why?" he asked' and 'shut… for now' go on;
+-- 'burned down… The ferry', 'burned…” The' and '»12.« Nobody' end), at a run of 。！？ (no space
+-- needed), at a blank line, or at a line break followed by anything but a lower-case letter (a passage
+-- of one fact a line; a wrapped line that goes on in lower case is one sentence). A full stop is not
+-- an end after a single letter (initials, e.g., i.e.) or after a title or abbreviation of cite_abbrev,
+-- unless the next word opens a sentence (cite_opens: 'Route B. It', 'Fenn Bros. The', 'at 5 p.m. The');
+-- one not followed by whitespace never is (3.5, www.x.org). A no-break space, and every unicode space,
+-- is whitespace.
 -- Doubts: an abbreviation or initial before a capitalised word that is no opener ('sold to Fenn Bros.
 -- Orla Fenn bought it', 'He said no. Maren left') is read as one sentence; so is a source written in
 -- lower case ('it closed. then it'); a wrapped line that goes on with a capitalised word ('rebuilt
@@ -632,7 +633,7 @@ CREATE OR REPLACE MACRO cite_opens(s) AS regexp_replace(s,
 CREATE OR REPLACE MACRO cite_sentences(s) AS list_filter(list_transform(string_split(replace(regexp_replace(
     cite_abbrev(cite_abbrev(cite_opens(regexp_replace(regexp_replace(regexp_replace(s, '\p{Z}', ' ', 'g'),
         '\n\s*\n', chr(30), 'g'), '\n[ \t\r\f\v]*([^\p{Ll}\s])', chr(30) || '\1', 'g')))),  -- twice: 'e.g.' is two matches
-    '([.!?…]+["''”’»)\]]*)\s+([^\p{Ll}])|([。！？]+[”’」』）]*)', '\1\3' || chr(30) || '\2', 'g'), chr(31), '.'), chr(30)),
+    '([.!?…]+["''“”‘’«»‹›)\]]*)\s+([^\p{Ll}])|([。！？]+[”’」』）]*)', '\1\3' || chr(30) || '\2', 'g'), chr(31), '.'), chr(30)),
     lambda x: norm_ws(x)), lambda x: x <> '');
 
 -- cite_needle(s): a cited span as it is looked for in the sources: norm_ws'd, without the quotation

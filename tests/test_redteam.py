@@ -8,9 +8,10 @@ keeps its reward. The shipped golds of every non-code task keep theirs too (Huma
 canonical solutions and the stdio references: tests/test_humaneval.py, tests/test_stdio.py).
 
 tests/data/redteam-open.json holds cases a red team confirmed misjudged that are not defended yet (rounds
-11 and 12: the text around a tag or box, untagged symbolic answers, two writings of one value, the code
-tier's prompt-finding gaps), each with its problem inline and the reward it should get; it is not scored
-here: it is where the next round starts, and a case moves to redteam.json with its defence.
+11 to 13: the text around a tag or box, in retrieval too ('<answer>56</answer> is wrong'), untagged symbolic
+answers, two writings of one value, the code tier's prompt-finding gaps), each with its problem inline
+and the reward it should get; it is not scored here: it is where the next round starts, and a case
+moves to redteam.json with its defence.
 
 Run: .venv/bin/python -m pytest -q tests/test_redteam.py   (the code part needs the sandbox: root,
 or an ordinary user with unprivileged user namespaces; ~20 s on 2 cores)

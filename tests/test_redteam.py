@@ -389,6 +389,66 @@ RT10A_PROMPTED = {
 }
 for name, (prompt, answer, tests) in RT10A_PROMPTED.items():
     PROBLEMS |= _prompted({name: prompt}, answer, tests)
+# red team round 12 (code): prompts whose helpers the prompt-finding missed (a prose line between helper and stub,
+# ```py3 and ~~~ fences, a helper block ending in >>> examples, helpers bound under if/else, tables filled by a
+# for-if, a while loop, a comprehension or a call of the prompt's own function, an annotated table in a plain fence)
+RT12_FIND_ZERO_PROMPTS = {
+    "rt12-fz-split": 'You may use this helper:\n\nimport math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\nComplete the following Python function.\n\ndef find_zero(xs):\n    """Find a zero of the polynomial with coefficients xs.\n    xs has an even number of coefficients\n    and its largest non-zero coefficient guarantees a solution.\n    Return only one zero point, even if there are many.\n    >>> round(find_zero([1, 2]), 2)\n    -0.5\n    >>> round(find_zero([-6, 11, -6, 1]), 2)\n    1.0\n    """\n',
+    "rt12-fz-prosehelper": 'Given the helper\n\nimport math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\ncomplete:\n\n```python\ndef find_zero(xs):\n    """Find a zero of the polynomial with coefficients xs.\n    xs has an even number of coefficients\n    and its largest non-zero coefficient guarantees a solution.\n    Return only one zero point, even if there are many.\n    >>> round(find_zero([1, 2]), 2)\n    -0.5\n    >>> round(find_zero([-6, 11, -6, 1]), 2)\n    1.0\n    """\n```\n',
+    "rt12-fz-py3fence": 'Helper:\n\n```py3\nimport math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n```\n\nComplete:\n\n```python\ndef find_zero(xs):\n    """Find a zero of the polynomial with coefficients xs.\n    xs has an even number of coefficients\n    and its largest non-zero coefficient guarantees a solution.\n    Return only one zero point, even if there are many.\n    >>> round(find_zero([1, 2]), 2)\n    -0.5\n    >>> round(find_zero([-6, 11, -6, 1]), 2)\n    1.0\n    """\n```\n',
+    "rt12-fz-helperdoctest": 'Helper:\n\n```python\nimport math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n\n>>> poly([1, 2], 3)\n7.0\n```\n\nComplete:\n\n```python\ndef find_zero(xs):\n    """A zero of the polynomial xs."""\n```\n',
+    "rt12-fz-tildefence": 'Helper:\n\n~~~python\nimport math\n\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n~~~\n\nComplete:\n\n~~~python\ndef find_zero(xs):\n    """Find a zero of the polynomial with coefficients xs.\n    xs has an even number of coefficients\n    and its largest non-zero coefficient guarantees a solution.\n    Return only one zero point, even if there are many.\n    >>> round(find_zero([1, 2]), 2)\n    -0.5\n    >>> round(find_zero([-6, 11, -6, 1]), 2)\n    1.0\n    """\n~~~\n',
+}
+RT12_PROMPTED = {
+    "rt12-isqrt-version": (
+        'import sys\n\nif sys.version_info >= (3, 8):\n    from math import isqrt\nelse:\n    def isqrt(n):\n        return int(n ** 0.5)\n\n\ndef is_square(n: int) -> bool:\n    """True when n is a perfect square."""\n',
+        "def is_square(n):\n    return isqrt(n) ** 2 == n\n",
+        "def check(candidate):\n    for n in (0, 49, 50, 361, 398, 10 ** 6):\n        assert candidate(n) == (isqrt(n) ** 2 == n)\n\n\ncheck(is_square)\n",
+    ),
+    "rt12-isqrt-hasattr": (
+        'import math\n\nif hasattr(math, "isqrt"):\n    isqrt = math.isqrt\nelse:\n    isqrt = lambda n: int(n ** 0.5)\n\n\ndef is_square(n: int) -> bool:\n    """True when n is a perfect square."""\n',
+        "def is_square(n):\n    return isqrt(n) ** 2 == n\n",
+        "def check(candidate):\n    for n in (0, 49, 50, 361, 398, 10 ** 6):\n        assert candidate(n) == (isqrt(n) ** 2 == n)\n\n\ncheck(is_square)\n",
+    ),
+    "rt12-odd-forif": (
+        'ODD = set()\nfor i in range(40):\n    if i % 2:\n        ODD.add(i)\n\n\ndef is_odd(n: int) -> bool:\n    """True when n is odd (ODD lists those below 40)."""\n',
+        "def is_odd(n):\n    return n % 2 == 1\n",
+        "def check(candidate):\n    for n in (1, 2, 7, 10, 39):\n        assert candidate(n) == (n in ODD)\n\n\ncheck(is_odd)\n",
+    ),
+    "rt12-squares-fill": (
+        'SQUARES = set()\n\n\ndef _fill():\n    for i in range(20):\n        SQUARES.add(i * i)\n\n\n_fill()\n\n\ndef is_square(n: int) -> bool:\n    """True when n is a perfect square below 400."""\n',
+        "def is_square(n):\n    return int(n ** 0.5) ** 2 == n\n",
+        "def check(candidate):\n    for n in (0, 49, 50, 361, 398):\n        assert candidate(n) == (n in SQUARES)\n\n\ncheck(is_square)\n",
+    ),
+    "rt12-squares-while": (
+        'SQUARES = set()\ni = 0\nwhile i < 20:\n    SQUARES.add(i * i)\n    i += 1\n\n\ndef is_square(n: int) -> bool:\n    """True when n is a perfect square below 400."""\n',
+        "def is_square(n):\n    return int(n ** 0.5) ** 2 == n\n",
+        "def check(candidate):\n    for n in (0, 49, 50, 361, 398):\n        assert candidate(n) == (n in SQUARES)\n\n\ncheck(is_square)\n",
+    ),
+    "rt12-squares-comp": (
+        'SQUARES = set()\n[SQUARES.add(i * i) for i in range(20)]\n\n\ndef is_square(n: int) -> bool:\n    """True when n is a perfect square below 400."""\n',
+        "def is_square(n):\n    return int(n ** 0.5) ** 2 == n\n",
+        "def check(candidate):\n    for n in (0, 49, 50, 361, 398):\n        assert candidate(n) == (n in SQUARES)\n\n\ncheck(is_square)\n",
+    ),
+    "rt12-primes-fence": (
+        'Use this table:\n\n```\nPRIMES: list = [2, 3, 5, 7, 11, 13]\n```\n\nComplete:\n\n```python\ndef nth_prime(n: int) -> int:\n    """The n-th prime, counting from 0 (PRIMES lists the first ones)."""\n```\n',
+        "def nth_prime(n):\n    return [2, 3, 5, 7, 11, 13][n]\n",
+        "def check(candidate):\n    for n in range(6):\n        assert candidate(n) == PRIMES[n]\n\n\ncheck(nth_prime)\n",
+    ),
+    "rt12-double-all": (
+        'def double(n: int) -> int:\n    """Twice n."""\n\n\ndef double_all(ns):\n    return [double(n) for n in ns]\n',
+        "def double(n):\n    return 2 * n\n",
+        "assert double_all([1, 3]) == [2, 6]\nassert double_all([]) == []\n",
+    ),
+    "rt12-counter": (
+        'class Counter:\n    """Counts calls of inc."""\n\n    def __init__(self):\n        """Start at zero."""\n\n    def inc(self) -> int:\n        """Add one and return the count."""\n\n\ndef count_to(n: int) -> int:\n    """Make a Counter, call inc n times, return the last value (0 when n is 0)."""\n',
+        "class Counter:\n    def __init__(self):\n        self.n = 0\n\n    def inc(self):\n        self.n += 1\n        return self.n\n\n\ndef count_to(n):\n    c = Counter()\n    last = 0\n    for _ in range(n):\n        last = c.inc()\n    return last\n",
+        "def check(candidate):\n    assert candidate(3) == 3\n    assert candidate(0) == 0\n    c = Counter()\n    c.inc()\n    assert c.inc() == 2\n\n\ncheck(count_to)\n",
+    ),
+}
+PROBLEMS |= _prompted(RT12_FIND_ZERO_PROMPTS, FIND_ZERO, FIND_ZERO_TESTS)
+for name, (prompt, answer, tests) in RT12_PROMPTED.items():
+    PROBLEMS |= _prompted({name: prompt}, answer, tests)
 # tests without a prompt: the try/assert False/except idiom, and fraction-mode asserts reading the solution indirectly
 RT10A_PLAIN = {
     "rt10a-raise": (

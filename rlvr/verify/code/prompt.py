@@ -15,10 +15,11 @@ the solution cannot reach them, and in the solution's process before the solutio
 may use them without repeating them, as HumanEval's own `exec(prompt + completion)` allows). The
 tests call the prompt's own definitions whatever the solution redefines.
 
-The prompt's code (`prompt_code`) is its fenced Python (```python blocks, and unlabelled ones that
-parse and define something) and the indented code of its prose, joined in the order of the text
-(a helper in one block, the stub in the next; a block of `>>>` examples, which does not parse, left
-out), else its last fenced block, else the whole prompt when it is Python, else its indented code
+The prompt's code (`prompt_code`) is its fenced Python (```python, ```py3 or ~~~python blocks, and
+unlabelled ones that parse and define something, a table `PRIMES: list = [...]` too) and the
+indented code of its prose, joined in the order of the text (a helper in one block, the stub in the
+next; a block's `>>>` transcripts, which do not parse, left out: a block of examples alone is
+empty), else its last fenced block, else the whole prompt when it is Python, else its indented code
 (markdown's four-space code block) when that defines something, else the longest run of its lines
 that is Python with a def (the instruct format: "Complete the following Python function." before
 or after HumanEval's code). The entry points are the prompt's stubs: functions whose body is only a
@@ -72,10 +73,11 @@ class PromptFacts:
 
 
 def prompt_code(prompt: str) -> str | None:
-    """The code a prompt gives: its fenced blocks that are Python (labelled ```python or unlabelled,
-    and parsing) and the indented code of its prose (markdown's code block: after a blank line, four
-    spaces in, with a def, class or import), joined in the order of the text (a helper in a first
-    block, the stub in a second; a block of `>>>` examples, which does not parse, left out); else the
+    """The code a prompt gives: its fenced blocks that are Python (``` or ~~~ fences labelled python,
+    py, python3 or py3, or unlabelled and defining something, and parsing once their `>>>`
+    transcripts are left out) and the indented code of its prose (markdown's code block: after a
+    blank line, four spaces in, with a def, class or import), joined in the order of the text (a
+    helper in a first block, the stub in a second; a block of `>>>` examples alone left out); else the
     last fenced block; else the whole prompt when it is Python; else the longest run of its lines that
     is Python with a def (the instruct format: "Complete the following function." then the code).
 
@@ -90,8 +92,8 @@ def prompt_code(prompt: str) -> str | None:
 
     pieces: list[tuple[int, str]] = []
     for m in _FENCE.finditer(prompt):
-        lang, body = m.group(1).lower(), textwrap.dedent(m.group(2))
-        if (lang in PYTHON_FENCES or (not lang and _defines(body, ast.Assign))) and body.strip() and _parses(body):
+        lang, body = m["lang"].lower(), _without_transcripts(textwrap.dedent(m["body"]))
+        if (lang in PYTHON_FENCES or (not lang and _defines(body, ast.Assign, ast.AnnAssign))) and body.strip() and _parses(body):
             pieces.append((m.start(), body))
     if pieces:
         prose = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), prompt)  # the same line numbers
@@ -105,6 +107,30 @@ def prompt_code(prompt: str) -> str | None:
     if _parses(prompt):
         return prompt
     return _indented_code(prompt) or _longest_run(prompt)
+
+
+def _without_transcripts(block: str) -> str:
+    """A block of code less its interpreter transcripts: a `>>>` line at the block's margin, the `...`
+    lines after it and its output (the lines up to a blank line or the next `>>>`), when the block
+    does not parse with them (a helper followed by `>>> poly([1, 2], 3)` and `7.0`); a block of
+    examples alone becomes empty. A block that parses (a `>>>` inside a docstring) is unchanged.
+
+    >>> _without_transcripts("def g(x):\\n    return 2 * x\\n\\n>>> g(2)\\n4\\n")
+    'def g(x):\\n    return 2 * x\\n\\n'
+    """
+    if _parses(block) or ">>>" not in block:
+        return block
+    kept: list[str] = []
+    output = False
+    for line in block.split("\n"):
+        if line.startswith(">>>") or (output and line.startswith("...")):
+            output = True
+        elif not line.strip():
+            output = False
+            kept.append(line)
+        elif not output:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _offset(text: str, line: int) -> int:

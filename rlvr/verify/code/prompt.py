@@ -16,13 +16,15 @@ may use them without repeating them, as HumanEval's own `exec(prompt + completio
 tests call the prompt's own definitions whatever the solution redefines.
 
 The prompt's code (`prompt_code`) is its fenced Python (```python, ```py3 or ~~~python blocks, and
-unlabelled ones that parse and define something, a table `PRIMES: list = [...]` too) and the
-indented code of its prose, joined in the order of the text (a helper in one block, the stub in the
-next; a block's `>>>` transcripts, which do not parse, left out: a block of examples alone is
-empty), else its last fenced block, else the whole prompt when it is Python, else its indented code
-(markdown's four-space code block) when that defines something, else the longest run of its lines
-that is Python with a def (the instruct format: "Complete the following Python function." before
-or after HumanEval's code). The entry points are the prompt's stubs: functions whose body is only a
+unlabelled ones that parse and define something, a table `PRIMES: list = [...]` too) and the code
+of its prose (indented blocks, and runs of lines at the margin that parse and define something:
+"Given the helper" then `def poly` unfenced), joined in the order of the text (a helper in one
+block, the stub in the next; a block's `>>>` transcripts, which do not parse, left out: a block of
+examples alone is empty), else its last fenced block, else the whole prompt when it is Python, else
+its indented code (markdown's four-space code block) when that defines something, else its runs of
+lines that are Python with a def, class or import, joined, when there are two or more (a helper, a
+line of prose, the stub), else the longest such run with a def (the instruct format: "Complete the
+following Python function." before or after HumanEval's code). The entry points are the prompt's stubs: functions whose body is only a
 docstring, imports, `pass`, `...`, `raise NotImplementedError` (any message, `from None` or not) or
 `return [None]` (the `# your code here` placeholder; HumanEval's 164 are all stubs). The helpers
 are its imports, functions and classes (with their decorators), and the statements that build its
@@ -77,9 +79,12 @@ def prompt_code(prompt: str) -> str | None:
     py, python3 or py3, or unlabelled and defining something, and parsing once their `>>>`
     transcripts are left out) and the indented code of its prose (markdown's code block: after a
     blank line, four spaces in, with a def, class or import), joined in the order of the text (a
-    helper in a first block, the stub in a second; a block of `>>>` examples alone left out); else the
-    last fenced block; else the whole prompt when it is Python; else the longest run of its lines that
-    is Python with a def (the instruct format: "Complete the following function." then the code).
+    helper in a first block, the stub in a second; a block of `>>>` examples alone left out), and the
+    runs of its prose's lines at the margin that parse and define something ("Given the helper" then
+    an unfenced `def poly`); else the last fenced block; else the whole prompt when it is Python; else
+    its indented code; else its runs of lines that are Python and define something, joined, when
+    there are two or more (a helper, "Complete the following function.", the stub); else the longest
+    run of its lines that is Python with a def (the instruct format: an instruction then the code).
 
     >>> prompt_code("Complete it:\\n```python\\ndef f(x):\\n    pass\\n```"), prompt_code("Add two numbers.")
     ('def f(x):\\n    pass\\n', None)
@@ -97,7 +102,13 @@ def prompt_code(prompt: str) -> str | None:
             pieces.append((m.start(), body))
     if pieces:
         prose = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), prompt)  # the same line numbers
-        pieces += [(_offset(prompt, line), body) for line, body in _defining_blocks(prose)]
+        runs = [(start, end, code) for start, end, code in _code_runs(prose, margin=True) if _defines(code)]
+        pieces += [(_offset(prompt, start), code) for start, _, code in runs]
+        pieces += [
+            (_offset(prompt, line), body)
+            for line, body in _defining_blocks(prose)
+            if not any(start <= line < end for start, end, _ in runs)  # a def's own body, not a block of prose
+        ]
         joined = "\n\n".join(body.strip("\n") for _, body in sorted(pieces)) + "\n"
         if _parses(joined):
             return joined
@@ -106,7 +117,49 @@ def prompt_code(prompt: str) -> str | None:
         return code
     if _parses(prompt):
         return prompt
-    return _indented_code(prompt) or _longest_run(prompt)
+    return _indented_code(prompt) or _joined_runs(prompt) or _longest_run(prompt)
+
+
+_OPENER = r"(?:(?:async\s+)?def\s|class\s|import\s|from\s|@|[A-Za-z_][\w.]*\s*(?::[^=]*)?=[^=])"
+
+
+def _code_runs(text: str, margin: bool = False) -> list[tuple[int, int, str]]:
+    """(first line, line after the last, dedented code) of each run of `text`'s lines that parses as
+    Python, in order: from a line that opens a statement (def, class, import, a decorator, an
+    assignment; at the margin only when `margin`), the longest run that parses; the next is looked
+    for after it. Prose lines between runs (an instruction) belong to none.
+
+    >>> [code for _, _, code in _code_runs("Use:\\nimport math\\n\\nThen:\\ndef f(x):\\n    pass\\n")]
+    ['import math\\n', 'def f(x):\\n    pass\\n']
+    """
+    lines = text.split("\n")[:2000]
+    opener = re.compile(_OPENER if margin else r"\s*" + _OPENER)
+    runs: list[tuple[int, int, str]] = []
+    start = 0
+    while start < len(lines):
+        found = None
+        if opener.match(lines[start]):
+            for end in range(len(lines), start, -1):
+                if not lines[end - 1].strip():  # the same code as the run a line shorter
+                    continue
+                code = textwrap.dedent("\n".join(lines[start:end])).strip("\n") + "\n"
+                if _parses(code):
+                    found = end
+                    runs.append((start, end, code))
+                    break
+        start = found or start + 1
+    return runs
+
+
+def _joined_runs(text: str) -> str | None:
+    """The runs of `text`'s lines that are Python with a def, class or import (`_code_runs`), joined in
+    order, when there are two or more and the whole parses (a helper, an instruction line, then the
+    stub); else None."""
+    runs = [code for _, _, code in _code_runs(text) if _defines(code)]
+    if len(runs) < 2:
+        return None
+    joined = "\n\n".join(code.strip("\n") for code in runs) + "\n"
+    return joined if _parses(joined) else None
 
 
 def _without_transcripts(block: str) -> str:

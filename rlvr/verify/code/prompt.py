@@ -16,42 +16,54 @@ may use them without repeating them, as HumanEval's own `exec(prompt + completio
 tests call the prompt's own definitions whatever the solution redefines.
 
 The prompt's code (`prompt_code`) is its fenced Python (```python, ```py3 or ~~~python blocks, and
-unlabelled ones that parse and define something, a table `PRIMES: list = [...]` too) and the code
-of its prose (indented blocks, and runs of lines at the margin that parse and define something:
-"Given the helper" then `def poly` unfenced), joined in the order of the text (a helper in one
-block, the stub in the next; a block's `>>>` transcripts, which do not parse, left out: a block of
-examples alone is empty), else its last fenced block, else the whole prompt when it is Python, else
-its indented code (markdown's four-space code block) when that defines something, else its runs of
-lines that are Python with a def, class or import, joined, when there are two or more (a helper, a
-line of prose, the stub), else the longest such run with a def (the instruct format: "Complete the
-following Python function." before or after HumanEval's code). The entry points are the prompt's stubs: functions whose body is only a
-docstring, imports, `pass`, `...`, `raise NotImplementedError` (any message, `from None` or not) or
-`return [None]` (the `# your code here` placeholder; HumanEval's 164 are all stubs). The helpers
-are its imports, functions and classes (with their decorators), and the statements that build its
-tables: assignments, `+=`, a method call on a helper's value (`SQUARES.add(1)`), `for` loops of
-these, `try` blocks of these (a guarded import), each reading only builtins, earlier helpers and
-names of its own (a lambda's parameters, a comprehension's variables). A prompt without a stub (a
-helper shown in prose, the task named in words) has as entry points the names the tests ask that
-its code does not define; where there are none either, it has no helpers: with nothing marked as the
-task, a function with a body may be the one to fix.
+unlabelled ones that parse and define something, a table `PRIMES: list = [...]` too) and the code of
+its prose (indented blocks, and runs of lines at the margin that parse and define something: "Given
+the helper" then `def poly` unfenced), joined in the order of the text (a helper in one block, the
+stub in the next; a block's `>>>` transcripts, which do not parse, left out: a block of examples
+alone is empty), else its last fenced block, else the whole prompt when it is Python, else its
+indented code (markdown's four-space code block) when that defines something, else its runs of lines
+that are Python with a def, class or import, joined, when there are two or more (a helper, a line of
+prose, the stub), else the longest such run with a def (the instruct format: "Complete the following
+Python function." before or after HumanEval's code). The entry points are the prompt's stubs:
+functions whose body is only a docstring, imports, `pass`, `...`, `raise NotImplementedError` (any
+message, `from None` or not) or `return [None]` (the `# your code here` placeholder; HumanEval's 164
+are all stubs). The helpers are its module-level code less the stubs and the usage examples: its
+imports, functions and classes (with their decorators), and the statements it runs to build its
+tables, whatever their kind (assignments, `+=`, a method call on a helper's value `SQUARES.add(1)`,
+a comprehension run for its effect, a call of its own function `_fill()`), and `if`, `for`, `while`
+and `try` blocks of these (a version guard, a guarded import, a loop whose body is an `if`), when
+all they run reads only builtins, earlier helpers and names of their own (a lambda's parameters, a
+comprehension's variables), the bodies of the prompt's functions they name included. A usage example
+reads an entry point, directly (`x = f(1)`) or through a helper (`y = double_all([1])`, whose body
+calls the stub `double`), or runs a builtin's or a module's function for its effect (`print(...)`,
+`doctest.testmod()`), or is an assert or the `if __name__ == "__main__":` block: none runs before
+the solution. A prompt without a stub (a helper shown in prose, the task named in words) has as
+entry points the names the tests ask that its code does not define; where there are none either, it
+has no helpers: with nothing marked as the task, a function with a body may be the one to fix.
 
 Examples: calls of an entry point in the prompt's text (`>>> f(1)` then `2`, `f(1) ==> 2`,
 `f(1) -> 2`, `f(1) should return 2`): `shown_calls` gives their arguments; an assert that calls the
 candidate only on shown arguments is the prompt's own example (asserts.py leaves it out of the
 fraction).
 
-What it decides: which prompt code is trusted, which names are entry points, which calls are
-shown. What it does not defend: a prompt whose helper is itself wrong (it is ground truth); an
-example given in words only ("for a list of three ones it returns 3"); a stub-less prompt whose
-function with a body is the task while the tests also ask another name (that function is then
-trusted: the tests call the prompt's own, so a right fix of it fails and an unchanged copy is
-paid only if the prompt's version already passes); a stub written another way (`return 0`,
-`return ...`, `assert False`, `print("todo")`): it is a function with a body, so alone it leaves the
-prompt without helpers (the solution's own `poly` is asked again) and beside another stub it is a
-helper the tests call instead of the solution's; a real helper whose body is only `return None`
-(taken for a stub: neither side gets it); a helper given only in words or in a block of another
-language; a usage example that reads no entry point (`y = poly([1], 2)`) runs as a helper does,
-before the tests; the prompt's `>>>` examples in a block of their own are not read as shown calls.
+What it decides: which prompt code is trusted, which names are entry points, which calls are shown.
+What it does not defend: a prompt whose helper is itself wrong (it is ground truth); an example
+given in words only ("for a list of three ones it returns 3"); a stub-less prompt whose function
+with a body is the task while the tests also ask another name (that function is then trusted: the
+tests call the prompt's own, so a right fix of it fails and an unchanged copy is paid only if the
+prompt's version already passes); a stub written another way (`return 0`, `return ...`, `assert
+False`, `print("todo")`): it is a function with a body, so alone it leaves the prompt without
+helpers (the solution's own `poly` is asked again) and beside another stub it is a helper the tests
+call instead of the solution's; a real helper whose body is only `return None` (taken for a stub:
+neither side gets it); a helper given only in words or in a block of another language; a usage
+example that reads no entry point (`y = poly([1], 2)`) runs as a helper does, before the tests; the
+prompt's `>>>` examples in a block of their own are not read as shown calls; a table filled by a
+builtin's call run for its effect (`list(map(SQUARES.add, ...))`) or in a `with` or `match` block:
+that statement is left out, so the tests see the table as the statements before it left it (empty);
+a read the names do not show (`globals()['f']` in a helper's body) is not followed, so a call of
+that helper may run before the solution and fail; a class whose methods are all stubs is a helper,
+so tests that build it (`Counter()`) get the prompt's empty class (an instance of the solution's
+could not cross to the tests' process: harness.py).
 """
 
 from __future__ import annotations
@@ -313,12 +325,24 @@ def _is_placeholder(s: ast.stmt) -> bool:
     return False
 
 
-def _bound(node: ast.stmt) -> set[str]:
+def _bound(node: ast.AST) -> set[str]:
+    """The names a statement binds: a definition's or import's name, an assignment's targets, and in
+    `if`/`for`/`while`/`try` blocks what their statements bind (`from math import isqrt` under an `if`).
+
+    >>> sorted(_bound(ast.parse("if X:\\n    from math import isqrt\\nelse:\\n    def isqrt(n):\\n        r = 1").body[0]))
+    ['isqrt']
+    """
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {node.name}
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in node.names}
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    names = {node.name} if isinstance(node, ast.ExceptHandler) and node.name else set()
+    for value in (v for _, field in ast.iter_fields(node) for v in (field if isinstance(field, list) else [field])):
+        if isinstance(value, (ast.stmt, ast.excepthandler)):
+            names |= _bound(value)
+        elif isinstance(value, ast.AST):
+            names |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names
 
 
 def prompt_facts(prompt_code: str, tests: str | None = None) -> PromptFacts:
@@ -348,11 +372,14 @@ def prompt_facts(prompt_code: str, tests: str | None = None) -> PromptFacts:
     helpers: list[ast.stmt] = []
     names: set[str] = set()
     modules = {name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for name in _bound(n)}
+    calls: dict[str, set[str]] = {}  # what each helper function reads of the module (`_globals`)
     for n in tree.body if entries else ():
-        if _is_stub(n) or _bound(n) & entries or not _helper(n, names, modules):
+        if _is_stub(n) or _bound(n) & entries or not _helper(n, names, modules, calls):
             continue
         helpers.append(n)
         names |= _bound(n)
+        for name, reads in _globals(n).items():
+            calls[name] = calls.get(name, set()) | reads
     source = "\n".join(_source(prompt_code, n) for n in helpers)
     return PromptFacts(source, frozenset(names), entries, frozenset(shown_calls(prompt_code, entries)))
 
@@ -367,37 +394,63 @@ def _reads(node: ast.AST) -> set[str]:
 _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _helper(node: ast.stmt, names: set[str], modules: set[str]) -> bool:
-    """Whether a top-level statement of the prompt is a helper, given the helper names before it:
-    imports, functions and classes (decorated or not); assignments, `+=`, method calls on a helper
-    (`SQUARES.add(1)`) and `for` loops of them that read only builtins, earlier helpers and their own
-    names (a lambda's parameters, a comprehension's or loop's variables, `i` of `for i in ...`); and
-    `try` blocks of these (`try: from math import isqrt / except ImportError: def isqrt ...`). A
-    usage example, which calls the entry point (`print(f(1))`, `x = f(1)`), is none: it cannot run
-    before the solution."""
+_BLOCKS = (ast.If, ast.For, ast.While, ast.Try, ast.TryStar)
+
+
+def _helper(node: ast.stmt, names: set[str], modules: set[str], calls: dict[str, set[str]]) -> bool:
+    """Whether a top-level statement of the prompt is a helper, given the helper names before it and
+    what each helper function reads of the module (`calls`, `_globals`): a statement the prompt runs
+    to build its helpers, which may therefore run before the solution. Imports, functions and
+    classes (decorated or not: their bodies do not run) are; so are the statements that fill its
+    tables, whatever their kind (assignments, `+=`, a method of a helper's value `SQUARES.add(1)`, a
+    comprehension run for its effect, a call of the prompt's own function `_fill()`) and `if`,
+    `for`, `while` and `try` blocks of these (a version guard, `if hasattr(math, "isqrt"):`, a loop
+    whose body is an `if`), when all they run reads only builtins, earlier helpers and names of
+    their own (a lambda's parameters, a comprehension's or loop's variables), the bodies of the
+    prompt's functions they name included. A usage example, which reads the entry point directly
+    (`print(f(1))`, `x = f(1)`) or through a helper (`double_all([1])` calling the stub `double`),
+    is none: it cannot run before the solution; nor is a call of a builtin or of a module's
+    function for its effect (`print(...)`, `doctest.testmod()`, `unittest.main()`), an assert, or
+    the prompt's `if __name__ == "__main__":` block."""
     if isinstance(node, _DEFINITIONS):
         return True
-    if isinstance(node, ast.Try):
-        blocks = [node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)]
-        return all(isinstance(s, ast.Pass) or _helper(s, names, modules) for b in blocks for s in b)
-    if isinstance(node, ast.Expr):  # a method of a helper's value: `SQUARES.add(1)`, not `print(...)` or `doctest.testmod()`
+    if isinstance(node, ast.If) and "__name__" in _reads(node.test):
+        return False
+    own = names | _bound(node)
+    if isinstance(node, _BLOCKS):
+        if isinstance(node, (ast.If, ast.While)):
+            heads: list[ast.AST] = [node.test]
+        elif isinstance(node, ast.For):
+            heads = [node.target, node.iter]
+        else:
+            heads = [h.type for h in node.handlers if h.type is not None]
+        blocks = [
+            node.body,
+            node.orelse,
+            *(getattr(node, "finalbody", None) or [],),
+            *(h.body for h in getattr(node, "handlers", [])),
+        ]
+        inner = all(
+            isinstance(s, (ast.Pass, ast.Break, ast.Continue)) or _helper(s, own, modules, calls) for b in blocks for s in b
+        )
+        return inner and all(_free(h, calls) <= own | _BUILTINS for h in heads)
+    if isinstance(node, ast.Expr):  # run for its effect on a helper, not `print(...)`, `doctest.testmod()` or a docstring
         func = node.value.func if isinstance(node.value, ast.Call) else None
-        target = func.value if isinstance(func, ast.Attribute) else None
-        if not isinstance(target, ast.Name) or target.id in modules:
+        if isinstance(node.value, ast.Constant) or (isinstance(func, ast.Name) and func.id not in names):
             return False
-    if isinstance(node, ast.For):
-        if node.orelse or not all(_helper(s, names | _bound(node), modules) for s in node.body):
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in modules:
             return False
-    elif not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)) or (
+    elif not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or (
         isinstance(node, ast.AnnAssign) and node.value is None
     ):
         return False
-    return _free(node) <= names | _BUILTINS
+    return _free(node, calls) <= names | _BUILTINS
 
 
-def _free(node: ast.AST) -> set[str]:
+def _free(node: ast.AST, calls: dict[str, set[str]] | None = None) -> set[str]:
     """The names a statement reads that it does not bind itself: a lambda's parameters, a
-    comprehension's variables and a loop's names are its own (`+=` reads its target)."""
+    comprehension's variables and a loop's names are its own (`+=` reads its target); and what the
+    prompt's functions it names read of the module (`calls`), since it may call them."""
     own: set[str] = set()
     for n in ast.walk(node):
         if isinstance(n, ast.Lambda):
@@ -408,7 +461,48 @@ def _free(node: ast.AST) -> set[str]:
         elif isinstance(n, ast.For):
             own |= {x.id for x in ast.walk(n) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
     target = {node.target.id} if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) else set()
-    return (_reads(node) - own) | target
+    free = (_reads(node) - own) | target
+    todo, seen = [n for n in free if calls and n in calls], set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            free |= calls[name]
+            todo += [m for m in calls[name] if m in calls]
+    return free
+
+
+def _globals(node: ast.stmt) -> dict[str, set[str]]:
+    """What each function or class a helper statement defines (at its top, or in its `if`/`try`
+    blocks) reads of the module when it runs: the names its body reads and binds nowhere inside
+    (parameters, assignments, nested definitions and imports are its own; `global X` reads X).
+
+    >>> sorted(_globals(ast.parse("def _fill():\\n    for i in range(3):\\n        SQUARES.add(i * i)").body[0])["_fill"])
+    ['SQUARES', 'range']
+    """
+    if isinstance(node, _BLOCKS):
+        blocks = [node.body, node.orelse, getattr(node, "finalbody", []), *(h.body for h in getattr(node, "handlers", []))]
+        found: dict[str, set[str]] = {}
+        for s in (s for b in blocks for s in b):
+            for name, reads in _globals(s).items():
+                found[name] = found.get(name, set()) | reads
+        return found
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {}
+    local: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.arg):
+            local.add(n.arg)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            local.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
+            local.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            local |= _bound(n)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            local.add(n.name)
+    declared = {name for n in ast.walk(node) if isinstance(n, ast.Global) for name in n.names}
+    return {node.name: _reads(node) - (local - declared)}
 
 
 def _source(code: str, node: ast.stmt) -> str:

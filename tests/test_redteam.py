@@ -8,10 +8,12 @@ keeps its reward. The shipped golds of every non-code task keep theirs too (Huma
 canonical solutions and the stdio references: tests/test_humaneval.py, tests/test_stdio.py).
 
 tests/data/redteam-open.json holds cases a red team confirmed misjudged that are not defended yet (rounds
-11 to 13: the text around a tag or box, in retrieval too ('<answer>56</answer> is wrong'), untagged symbolic
-answers, two writings of one value, the code tier's prompt-finding gaps), each with its problem inline
-and the reward it should get; it is not scored here: it is where the next round starts, and a case
-moves to redteam.json with its defence.
+11 to 13; in the math tier: a denied last number after the answer ('12, not 13'), a value in words beside its
+number ('12 (or twelve)'), markdown tables, a computation in brackets after the answer ('36 (12 × 3)'),
+'(rounded)', 'MM' for millions, set-builder notation for an interval, a tagged '12 min'; in the code tier, a class of stubs the tests build themselves, whose instances
+cannot cross to the tests' process), each with its problem inline and the reward it should get; it is not
+scored here: it is where the next round starts, and a case moves to redteam.json with its defence (a code
+case's problem then built from its prompt by _prompted, as the code tier reads it).
 
 Run: .venv/bin/python -m pytest -q tests/test_redteam.py   (the code part needs the sandbox: root,
 or an ordinary user with unprivileged user namespaces; ~20 s on 2 cores)
@@ -439,11 +441,6 @@ RT12_PROMPTED = {
         'def double(n: int) -> int:\n    """Twice n."""\n\n\ndef double_all(ns):\n    return [double(n) for n in ns]\n',
         "def double(n):\n    return 2 * n\n",
         "assert double_all([1, 3]) == [2, 6]\nassert double_all([]) == []\n",
-    ),
-    "rt12-counter": (
-        'class Counter:\n    """Counts calls of inc."""\n\n    def __init__(self):\n        """Start at zero."""\n\n    def inc(self) -> int:\n        """Add one and return the count."""\n\n\ndef count_to(n: int) -> int:\n    """Make a Counter, call inc n times, return the last value (0 when n is 0)."""\n',
-        "class Counter:\n    def __init__(self):\n        self.n = 0\n\n    def inc(self):\n        self.n += 1\n        return self.n\n\n\ndef count_to(n):\n    c = Counter()\n    last = 0\n    for _ in range(n):\n        last = c.inc()\n    return last\n",
-        "def check(candidate):\n    assert candidate(3) == 3\n    assert candidate(0) == 0\n    c = Counter()\n    c.inc()\n    assert c.inc() == 2\n\n\ncheck(count_to)\n",
     ),
 }
 PROBLEMS |= _prompted(RT12_FIND_ZERO_PROMPTS, FIND_ZERO, FIND_ZERO_TESTS)

@@ -18,7 +18,8 @@ examples (an assert calling the candidate only on arguments the prompt shows, rl
 a failed example makes the fraction 0 (a constant is not paid for the tests it happens to match).
 Where that leaves nothing, the examples count; where no assert calls the solution, all do.
 A tests text may carry the prompt's code in front (rlvr.verify.code.prompt.tests_with_prompt): its
-helpers run on both sides and are never asked of the solution.
+helpers run on both sides and are never asked of the solution; the entry points they call are
+(`double_all` calling the stub `double`: the tests name only `double_all`).
 
 The tests run in harness.py's `tests` role, in a process of their own; the solution runs in
 another (its own uid under root, rlimits; a fork of the harness made before the harness reads the
@@ -66,7 +67,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlvr.verify.code.launcher import DEFAULT_LIMITS, Limits, _last_line, _launch, limit_values, new_uid
-from rlvr.verify.code.prompt import call_key, prompt_facts, split_prompt
+from rlvr.verify.code.prompt import call_key, module_reads, prompt_facts, split_prompt
 from rlvr.verify.code.verdict import CodeVerdict
 
 # "entered site i" records before the harness reports only sites it had not entered since
@@ -177,7 +178,11 @@ def _compiled_tests(tests: str) -> _Compiled:
         raise ValueError("the prompt's code in the tests text is not valid Python")
     tree = _parse_tests(program)
     names = [n for n in free_names(tree) if n not in facts.helper_names]
-    kinds = _assert_kinds(tree, set(names), facts.shown)
+    # an entry point the prompt's helpers call (`double_all` calling the stub `double`) is asked too,
+    # though the tests never name it: the helpers run in the harness and call the solution's
+    callers = _callers(facts.helpers, facts.entry_points)
+    names += sorted(callers & facts.entry_points - set(names))
+    kinds = _assert_kinds(tree, set(names) | callers, facts.shown)  # `double_all(...)` depends on the solution
     tree, sites, nodes = _instrument(tree, program)
     site_kinds = tuple(kinds.get(id(n), "other") for n in nodes)
     counted = _counted(site_kinds)
@@ -190,6 +195,29 @@ def _compiled_tests(tests: str) -> _Compiled:
         facts.helpers,
         tuple(_never(n) for n in nodes),
     )
+
+
+def _callers(helpers: str, entries: frozenset[str]) -> set[str]:
+    """The entry points the prompt's helpers call and the helper functions that call one, directly
+    or through another (`double_all` calling the stub `double`).
+
+    >>> sorted(_callers("def double_all(ns):\\n    return [double(n) for n in ns]\\ndef g():\\n    return 1", frozenset({"double"})))
+    ['double', 'double_all']
+    """
+    if not helpers:
+        return set()
+    reads: dict[str, set[str]] = {}
+    for node in ast.parse(helpers).body:
+        for name, found in module_reads(node).items():
+            reads[name] = reads.get(name, set()) | found
+    called = {e for e in entries if any(e in r for r in reads.values())}
+    found = set(called)
+    changed = True
+    while changed:
+        new = {name for name, r in reads.items() if r & found} - found
+        found |= new
+        changed = bool(new)
+    return found
 
 
 def _never(node: ast.Assert) -> bool:

@@ -372,13 +372,13 @@ def prompt_facts(prompt_code: str, tests: str | None = None) -> PromptFacts:
     helpers: list[ast.stmt] = []
     names: set[str] = set()
     modules = {name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for name in _bound(n)}
-    calls: dict[str, set[str]] = {}  # what each helper function reads of the module (`_globals`)
+    calls: dict[str, set[str]] = {}  # what each helper function reads of the module (`module_reads`)
     for n in tree.body if entries else ():
         if _is_stub(n) or _bound(n) & entries or not _helper(n, names, modules, calls):
             continue
         helpers.append(n)
         names |= _bound(n)
-        for name, reads in _globals(n).items():
+        for name, reads in module_reads(n).items():
             calls[name] = calls.get(name, set()) | reads
     source = "\n".join(_source(prompt_code, n) for n in helpers)
     return PromptFacts(source, frozenset(names), entries, frozenset(shown_calls(prompt_code, entries)))
@@ -399,7 +399,7 @@ _BLOCKS = (ast.If, ast.For, ast.While, ast.Try, ast.TryStar)
 
 def _helper(node: ast.stmt, names: set[str], modules: set[str], calls: dict[str, set[str]]) -> bool:
     """Whether a top-level statement of the prompt is a helper, given the helper names before it and
-    what each helper function reads of the module (`calls`, `_globals`): a statement the prompt runs
+    what each helper function reads of the module (`calls`, `module_reads`): a statement the prompt runs
     to build its helpers, which may therefore run before the solution. Imports, functions and
     classes (decorated or not: their bodies do not run) are; so are the statements that fill its
     tables, whatever their kind (assignments, `+=`, a method of a helper's value `SQUARES.add(1)`, a
@@ -472,19 +472,19 @@ def _free(node: ast.AST, calls: dict[str, set[str]] | None = None) -> set[str]:
     return free
 
 
-def _globals(node: ast.stmt) -> dict[str, set[str]]:
+def module_reads(node: ast.stmt) -> dict[str, set[str]]:
     """What each function or class a helper statement defines (at its top, or in its `if`/`try`
     blocks) reads of the module when it runs: the names its body reads and binds nowhere inside
     (parameters, assignments, nested definitions and imports are its own; `global X` reads X).
 
-    >>> sorted(_globals(ast.parse("def _fill():\\n    for i in range(3):\\n        SQUARES.add(i * i)").body[0])["_fill"])
+    >>> sorted(module_reads(ast.parse("def _fill():\\n    for i in range(3):\\n        SQUARES.add(i * i)").body[0])["_fill"])
     ['SQUARES', 'range']
     """
     if isinstance(node, _BLOCKS):
         blocks = [node.body, node.orelse, getattr(node, "finalbody", []), *(h.body for h in getattr(node, "handlers", []))]
         found: dict[str, set[str]] = {}
         for s in (s for b in blocks for s in b):
-            for name, reads in _globals(s).items():
+            for name, reads in module_reads(s).items():
                 found[name] = found.get(name, set()) | reads
         return found
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

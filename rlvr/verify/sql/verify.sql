@@ -403,15 +403,12 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             )
         )
     )
-), joined AS (
+), joined0 AS (
     SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.has_tag, h.format_ok, h.extraction,
-        -- a symbolic answer and its gold are read without a unit or an integer qualifier after them
-        -- ('36\pi \text{ cm}^2', ', k \in \mathbb{Z}': macros.sql value_tail); units are dropped, not compared
-        -- and the last math span is the answer, when the text has one (span, span_hedge: contexts above)
-        -- (macros.sql sym_answer: also the one math span among plain words, Unicode math as LaTeX)
-        CASE WHEN p.gold_sym AND p.gold_num IS NULL THEN sym_answer(COALESCE(h.span, h.extracted)) ELSE h.extracted END AS extracted,
-        CASE WHEN p.gold_sym AND p.gold_num IS NULL AND sym_answer(COALESCE(h.span, h.extracted)) <> h.extracted
-             THEN norm_answer(sym_answer(COALESCE(h.span, h.extracted))) ELSE h.pred END AS pred,
+        h.extracted AS extracted0, h.pred AS pred0,
+        -- sx0: a symbolic gold's answer, the last math span when the text has one (span, span_hedge:
+        -- contexts above); joined reads it without words, Unicode math, units or an integer qualifier
+        CASE WHEN p.gold_sym AND p.gold_num IS NULL THEN COALESCE(h.span, h.extracted) END AS sx0,
         h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec,
         CASE WHEN h.span IS NOT NULL AND p.gold_sym AND p.gold_num IS NULL THEN h.span_hedge ELSE h.hedge END AS hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
@@ -423,6 +420,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         CASE WHEN p.gold_verdict IS NOT NULL AND NOT regexp_matches(h.extracted, '[~～∼˜]') THEN norm_verdict(h.pred) END AS pred_verdict,
         CASE WHEN p.task = 'logic' AND p.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
     FROM decimals AS h JOIN golds AS p USING (prompt_id)
+), joined AS (
+    -- a symbolic answer is read in steps (macros.sql span_words, uni_math, value_tail: '<answer>The length is
+    -- $2\sqrt{3}-1$.</answer>', '5√2', '36\pi \text{ cm}^2', ', k \in \mathbb{Z}'); units are dropped, not compared
+    SELECT * EXCLUDE (extracted0, pred0, sx0, sx1, sx2, sx),
+        COALESCE(sx, extracted0) AS extracted,
+        CASE WHEN sx IS NOT NULL AND sx <> extracted0 THEN norm_answer(sx) ELSE pred0 END AS pred
+    FROM (SELECT *, CASE WHEN sx2 IS NOT NULL THEN value_tail(sx2) END AS sx
+          FROM (SELECT *, CASE WHEN sx1 IS NOT NULL THEN uni_math(sx1) END AS sx2
+                FROM (SELECT *, CASE WHEN sx0 IS NOT NULL THEN span_words(sx0) END AS sx1 FROM joined0)))
 ), routed AS (
     SELECT *,
         CASE

@@ -248,16 +248,24 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     -- hope it is correct.', Minerva's format, reads 2\sqrt{3}-1, not its last number 1), read in its
     -- context as a tag is; span_list: another span just before it, joined by 'or', ',', 'and', '\approx'...
     -- ('$2\sqrt{3}$ or $3\sqrt{2}$': several values)
-    SELECT * EXCLUDE (mtail, mspan, rawlead),
-        CASE WHEN has_tag AND n_tags = 1 THEN ctx_lead(right(split_part(t, '<answer>', 1), 48))
-             WHEN box1 THEN ctx_lead(right(left(t, strpos(t, box_m) - 1), 48))
-             WHEN mspan IS NOT NULL THEN ctx_lead(rawlead) END AS alead,
-        CASE WHEN has_tag AND n_tags = 1 THEN ctx_trail(left(split_part(t, '</answer>', 2), 80))
-             WHEN box1 THEN ctx_trail(left(substr(t, strpos(t, box_m) + length(box_m)), 80))
-             WHEN mspan IS NOT NULL THEN ctx_trail(left(mspan.rest, 80)) END AS atrail,
+    -- (the common cases cost nothing: a lead that ends a sentence, '... so we go back. <answer>', and a
+    -- trail of spaces and full stops are read as no context, '', without a regex)
+    SELECT * EXCLUDE (mtail, mspan, rawlead, rlead, rtrail),
+        CASE WHEN rlead IS NULL THEN NULL
+             WHEN rtrim(rlead) = '' OR (right(rtrim(rlead), 1) IN ('.', '!', '?') AND NOT ends_with(lower(rtrim(rlead)), 'approx.')) THEN ''
+             ELSE ctx_lead(rlead) END AS alead,
+        CASE WHEN rtrail IS NULL THEN NULL WHEN trim(rtrail, E' .$\n\t\r') = '' THEN '' ELSE ctx_trail(rtrail) END AS atrail,
         nullif(trim(mspan.body), '') AS span,
         CASE WHEN mspan IS NOT NULL
              THEN regexp_matches(rawlead, '(?i)(?:\$|\\[)\]])[^\S\n]*(?:(?:[,;]|\bor\b|\band\b|\bvs\.?|\bversus\b|\bto\b|\\approx|≈|~|=|[–—|(]|\\q?quad|\b(?:maybe|perhaps|possibly|else|rather|either)\b)[^\S\n]*)+$') END AS span_list
+    FROM (
+    SELECT *,
+        CASE WHEN has_tag AND n_tags = 1 THEN right(split_part(t, '<answer>', 1), 48)
+             WHEN box1 THEN right(left(t, strpos(t, box_m) - 1), 48)
+             WHEN mspan IS NOT NULL THEN rawlead END AS rlead,
+        CASE WHEN has_tag AND n_tags = 1 THEN left(split_part(t, '</answer>', 2), 80)
+             WHEN box1 THEN left(substr(t, strpos(t, box_m) + length(box_m)), 80)
+             WHEN mspan IS NOT NULL THEN left(mspan.rest, 80) END AS rtrail
     FROM (
         SELECT *, CASE WHEN mtail <> '' THEN right(left(t, length(t) - length(mtail)), 48) END AS rawlead,
             CASE WHEN mtail <> '' THEN regexp_extract(mtail, '(?s)^(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])([^$]*)$', ['body', 'rest']) END AS mspan
@@ -268,6 +276,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                      THEN regexp_extract(t, '(?s)(?:\$\$[^$]+\$\$|\$[^$]+\$|\\\((?:[^\\]|\\[^)])+\\\)|\\\[(?:[^\\]|\\[^\]])+\\\])[^$\d\\]*$', 0) END AS mtail
             FROM hedges
         )
+    )
     )
 ), last_numbers AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, last_num, lead, alead, atrail, span, span_list,
@@ -325,10 +334,10 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                            AND NOT (regexp_matches(lower(lead), '\b(?:over|under|above|below|within)\s*$') AND regexp_matches(trail, '(?i)^\s*[a-z]')))
                       THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END,
                  -- the one tag or box, read in its context (contexts above)
-                 CASE WHEN (has_tag OR boxed <> '') AND alead IS NOT NULL AND number_denied(lower(alead), atrail)
+                 CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '') AND number_denied(lower(alead), atrail)
                       THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
                            || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is denied, a fallback, or only asked about' END,
-                 CASE WHEN (has_tag OR boxed <> '') AND alead IS NOT NULL
+                 CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '')
                            AND (value_suffix(atrail) OR value_prefix(lower(alead))
                                 OR regexp_matches(alead, '[-−]$')  -- a sign touching it ('-\boxed{12}'; a bullet '- ' is no sign)
                                 OR regexp_matches(atrail, '^\s*(?:\\pm|±|\\mp|∓|\\times|\\cdot|×|÷|\\div|\*|/)'))  -- an operand

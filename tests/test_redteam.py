@@ -817,6 +817,15 @@ MATH_GOLDS = [
     "0.33",
     "0.7",
     "2\\sqrt{2}",  # round 13: Unicode math
+    "13",  # round 13's red team
+    "28.27",
+    "\\sqrt[4]{2}",
+    "-12",
+    "3.14",
+    "0.67",
+    "28.3",
+    "28",
+    "\\pi",
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}

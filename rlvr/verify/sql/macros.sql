@@ -66,9 +66,9 @@ CREATE OR REPLACE MACRO last_number_text() AS
 -- verify.sql reads in context: the last number (its 48 characters before, the text after it) and a tag
 -- or box (the same around it).
 CREATE OR REPLACE MACRO ctx_lead(s) AS
-    regexp_replace(s, '(^|[^\d])\*\*+|(\d)\*\*+([^\d])|\\[()\[\]]|`|\$|(?:^|\s)[*_]+$|\\(?:textbf|mathbf|boldsymbol|bm|text|mathrm|mbox)\s*\{$', '\1\2\3', 'g');
+    regexp_replace(s, '(^|[^\d])\*\*+|(\d)\*\*+([^\d])|\\[()\[\]]|`|\$|(?:^|\s)[*_]+$|\\(?:textbf|mathbf|boldsymbol|bm|text|mathrm|mbox)\s*\{$|</?[A-Za-z][^<>]*>|(?:^|\n)[ \t]*>[ \t]*(?:\$|\\[(\[])*[ \t]*$', '\1\2\3', 'g');
 CREATE OR REPLACE MACRO ctx_trail(s) AS
-    regexp_replace(s, '^(?:\*+|_+|\$|\\\)|`|\})+|\\(?:text\w*|mathrm|mbox)\s*\{', '', 'g');
+    regexp_replace(s, '^(?:\*+|_+|\$|\\\)|`|\}|\s*\\[,;:! ]|\s*~)+|\\(?:text\w*|mathrm|mbox)\s*\{', '', 'g');
 
 -- digit_gap(x): x splits digits by spacing (whitespace, LaTeX \, \; \: \! '\ ' or ~) other than
 -- thousands grouping, so it holds several numbers where norm_answer, which removes spacing, would
@@ -88,7 +88,8 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- each was paid as 12). A unit ('12 apples', '12 cm') changes nothing.
 -- value_prefix(lead): the same before it (lead lower-cased): a sign or a root in words or symbols
 -- ('minus 13', 'negative 13', '√13', '\sqrt{13}', 'the square of 13'), a bound ('x < 13', 'at least
--- 13', 'up to 13') or an approximation ('about 13', '~13'), as the tag's answer in words refuses them;
+-- 13', 'up to 13'), as the tag's answer in words refuses them (an approximation, 'about 13', '~13', is
+-- approx_prefix's: round 13);
 -- or it is no value of its own: a denominator ('\frac{\pi}{2}'), a second argument ('\binom{10}{3}'), an
 -- exponent ('2^{10}', '1.9e1'), a subscript, an operand ('3 x 10', '3 − 10', '3\times{10}', '3 times 10',
 -- '5 mod 3', '3 out of 10'), or an alternative in words ('twelve or 13') (issue 19, round 8); round 9: operands
@@ -98,8 +99,13 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- stands apart ('–12', '－12', 'is - 12'; a bullet '\n- 12' and '3 - 12' are not signs).
 -- value_suffix, round 9: 'lakh', 'bn', 'tenths', 'halves', '12 to the second', '12+', '12ish', '12-odd', '12 and
 -- up', '12 at most', '12 give or take', '12 score' at the end.
+-- approx_prefix(lead): an approximation before the answer ('about 28.27', '\approx 28.27', '~28.27', 'roughly',
+-- 'circa'). verify.sql pays it only for a gold that is itself a decimal with places (a rounded value: 'to the
+-- nearest hundredth'), never for an integer or symbolic gold ('about 12' is a hedge; round 13).
+CREATE OR REPLACE MACRO approx_prefix(lead) AS
+    regexp_matches(lead, '(?:\b(?:about|approximately|approx\.?|around|roughly|circa|an\s+approximate)|(?:^|[^a-z])~|≈|\\approx|\\sim|\\simeq|≃)\s*$');
 CREATE OR REPLACE MACRO value_prefix(lead) AS (regexp_matches(lead,
-    '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|(?:^|[^=a-z>-])>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most|best|worst|minimum|maximum|the\s+(?:very\s+)?(?:least|most))|\b(?:a\s+)?(?:minimum|maximum)\s+of|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:about|approximately|approx\.?|around|roughly|nearly|almost|circa|over|above|below|under|near|beyond|exceeding|exceed|exceeds|hardly|barely)|\bclose\s+to|\bfar\s+from|\bin\s+excess\s+of|\bupwards\s+of|\bneighbou?rhood\s+of|\bvicinity\s+of|\ban\s+approximate|\bgive\s+or\s+take|\b(?:a|one)[\s-](?:power|fraction|percentage|tenth|fourth|fifth)\s+of|\b\d+\s+(?:tenth|fourth|fifth|third|quarter)s?\s+of|\border\s+of|\bsomething\s+like|\bshy\s+of|\ban\s+estimated|\b(?:north|south)\s+of|\bbounded\s+by|\bcomplement\s+of|\bcapped\s+at|\b(?:a\s+)?(?:multiple|factor|divisor)\s+of|\bdivisible\s+by|⪆|⪅|(?:^|[^a-z])~|≈|\\approx|\\sim|\de[-+]?'
+    '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|(?:^|[^=a-z>-])>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most|best|worst|minimum|maximum|the\s+(?:very\s+)?(?:least|most))|\b(?:a\s+)?(?:minimum|maximum)\s+of|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:nearly|almost|over|above|below|under|near|beyond|exceeding|exceed|exceeds|hardly|barely)|\bclose\s+to|\bfar\s+from|\bin\s+excess\s+of|\bupwards\s+of|\bneighbou?rhood\s+of|\bvicinity\s+of|\bgive\s+or\s+take|\b(?:a|one)[\s-](?:power|fraction|percentage|tenth|fourth|fifth)\s+of|\b\d+\s+(?:tenth|fourth|fifth|third|quarter)s?\s+of|\border\s+of|\bsomething\s+like|\bshy\s+of|\ban\s+estimated|\b(?:north|south)\s+of|\bbounded\s+by|\bcomplement\s+of|\bcapped\s+at|\b(?:a\s+)?(?:multiple|factor|divisor)\s+of|\bdivisible\s+by|⪆|⪅|\de[-+]?'
     || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\s*\d?|[⁄∕]|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
     || '|\d\s*[cp]|[-−]\s*(?:\\left)?\(\s*|\(-1\)\s*\(\s*|\bhalf|\bfalls\s+short\s+of|\bguess(?:\s+would\s+be)?\s*:?|\\over|\\bmod|\\pmod\s*\{?|\\(?:log|ln|lg|exp|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh)(?:_\s*\{?\d*\}?)?\s*[({]?|\b(?:log|ln|sin|cos|tan)\s*\(?'
     || '|\d\s*[x×⋅•·−]|(?:\\times|\\cdot|\\div)\s*\{?|\b(?:times|mod|out\s+of|plus|divided\s+by|multiplied\s+by|to\s+the\s+power\s+of|raised\s+to(?:\s+the\s+power\s+of)?|twice|double|triple|thrice|half\s+of|third\s+of|quarter\s+of)|%\s+of|\d\s*/\s*\d+\s+of|\b(?:one|two|three|four|a)\s+(?:third|quarter|fourth|fifth|sixth|eighth|tenth)s?\s+of|\b(?:percent|groups?)\s+of'
@@ -117,8 +123,23 @@ CREATE OR REPLACE MACRO value_suffix(after) AS regexp_matches(after,
     || '|to\s+the\s+(?:second|third|power|\w+th)|and\s+(?:up|above|over|more|higher|beyond|upwards?)|at\s+(?:the\s+)?(?:minimum|maximum|most|least)'
     || '|give\s+or\s+take|or\s+so|thereabouts|and\s+change|(?:hundred|thousand|million|billion|dozen|lakh|crore)s|and\s+one\s+half|point\s+\w+'
     || '|(?:times|multiplied\s+by|divided\s+by|raised\s+to(?:\s+the\s+power\s+of)?)\s+(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+half)'
-    || '|below\s+zero|under\s+par|in\s+(?:hexadecimal|hex|binary|octal|ternary|base)|per\s+(?:thousand|mille|cent)|basis\s+points|bps|max|maximum|minimum|tops|plus'
+    || '|below\s+zero|under\s+par|in\s+(?:hexadecimal|hex|binary|octal|ternary)|in\s+base\s*(?:[2-9]|1[1-9]|[2-9]\d|two|three|four|five|six|seven|eight|nine|eleven|twelve|sixteen)|per\s+(?:thousand|mille|cent)|basis\s+points|bps|max|maximum|minimum|tops|plus'
     || '|and\s+(?:below|under|less|fewer|lower)|more\s+or\s+less|roughly|approx\.?|approximately|at\s+(?:the\s+very\s+)?(?:least|best))\b|-(?i:thousand|million|billion)\b|\s+K\b|\s+(?i:grand|gross)\b|\s+(?i:score)\W*$)');
+
+-- prose_bound(lead, after): a bound word before the answer and a word after it read as prose, not a
+-- bound ('jumped over 12 hurdles', 'over 12 months'; 'over 12 thousand' is still a scale): value_prefix's
+-- exemption, for a last number and a tag or box alike (verify.sql).
+CREATE OR REPLACE MACRO prose_bound(lead, after) AS
+    regexp_matches(lower(lead), '\b(?:over|under|above|below|within)\s*$') AND regexp_matches(after, '(?i)^\s*[a-z]');
+-- outer_operation(lead, after): the one tag or box is an operand of what is written around it, on its own
+-- line (verify.sql contexts): an operator and a number after it ('\boxed{12} + 1', '\boxed{12} \cdot 10',
+-- '</answer>–13', '\boxed{12}\times 10^3', '{\boxed{12} \over 5}'), digits that carry it on ('\boxed{12}.5',
+-- '\boxed{12},000', '1\boxed{2}', '\boxed{12}e3'), a bracket raised to a power ('(\boxed{12})^2'), or a
+-- division, numerator, \pm or absolute value before it ('1/\boxed{12}', '\frac{\boxed{12}}{5}', '\pm\boxed{3}',
+-- '|\boxed{-3}|'). Markdown after it is no operator ('\n**Explanation:**', '*dollars*', '/day').
+CREATE OR REPLACE MACRO outer_operation(lead, after) AS
+    regexp_matches(after, '^(?:[^\S\n]*(?:\\pm|±|\\mp|∓|\\times|\\cdot|×|÷|\\div|\\over|\*|/|[-+−–—])[^\S\n]*[\d(\\{]|[.,]?\d|[eE][-+]?\d|[^\S\n]*(?:\\right)?[)\]][^\S\n]*\^|[^\S\n]*\{\}[^\S\n]*\^|(?:\\right)?\||\\rvert)')
+    OR regexp_matches(lead, '(?:\d|\||\\lvert|\\left\s*\|)$|(?:\d\s*[-−]|/|\\[dtc]?frac\s*\{|\\pm|±|\\mp|∓)\s*$');
 
 -- text_words(x): x holds a word (two letters or more) inside \text{}, \mathrm{} and their kin, where
 -- math-verify does not read it ('2\sqrt{3} \text{ else } 3\sqrt{2}'); LaTeX commands inside are not words.
@@ -449,13 +470,16 @@ CREATE OR REPLACE MACRO value_tail(x) AS
          ELSE x END;
 
 -- uni_math(x): Unicode math as LaTeX, for a symbolic answer ('√2' -> '\sqrt{2}', '2√3' -> '2\sqrt{3}',
--- '√(x+1)' -> '\sqrt{x+1}', '∛2' -> '\sqrt[3]{2}', 'x²' -> 'x^{2}', 'x⁻¹' -> 'x^{-1}'), which math-verify does
+-- '√(x+1)' -> '\sqrt{x+1}', '∛2' -> '\sqrt[3]{2}', '⁴√2' -> '\sqrt[4]{2}', 'x²' -> 'x^{2}', 'x⁻¹' -> 'x^{-1}', '½' ->
+-- '\frac{1}{2}'), which math-verify does
 -- not read (round 13: '<answer>5√2</answer>' had been refused for 5\sqrt{2}).
 CREATE OR REPLACE MACRO uni_math(x) AS
-    CASE WHEN regexp_matches(x, '[√∛⁰¹²³⁴⁵⁶⁷⁸⁹⁻]')
-         THEN translate(regexp_replace(regexp_replace(regexp_replace(regexp_replace(x,
+    CASE WHEN regexp_matches(x, '[√∛⁰¹²³⁴⁵⁶⁷⁸⁹⁻½⅓⅔¼¾]')
+         THEN translate(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+                  replace(replace(replace(replace(replace(x, '½', '\frac{1}{2}'), '⅓', '\frac{1}{3}'), '⅔', '\frac{2}{3}'), '¼', '\frac{1}{4}'), '¾', '\frac{3}{4}'),
+                  '([⁰¹²³⁴⁵⁶⁷⁸⁹])√\s*(\d+|[A-Za-z])', '\\sqrt[\1]{\2}', 'g'),
                   '√\s*\(([^()]*)\)', '\\sqrt{\1}', 'g'), '√\s*(\d+|[A-Za-z]|\\pi)', '\\sqrt{\1}', 'g'),
-                  '∛\s*(\d+|[A-Za-z])', '\\sqrt[3]{\1}', 'g'), '(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)', '^{\1}', 'g'), '⁻⁰¹²³⁴⁵⁶⁷⁸⁹', '-0123456789')
+                  '∛\s*(\d+|[A-Za-z])', '\\sqrt[3]{\1}', 'g'), '(^|[^\[⁰¹²³⁴⁵⁶⁷⁸⁹⁻])(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)', '\1^{\2}', 'g'), '⁻⁰¹²³⁴⁵⁶⁷⁸⁹', '-0123456789')
          ELSE x END;
 -- span_words(x): the one math span among plain words, for a symbolic gold's answer ('The length is
 -- $2\sqrt{3}-1$.', '$2\sqrt{3} - 1$ cm': words macros.sql value_words lets through, no digit outside the
@@ -551,23 +575,28 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
     regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bno\s+longer|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=|\\notin|\\not\s*\\in|∉)\s*(?:(?:exactly|really|quite|precisely|necessarily|even|always)\s+)?(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
     OR regexp_matches(lead, '\bnot\s*,[^.!?\d]*,\s*$|\bif\b[^.!?,;:\d]*\bwere\s*$')  -- 'not, as one might think, 12', 'if the answer were 12'
-    OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
-    OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else)\b[\s,]*[^.!?,;:\d]*$|\d[^\d]*\balternatively\b[\s,]*[^.!?,;:\d]*$')
+    OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\cancelto\s*\{[^{}]*\}\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
+    OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else)\b[\s,]*[^.!?,;:\d]*$|\d[^\d]*\balternatively\b[\s,:]*[^.!?,;:\d]*$')
     OR (regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"
         AND NOT regexp_matches(lead, '(?:\b(?:no|little|without(?:\s+a)?|beyond(?:\s+a|\s+any)?|not)|n''t)\s+(?:doubt|wonder)|\bno\s+wonder|\bnot\s+sure[^.!?]*\bbut\b'))  -- 'There is no doubt the answer is 12'
     OR regexp_matches(after, '(?i)^\s*[,;—–-]?\s*[(\[]?\s*or\b')
     OR regexp_full_match(after, '\s*\?[\s.!?)]*')
-    OR regexp_matches(after, '(?i)^\s*\?\s*(?:not\s+sure|unsure|maybe|perhaps|no\s+idea)\b')
+    OR regexp_matches(after, '(?i)^\s*\?\s*(?:i''m\s+|i\s+am\s+)?(?:not\s+sure|unsure|maybe|perhaps|no\s+idea)\b')
     OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:which\s+|but\s+(?:that|this|it)\s+)(?:is|was|seems?|looks?|must\s+be)\s+(?:\w+ly\s+)?(?:not\s+(?:right|correct|it)|wrong|incorrect|false|a\s+mistake|an\s+error)\b'
-                          || '|^\s*\.*\s*(?:wait|no)\b[^.!?]*(?:wrong|not\s+right|incorrect)|that''?s\s+(?:wrong|not\s+right|incorrect)|^[\s—–,-]*(?:no\W*)?scratch\s+that|^[\s(\[]*(?:i\s+am|i''m|i\s+was)\s+not\s+(?:sure|certain|confident)\b|^[\s,]*(?:if|assuming|provided|when)\b[^.!?]*\botherwise\b|^[\s,]*but\s+(?:it|that|this)\s+(?:fails?|failed|doesn''t\s+work|does\s+not\s+work|didn''t\s+work|is\s+not|isn''t|was\s+not|wasn''t)\b|^\s*\?\?|^[\s.]*or\s+is\s+it'
+                          || '|^[\s.?!]*(?:no\W*)?(?:wait|no)\b[^.!?]*(?:wrong|not\s+right|incorrect)|that''?s\s+(?:wrong|not\s+right|incorrect)|^[\s—–,-]*(?:no\W*)?scratch\s+that|^[\s(\[]*(?:i\s+am|i''m|i\s+was)\s+not\s+(?:sure|certain|confident)\b|^[\s,]*(?:if|assuming|provided|when)\b[^.!?]*\botherwise\b|^[\s,]*but\s+(?:it|that|this)\s+(?:fails?|failed|doesn''t\s+work|does\s+not\s+work|didn''t\s+work|is\s+not|isn''t|was\s+not|wasn''t)\b|^\s*\?\?|^[\s.]*or\s+is\s+it'
                           || '|^\s*(?:is|seems|looks)\s+(?:unlikely|doubtful|implausible|improbable|absurd|inaccurate|too\s+(?:high|low|big|small|large))'
-                          || '|^[\s.,]*(?:hmm\W*)?(?:but\s+)?(?:that|this|it)\s+(?:can''t|cannot|doesn''t|does\s+not|isn''t)\s+(?:seem\s+|be\s+)?(?:right|correct)|^\s*\.*\s*(?:no\s+)?wait\b[^.!?]*\b(?:recompute|recalculate|redo|check)')
+                          || '|^[\s.,]*(?:hmm\W*)?(?:but\s+)?(?:that|this|it)\s+(?:can''t|cannot|doesn''t|does\s+not|isn''t)\s+(?:seem\s+|be\s+)?(?:right|correct)|^\s*\.*\s*(?:no\s+)?wait\b[^.!?]*\b(?:recompute|recalculate|redo|check)\w*[^.!?]*[.!?…]*\s*$')
     OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:is|was|would\s+be|seems?|seemed|looks?|appears?|turned\s+out(?:\s+to\s+be)?|must\s+be|can\s+be|could\s+be)\s+(?:\w+ly\s+)?'
-                          || '(?:not\b|(?:the\s+|a\s+|an\s+|my\s+|just\s+a\s+|only\s+an?\s+)?(?:wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected|mistake|mistaken|error|erroneous|typo|nonsense|bogus|invalid|off|red\s+herring|guess|estimate|(?:upper|lower)\s+bound)\b)'
-                          || '|^\s*(?:isn''t|wasn''t|can''t|cannot|can\s+not|couldn''t|won''t|doesn''t|does\s+not|didn''t|did\s+not)\b|^\s*fails?\b|^[\s—–:-]*(?:wrong|incorrect)\b|^\s*[✗❌✘]'
+                          || '(?:not\b|(?:the\s+|a\s+|an\s+|my\s+|just\s+a\s+|only\s+an?\s+)?(?:(?:first|initial|original|wild|rough|best|educated)\s+)?(?:wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected|mistake|mistaken|error|erroneous|typo|nonsense|bogus|invalid|off|red\s+herring|guess|estimate|(?:upper|lower)\s+bound)\b)'
+                          || '|^\s*(?:isn''t|wasn''t|can''t|cannot|can\s+not|couldn''t|won''t|doesn''t|does\s+not|didn''t|did\s+not)\b|^\s*fails?\b|^[\s—–:-]*(?:wrong|incorrect)\b|^\s*[(\[]?\s*[✗❌✘]|^\s*(?:\\leftarrow|←|<-+|\\gets)\s*(?:wrong|incorrect|no)\b'
+                          || '|^[\s.,;:—–-]*(?:is|was|seems?|looks?)\s+(?:about|nearly|almost|approximately|roughly|more\s+or\s+less|close\s+to|probably|likely|maybe|perhaps)\s+(?:right|correct|it)\b'
+                          || '|^\s*[(\[]\s*(?:this|that|it)\s+(?:is|was)\s+(?:\w+\s+)?(?:wrong|incorrect|false|not\s+(?:right|correct))|^[\s.!]*(?:this|that|it)\s+(?:is|was)\s+(?:\w+\s+)?(?:wrong|incorrect|false|not\s+(?:right|correct))\b'
                           || '|^\s*[(\[]\s*(?:wrong|incorrect|false|no|not(?:\s+(?:right|correct|it|this|sure))?)\s*[)\].!]')
     -- a correction after it in a form no number pattern reads ('12, but the correct answer is thirteen')
     OR regexp_matches(after, '(?i)\b(?:actually|wait|no)\b[,\s]*(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:is|should\s+be|=)')  -- 'Hmm, actually the answer is 13'
+    OR regexp_matches(after, '(?i)\b(?:should|must)\s+(?:be|have\s+been)\s+[-−$]?\d|\bi\s+made\s+an?\s+(?:error|mistake)\b|\bcorrection\s*:')  -- a correction after a tag ('it should be 13')
+    -- candidates under labels ('Option A: 12\nOption B: 13', 'Guess 1: 12\nGuess 2: 13')
+    OR regexp_matches(lead, '(?i)\b(?:option|choice|candidate|guess|alternative|attempt)\s*\w{0,2}\s*[:)][^\n]*\n[^\n]*\b(?:option|choice|candidate|guess|alternative|attempt)\s*\w{0,2}\s*[:)]\s*$')
     OR regexp_matches(after, '(?i)\b(?:correct|right|real|actual|true)\s+(?:answer|value|result|total)\s+(?:is|=|:)\s*(?:(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)\b|[IVXLCDM]{2,}\b)');
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:

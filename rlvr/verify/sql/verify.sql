@@ -246,8 +246,8 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     -- span: in a text with no tag or box, the last math span ($...$, $$...$$, \(...\), \[...\]) when no
     -- digit follows it: the answer for a symbolic gold (joined below; 'The final answer is $2\sqrt{3}-1$. I
     -- hope it is correct.', Minerva's format, reads 2\sqrt{3}-1, not its last number 1), read in its
-    -- context as a tag is; span_list: another span just before it, joined by 'or', ',', 'and', '\approx'...
-    -- ('$2\sqrt{3}$ or $3\sqrt{2}$': several values)
+    -- context as a tag is; span_list: another span just before it, joined by 'or', ',', 'and', '\approx', a
+    -- line break... ('$2\sqrt{3}$ or $3\sqrt{2}$': several values), or no answer cue before it (below)
     -- (the common cases cost nothing: a lead that ends a sentence, '... so we go back. <answer>', and a
     -- trail of spaces and full stops are read as no context, '', without a regex)
     SELECT * EXCLUDE (mtail, mspan, rawlead, rlead, rtrail),
@@ -255,9 +255,13 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              WHEN rtrim(rlead) = '' OR (right(rtrim(rlead), 1) IN ('.', '!', '?') AND NOT ends_with(lower(rtrim(rlead)), 'approx.')) THEN ''
              ELSE ctx_lead(rlead) END AS alead,
         CASE WHEN rtrail IS NULL THEN NULL WHEN trim(rtrail, E' .$\n\t\r') = '' THEN '' ELSE ctx_trail(rtrail) END AS atrail,
-        nullif(trim(mspan.body), '') AS span,
+        nullif(rtrim(trim(mspan.body), ' .,;'), '') AS span,  -- ('$$x = 2\sqrt{3}-1.$$': the sentence's full stop)
         CASE WHEN mspan IS NOT NULL
-             THEN regexp_matches(rawlead, '(?i)(?:\$|\\[)\]])[^\S\n]*(?:(?:[,;]|\bor\b|\band\b|\bvs\.?|\bversus\b|\bto\b|\\approx|≈|~|=|[–—|(]|\\q?quad|\b(?:maybe|perhaps|possibly|else|rather|either)\b)[^\S\n]*)+$') END AS span_list
+             THEN regexp_matches(rawlead, '(?i)(?:\$|\\[)\]])(?:\s|[,;./:]|\\text\s*\{\s*(?:or|and)\s*\}|\\q?quad|\\approx|≈|~|=|[–—|(]|\b(?:or|and|also|vs\.?|versus|to|maybe|perhaps|possibly|else|rather|either|alternatively|though|although|but|it|might|could|would|be)\b)*$')
+                  -- no answer cue before it: a span given, tried or mentioned ('We are given $f(x) = x^2-4$.',
+                  -- 'Substituting $x = ...$ gives a contradiction') is not stated as the answer
+                  OR NOT regexp_matches(rawlead, '(?i)(?:^\s*|\n\s*|(?:\b(?:answer|result|solution|value|therefore|thus|hence|so|finally|get|gets|got|obtain|obtains|find|conclude|is|are|was|equals?|becomes?|gives?|simplifies\s+to)\b|=|:|\\therefore|\\implies|⇒|→)[\s,:*]*)$')
+             END AS span_list
     FROM (
     SELECT *,
         CASE WHEN has_tag AND n_tags = 1 THEN right(split_part(t, '<answer>', 1), 48)
@@ -324,37 +328,48 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                            AND NOT (regexp_matches(lead, '(?i)\b(?:question|step|part|problem|exercise|case|example|item|no\.?|number|#)\s*\d+\s*[:.)]?\s*$|(?:\b[a-z]+\.?|#)\s*\d+:\s+$')
                                     AND NOT regexp_matches(lead, '(?i)\banswers?\s*\d+:\s+$'))  -- ('Answer 1: 12 Answer 2: 13' is two)
                       -- (one value written twice is one answer: '3/4 or 0.75', '0.5, or 50%')
-                      THEN CASE WHEN NOT num_same(before.prev, last_num)
+                      -- (an approximation, '1/3 \approx 0.333', is decided with the gold: approx below)
+                      THEN CASE WHEN NOT num_same(before.prev, last_num) AND NOT regexp_full_match(before.link, '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃)\s*')
                                 THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END END,
                  CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), trail)
                       THEN 'the last number, ' || last_num || ', is denied, a fallback, or only asked about' END,
                  CASE WHEN last_num IS NOT NULL AND (value_suffix(trail) OR value_prefix(lower(lead))
                            -- 'over 12 months', 'jumped over 12 hurdles': a word after it reads as prose, not a bound
                            -- (the prefix only: 'over 12 thousand' is still a scale)
-                           AND NOT (regexp_matches(lower(lead), '\b(?:over|under|above|below|within)\s*$') AND regexp_matches(trail, '(?i)^\s*[a-z]')))
+                           AND NOT prose_bound(lead, trail))
                       THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END,
                  -- the one tag or box, read in its context (contexts above)
                  CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '') AND number_denied(lower(alead), atrail)
                       THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
                            || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is denied, a fallback, or only asked about' END,
                  CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '')
-                           AND (value_suffix(atrail) OR value_prefix(lower(alead))
-                                OR regexp_matches(alead, '[-−]$')  -- a sign touching it ('-\boxed{12}'; a bullet '- ' is no sign)
-                                OR regexp_matches(atrail, '^\s*(?:\\pm|±|\\mp|∓|\\times|\\cdot|×|÷|\\div|\*|/)'))  -- an operand
+                           AND (value_suffix(atrail) OR (value_prefix(lower(alead)) AND NOT prose_bound(alead, atrail))
+                                OR (has_tag AND regexp_matches(alead, '[-−]$'))  -- a sign touching a tag ('-<answer>12'; a box's is read)
+                                OR outer_operation(alead, atrail))
                       THEN 'the value is not the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
                            || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ' (' || ltrim(right(alead, 10)) || ' ... '
                            || rtrim(left(atrail, 10)) || ')' END) AS hedge,
+        -- approx: an approximation before the answer ('about 28.27', '\pi \cdot 3^2 \approx 28.27', '\approx \boxed{28.27}':
+        -- macros.sql approx_prefix), paid only for a gold that is a decimal with places (joined0)
+        -- (the words before it, NULL for none)
+        CASE WHEN last_num IS NOT NULL
+                  AND (approx_prefix(lower(lead)) OR COALESCE(regexp_full_match(before.link, '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃)\s*'), false))
+                 THEN ltrim(right(lead, 16))
+             WHEN (has_tag OR boxed <> '') AND alead <> '' AND approx_prefix(lower(alead)) THEN ltrim(right(alead, 16)) END AS approx,
         -- the last math span's, for a symbolic gold (joined below)
         CASE WHEN span IS NOT NULL
-             THEN CASE WHEN span_list THEN 'several values (' || ltrim(right(alead, 20)) || ' ' || span || ')'
+             THEN CASE WHEN span_list THEN 'several values or no answer stated (' || ltrim(right(alead, 20)) || ' ' || span || ')'
                        WHEN number_denied(lower(alead), atrail)
                            THEN 'the last $...$ answer, ' || span || ', is denied, a fallback, or only asked about'
-                       WHEN value_suffix(atrail) OR value_prefix(lower(alead)) OR regexp_matches(alead, '[-−]$')
+                       WHEN value_suffix(atrail) OR value_prefix(lower(alead)) OR approx_prefix(lower(alead)) OR regexp_matches(alead, '[-−]$')
                            THEN 'the value is not the last $...$ answer, ' || span || ' (' || ltrim(right(alead, 10)) || ' ... '
                                 || rtrim(left(atrail, 10)) || ')' END END AS span_hedge, span,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
-        CASE WHEN has_tag THEN tag_body WHEN boxed <> '' THEN boxed ELSE last_num END AS extracted
+        CASE WHEN has_tag THEN tag_body
+             -- a minus touching the box is its sign ('$-\boxed{12}$' is -12; a bullet '- ' is no sign)
+             WHEN boxed <> '' THEN CASE WHEN regexp_matches(alead, '[-−]$') AND NOT regexp_matches(alead, '\d\s*[-−]$') THEN '-' || boxed ELSE boxed END
+             ELSE last_num END AS extracted
     FROM last_numbers
 ), plain_flags AS (
     -- fast path: most answers are already a plain decimal ('42', '-3.5'); only the others are normalised
@@ -419,7 +434,11 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         -- contexts above); joined reads it without words, Unicode math, units or an integer qualifier
         CASE WHEN p.gold_sym AND p.gold_num IS NULL THEN COALESCE(h.span, h.extracted) END AS sx0,
         h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec,
-        CASE WHEN h.span IS NOT NULL AND p.gold_sym AND p.gold_num IS NULL THEN h.span_hedge ELSE h.hedge END AS hedge,
+        CASE WHEN h.span IS NOT NULL AND p.gold_sym AND p.gold_num IS NULL THEN h.span_hedge
+             WHEN h.hedge IS NOT NULL THEN h.hedge
+             -- an approximation is an answer only to a rounded gold: a decimal with places ('28.27', not '12' or '\pi')
+             WHEN h.approx IS NOT NULL AND NOT (NOT COALESCE(p.gold_int, true) AND contains(COALESCE(p.gold_tdec, ''), '.'))
+                 THEN 'an approximation (' || h.approx || trim(h.extracted) || ')' END AS hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
         p.task, p.gold_num, p.answer_v AS answer, p.gold_v AS gold, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
         p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body, p.gs,
@@ -594,6 +613,7 @@ SELECT
         WHEN hedge LIKE 'several values%' THEN 'wrong: ' || hedge || ' at the end of the response; one final answer is expected'
         WHEN hedge LIKE 'the value is not%' THEN 'wrong: ' || hedge || ': a sign or root in words before it, or a power, fraction, per mille or scale after it'
         WHEN hedge LIKE 'the last number,%' THEN 'wrong: ' || hedge || ' (''not 13'', ''13 is wrong'', ''is it 13?'', ''12 unless it is 13'', ''12 or thirteen''); no answer is stated'
+        WHEN hedge LIKE 'an approximation%' THEN 'wrong: ' || hedge || ' of an exact gold; an approximation is an answer only to a gold that is a rounded decimal'
         WHEN hedge LIKE 'the % answer, %' THEN 'wrong: ' || hedge || ' (''\boxed{12} is wrong'', ''is it <answer>12</answer>?'', ''<answer>12</answer> or 13''); no answer is stated'
         WHEN hedge IS NOT NULL THEN 'wrong: ' || hedge || ' in one response; one answer is expected (verify.multiple_answers = reject)'
         WHEN not_value IS NOT NULL THEN 'wrong: got ' || pred || ', expected ' || gold || ' (' || not_value || ')'

@@ -248,11 +248,14 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     -- hope it is correct.', Minerva's format, reads 2\sqrt{3}-1, not its last number 1), read in its
     -- context as a tag is; span_list: another span just before it, joined by 'or', ',', 'and', '\approx', a
     -- line break... ('$2\sqrt{3}$ or $3\sqrt{2}$': several values), or no answer cue before it (below)
-    -- (the common cases cost nothing: a lead that ends a sentence, '... so we go back. <answer>', and a
-    -- trail of spaces and full stops are read as no context, '', without a regex)
+    -- (the common cases cost little: a lead that ends a sentence, '... so we go back. <answer>', or that only
+    -- names the answer, and a trail of spaces and full stops are read as no context, '')
     SELECT * EXCLUDE (mtail, mspan, rawlead, rlead, rtrail),
         CASE WHEN rlead IS NULL THEN NULL
              WHEN rtrim(rlead) = '' OR (right(rtrim(rlead), 1) IN ('.', '!', '?') AND NOT ends_with(lower(rtrim(rlead)), 'approx.')) THEN ''
+             -- a sentence that only names the answer ('So the answer is $', 'The final answer is', '**Answer:**'): one DFA
+             -- test for what would otherwise take a dozen
+             WHEN regexp_matches(rlead, '(?i)(?:^|[.!?\n])[\s*#]*(?:so|therefore|thus|hence)?,?\s*(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?[\s*]*(?:\$|\\\(|\\\[)?\s*$') THEN ''
              ELSE ctx_lead(rlead) END AS alead,
         CASE WHEN rtrail IS NULL THEN NULL WHEN trim(rtrail, E' .$\n\t\r') = '' THEN '' ELSE ctx_trail(rtrail) END AS atrail,
         nullif(rtrim(trim(mspan.body), ' .,;'), '') AS span,  -- ('$$x = 2\sqrt{3}-1.$$': the sentence's full stop)

@@ -77,6 +77,9 @@ def test_precedence_and_associativity(text, tree):
         "P \\text{ and } \\text{not } Q \\to R \\text{ or } S \\leftrightarrow P",
         "\\text{P ∧ ¬Q → R ∨ S ↔ P}",
         "\\textbf{(P ∧ \\sim{Q})} \\to {(R ∨ S)} ↔ {P}",
+        # 'implies' and 'iff' are words as 'and', 'or' and 'not' are (round 13)
+        "P and not Q implies R or S iff P",
+        "P AND NOT Q IMPLIES R OR S IFF P",
     ],
 )
 def test_every_spelling_gives_the_same_canonical_form(spelling):
@@ -137,6 +140,11 @@ def test_spacing_commands_are_no_operators():
         ("{P", "missing '}' for the '{' at position 0"),
         ("P}", "unexpected '}' at position 1"),
         ("\\mathrm P", r"unexpected command '\\\\mathrm'"),  # a font command is read before a group only
+        # connective words: only whole words, and only the connectives' own (round 13)
+        ("P implied R", "unexpected word 'implied' at position 2"),
+        ("Pimplies R", "unexpected word 'Pimplies' at position 0"),
+        ("P implies", "formula ends too early"),
+        ("if P then R", "unexpected word 'if' at position 0"),
     ],
 )
 def test_bad_input_is_rejected_with_a_readable_message(text, message):

@@ -229,6 +229,16 @@ PROBLEMS = {
         "answer": "(Q ∧ ¬R) ∨ (R ∧ S)",
         "meta": json.dumps({"kind": "propositional", "premises": ["P → Q", "¬P → R", "R → S"], "eliminate": "P"}),
     },
+    # red team round 13: a gold whose full DNF in LaTeX is 491 characters
+    "eliminate-P-5": {
+        "task": "logic",
+        "answer": "(¬Q ∧ R ∧ S ∧ ¬T ∧ ¬U) ∨ (¬Q ∧ R ∧ S ∧ ¬T ∧ U) ∨ (¬Q ∧ R ∧ S ∧ T ∧ U) ∨ (Q ∧ ¬R ∧ ¬S ∧ T ∧ U) ∨ "
+        "(Q ∧ ¬R ∧ S ∧ ¬T ∧ ¬U) ∨ (Q ∧ ¬R ∧ S ∧ ¬T ∧ U) ∨ (Q ∧ ¬R ∧ S ∧ T ∧ U) ∨ (Q ∧ R ∧ S ∧ ¬T ∧ ¬U) ∨ "
+        "(Q ∧ R ∧ S ∧ ¬T ∧ U) ∨ (Q ∧ R ∧ S ∧ T ∧ U)",
+        "meta": json.dumps(
+            {"kind": "propositional", "premises": ["P → Q", "¬P → R", "R → S", "S ∨ T", "T → U"], "eliminate": "P"}
+        ),
+    },
     "verdict-true": {
         "task": "logic",
         "answer": "true",

@@ -8,9 +8,9 @@ Spellings accepted (case-insensitive words; LaTeX commands as LaTeX spells them)
     not   ¬  ~  ∼  !  not  \neg  \lnot  \sim
     and   ∧  &  &&  and  ⋀  \land  \wedge
     or    ∨  |  ||  or  ⋁  \lor  \vee
-    then  →  ->  =>  ⇒  ⊃  ⟶  ⟹  \to  \rightarrow  \implies  \Rightarrow  \supset
+    then  →  ->  =>  ⇒  ⊃  ⟶  ⟹  implies  \to  \rightarrow  \implies  \Rightarrow  \supset
           \longrightarrow  \Longrightarrow
-    iff   ↔  <->  <=>  ⇔  ⟷  ⟺  \leftrightarrow  \iff  \Leftrightarrow
+    iff   ↔  <->  <=>  ⇔  ⟷  ⟺  iff  \leftrightarrow  \iff  \Leftrightarrow
           \longleftrightarrow  \Longleftrightarrow
     true  ⊤  \top          false  ⊥  \bot
 Brackets are ( ) or [ ], each closed by its own kind; \left and \right before one are dropped,
@@ -75,6 +75,7 @@ SPELLINGS = {
     "\\lor": OR,
     "\\vee": OR,
     "→": IMPLIES,
+    "implies": IMPLIES,
     "->": IMPLIES,
     "=>": IMPLIES,
     "⇒": IMPLIES,
@@ -89,6 +90,7 @@ SPELLINGS = {
     "\\longrightarrow": IMPLIES,
     "\\Longrightarrow": IMPLIES,
     "↔": IFF,
+    "iff": IFF,
     "<->": IFF,
     "<=>": IFF,
     "⇔": IFF,
@@ -104,6 +106,9 @@ SPELLINGS = {
     "⊥": FALSE,
     "\\bot": FALSE,
 }
+# connectives spelled as words, read in any case ('P IMPLIES Q'); a word glued to a variable
+# ('Pimplies') is one unknown word, and 'implied', 'if ... then' or 'if and only if' are not read
+WORDS = ("not", "and", "or", "implies", "iff")
 CONSTANTS = (TRUE, FALSE)
 CLOSE = {"(": ")", "[": "]"}
 # LaTeX that only spaces or styles: dropped ('\\!' is a negative thin space, not a negation).
@@ -174,7 +179,7 @@ def tokenize(text: str) -> list[tuple[str, int]]:
     for m in _TOKEN.finditer(text):
         tok = m.group(1)
         after = text[m.end(1) :].lstrip()[:1]
-        if tok in SPELLINGS or tok.lower() in ("not", "and", "or"):
+        if tok in SPELLINGS or tok.lower() in WORDS:
             tokens.append((SPELLINGS.get(tok) or SPELLINGS[tok.lower()], m.start(1)))
         elif tok in SPACING or (tok in FONTS and after == "{"):
             continue  # a font's group is read as a group is

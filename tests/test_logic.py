@@ -24,6 +24,7 @@ from rlvr.verify.logic import (
     decide,
     entails,
     equivalent,
+    height,
     is_tautology,
     normalise_verdict,
     parse,
@@ -153,10 +154,16 @@ def test_bad_input_is_rejected_with_a_readable_message(text, message):
 
 
 def test_size_caps():
-    long_ok = "P" + " ∧ P" * ((logic.MAX_CHARS - 1) // 4)
+    long_ok = "P" + " ∧ P" * logic.MAX_HEIGHT
     assert len(long_ok) <= logic.MAX_CHARS and is_tautology(long_ok) is False
-    with pytest.raises(ValueError, match="too long: 401 characters, at most 400"):
-        parse("P" + " " * 400)
+    with pytest.raises(ValueError, match="too long: 4001 characters, at most 4000"):
+        parse("P" + " " * 4000)
+    # one operator deeper per ∧: refused past MAX_HEIGHT, before anything recurses on the tree
+    assert height(parse("P" + "&P" * logic.MAX_HEIGHT)) == logic.MAX_HEIGHT
+    with pytest.raises(ValueError, match="too deep: 501 operators on one path, at most 500"):
+        parse("P" + "&P" * (logic.MAX_HEIGHT + 1))
+    ok, reason = check_conclusion(["P → Q", "P"], "Q" + "&Q" * 1998)
+    assert not ok and reason.startswith("unparsable: formula too deep: 1998 operators")
     twelve = " ∨ ".join("ABCDEFGHIJKL")
     assert is_tautology(f"({twelve}) ∨ ¬A")
     with pytest.raises(ValueError, match="too many variables: 13, at most 12"):
@@ -366,6 +373,22 @@ def test_the_generator_eliminates_only_where_copying_does_not_answer():
     gold = build_logic.gold_formula(keep, models)
     assert gold == "(Q ∧ ¬R) ∨ (R ∧ S)"
     assert check_conclusion(ELIMINATE_P, gold, eliminate="P")[0]
+
+
+def test_a_formula_of_max_chars_is_decided_fast():
+    """MAX_CHARS bounds the truth table's cost: a formula of nearly 4,000 characters over 12 variables
+    (about 1,000 nodes on 4,096-row tables) is checked in well under a second (red team round 13)."""
+    import time
+
+    term = "(A & ~B & C & ~D & E & ~F & G & ~H & I & ~J & K & ~L)"
+    formula = " | ".join([term] * (logic.MAX_CHARS // (len(term) + 3)))
+    assert logic.MAX_CHARS - 100 < len(formula) <= logic.MAX_CHARS
+    premises = [" | ".join("ABCDEFGHIJKL"), "A → B"]
+    start = time.perf_counter()
+    for _ in range(5):
+        ok, reason = check_conclusion(premises, formula)
+    assert not ok and reason.startswith("wrong:")
+    assert time.perf_counter() - start < 2.5
 
 
 # ---- verdicts --------------------------------------------------------------------------------

@@ -27,9 +27,14 @@ P → (Q → R)); ∧, ∨ and ↔ group to the left. These are the conventions 
 propositional_logic task (its parse_expr), whose gold answers we check.
 
 Hostile input is bounded: at most MAX_CHARS characters, MAX_VARIABLES distinct variables (a truth
-table of 2**12 rows) and MAX_DEPTH nested parentheses or negations (the parser recurses).
+table of 2**12 rows), MAX_DEPTH nested parentheses or negations (the parser recurses) and
+MAX_HEIGHT operators on one path of the tree (the table and the canonical text recurse on it: 'P ∧ P
+∧ ... ∧ P' is one operator deeper per ∧; a DNF of n terms is about n deep).
 Truth tables are bit-parallel: a formula evaluates to one Python int whose bit r is its value in
-row r, so a 4096-row table costs one big-int operation per node.
+row r, so a 4096-row table costs one big-int operation per node. A node costs at least two
+characters, so MAX_CHARS bounds the work at 2,000 operations on 512-byte ints (milliseconds);
+MAX_CHARS is 4,000, not 400, so that a full DNF in LaTeX fits ('(\neg Q \land R \land ...) \lor
+...' is about 50 characters a term: 32 terms over five variables take about 1,800).
 
     from rlvr.verify.logic import check_conclusion
     check_conclusion(["P -> Q", "P"], "Q")   # (True, "correct: 'Q' follows from the premises")
@@ -45,9 +50,10 @@ from functools import lru_cache
 
 Formula = str | tuple  # "P" | "⊤" | "⊥" | ("¬", f) | ("∧" | "∨" | "→" | "↔", f, g)
 
-MAX_CHARS = 400
+MAX_CHARS = 4000
 MAX_VARIABLES = 12
 MAX_DEPTH = 40
+MAX_HEIGHT = 500  # _table and to_text take one frame a level: well inside Python's 1,000
 
 NOT, AND, OR, IMPLIES, IFF = "¬", "∧", "∨", "→", "↔"
 TRUE, FALSE = "⊤", "⊥"
@@ -309,6 +315,9 @@ def parse(text: str) -> Formula:
     f = p.iff()
     if p.peek() is not None:
         raise ValueError(f"unexpected {p.peek()!r} {p.where()}: expected an operator or the end")
+    h = height(f)
+    if h > MAX_HEIGHT:
+        raise ValueError(f"formula too deep: {h} operators on one path, at most {MAX_HEIGHT}")
     n = len(variables(f))
     if n > MAX_VARIABLES:
         raise ValueError(f"too many variables: {n}, at most {MAX_VARIABLES}")
@@ -316,9 +325,25 @@ def parse(text: str) -> Formula:
 
 
 def variables(f: Formula) -> set[str]:
-    if isinstance(f, str):
-        return set() if f in CONSTANTS else {f}
-    return set().union(*(variables(g) for g in f[1:]))
+    names, todo = set(), [f]
+    while todo:  # no recursion: a tree of any height
+        g = todo.pop()
+        if isinstance(g, str):
+            names |= set() if g in CONSTANTS else {g}
+        else:
+            todo.extend(g[1:])
+    return names
+
+
+def height(f: Formula) -> int:
+    """The most operators on one path from the root: 0 for a variable, 2 for ¬(P ∧ Q) (no recursion)."""
+    most, todo = 0, [(f, 0)]
+    while todo:
+        g, h = todo.pop()
+        if isinstance(g, tuple):
+            most = max(most, h + 1)
+            todo.extend((x, h + 1) for x in g[1:])
+    return most
 
 
 def to_text(f: Formula) -> str:

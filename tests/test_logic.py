@@ -431,6 +431,32 @@ def test_a_formula_of_max_chars_is_decided_fast():
         ("\\neg\\textsc{true}", None),
         ("\\overline{true}", None),
         ("\\textsc{true} \\textsc{false}", None),
+        # a verdict in a sentence: only one, stated plainly (red team round 13)
+        ("Yes, it follows.", "true"),
+        ("True (Q follows by modus ponens)", "true"),
+        ("The statement is true.", "true"),
+        ("It is false", "false"),
+        ("No, it does not follow.", "false"),
+        ("The conclusion is unknown.", "unknown"),
+        ("False (P would make Q hold)", "false"),
+        ("It is not true.", None),
+        ("The statement is not true.", None),
+        ("True or false?", None),
+        ("The statement is true?", None),
+        ("true... or maybe false", None),
+        ("The premise is true but the conclusion is unknown", None),
+        ("Not sure, maybe true", None),
+        ("True (or false)", None),
+        ("True (not really)", None),
+        ("True (I think)", None),
+        ("True (?)", None),
+        ("True (the negation of Q follows)", None),
+        ("True (((Q)))", None),
+        ("No, it follows.", None),
+        ("Yes, it does not follow.", None),
+        ("Yes, false", None),
+        ("False (Q follows by modus ponens)", None),
+        ("Unknown (it may or may not follow)", None),
     ],
 )
 def test_normalise_verdict(text, verdict):
@@ -444,6 +470,9 @@ def test_sql_norm_verdict_reads_what_normalise_verdict_reads():
     con = connect()
     texts = ["It doesn’t follow.", "Can’t be determined", "can’t tell", "“True”", "‘false’", "\\textsc{true}"]
     texts += ["\\texttt{No.}", "\\emph{Unknown}", "\\textsc{!true}", "\\neg\\textsc{true}", "\\textsc{\\neg true}", "’true’"]
+    texts += ["Yes, it follows.", "True (Q follows by modus ponens)", "The statement is true.", "No, it doesn’t follow."]
+    texts += ["It is not true.", "True or false?", "true... or maybe false", "Not sure, maybe true", "True (or false)"]
+    texts += ["The premise is true but the conclusion is unknown", "True (not really)", "False (Q follows)", "True (?)"]
     for text in texts:
         got = con.execute("SELECT norm_verdict(norm_answer($t))", {"t": text}).fetchone()[0]
         assert got == normalise_verdict(text), text

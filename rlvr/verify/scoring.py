@@ -56,7 +56,8 @@ WEIGHTS = pa.schema([("task", pa.string()), ("correct", pa.float64()), ("format"
 def verdict_macro() -> str:
     """norm_verdict(n) as SQL, from rlvr.verify.logic.VERDICT_PAIRS (SQL and Python share one table):
     n's curly apostrophes read as "'", trimmed, one VERDICT_FONTS command around it dropped, trimmed
-    again (rlvr.verify.logic.normalise_verdict)."""
+    again, then looked up in VERDICT_PAIRS or read as one of VERDICT_SENTENCES whose reason
+    VERDICT_DENIED lets through (rlvr.verify.logic.normalise_verdict)."""
 
     def quote(text: str) -> str:
         return "'" + text.replace("'", "''") + "'"
@@ -67,8 +68,15 @@ def verdict_macro() -> str:
     whens = []
     for verdict in dict.fromkeys(v for _, v in logic.VERDICT_PAIRS):
         keys = ", ".join(quote(k) for k, v in logic.VERDICT_PAIRS if v == verdict)
-        whens.append(f"WHEN {key} IN ({keys}) THEN {quote(verdict)}")
-    return f"CREATE OR REPLACE MACRO norm_verdict(n) AS CASE {' '.join(whens)} END;"
+        whens.append(f"WHEN k IN ({keys}) THEN {quote(verdict)}")
+    for verdict, sentence in logic.VERDICT_SENTENCES:  # a verdict in a sentence, its reason not denied
+        reason = f"regexp_extract(k, {quote(sentence)}, 1)"
+        whens.append(
+            f"WHEN regexp_full_match(k, {quote(sentence)}) "
+            f"AND NOT regexp_matches({reason}, {quote(logic.VERDICT_DENIED[verdict])}) THEN {quote(verdict)}"
+        )
+    # the key bound once (a lambda), not inlined in every WHEN
+    return f"CREATE OR REPLACE MACRO norm_verdict(n) AS list_transform([{key}], lambda k: CASE {' '.join(whens)} END)[1];"
 
 
 @functools.cache

@@ -27,7 +27,7 @@ CASES = [
     ("n", "<answer> 19. </answer>", " 19. ", "answer_tag", True, True),
     ("n", "so \\boxed{19}", "19", "boxed", False, True),
     ("n", "it is 12 then 19", "19", "last_number", False, True),
-    ("n", "<answer>18</answer> no wait 19", "18", "answer_tag", True, False),  # the tag wins
+    ("n", "<answer>18</answer> no wait 19", "18", "answer_tag", True, False),  # the tag is read, and the correction denies it
     ("n", "no idea", None, "none", False, False),
     ("n", "<answer></answer>", "", "answer_tag", True, False),
     ("neg", "<answer>−4</answer>", "−4", "answer_tag", True, True),  # unicode minus
@@ -73,14 +73,15 @@ def test_extraction_and_comparison(scored: list[dict]) -> None:
                 correct,
             ), text
             assert row["reward"] == (1.0 if correct else 0.0)
-            assert row["verifier"] == ("sql_exact" if pid == "word" else "sql_numeric")
+            # (a denied answer is decided as text: 'no wait 19' after the tag)
+            assert row["verifier"] == ("sql_exact" if pid == "word" or "no wait" in text else "sql_numeric")
 
 
 def test_reasons_are_readable(scored: list[dict]) -> None:
     reasons = {(r["prompt_id"], r["sample_idx"]): r["reason"] for r in scored}
     assert reasons[("n", 0)] == "correct: 19 = 19"
     assert reasons[("n", 2)] == "correct: 19 = 19 (no <answer> tag; taken from boxed)"
-    assert reasons[("n", 4)] == "wrong: got 18, expected 19"
+    assert reasons[("n", 4)] == "wrong: the tagged answer, 18, is corrected after it to 19; one final answer is expected"
     assert reasons[("n", 5)].startswith("no_answer:")
     assert reasons[("n", 6)] == "wrong: empty answer, expected 19"
 

@@ -100,10 +100,12 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- value_suffix, round 9: 'lakh', 'bn', 'tenths', 'halves', '12 to the second', '12+', '12ish', '12-odd', '12 and
 -- up', '12 at most', '12 give or take', '12 score' at the end.
 -- approx_prefix(lead): an approximation before the answer ('about 28.27', '\approx 28.27', '~28.27', 'roughly',
--- 'circa'). verify.sql pays it only for a gold that is itself a decimal with places (a rounded value: 'to the
+-- 'circa', or such a word in the clause before it: 'Approx. answer:', 'Estimated answer:'; a LaTeX tie 'is~12' is
+-- none). verify.sql pays it only for a gold that is itself a decimal with places (a rounded value: 'to the
 -- nearest hundredth'), never for an integer or symbolic gold ('about 12' is a hedge; round 13).
 CREATE OR REPLACE MACRO approx_prefix(lead) AS
-    regexp_matches(lead, '(?:\b(?:about|approximately|approx\.?|around|roughly|circa|an\s+approximate)|(?:^|[^a-z])~|≈|\\approx|\\sim|\\simeq|≃)\s*$');
+    regexp_matches(lead, '(?:\b(?:about|approximately|approx\.?|around|roughly|circa|an\s+approximate|ca\.|in\s+the\s+ballpark\s+of|more\s+or\s+less|approximately\s+equal\s+to)|(?:^|\s)~|≈|\\approx|\\sim|\\simeq|≃)\s*$'
+                         || '|\b(?:approx\.|approx\b|approximately\b|roughly\b|estimated?\b|an\s+estimate\b|ballpark\b|circa\b|ca\.)[^.!?\n\d]{0,30}$');
 CREATE OR REPLACE MACRO value_prefix(lead) AS (regexp_matches(lead,
     '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|(?:^|[^=a-z>-])>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most|best|worst|minimum|maximum|the\s+(?:very\s+)?(?:least|most))|\b(?:a\s+)?(?:minimum|maximum)\s+of|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:nearly|almost|over|above|below|under|near|beyond|exceeding|exceed|exceeds|hardly|barely)|\bclose\s+to|\bfar\s+from|\bin\s+excess\s+of|\bupwards\s+of|\bneighbou?rhood\s+of|\bvicinity\s+of|\bgive\s+or\s+take|\b(?:a|one)[\s-](?:power|fraction|percentage|tenth|fourth|fifth)\s+of|\b\d+\s+(?:tenth|fourth|fifth|third|quarter)s?\s+of|\border\s+of|\bsomething\s+like|\bshy\s+of|\ban\s+estimated|\b(?:north|south)\s+of|\bbounded\s+by|\bcomplement\s+of|\bcapped\s+at|\b(?:a\s+)?(?:multiple|factor|divisor)\s+of|\bdivisible\s+by|⪆|⪅|\de[-+]?'
     || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\s*\d?|[⁄∕]|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
@@ -136,10 +138,17 @@ CREATE OR REPLACE MACRO prose_bound(lead, after) AS
 -- '</answer>–13', '\boxed{12}\times 10^3', '{\boxed{12} \over 5}'), digits that carry it on ('\boxed{12}.5',
 -- '\boxed{12},000', '1\boxed{2}', '\boxed{12}e3'), a bracket raised to a power ('(\boxed{12})^2'), or a
 -- division, numerator, \pm or absolute value before it ('1/\boxed{12}', '\frac{\boxed{12}}{5}', '\pm\boxed{3}',
--- '|\boxed{-3}|'). Markdown after it is no operator ('\n**Explanation:**', '*dollars*', '/day').
+-- '|\boxed{-3}|'), or what multiplies it ('\boxed{12}\pi', '\boxed{12}\frac{1}{2}') or a subscript ('\boxed{12}_3', a
+-- base). Markdown after it is no operator ('\n**Explanation:**', '*dollars*', '/day').
 CREATE OR REPLACE MACRO outer_operation(lead, after) AS
-    regexp_matches(after, '^(?:[^\S\n]*(?:\\pm|±|\\mp|∓|\\times|\\cdot|×|÷|\\div|\\over|\*|/|[-+−–—])[^\S\n]*[\d(\\{]|[.,]?\d|[eE][-+]?\d|[^\S\n]*(?:\\right)?[)\]][^\S\n]*\^|[^\S\n]*\{\}[^\S\n]*\^|(?:\\right)?\||\\rvert)')
-    OR regexp_matches(lead, '(?:\d|\||\\lvert|\\left\s*\|)$|(?:\d\s*[-−]|/|\\[dtc]?frac\s*\{|\\pm|±|\\mp|∓)\s*$');
+    (regexp_matches(after, '^(?:[^\S\n]*(?:\\pm|±|\\mp|∓|\\times|\\cdot|×|÷|\\div|\\over|\\bmod|\*|/|[-+−–—])[^\S\n]*[\d(\\{]|[.,]?\d|[eE][-+]?\d|[^\S\n]*(?:\\right)?[)\]][^\S\n]*\^|[^\S\n]*\{\}[^\S\n]*\^[^\S\n]*\{?[^\S\n]*[\w(]|(?:\\right)?\||\\rvert|\\(?:pi|sqrt|[dt]?frac)(?:\b|\d)|_)')
+     -- (a dash in prose is no minus: '\boxed{12} — 3 packs of 4', '\boxed{12} - 4 pencils each')
+     AND NOT regexp_matches(after, '^[^\S\n]*[-–—][^\S\n]+\d[\d,.]*[^\S\n]+[A-Za-z]{2,}'))
+    OR (regexp_matches(lead, '(?:\d|\||\\lvert|\\left\s*\|)$|[^\s=(:,$][-−]$|(?:\d\s+[-−]|/|\\[dtc]?frac\s*\{|\\pm|±|\\mp|∓)\s*$')
+        AND NOT regexp_matches(lead, '(?i)\b(?:step|part|question|problem|case|item|no\.?|answer)\s*\d+\s*[-−–—]\s*$'));  -- ('Step 3 - \boxed{12}')
+-- box_sign(lead): a minus before a box is its sign ('$-\boxed{12}$', 'is $- \boxed{12}$'), not a bullet ('\n- ') or
+-- an operation ('x-\boxed{12}', '5^{-\boxed{12}}', '3 - \boxed{12}': outer_operation).
+CREATE OR REPLACE MACRO box_sign(lead) AS regexp_matches(lead, '(?:^|[\s=(:,])[-−]$|[ \t=(:][-−][ \t]+$') AND NOT regexp_matches(lead, '\d\s*[-−]\s*$');
 
 -- text_words(x): x holds a word (two letters or more) inside \text{}, \mathrm{} and their kin, where
 -- math-verify does not read it ('2\sqrt{3} \text{ else } 3\sqrt{2}'); LaTeX commands inside are not words.
@@ -590,13 +599,14 @@ CREATE OR REPLACE MACRO number_denied(lead, after) AS
                           || '(?:not\b|(?:the\s+|a\s+|an\s+|my\s+|just\s+a\s+|only\s+an?\s+)?(?:(?:first|initial|original|wild|rough|best|educated)\s+)?(?:wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected|mistake|mistaken|error|erroneous|typo|nonsense|bogus|invalid|off|red\s+herring|guess|estimate|(?:upper|lower)\s+bound)\b)'
                           || '|^\s*(?:isn''t|wasn''t|can''t|cannot|can\s+not|couldn''t|won''t|doesn''t|does\s+not|didn''t|did\s+not)\b|^\s*fails?\b|^[\s—–:-]*(?:wrong|incorrect)\b|^\s*[(\[]?\s*[✗❌✘]|^\s*(?:\\leftarrow|←|<-+|\\gets)\s*(?:wrong|incorrect|no)\b'
                           || '|^[\s.,;:—–-]*(?:is|was|seems?|looks?)\s+(?:about|nearly|almost|approximately|roughly|more\s+or\s+less|close\s+to|probably|likely|maybe|perhaps)\s+(?:right|correct|it)\b'
-                          || '|^\s*[(\[]\s*(?:this|that|it)\s+(?:is|was)\s+(?:\w+\s+)?(?:wrong|incorrect|false|not\s+(?:right|correct))|^[\s.!]*(?:this|that|it)\s+(?:is|was)\s+(?:\w+\s+)?(?:wrong|incorrect|false|not\s+(?:right|correct))\b'
-                          || '|^\s*[(\[]\s*(?:wrong|incorrect|false|no|not(?:\s+(?:right|correct|it|this|sure))?)\s*[)\].!]')
+                          || '|^\s*[(\[]\s*(?:this|that|it)\s+(?:is|was)\s+(?:\w+\s+)?(?:wrong|incorrect|false|not\s+(?:right|correct))|^[\s.!]*(?:this|that|it|the\s+above|my|the)(?:\s+(?:answer|result|value|one|solution))?\s+(?:is|was)\s+(?:\w+\s+)?(?:wrong|incorrect|false|not\s+(?:right|correct))\b|^\s*(?:\\xmark|✖|✕)'
+                          || '|^\s*[(\[]\s*(?:wrong|incorrect|false|no|not(?:\s+(?:right|correct|it|this|sure|confident|certain))?)\s*[)\].!]')
     -- a correction after it in a form no number pattern reads ('12, but the correct answer is thirteen')
-    OR regexp_matches(after, '(?i)\b(?:actually|wait|no)\b[,\s]*(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:is|should\s+be|=)')  -- 'Hmm, actually the answer is 13'
-    OR regexp_matches(after, '(?i)\b(?:should|must)\s+(?:be|have\s+been)\s+[-−$]?\d|\bi\s+made\s+an?\s+(?:error|mistake)\b|\bcorrection\s*:')  -- a correction after a tag ('it should be 13')
+    -- ('Hmm, actually the answer is thirteen'; a number after it is compared with the answer: verify.sql's correction)
+    OR regexp_matches(after, '(?i)\b(?:actually|wait|no)\b[,\s]*(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:is|should\s+be|=)\s*(?:[^\d\s−-]|$)')
     -- candidates under labels ('Option A: 12\nOption B: 13', 'Guess 1: 12\nGuess 2: 13')
-    OR regexp_matches(lead, '(?i)\b(?:option|choice|candidate|guess|alternative|attempt)\s*\w{0,2}\s*[:)][^\n]*\n[^\n]*\b(?:option|choice|candidate|guess|alternative|attempt)\s*\w{0,2}\s*[:)]\s*$')
+    OR regexp_matches(lead, '(?i)\b(?:option|choice|candidate|guess|alternative|attempt|case|scenario|possibility|answer|method|approach)\s+\w{1,2}\s*[:)][\s\S]*\b(?:option|choice|candidate|guess|alternative|attempt|case|scenario|possibility|answer|method|approach)\s+\w{1,2}\s*[:)]\s*$'
+                          || '|(?:^|\n)\s*\(\w\)[^\n]*\n\s*\(\w\)\s*$|(?:^|\n)\s*if\b[^:\n]*:[^\n]*\n\s*if\b[^:\n]*:\s*$')
     OR regexp_matches(after, '(?i)\b(?:correct|right|real|actual|true)\s+(?:answer|value|result|total)\s+(?:is|=|:)\s*(?:(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)\b|[IVXLCDM]{2,}\b)');
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:

@@ -255,7 +255,8 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              WHEN rtrim(rlead) = '' OR (right(rtrim(rlead), 1) IN ('.', '!', '?') AND NOT ends_with(lower(rtrim(rlead)), 'approx.')) THEN ''
              -- a sentence that only names the answer ('So the answer is $', 'The final answer is', '**Answer:**'): one DFA
              -- test for what would otherwise take a dozen
-             WHEN regexp_matches(rlead, '(?i)(?:^|[.!?\n])[\s*#]*(?:so|therefore|thus|hence)?,?\s*(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?[\s*]*(?:\$|\\\(|\\\[)?\s*$') THEN ''
+             WHEN NOT contains(lower(rlead), 'approx') AND NOT contains(lower(rlead), 'estimat')
+                  AND regexp_matches(rlead, '(?i)(?:^|[.!?\n])[\s*#]*(?:so|therefore|thus|hence)?,?\s*(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?[\s*]*(?:\$|\\\(|\\\[)?\s*$') THEN ''
              ELSE ctx_lead(rlead) END AS alead,
         CASE WHEN rtrail IS NULL THEN NULL WHEN trim(rtrail, E' .$\n\t\r') = '' THEN '' ELSE ctx_trail(rtrail) END AS atrail,
         nullif(rtrim(trim(mspan.body), ' .,;'), '') AS span,  -- ('$$x = 2\sqrt{3}-1.$$': the sentence's full stop)
@@ -263,7 +264,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              THEN regexp_matches(rawlead, '(?i)(?:\$|\\[)\]])(?:\s|[,;./:]|\\text\s*\{\s*(?:or|and)\s*\}|\\q?quad|\\approx|≈|~|=|[–—|(]|\b(?:or|and|also|vs\.?|versus|to|maybe|perhaps|possibly|else|rather|either|alternatively|though|although|but|it|might|could|would|be)\b)*$')
                   -- no answer cue before it: a span given, tried or mentioned ('We are given $f(x) = x^2-4$.',
                   -- 'Substituting $x = ...$ gives a contradiction') is not stated as the answer
-                  OR NOT regexp_matches(rawlead, '(?i)(?:^\s*|\n\s*|(?:\b(?:answer|result|solution|value|therefore|thus|hence|so|finally|get|gets|got|obtain|obtains|find|conclude|is|are|was|equals?|becomes?|gives?|simplifies\s+to)\b|=|:|\\therefore|\\implies|⇒|→)[\s,:*]*)$')
+                  OR NOT regexp_matches(rawlead, '(?i)(?:^\s*|\n\s*|(?:\b(?:answer|result|solution|value|therefore|thus|hence|so|finally|get|gets|got|obtain|obtains|find|conclude|is|are|was|(?:must|will|would|shall)\s+be|have|has|at|equals?|becomes?|gives?|yields?|namely|simplifies\s+to|i\.e\.|that\s+is)\b|i\.e\.|=|:|,|\\therefore|\\implies|⇒|→)[\s,:*]*)$')
              END AS span_list
     FROM (
     SELECT *,
@@ -275,12 +276,13 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              WHEN mspan IS NOT NULL THEN left(mspan.rest, 80) END AS rtrail
     FROM (
         SELECT *, CASE WHEN mtail <> '' THEN right(left(t, length(t) - length(mtail)), 48) END AS rawlead,
-            CASE WHEN mtail <> '' THEN regexp_extract(mtail, '(?s)^(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])([^$]*)$', ['body', 'rest']) END AS mspan
+            CASE WHEN mtail <> '' THEN regexp_extract(mtail, '(?s)^(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])(.*)$', ['body', 'rest']) END AS mspan
         FROM (
             SELECT *, NOT has_tag AND n_boxed = 1 AND box_m <> '' AS box1,
                 CASE WHEN NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0
                           AND (contains(t, '$') OR contains(t, '\(') OR contains(t, '\['))
-                     THEN regexp_extract(t, '(?s)(?:\$\$[^$]+\$\$|\$[^$]+\$|\\\((?:[^\\]|\\[^)])+\\\)|\\\[(?:[^\\]|\\[^\]])+\\\])[^$\d\\]*$', 0) END AS mtail
+                     -- (an end mark after it is no span: '$\blacksquare$', '$\checkmark$')
+                     THEN regexp_extract(t, '(?s)(?:\$\$[^$]+\$\$|\$[^$]+\$|\\\((?:[^\\]|\\[^)])+\\\)|\\\[(?:[^\\]|\\[^\]])+\\\])(?:[^$\d\\]|\$\s*\\(?:blacksquare|square|checkmark|Box|qed)\s*\$)*$', 0) END AS mtail
             FROM hedges
         )
     )
@@ -325,7 +327,10 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok,
         COALESCE(CASE WHEN $multiple = 'reject' THEN hedge END,
                  CASE WHEN before.prev <> '' AND before.prev <> last_num
-                           AND number_hedge(CASE WHEN contains(before.prev, '/') THEN '/' ELSE before.op END,  -- '24/2 = 12': a division
+                           -- ('24/2 = 12': a division; 'answers: 12 and 13': a label's colon, no ratio)
+                           AND number_hedge(CASE WHEN contains(before.prev, '/') THEN '/'
+                                                 WHEN before.op = ':' AND regexp_matches(lead, '[A-Za-z]\s*:\s*[$€£]?\s*[-−]?\d+(?:,\d{3})*(?:\.\d+)?%?\D*$') THEN ''
+                                                 ELSE before.op END,
                                             lower(replace(before.link, '$', '')), trail, lead)
                            -- a number that labels what follows is no candidate ('Question 3: 12', 'Step 2\n12')
                            AND NOT (regexp_matches(lead, '(?i)\b(?:question|step|part|problem|exercise|case|example|item|no\.?|number|#)\s*\d+\s*[:.)]?\s*$|(?:\b[a-z]+\.?|#)\s*\d+:\s+$')
@@ -345,8 +350,16 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                  CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '') AND number_denied(lower(alead), atrail)
                       THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
                            || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is denied, a fallback, or only asked about' END,
+                 -- a correction after it to another number ('\boxed{12}\n\nWait, 13.', 'Edit: 13', '(typo, I meant 13)', 'it should
+                 -- be 13'); the same number is a check, not a correction ('The total must be 12 because 3 × 4 = 12.')
+                 CASE WHEN (has_tag OR boxed <> '') AND atrail <> '' AND regexp_matches(atrail, '(?i)\b(?:should|must|wait|oops|mean|meant|thought|edit|update|correction|actually|instead|typo|no|make\s+that)\b')
+                      -- (a lambda binds the correction once)
+                      THEN list_transform([regexp_extract(atrail, '(?i)(?:\b(?:should|must)\s+(?:be|have\s+been)|\bcorrection\s*:|\bwait\b|\boops\b|\bi\s+meant?\b|\bon\s+second\s+thought\b|\bedit\s*:|\bupdate\s*:|\bmake\s+that\b|\bactually\b|\binstead\b|\btypo\b|\bno\b[,.:!]?)[^\d\n]{0,24}?([-−]?\d[\d,]*(?:\.\d+)?)(?:\s*$|\s*[.!;)]|,?\s+(?:because|since|as|instead|not|rather|then)\b)', 1)],
+                                          lambda c: CASE WHEN c <> '' AND NOT num_same(c, regexp_extract(CASE WHEN has_tag THEN tag_body ELSE boxed END, '[-−]?\d[\d,]*(?:\.\d+)?', 0))
+                                                         THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
+                                                              || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is corrected after it to ' || c END)[1] END,
                  CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '')
-                           AND (value_suffix(atrail) OR (value_prefix(lower(alead)) AND NOT prose_bound(alead, atrail))
+                           AND (value_suffix(atrail) OR (value_prefix(lower(alead)) AND NOT prose_bound(alead, atrail) AND NOT (boxed <> '' AND box_sign(alead)))
                                 OR (has_tag AND regexp_matches(alead, '[-−]$'))  -- a sign touching a tag ('-<answer>12'; a box's is read)
                                 OR outer_operation(alead, atrail))
                       THEN 'the value is not the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
@@ -362,7 +375,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         -- the last math span's, for a symbolic gold (joined below)
         CASE WHEN span IS NOT NULL
              THEN CASE WHEN span_list THEN 'several values or no answer stated (' || ltrim(right(alead, 20)) || ' ' || span || ')'
-                       WHEN number_denied(lower(alead), atrail)
+                       WHEN number_denied(lower(alead), atrail) OR regexp_matches(atrail, '^\s*\?')  -- ('Could it be $...$? Let me check.')
                            THEN 'the last $...$ answer, ' || span || ', is denied, a fallback, or only asked about'
                        WHEN value_suffix(atrail) OR value_prefix(lower(alead)) OR approx_prefix(lower(alead)) OR regexp_matches(alead, '[-−]$')
                            THEN 'the value is not the last $...$ answer, ' || span || ' (' || ltrim(right(alead, 10)) || ' ... '
@@ -371,7 +384,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
         CASE WHEN has_tag THEN tag_body
              -- a minus touching the box is its sign ('$-\boxed{12}$' is -12; a bullet '- ' is no sign)
-             WHEN boxed <> '' THEN CASE WHEN regexp_matches(alead, '[-−]$') AND NOT regexp_matches(alead, '\d\s*[-−]$') THEN '-' || boxed ELSE boxed END
+             WHEN boxed <> '' THEN CASE WHEN box_sign(alead) THEN '-' || boxed ELSE boxed END
              ELSE last_num END AS extracted
     FROM last_numbers
 ), plain_flags AS (
@@ -616,6 +629,7 @@ SELECT
         WHEN hedge LIKE 'several values%' THEN 'wrong: ' || hedge || ' at the end of the response; one final answer is expected'
         WHEN hedge LIKE 'the value is not%' THEN 'wrong: ' || hedge || ': a sign or root in words before it, or a power, fraction, per mille or scale after it'
         WHEN hedge LIKE 'the last number,%' THEN 'wrong: ' || hedge || ' (''not 13'', ''13 is wrong'', ''is it 13?'', ''12 unless it is 13'', ''12 or thirteen''); no answer is stated'
+        WHEN hedge LIKE '% is corrected after it to %' THEN 'wrong: ' || hedge || '; one final answer is expected'
         WHEN hedge LIKE 'an approximation%' THEN 'wrong: ' || hedge || ' of an exact gold; an approximation is an answer only to a gold that is a rounded decimal'
         WHEN hedge LIKE 'the % answer, %' THEN 'wrong: ' || hedge || ' (''\boxed{12} is wrong'', ''is it <answer>12</answer>?'', ''<answer>12</answer> or 13''); no answer is stated'
         WHEN hedge IS NOT NULL THEN 'wrong: ' || hedge || ' in one response; one answer is expected (verify.multiple_answers = reject)'

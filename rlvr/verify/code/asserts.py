@@ -166,6 +166,7 @@ class _Compiled:
     names: tuple[str, ...]  # asked of the solution
     helpers: str  # the prompt's trusted definitions (rlvr.verify.code.prompt), run before both sides
     never: tuple[bool, ...] = ()  # per site: `assert False`, a line the tests must not reach (`_never`)
+    solution_side: str = ""  # the helpers as the solution's process runs them (prompt.PromptFacts.solution_side)
 
 
 @functools.lru_cache(maxsize=512)  # the same tests come back G times per prompt
@@ -182,7 +183,10 @@ def _compiled_tests(tests: str) -> _Compiled:
     # though the tests never name it: the helpers run in the harness and call the solution's
     callers = _callers(facts.helpers, facts.entry_points)
     names += sorted(callers & facts.entry_points - set(names))
-    kinds = _assert_kinds(tree, set(names) | callers, facts.shown)  # `double_all(...)` depends on the solution
+    # and one the prompt's code names at module level (`OPS = {"square": square}`, `def g(fn=f)`: run after the solution)
+    names += sorted(_names_read(facts.after) & facts.entry_points - set(names))
+    # `double_all(...)` and `OPS[...]` depend on the solution
+    kinds = _assert_kinds(tree, set(names) | callers | facts.late_names, facts.shown)
     tree, sites, nodes = _instrument(tree, program)
     site_kinds = tuple(kinds.get(id(n), "other") for n in nodes)
     counted = _counted(site_kinds)
@@ -194,7 +198,12 @@ def _compiled_tests(tests: str) -> _Compiled:
         tuple(names),
         facts.helpers,
         tuple(_never(n) for n in nodes),
+        facts.solution_side,
     )
+
+
+def _names_read(source: str) -> set[str]:
+    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} if source else set()
 
 
 def _callers(helpers: str, entries: frozenset[str]) -> set[str]:
@@ -608,7 +617,7 @@ def check_assert_tests(
     }
     files = {"/tmp/solution.py": solution.encode()}
     if compiled.helpers:  # public (the prompt's), so the solution may read them
-        files["/tmp/prompt.py"] = compiled.helpers.encode()
+        files["/tmp/prompt.py"] = compiled.solution_side.encode()
     result, data = _launch(
         files,
         ["tests", *map(str, limit_values(limits)), str(new_uid())],  # the solution's limits and uid

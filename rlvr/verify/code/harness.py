@@ -28,7 +28,8 @@ output) touches the interpreter that counts the asserts.
 The prompt's helpers (HumanEval/32's `poly`, /38's `encode_cyclic`, /50's `encode_shift`; see
 rlvr.verify.code.prompt) run HERE before the tests, so the tests call the prompt's own and never
 the solution's; the solution's process runs them too, before solution.py, so the solution may use
-them. A builtin subclass result (defaultdict, namedtuple, IntEnum, str subclass) crosses as the
+them, but for those that name an entry point when they run (`OPS = {"square": square}`), which it
+runs after solution.py (prompt.PromptFacts.solution_side). A builtin subclass result (defaultdict, namedtuple, IntEnum, str subclass) crosses as the
 builtin value it holds, read through the base type's slots, never its own methods. Semantics of a
 call: arguments cross as copies, and a call that changed them in place (a list sorted, a dict
 filled) sends them back: the harness changes its own objects the same way, item by item, so the
@@ -60,6 +61,7 @@ import os
 import resource
 import sys
 
+AFTER_SOLUTION = "# rlvr: the prompt's code that needs the solution, run after it"  # rlvr.verify.code.prompt's
 # tags of the non-JSON builtins; every JSON object on the wire is exactly one of these
 _TAGS = ("tuple", "set", "frozenset", "dict", "bytes", "complex", "fraction", "decimal")
 MAX_LINE = 64 << 20  # one message; a solution returning more fails that call
@@ -333,12 +335,17 @@ def run_serve(fd_in, fd_out):
     ns = module.__dict__
     ns["__builtins__"] = builtins
     try:
-        for path, name in (("/tmp/prompt.py", "prompt.py"), ("/tmp/solution.py", "solution.py")):
-            if name == "prompt.py" and not os.path.exists(path):
-                continue
-            with open(path) as f:
-                source = f.read()
-            exec(compile(source, name, "exec"), ns)
+        prompt = ""
+        if os.path.exists("/tmp/prompt.py"):
+            with open("/tmp/prompt.py") as f:
+                prompt = f.read()
+        # the prompt's code that names an entry point when it runs (`OPS = {"f": f}`) runs after the solution
+        before, _, after = prompt.partition("\n" + AFTER_SOLUTION + "\n")
+        with open("/tmp/solution.py") as f:
+            solution = f.read()
+        for source, name in ((before, "prompt.py"), (solution, "solution.py"), (after, "prompt.py")):
+            if source:
+                exec(compile(source, name, "exec"), ns)
         startup = None
     except BaseException as err:
         startup = ["raise", _builtin_name(err), _describe(err), _solution_line(err)]

@@ -29,22 +29,31 @@ functions whose body is only a docstring, imports, `pass`, `...`, `raise NotImpl
 message, `from None` or not) or `return [None]` (the `# your code here` placeholder; HumanEval's 164
 are all stubs). The helpers are its module-level code less the stubs and the usage examples: its
 imports, functions and classes (with their decorators), and the statements it runs to build its
-tables, whatever their kind (assignments, `+=`, a method call on a helper's value `SQUARES.add(1)`,
-a comprehension run for its effect, a call of its own function `_fill()`), and `if`, `for`, `while`
-and `try` blocks of these (a version guard, a guarded import, a loop whose body is an `if`), when
-all they run reads only builtins, earlier helpers and names of their own (a lambda's parameters, a
-comprehension's variables), the bodies of the prompt's functions they name included. A usage example
-reads an entry point, directly (`x = f(1)`) or through a helper (`y = double_all([1])`, whose body
-calls the stub `double`), or runs a builtin's or a module's function for its effect (`print(...)`,
-`doctest.testmod()`), or is an assert or the `if __name__ == "__main__":` block: none runs before
-the solution. A prompt without a stub (a helper shown in prose, the task named in words) has as
+tables and state, whatever their kind (assignments, `+=`, `del WORKDAYS[5:]`, a method call on a
+helper's value `SQUARES.add(1)`, a module's function run for its effect `random.seed(7)`,
+`sys.setrecursionlimit(...)`, `bisect.insort(...)`, `warnings.warn(...)`, a comprehension run for its
+effect, a call of its own function `_fill()`), and `if`, `for`, `while` and `try` blocks of these (a
+version guard, a guarded import whose handler raises, a loop whose body is an `if`), when all they
+run reads only builtins, earlier helpers, the entry points and names of their own (a lambda's
+parameters, a comprehension's variables), the bodies of the prompt's functions they name included.
+One that reads an entry point when it runs needs the solution: a def or assignment that only names
+one (`OPS = {"square": square}`, `def normalize_all(items, fn=normalize)`) or reaches one through a
+helper's body (`SAMPLES = [encode(w) ...]`, encode naming the stub decode in a branch) runs after
+the solution in its process (`PromptFacts.solution_side`) and, in the harness, with the solution's
+proxies in place; so does what reads a name it binds. A usage example calls an entry point itself
+(`x = f(1)`, `print(f(1))`), or reaches one in a statement run for its effect or a block, or runs a
+builtin's function for its effect (`print(...)`) or a test runner's (`doctest.testmod()`,
+`unittest.main()`, `sys.exit()`), or is an assert or the `if __name__ == "__main__":` block: it
+never runs. A prompt without a stub (a helper shown in prose, the task named in words) has as
 entry points the names the tests ask that its code does not define; where there are none either, it
 has no helpers: with nothing marked as the task, a function with a body may be the one to fix.
 
-Examples: calls of an entry point in the prompt's text (`>>> f(1)` then `2`, `f(1) ==> 2`,
-`f(1) -> 2`, `f(1) should return 2`): `shown_calls` gives their arguments; an assert that calls the
-candidate only on shown arguments is the prompt's own example (asserts.py leaves it out of the
-fraction).
+Examples: calls of an entry point in the prompt's text (`>>> f(1)` then `2`, an answer wrapped over
+the next lines, `f(1) ==> 2`, `f(1) -> 2`, `f(1)  # => 2`, `f(1)  # returns 2`, `f(1) should return
+2`): `shown_calls` gives their arguments; an assert that calls the candidate only on shown arguments
+is the prompt's own example (asserts.py leaves it out of the fraction, and a solution failing one
+earns 0). Such a line in the prompt's prose, outside its code (`bigger(2, 3) -> 3` above the
+```python block), rides along with the code as a comment (`prompt_code`), so the checker reads it too.
 
 What it decides: which prompt code is trusted, which names are entry points, which calls are shown.
 What it does not defend: a prompt whose helper is itself wrong (it is ground truth); an example
@@ -57,11 +66,16 @@ helpers (the solution's own `poly` is asked again) and beside another stub it is
 call instead of the solution's; a real helper whose body is only `return None` (taken for a stub:
 neither side gets it); a helper given only in words or in a block of another language; a usage
 example that reads no entry point (`y = poly([1], 2)`) runs as a helper does, before the tests; the
-prompt's `>>>` examples in a block of their own are not read as shown calls; a table filled by a
+prompt's `>>>` examples in a block of their own, and a prose example whose answer is on the next line,
+are not read as shown calls; a table filled by a
 builtin's call run for its effect (`list(map(SQUARES.add, ...))`) or in a `with` or `match` block:
 that statement is left out, so the tests see the table as the statements before it left it (empty);
 a read the names do not show (`globals()['f']` in a helper's body) is not followed, so a call of
-that helper may run before the solution and fail; a class whose methods are all stubs is a helper,
+that helper may run before the solution and fail; a helper statement that needs the solution runs in
+the harness before the tests, so a solution that breaks it (its stub raising for the helper's call)
+fails at startup, and one whose helper names the stub only in a branch the tests never take still
+makes the asserts on it tests of the solution (asserts._callers: a sanity assert on the prompt's
+`encode` counts in the fraction); a class whose methods are all stubs is a helper,
 so tests that build it (`Counter()`) get the prompt's empty class (an instance of the solution's
 could not cross to the tests' process: harness.py).
 """
@@ -76,6 +90,7 @@ from dataclasses import dataclass
 
 PROMPT_BEGIN = "# rlvr: the prompt's code (helpers the tests trust; the solution gets them too)"
 PROMPT_END = "# rlvr: end of the prompt's code"
+AFTER_SOLUTION = "# rlvr: the prompt's code that needs the solution, run after it"
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,16 @@ class PromptFacts:
     helper_names: frozenset[str]  # the names they bind
     entry_points: frozenset[str]  # the prompt's stubs: what the solution must define
     shown: frozenset[str]  # shown example calls, as `call_key` of their arguments
+    after: str = ""  # of `helpers`, what needs the solution (reads an entry point when run): its process runs it after the solution
+    late_names: frozenset[str] = frozenset()  # the names those bind (`OPS = {"square": square}`)
+    before: str = ""  # of `helpers`, the rest (when `after` is not empty)
+
+    @property
+    def solution_side(self) -> str:
+        """The helpers as the solution's process runs them: those that need no solution, AFTER_SOLUTION, the rest."""
+        if not self.after:
+            return self.helpers
+        return f"{self.before}\n{AFTER_SOLUTION}\n{self.after}"
 
 
 def prompt_code(prompt: str) -> str | None:
@@ -105,6 +130,35 @@ def prompt_code(prompt: str) -> str | None:
     >>> prompt_code("Complete the following Python function.\\n\\ndef f(x):\\n    \'\'\'Twice x.\'\'\'\\n\\nThen stop.")
     "def f(x):\\n    \'\'\'Twice x.\'\'\'\\n"
     """
+    code = _prompt_code(prompt)
+    return code if code is None else _with_prose_examples(prompt, code)
+
+
+_EXAMPLES = "# rlvr: the examples the prompt's text shows outside its code"
+
+
+def _with_prose_examples(prompt: str, code: str) -> str:
+    """`code` with, after it as comments, the lines of the prompt's text outside it that show a call of
+    one of its functions with the answer on the same line (`bigger(2, 3) -> 3` in the prose above a
+    ```python block): shown calls (`shown_calls`) the tests text then carries with the code.
+
+    >>> _with_prose_examples("bigger(2, 3) -> 3\\n\\n```python\\ndef bigger(a, b):\\n    pass\\n```", "def bigger(a, b):\\n    pass\\n").splitlines()[-1]
+    '# bigger(2, 3) -> 3'
+    """
+    try:
+        names = frozenset(n.name for n in ast.parse(code).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    except (SyntaxError, ValueError):
+        return code
+    inside = {line.strip() for line in code.split("\n")}
+    shown = [
+        line.strip()
+        for line in prompt.split("\n")[:2000]
+        if line.strip() not in inside and any(n + "(" in line for n in names) and shown_calls(line.strip(), names)
+    ]
+    return code if not shown else code.rstrip("\n") + "\n\n" + "\n".join([_EXAMPLES, *("# " + s for s in shown)]) + "\n"
+
+
+def _prompt_code(prompt: str) -> str | None:
     from rlvr.verify.code.extract import _FENCE, PYTHON_FENCES, extract_code
 
     pieces: list[tuple[int, str]] = []
@@ -370,18 +424,75 @@ def prompt_facts(prompt_code: str, tests: str | None = None) -> PromptFacts:
     if not entries and tests is not None:
         entries = frozenset(_asked(tests) - {name for n in tree.body for name in _bound(n)})
     helpers: list[ast.stmt] = []
+    late: list[ast.stmt] = []
     names: set[str] = set()
-    modules = {name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for name in _bound(n)}
+    late_names: set[str] = set()
+    modules = {name: _module(n, name) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for name in _bound(n)}
     calls: dict[str, set[str]] = {}  # what each helper function reads of the module (`module_reads`)
     for n in tree.body if entries else ():
-        if _is_stub(n) or _bound(n) & entries or not _helper(n, names, modules, calls):
+        if _is_stub(n) or _bound(n) & entries or not _helper(n, names | entries, modules, calls):
             continue
+        reads = _definition_reads(n, calls) if isinstance(n, _DEFINITIONS) else _free(n, calls)
+        if reads & (entries | late_names):  # needs the solution: run after it, unless it calls a stub itself (a usage example)
+            if not isinstance(n, (*_DEFINITIONS, ast.Assign, ast.AnnAssign)) or _calls(n, entries):
+                continue
+            late.append(n)
+            late_names |= _bound(n)
         helpers.append(n)
         names |= _bound(n)
-        for name, reads in module_reads(n).items():
-            calls[name] = calls.get(name, set()) | reads
+        for name, found in module_reads(n).items():
+            calls[name] = calls.get(name, set()) | found
     source = "\n".join(_source(prompt_code, n) for n in helpers)
-    return PromptFacts(source, frozenset(names), entries, frozenset(shown_calls(prompt_code, entries)))
+    shown = frozenset(shown_calls(prompt_code, entries))
+    if not late:
+        return PromptFacts(source, frozenset(names), entries, shown)
+    after = "\n".join(_source(prompt_code, n) for n in late)
+    before = "\n".join(_source(prompt_code, n) for n in helpers if n not in late)
+    return PromptFacts(source, frozenset(names), entries, shown, after, frozenset(late_names), before)
+
+
+_NOT_RUN = frozenset({"doctest", "unittest", "pytest"})  # a module whose calls run tests, not the prompt's tables
+
+
+def _module(node: ast.Import | ast.ImportFrom, name: str) -> str:
+    """The top-level module an import binds `name` from (`import unittest as ut`: 'unittest')."""
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0]
+    return next(((a.name.split(".")[0]) for a in node.names if (a.asname or a.name).split(".")[0] == name), name)
+
+
+def _calls(node: ast.AST, entries: frozenset[str]) -> bool:
+    """Whether a statement calls an entry point itself, outside the bodies of the functions it defines
+    (`x = f(1)`, a usage example), as opposed to naming one (`OPS = {"f": f}`, `def g(fn=f)`)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in entries:
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo += [*n.decorator_list, *n.args.defaults, *(d for d in n.args.kw_defaults if d)]
+        elif not isinstance(n, ast.Lambda):
+            todo += list(ast.iter_child_nodes(n))
+    return False
+
+
+def _definition_reads(node: ast.stmt, calls: dict[str, set[str]]) -> set[str]:
+    """What a def, class or import reads of the module when it runs (not when its functions are
+    called): decorators, defaults, annotations, a class's bases and body (and what the prompt's
+    functions it calls there read)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return set()
+    parts: list[ast.AST] = list(node.decorator_list)
+    if isinstance(node, ast.ClassDef):
+        parts += [*node.bases, *node.keywords]
+        parts += node.body  # it runs: its statements, and its methods' decorators and defaults
+        return set().union(*(_definition_reads(p, calls) if isinstance(p, _DEFINITIONS) else _free(p, calls) for p in parts)) if parts else set()
+    a = node.args
+    parts += [*a.defaults, *(d for d in a.kw_defaults if d)]
+    parts += [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None and x.annotation]
+    if node.returns is not None:
+        parts.append(node.returns)
+    return set().union(*(_free(p, calls) for p in parts)) if parts else set()
 
 
 _BUILTINS = frozenset(dir(builtins))
@@ -397,7 +508,7 @@ _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDe
 _BLOCKS = (ast.If, ast.For, ast.While, ast.Try, ast.TryStar)
 
 
-def _helper(node: ast.stmt, names: set[str], modules: set[str], calls: dict[str, set[str]]) -> bool:
+def _helper(node: ast.stmt, names: set[str], modules: dict[str, str], calls: dict[str, set[str]]) -> bool:
     """Whether a top-level statement of the prompt is a helper, given the helper names before it and
     what each helper function reads of the module (`calls`, `module_reads`): a statement the prompt runs
     to build its helpers, which may therefore run before the solution. Imports, functions and
@@ -409,9 +520,11 @@ def _helper(node: ast.stmt, names: set[str], modules: set[str], calls: dict[str,
     their own (a lambda's parameters, a comprehension's or loop's variables), the bodies of the
     prompt's functions they name included. A usage example, which reads the entry point directly
     (`print(f(1))`, `x = f(1)`) or through a helper (`double_all([1])` calling the stub `double`),
-    is none: it cannot run before the solution; nor is a call of a builtin or of a module's
-    function for its effect (`print(...)`, `doctest.testmod()`, `unittest.main()`), an assert, or
-    the prompt's `if __name__ == "__main__":` block."""
+    is none here when `names` holds no entry point (prompt_facts passes them, then sorts out what
+    needs the solution); nor is a call of a builtin for its effect (`print(...)`), a test runner's
+    (`doctest.testmod()`, `unittest.main()`, `sys.exit()`), an assert, or the prompt's
+    `if __name__ == "__main__":` block. A module's function run for its effect (`random.seed(7)`),
+    a `del` and, in a block, a `raise` are."""
     if isinstance(node, _DEFINITIONS):
         return True
     if isinstance(node, ast.If) and "__name__" in _reads(node.test):
@@ -431,16 +544,25 @@ def _helper(node: ast.stmt, names: set[str], modules: set[str], calls: dict[str,
             *(h.body for h in getattr(node, "handlers", [])),
         ]
         inner = all(
-            isinstance(s, (ast.Pass, ast.Break, ast.Continue)) or _helper(s, own, modules, calls) for b in blocks for s in b
+            isinstance(s, (ast.Pass, ast.Break, ast.Continue))
+            or (isinstance(s, ast.Raise) and _free(s, calls) <= own | _BUILTINS)  # `except ImportError: raise SystemExit(...)`
+            or _helper(s, own, modules, calls)
+            for b in blocks
+            for s in b
         )
         return inner and all(_free(h, calls) <= own | _BUILTINS for h in heads)
     if isinstance(node, ast.Expr):  # run for its effect on a helper, not `print(...)`, `doctest.testmod()` or a docstring
         func = node.value.func if isinstance(node.value, ast.Call) else None
         if isinstance(node.value, ast.Constant) or (isinstance(func, ast.Name) and func.id not in names):
             return False
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in modules:
-            return False
-    elif not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or (
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in modules and (
+            modules[root.id] in _NOT_RUN or ast.unparse(func) in ("sys.exit", "os._exit", "os.abort")
+        ):
+            return False  # `doctest.testmod()`, `unittest.main()`: a run of tests, not the prompt's state
+    elif not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete)) or (
         isinstance(node, ast.AnnAssign) and node.value is None
     ):
         return False
@@ -529,7 +651,7 @@ def _asked(tests: str) -> set[str]:
     return _reads(tree) - bound - _BUILTINS
 
 
-_SEPARATOR = re.compile(r"\s*(?:==>|=>|->|➞|==|=|\bshould\s+return\b|\breturns?\b|:)?\s*")
+_SEPARATOR = re.compile(r"\s*(?:#\s*)?(?:==>|=>|->|➞|==|=|\bshould\s+return\b|\breturns?\b|:)?\s*")
 
 
 def shown_calls(text: str, entries: frozenset[str]) -> set[str]:
@@ -566,13 +688,24 @@ def _balanced(text: str, start: int) -> tuple[str | None, int]:
 def _answer_follows(rest: str) -> bool:
     """A literal answer right after a call (on its line, or the next line as doctest output)."""
     rest = rest[_SEPARATOR.match(rest).end() :] if rest.lstrip(" \t")[:1] != "\n" else rest.lstrip(" \t")[1:]
-    line = rest.split("\n", 1)[0].strip().rstrip(".,;")
+    lines = rest.split("\n", 20)
+    line = lines[0].strip().rstrip(".,;")
     for cut in range(len(line), 0, -1):
         try:
             ast.literal_eval(line[:cut].strip())
             return True
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
+    if line[:1] in "[({":  # an answer that goes on over the next lines (doctest output wrapped)
+        for end in range(2, len(lines) + 1):
+            text = "\n".join(lines[:end]).strip()
+            if not lines[end - 1].strip() or ">>>" in lines[end - 1]:
+                break
+            try:
+                ast.literal_eval(text.rstrip(".,;"))
+                return True
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
     return False
 
 

@@ -11,7 +11,10 @@ tests/data/redteam-open.json holds cases a red team confirmed misjudged that are
 11 to 13; in the math tier: a denied last number after the answer ('12, not 13'), a value in words beside its
 number ('12 (or twelve)'), markdown tables, a computation in brackets after the answer ('36 (12 × 3)'),
 '(rounded)', 'MM' for millions, set-builder notation for an interval, a tagged '12 min'; in the code tier, a class of stubs the tests build themselves, whose instances
-cannot cross to the tests' process), each with its problem inline and the reward it should get; it is not
+cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
+arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
+keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the
+stub counted in the fraction, and a stdio line's leading spaces, which the comparison strips), each with its problem inline and the reward it should get; it is not
 scored here: it is where the next round starts, and a case moves to redteam.json with its defence (a code
 case's problem then built from its prompt by _prompted, as the code tier reads it).
 
@@ -558,25 +561,10 @@ RT13_PROMPTED = {
         "def decode(s, key=3):\n    return ''.join(chr((ord(c) - 97 - key) % 26 + 97) for c in s)\n",
         "def check(candidate):\n    for w, e in zip(('abc', 'xyz', 'hello'), SAMPLES):\n        assert candidate(e) == w\n    assert candidate(encode('quiz')) == 'quiz'\n\ncheck(decode)\n",
     ),
-    'rt13-helper-assert': (
-        'def encode(s: str, key: int = 3) -> str:\n    if key < 0:\n        return decode(s, -key)\n    return "".join(chr((ord(c) - 97 + key) % 26 + 97) for c in s)\n\n\ndef decode(s: str, key: int = 3) -> str:\n    """Invert encode."""\n',
-        "def decode(s, key=3):\n    return ''.join(chr((ord(c) - 97 - key) % 26 + 97) for c in s)\n",
-        "def check(candidate):\n    assert encode('abc') == 'def'\n    assert encode('xyz') == 'abc'\n    assert candidate('def') == 'abc'\n\ncheck(decode)\n",
-    ),
     'rt13-guard-warn': (
         'import math\nimport warnings\n\nif hasattr(math, "isqrt"):\n    isqrt = math.isqrt\nelse:\n    warnings.warn("no math.isqrt: using a float root")\n    def isqrt(n):\n        return int(n ** 0.5)\n\n\ndef is_square(n: int) -> bool:\n    """True when n is a perfect square."""\n',
         'def is_square(n):\n    return isqrt(n) ** 2 == n\n',
         'def check(candidate):\n    for n in (0, 49, 50, 361, 398, 10 ** 6):\n        assert candidate(n) == (isqrt(n) ** 2 == n)\n\ncheck(is_square)\n',
-    ),
-    'rt13-helper-state': (
-        'LOG = []\n\n\ndef log(item):\n    LOG.append(item)\n\n\ndef process(items: list) -> int:\n    """The sum of items; call log(item) for each item, in order."""\n',
-        'def process(items):\n    for x in items:\n        log(x)\n    return sum(items)\n',
-        'def check(candidate):\n    assert candidate([1, 2]) == 3\n    assert LOG == [1, 2]\n\ncheck(process)\n',
-    ),
-    'rt13-prompt-class-arg': (
-        'from dataclasses import dataclass\n\n\n@dataclass\nclass Item:\n    name: str\n    price: float\n\n\ndef total(items: list) -> float:\n    """The sum of the items\' prices."""\n',
-        'def total(items):\n    return sum(i.price for i in items)\n',
-        "def check(candidate):\n    assert candidate([Item('a', 1.5), Item('b', 2.5)]) == 4.0\n    assert candidate([]) == 0\n\ncheck(total)\n",
     ),
 }
 for name, (prompt, answer, tests) in RT13_PROMPTED.items():
@@ -597,30 +585,6 @@ RT13_PLAIN = {
     'rt13-msg-long': (
         "def limit(xs):\n    if len(xs) > 10:\n        raise ValueError('too many items: ' + repr(xs))\n    return xs\n",
         "def check(candidate):\n    xs = list(range(100))\n    try:\n        candidate(xs)\n        msg = ''\n    except ValueError as e:\n        msg = str(e)\n    assert msg == 'too many items: ' + repr(xs)\n\ncheck(limit)\n",
-    ),
-    'rt13-redirect-stdout': (
-        "def greet(name):\n    print(f'Hello, {name}!')\n",
-        "import io, contextlib\n\ndef check(candidate):\n    buf = io.StringIO()\n    with contextlib.redirect_stdout(buf):\n        candidate('Ann')\n    assert buf.getvalue() == 'Hello, Ann!\\n'\n\ncheck(greet)\n",
-    ),
-    'rt13-lambda-arg': (
-        'def apply_all(f, xs):\n    return [f(x) for x in xs]\n',
-        "def check(candidate):\n    assert candidate(lambda x: x * 2, [1, 2, 3]) == [2, 4, 6]\n    assert candidate(str, [1]) == ['1']\n\ncheck(apply_all)\n",
-    ),
-    'rt13-generator': (
-        'def fib_gen(n):\n    a, b = 0, 1\n    for _ in range(n):\n        yield a\n        a, b = b, a + b\n',
-        'def check(candidate):\n    assert list(candidate(4)) == [0, 1, 1, 2]\n    assert next(iter(candidate(1))) == 0\n\ncheck(fib_gen)\n',
-    ),
-    'rt13-counter-arg': (
-        'def most_common_item(c):\n    return c.most_common(1)[0][0]\n',
-        "from collections import Counter\n\ndef check(candidate):\n    assert candidate(Counter('aabbbc')) == 'b'\n    assert candidate(Counter('xyy')) == 'y'\n\ncheck(most_common_item)\n",
-    ),
-    'rt13-identity': (
-        'def sort_in_place(xs):\n    xs.sort()\n    return xs\n',
-        'def check(candidate):\n    xs = [3, 1, 2]\n    r = candidate(xs)\n    assert r is xs\n    assert xs == [1, 2, 3]\n\ncheck(sort_in_place)\n',
-    ),
-    'rt13-stdio-pyramid': (
-        "n = int(input())\nfor i in range(n):\n    print(' ' * (n - i - 1) + '*' * (2 * i + 1))\n",
-        '{"stdin_stdout": [{"stdin": "3\\n", "stdout": "  *\\n ***\\n*****\\n"}, {"stdin": "2\\n", "stdout": " *\\n***\\n"}]}',
     ),
 }
 PROBLEMS |= {name: {"task": "code", "answer": answer, "tests": tests} for name, (answer, tests) in RT13_PLAIN.items()}

@@ -40,11 +40,20 @@ finds their TestCases and none of the harness's arguments), and their own System
 after a pass, sys.exit()) ends them as finished; any other exit code fails the run. A solution's
 SystemExit never reaches here: out of a call it is a SolutionError.
 
+A solution's exception arrives as its own class where the tests can name it without the solution:
+one the prompt's code defines (`InvalidAge(ValueError)`, run on both sides) or one of a module the
+tests have imported (`statistics.StatisticsError`; a test runner's, `unittest.SkipTest`, aside), rebuilt from its arguments as plain data
+(`KeyError('b').args[0] == 'b'`, a message with its newlines, whole); else as its nearest builtin
+class, from its arguments too, or from its message; else as SolutionError.
+
 What it decides: which asserts passed (records on the report pipe, see rlvr.verify.code.asserts).
 What it does not defend: a solution that computes the right answers in a way the task did not
 intend (hard-coding the test cases); a test that reads an argument after the call sees what the
 solution did to it, as in one process (`candidate(xs) == sum(xs)` trusts the solution not to
 empty `xs`); values other than plain data and its subclasses (a numpy array) cannot cross and fail;
+a solution may raise an exception class named as one the tests define (its name is all that
+crosses), which a test's `except` of that class then catches; what the solution prints never
+reaches the tests' process (`contextlib.redirect_stdout` in a test captures nothing);
 tests whose failures do not end the program (`unittest.main(exit=False)`, a test that prints a
 failure) pay a program with no asserts for running to the end, as ground truth written that way.
 Started by an ordinary user (a user namespace, one uid), the solution shares the harness's uid: it
@@ -316,6 +325,24 @@ def _describe(err):
     return " ".join(text.split())[:300]
 
 
+def _exception_data(err):
+    """[module, qualified name, args as data] of the solution's exception: the class the tests may
+    expect (`statistics.StatisticsError`, the prompt's own `InvalidAge`) and its exact arguments
+    (`KeyError('b').args[0]`, a message with its newlines); args None when they are not plain data."""
+    try:
+        cls = type(err)
+        module, name = cls.__module__, cls.__qualname__
+        if type(module) is not str or type(name) is not str:
+            return []
+    except BaseException:
+        return []
+    try:
+        args = encode(list(err.args))
+    except BaseException:
+        args = None
+    return [module, name, args]
+
+
 def run_serve(fd_in, fd_out):
     """Run the prompt's helpers (/tmp/prompt.py, when the problem has some) and solution.py, then
     answer requests until EOF. Everything here is the solution's to break: the harness trusts none
@@ -366,7 +393,7 @@ def run_serve(fd_in, fd_out):
                     if after != [req[2], req[3]]:
                         reply.append(after)
             except BaseException as err:
-                reply = ["raise", _builtin_name(err), _describe(err), _solution_line(err)]
+                reply = ["raise", _builtin_name(err), _describe(err), _solution_line(err), *_exception_data(err)]
             sys.stdout.flush()
         try:
             data = dumps(reply)
@@ -434,7 +461,9 @@ def decode_reply(line):
     if type(reply) is not list or not reply or reply[0] not in ("ok", "raise", "names"):
         raise NotPlainData("the solution's answer is not a reply")
     if reply[0] == "raise":
-        if len(reply) != 4 or not all(type(v) is str for v in reply[1:3]) or type(reply[3]) is not int:
+        if len(reply) not in (4, 7) or not all(type(v) is str for v in reply[1:3]) or type(reply[3]) is not int:
+            raise NotPlainData("the solution's error report is malformed")
+        if len(reply) == 7 and not (type(reply[4]) is str and type(reply[5]) is str):
             raise NotPlainData("the solution's error report is malformed")
         return reply
     if len(reply) != 2 and not (reply[0] == "ok" and len(reply) == 3):
@@ -452,15 +481,47 @@ def decode_reply(line):
     return reply
 
 
+# a test runner's own exceptions (unittest.SkipTest: a skip is no failure) never arrive as themselves
+_TEST_RUNNERS = frozenset({"unittest", "doctest", "pytest", "_pytest"})
+_TESTS = {}  # the tests' namespace, where the prompt's own exception classes live (run_tests)
+
+
+def _same_class(module, qualname, args):
+    """The solution's exception as its own class, when the tests can name that class without the
+    solution: one the prompt's code defines (module "solution" there, the tests' namespace here) or
+    one of a module the tests' process has already imported (`statistics.StatisticsError`); built
+    from its arguments as plain data. None otherwise (an Exception subclass only, StopIteration
+    aside; a class whose constructor refuses the arguments too)."""
+    try:
+        if args is None:
+            return None
+        if module == "solution" and "." not in qualname:
+            cls = _TESTS.get(qualname)
+        elif module in sys.modules and module != "__main__" and module.split(".")[0] not in _TEST_RUNNERS:
+            cls = sys.modules[module]
+            for part in qualname.split("."):
+                cls = getattr(cls, part, None)
+        else:
+            return None
+        if not (isinstance(cls, type) and issubclass(cls, Exception)) or issubclass(cls, (StopIteration, StopAsyncIteration)):
+            return None
+        if cls.__module__ == "builtins" and cls.__name__ not in SAFE_ERRORS:
+            return None
+        values = decode(args)
+        return cls(*values) if type(values) is list else None
+    except Exception:
+        return None
+
+
 def _remote_error(reply):
     """The solution's error as the test sees it: its builtin class (the nearest one the solution side
     found) rebuilt from the message; a class whose constructor needs more (UnicodeDecodeError,
     ExceptionGroup) as its nearest base that takes one, never the TypeError its constructor raised;
     StopIteration as RuntimeError (SAFE_ERRORS); anything else as SolutionError."""
-    _, name, text, line = reply
+    _, name, text, line = reply[:4]
     message = text.partition(": ")[2] or text
-    err = None
-    if name in SAFE_ERRORS:
+    err = _same_class(*reply[4:]) if len(reply) == 7 else None
+    if err is None and name in SAFE_ERRORS:
         for cls in getattr(builtins, name).__mro__:
             if cls.__name__ in SAFE_ERRORS:
                 try:
@@ -706,6 +767,8 @@ def run_tests(argv):
     sys.modules["__main__"] = main
     ns = main.__dict__
     ns["__builtins__"] = builtins
+    global _TESTS
+    _TESTS = ns
     try:
         known = channel.ask(["names", head["names"]])
     except (Exception, NotPlainData) as err:

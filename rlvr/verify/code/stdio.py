@@ -9,7 +9,9 @@ state carries from one case to the next; the output is compared HERE, on the hos
 whitespace normalisation: fraction = cases passed / cases.
 
 What it decides: which cases printed the expected output and exited 0. What it does not defend:
-the program may print the right answer by any means (hard-coding the cases it can guess); stdout
+the program may print the right answer by any means (hard-coding the cases it can guess); each
+line is compared with its leading whitespace stripped too, so where the indentation is the answer
+(a centred pyramid) a left-aligned one passes; stdout
 is the answer, so printing is not forging (`open('/dev/stdout', 'w')` writes the same stream:
 harness.py's `open_std_pipes`). The expected outputs never enter the sandbox.
 """

@@ -250,13 +250,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     -- line break... ('$2\sqrt{3}$ or $3\sqrt{2}$': several values), or no answer cue before it (below)
     -- (the common cases cost little: a lead that ends a sentence, '... so we go back. <answer>', or that only
     -- names the answer, and a trail of spaces and full stops are read as no context, '')
-    SELECT * EXCLUDE (mtail, mspan, rawlead, rlead, rtrail),
+    SELECT * EXCLUDE (mtail, mspan, rawlead, rlead, rl, rtrail),
         CASE WHEN rlead IS NULL THEN NULL
-             WHEN rtrim(rlead) = '' OR (right(rtrim(rlead), 1) IN ('.', '!', '?') AND NOT ends_with(lower(rtrim(rlead)), 'approx.')) THEN ''
+             WHEN rl = '' THEN ''
+             -- (nested CASEs: each test runs only on the rows the one before leaves)
+             WHEN right(rl, 1) IN ('.', '!', '?') THEN CASE WHEN ends_with(lower(rl), 'approx.') THEN ctx_lead(rlead) ELSE '' END
              -- a sentence that only names the answer ('So the answer is $', 'The final answer is', '**Answer:**'): one DFA
-             -- test for what would otherwise take a dozen
-             WHEN NOT contains(lower(rlead), 'approx') AND NOT contains(lower(rlead), 'estimat')
-                  AND regexp_matches(rlead, '(?i)(?:^|[.!?\n])[\s*#]*(?:so|therefore|thus|hence)?,?\s*(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?[\s*]*(?:\$|\\\(|\\\[)?\s*$') THEN ''
+             -- test for what would otherwise take a dozen ('Approx. answer:' is an approximation)
+             WHEN regexp_matches(rlead, '(?i)(?:^|[.!?\n])[\s*#]*(?:so|therefore|thus|hence)?,?\s*(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?[\s*]*(?:\$|\\\(|\\\[)?\s*$')
+                 THEN CASE WHEN regexp_matches(rlead, '(?i)approx|estimat') THEN ctx_lead(rlead) ELSE '' END
              ELSE ctx_lead(rlead) END AS alead,
         CASE WHEN rtrail IS NULL THEN NULL WHEN trim(rtrail, E' .$\n\t\r') = '' THEN '' ELSE ctx_trail(rtrail) END AS atrail,
         nullif(rtrim(trim(mspan.body), ' .,;'), '') AS span,  -- ('$$x = 2\sqrt{3}-1.$$': the sentence's full stop)
@@ -266,7 +268,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                   -- 'Substituting $x = ...$ gives a contradiction') is not stated as the answer
                   OR NOT regexp_matches(rawlead, '(?i)(?:^\s*|\n\s*|(?:\b(?:answer|result|solution|value|therefore|thus|hence|so|finally|get|gets|got|obtain|obtains|find|conclude|is|are|was|(?:must|will|would|shall)\s+be|have|has|at|equals?|becomes?|gives?|yields?|namely|simplifies\s+to|i\.e\.|that\s+is)\b|i\.e\.|=|:|,|\\therefore|\\implies|⇒|→)[\s,:*]*)$')
              END AS span_list
-    FROM (
+    FROM (SELECT *, rtrim(rlead) AS rl FROM (
     SELECT *,
         CASE WHEN has_tag AND n_tags = 1 THEN right(split_part(t, '<answer>', 1), 48)
              WHEN box1 THEN right(left(t, strpos(t, box_m) - 1), 48)
@@ -286,7 +288,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             FROM hedges
         )
     )
-    )
+    ))
 ), last_numbers AS (
     SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, last_num, lead, alead, atrail, span, span_list,
         -- the text after the last number, without the markup that closes it or \text{ around words

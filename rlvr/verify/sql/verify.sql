@@ -270,11 +270,17 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              END AS span_list
     FROM (SELECT *, rtrim(rlead) AS rl FROM (
     SELECT *,
-        CASE WHEN has_tag AND n_tags = 1 THEN right(split_part(t, '<answer>', 1), 48)
-             WHEN box1 THEN right(left(t, strpos(t, box_m) - 1), 48)
+        -- (a tag after a full stop, or at the start, has no lead; one at the end no trail: the common case, without
+        -- splitting the text)
+        CASE WHEN has_tag AND n_tags = 1
+             THEN CASE WHEN starts_with(t, '<answer>') THEN ''
+                       WHEN contains(t, '. <answer>') OR contains(t, E'.\n<answer>')
+                           THEN CASE WHEN contains(lower(t), 'approx. <answer>') THEN right(split_part(t, '<answer>', 1), 48) ELSE '' END
+                       ELSE right(split_part(t, '<answer>', 1), 48) END
+             WHEN box1 THEN right(split_part(t, '\boxed{', 1), 48)  -- (the one box: split, not counted in characters)
              WHEN mspan IS NOT NULL THEN rawlead END AS rlead,
-        CASE WHEN has_tag AND n_tags = 1 THEN left(split_part(t, '</answer>', 2), 80)
-             WHEN box1 THEN left(substr(t, strpos(t, box_m) + length(box_m)), 80)
+        CASE WHEN has_tag AND n_tags = 1 THEN CASE WHEN ends_with(t, '</answer>') THEN '' ELSE left(split_part(t, '</answer>', 2), 80) END
+             WHEN box1 THEN left(split_part(t, box_m, 2), 80)
              WHEN mspan IS NOT NULL THEN left(mspan.rest, 80) END AS rtrail
     FROM (
         SELECT *, CASE WHEN mtail <> '' THEN right(left(t, length(t) - length(mtail)), 48) END AS rawlead,
@@ -504,9 +510,9 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                        -- variable or constant, which the identical text (lower case) and math-verify both paid
                        WHEN case_clash(extracted, gs.letters, gs.lower_letters, gs.upper)
                            THEN 'a variable or constant in another case than the gold''s: ' || trim(extracted) || ' against ' || answer
-                       -- degrees for a gold without them ('\frac{\pi}{6}^\circ' is not \frac{\pi}{6}; norm_answer drops them)
                        -- a question mark: a guess put as a question ('2\sqrt{3}-1\text{?}'), no answer stated
                        WHEN contains(extracted, '?') THEN 'a question, not an answer'
+                       -- degrees for a gold without them ('\frac{\pi}{6}^\circ' is not \frac{\pi}{6}; norm_answer drops them)
                        WHEN regexp_matches(extracted, '\^\s*\{?\s*\\circ|°') AND NOT gs.deg
                            THEN 'degrees, for a gold without them'
                        WHEN pred = gold THEN NULL

@@ -511,78 +511,78 @@ PROBLEMS |= {name: {"task": "code", "answer": answer, "tests": tests} for name, 
 # module call seeding random or raising the recursion limit, a loop of bisect.insort, a guard that warns, a table of the
 # stubs, a stub as a default, a table built through a helper that names the stub), exceptions and prose examples
 RT13_PROMPTED = {
-    'rt13-invalidage': (
+    "rt13-invalidage": (
         'class InvalidAge(ValueError):\n    """Raised for an impossible age."""\n\n\ndef check_age(n: int) -> int:\n    """Return n, or raise InvalidAge when n is negative or over 150."""\n',
-        'def check_age(n):\n    if n < 0 or n > 150:\n        raise InvalidAge(n)\n    return n\n',
-        'def check(candidate):\n    assert candidate(30) == 30\n    try:\n        candidate(-1)\n        ok = False\n    except InvalidAge:\n        ok = True\n    assert ok\n\ncheck(check_age)\n',
+        "def check_age(n):\n    if n < 0 or n > 150:\n        raise InvalidAge(n)\n    return n\n",
+        "def check(candidate):\n    assert candidate(30) == 30\n    try:\n        candidate(-1)\n        ok = False\n    except InvalidAge:\n        ok = True\n    assert ok\n\ncheck(check_age)\n",
     ),
-    'rt13-ops-table': (
+    "rt13-ops-table": (
         'def square(x: int) -> int:\n    """x squared."""\n\n\ndef cube(x: int) -> int:\n    """x cubed."""\n\n\nOPS = {"square": square, "cube": cube}\n',
-        'def square(x):\n    return x * x\n\ndef cube(x):\n    return x ** 3\n',
+        "def square(x):\n    return x * x\n\ndef cube(x):\n    return x ** 3\n",
         "assert OPS['square'](3) == 9\nassert OPS['cube'](2) == 8\n",
     ),
-    'rt13-default-stub': (
+    "rt13-default-stub": (
         'def normalize(s: str) -> str:\n    """s stripped and lower-cased."""\n\n\ndef normalize_all(items, fn=normalize):\n    return [fn(x) for x in items]\n',
-        'def normalize(s):\n    return s.strip().lower()\n',
+        "def normalize(s):\n    return s.strip().lower()\n",
         "assert normalize_all([' A', 'b ']) == ['a', 'b']\nassert normalize_all(['Q']) == ['q']\n",
     ),
-    'rt13-prose-example': (
-        'Write a function that returns the larger of two integers.\n\nExamples:\n\nbigger(2, 3) -> 3\nbigger(7, 1) -> 7\n\n```python\ndef bigger(a: int, b: int) -> int:\n    pass\n```\n',
-        'def bigger(a, b):\n    return max(a, b)\n',
-        'def check(candidate):\n    assert candidate(2, 3) == 3\n    assert candidate(7, 1) == 7\n    assert candidate(-5, -9) == -5\n    assert candidate(4, 10) == 10\n\ncheck(bigger)\n',
+    "rt13-prose-example": (
+        "Write a function that returns the larger of two integers.\n\nExamples:\n\nbigger(2, 3) -> 3\nbigger(7, 1) -> 7\n\n```python\ndef bigger(a: int, b: int) -> int:\n    pass\n```\n",
+        "def bigger(a, b):\n    return max(a, b)\n",
+        "def check(candidate):\n    assert candidate(2, 3) == 3\n    assert candidate(7, 1) == 7\n    assert candidate(-5, -9) == -5\n    assert candidate(4, 10) == 10\n\ncheck(bigger)\n",
     ),
-    'rt13-try-raise-comb': (
+    "rt13-try-raise-comb": (
         'try:\n    from math import comb\nexcept ImportError:\n    raise SystemExit("Python 3.8 or later is needed")\n\n\ndef pascal_row(n: int) -> list:\n    """Row n of Pascal\'s triangle, using comb."""\n',
-        'def pascal_row(n):\n    return [comb(n, k) for k in range(n + 1)]\n',
-        'def check(candidate):\n    for n in range(6):\n        assert candidate(n) == [comb(n, k) for k in range(n + 1)]\n\ncheck(pascal_row)\n',
+        "def pascal_row(n):\n    return [comb(n, k) for k in range(n + 1)]\n",
+        "def check(candidate):\n    for n in range(6):\n        assert candidate(n) == [comb(n, k) for k in range(n + 1)]\n\ncheck(pascal_row)\n",
     ),
-    'rt13-del-table': (
+    "rt13-del-table": (
         'WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]\nWORKDAYS = WEEKDAYS[:]\ndel WORKDAYS[5:]\n\n\ndef is_workday(day: str) -> bool:\n    """True when day is one of WORKDAYS."""\n',
         "def is_workday(day):\n    return day in ('Mon', 'Tue', 'Wed', 'Thu', 'Fri')\n",
-        'def check(candidate):\n    for d in WEEKDAYS:\n        assert candidate(d) == (d in WORKDAYS)\n\ncheck(is_workday)\n',
+        "def check(candidate):\n    for d in WEEKDAYS:\n        assert candidate(d) == (d in WORKDAYS)\n\ncheck(is_workday)\n",
     ),
-    'rt13-seed': (
+    "rt13-seed": (
         'import random\n\nrandom.seed(7)\nWEIGHTS = [random.randint(1, 9) for _ in range(5)]\n\n\ndef weighted_sum(xs: list) -> int:\n    """The sum of x * w over xs and WEIGHTS."""\n',
-        'def weighted_sum(xs):\n    return sum(x * w for x, w in zip(xs, WEIGHTS))\n',
-        'def check(candidate):\n    assert candidate([1, 1, 1, 1, 1]) == sum(WEIGHTS)\n    assert candidate([1, 0, 0, 0, 2]) == WEIGHTS[0] + 2 * WEIGHTS[4]\n\ncheck(weighted_sum)\n',
+        "def weighted_sum(xs):\n    return sum(x * w for x, w in zip(xs, WEIGHTS))\n",
+        "def check(candidate):\n    assert candidate([1, 1, 1, 1, 1]) == sum(WEIGHTS)\n    assert candidate([1, 0, 0, 0, 2]) == WEIGHTS[0] + 2 * WEIGHTS[4]\n\ncheck(weighted_sum)\n",
     ),
-    'rt13-recursionlimit': (
+    "rt13-recursionlimit": (
         'import sys\n\nsys.setrecursionlimit(20000)\n\n\ndef count_nodes(n: int) -> int:\n    """The number of nodes of a path of n nodes, counted recursively (n up to 5000)."""\n',
-        'def count_nodes(n):\n    return 0 if n == 0 else 1 + count_nodes(n - 1)\n',
-        'def check(candidate):\n    assert candidate(3) == 3\n    assert candidate(5000) == 5000\n\ncheck(count_nodes)\n',
+        "def count_nodes(n):\n    return 0 if n == 0 else 1 + count_nodes(n - 1)\n",
+        "def check(candidate):\n    assert candidate(3) == 3\n    assert candidate(5000) == 5000\n\ncheck(count_nodes)\n",
     ),
-    'rt13-insort-loop': (
+    "rt13-insort-loop": (
         'import bisect\n\nSORTED = []\nfor w in ("pear", "apple", "fig"):\n    bisect.insort(SORTED, w)\n\n\ndef rank(word: str) -> int:\n    """The index of word in SORTED, or -1 when it is not there."""\n',
         "def rank(word):\n    return ['apple', 'fig', 'pear'].index(word) if word in ('apple', 'fig', 'pear') else -1\n",
         "def check(candidate):\n    for w in ('apple', 'fig', 'pear', 'kiwi'):\n        assert candidate(w) == (SORTED.index(w) if w in SORTED else -1)\n\ncheck(rank)\n",
     ),
-    'rt13-samples': (
+    "rt13-samples": (
         'def encode(s: str, key: int = 3) -> str:\n    if key < 0:\n        return decode(s, -key)\n    return "".join(chr((ord(c) - 97 + key) % 26 + 97) for c in s)\n\n\nSAMPLES = [encode(w) for w in ("abc", "xyz", "hello")]\n\n\ndef decode(s: str, key: int = 3) -> str:\n    """Invert encode."""\n',
         "def decode(s, key=3):\n    return ''.join(chr((ord(c) - 97 - key) % 26 + 97) for c in s)\n",
         "def check(candidate):\n    for w, e in zip(('abc', 'xyz', 'hello'), SAMPLES):\n        assert candidate(e) == w\n    assert candidate(encode('quiz')) == 'quiz'\n\ncheck(decode)\n",
     ),
-    'rt13-guard-warn': (
+    "rt13-guard-warn": (
         'import math\nimport warnings\n\nif hasattr(math, "isqrt"):\n    isqrt = math.isqrt\nelse:\n    warnings.warn("no math.isqrt: using a float root")\n    def isqrt(n):\n        return int(n ** 0.5)\n\n\ndef is_square(n: int) -> bool:\n    """True when n is a perfect square."""\n',
-        'def is_square(n):\n    return isqrt(n) ** 2 == n\n',
-        'def check(candidate):\n    for n in (0, 49, 50, 361, 398, 10 ** 6):\n        assert candidate(n) == (isqrt(n) ** 2 == n)\n\ncheck(is_square)\n',
+        "def is_square(n):\n    return isqrt(n) ** 2 == n\n",
+        "def check(candidate):\n    for n in (0, 49, 50, 361, 398, 10 ** 6):\n        assert candidate(n) == (isqrt(n) ** 2 == n)\n\ncheck(is_square)\n",
     ),
 }
 for name, (prompt, answer, tests) in RT13_PROMPTED.items():
     PROBLEMS |= _prompted({name: prompt}, answer, tests)
 RT13_PLAIN = {
-    'rt13-statserror': (
-        'import statistics\n\ndef average(xs):\n    return statistics.mean(xs)\n',
-        'import statistics\n\ndef check(candidate):\n    assert candidate([1, 2, 3]) == 2\n    try:\n        candidate([])\n        ok = False\n    except statistics.StatisticsError:\n        ok = True\n    assert ok\n\ncheck(average)\n',
+    "rt13-statserror": (
+        "import statistics\n\ndef average(xs):\n    return statistics.mean(xs)\n",
+        "import statistics\n\ndef check(candidate):\n    assert candidate([1, 2, 3]) == 2\n    try:\n        candidate([])\n        ok = False\n    except statistics.StatisticsError:\n        ok = True\n    assert ok\n\ncheck(average)\n",
     ),
-    'rt13-keyerror-args': (
-        'def lookup(d, k):\n    return d[k]\n',
+    "rt13-keyerror-args": (
+        "def lookup(d, k):\n    return d[k]\n",
         "def check(candidate):\n    assert candidate({'a': 1}, 'a') == 1\n    try:\n        candidate({'a': 1}, 'b')\n        key = None\n    except KeyError as e:\n        key = e.args[0]\n    assert key == 'b'\n\ncheck(lookup)\n",
     ),
-    'rt13-msg-newline': (
+    "rt13-msg-newline": (
         "def root(x):\n    if x < 0:\n        raise ValueError(f'negative input:\\n  {x}')\n    return x ** 0.5\n",
         "def check(candidate):\n    assert candidate(4) == 2.0\n    try:\n        candidate(-4)\n        msg = ''\n    except ValueError as e:\n        msg = str(e)\n    assert msg == 'negative input:\\n  -4'\n\ncheck(root)\n",
     ),
-    'rt13-msg-long': (
+    "rt13-msg-long": (
         "def limit(xs):\n    if len(xs) > 10:\n        raise ValueError('too many items: ' + repr(xs))\n    return xs\n",
         "def check(candidate):\n    xs = list(range(100))\n    try:\n        candidate(xs)\n        msg = ''\n    except ValueError as e:\n        msg = str(e)\n    assert msg == 'too many items: ' + repr(xs)\n\ncheck(limit)\n",
     ),

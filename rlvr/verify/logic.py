@@ -608,7 +608,11 @@ _SUBJECT = "(?:the)?(?:statement|conclusion|claim|answer|query)|it"
 _SENTENCE_WORDS = {  # verdict: (yes/no before it, adjectives after 'is', verbs after the subject)
     "true": ("yes", "true|valid|correct|entailed", "follows|does|doesfollow"),
     "false": ("no", "false|invalid|incorrect|contradicted", "doesnotfollow|doesn'tfollow|doesnot|doesn't"),
-    "unknown": ("", "unknown|uncertain|undetermined|undecidable|indeterminate|unknowable", "cannotbedetermined|can'tbedetermined"),
+    "unknown": (
+        "",
+        "unknown|uncertain|undetermined|undecidable|indeterminate|unknowable",
+        "cannotbedetermined|can'tbedetermined",
+    ),
 }
 VERDICT_REASON = r"(?:\(([^()?]{1,80})\))?"
 VERDICT_SENTENCES: tuple[tuple[str, str], ...] = tuple(

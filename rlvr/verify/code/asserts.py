@@ -203,7 +203,11 @@ def _compiled_tests(tests: str) -> _Compiled:
 
 
 def _names_read(source: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} if source else set()
+    return (
+        {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        if source
+        else set()
+    )
 
 
 def _callers(helpers: str, entries: frozenset[str]) -> set[str]:

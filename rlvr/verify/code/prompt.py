@@ -99,7 +99,9 @@ class PromptFacts:
     helper_names: frozenset[str]  # the names they bind
     entry_points: frozenset[str]  # the prompt's stubs: what the solution must define
     shown: frozenset[str]  # shown example calls, as `call_key` of their arguments
-    after: str = ""  # of `helpers`, what needs the solution (reads an entry point when run): its process runs it after the solution
+    after: str = (
+        ""  # of `helpers`, what needs the solution (reads an entry point when run): its process runs it after the solution
+    )
     late_names: frozenset[str] = frozenset()  # the names those bind (`OPS = {"square": square}`)
     before: str = ""  # of `helpers`, the rest (when `after` is not empty)
 
@@ -427,7 +429,9 @@ def prompt_facts(prompt_code: str, tests: str | None = None) -> PromptFacts:
     late: list[ast.stmt] = []
     names: set[str] = set()
     late_names: set[str] = set()
-    modules = {name: _module(n, name) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for name in _bound(n)}
+    modules = {
+        name: _module(n, name) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for name in _bound(n)
+    }
     calls: dict[str, set[str]] = {}  # what each helper function reads of the module (`module_reads`)
     for n in tree.body if entries else ():
         if _is_stub(n) or _bound(n) & entries or not _helper(n, names | entries, modules, calls):
@@ -486,7 +490,11 @@ def _definition_reads(node: ast.stmt, calls: dict[str, set[str]]) -> set[str]:
     if isinstance(node, ast.ClassDef):
         parts += [*node.bases, *node.keywords]
         parts += node.body  # it runs: its statements, and its methods' decorators and defaults
-        return set().union(*(_definition_reads(p, calls) if isinstance(p, _DEFINITIONS) else _free(p, calls) for p in parts)) if parts else set()
+        return (
+            set().union(*(_definition_reads(p, calls) if isinstance(p, _DEFINITIONS) else _free(p, calls) for p in parts))
+            if parts
+            else set()
+        )
     a = node.args
     parts += [*a.defaults, *(d for d in a.kw_defaults if d)]
     parts += [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None and x.annotation]
@@ -558,8 +566,10 @@ def _helper(node: ast.stmt, names: set[str], modules: dict[str, str], calls: dic
         root = func
         while isinstance(root, ast.Attribute):
             root = root.value
-        if isinstance(root, ast.Name) and root.id in modules and (
-            modules[root.id] in _NOT_RUN or ast.unparse(func) in ("sys.exit", "os._exit", "os.abort")
+        if (
+            isinstance(root, ast.Name)
+            and root.id in modules
+            and (modules[root.id] in _NOT_RUN or ast.unparse(func) in ("sys.exit", "os._exit", "os.abort"))
         ):
             return False  # `doctest.testmod()`, `unittest.main()`: a run of tests, not the prompt's state
     elif not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete)) or (

@@ -921,6 +921,10 @@ MATH_GOLDS = [
     "28",
     "\\pi",
     "30",  # round 14
+    "24",  # round 15
+    "7",
+    "450",
+    "2\\sqrt{3}",
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}

@@ -66,7 +66,7 @@ CREATE OR REPLACE MACRO last_number_text() AS
 -- verify.sql reads in context: the last number (its 48 characters before, the text after it) and a tag
 -- or box (the same around it).
 CREATE OR REPLACE MACRO ctx_lead(s) AS
-    regexp_replace(s, '(^|[^\d])\*\*+|(\d)\*\*+([^\d])|\\[()\[\]]|`|\$|(?:^|\s)[*_]+$|\\(?:textbf|mathbf|boldsymbol|bm|text|mathrm|mbox)\s*\{$|</?[A-Za-z][^<>]*>|(?:^|\n)[ \t]*>[ \t]*(?:\$|\\[(\[])*[ \t]*$', '\1\2\3', 'g');
+    regexp_replace(s, '(^|[^\d])\*\*+|(\d)\*\*+([^\d])|\\[()\[\]]|`|\$|(?:^|\s)[*_]+$|\\(?:textbf|mathbf|boldsymbol|bm|text|mathrm|mbox)\s*\{$|</?[A-Za-z][^<>]*>|(?:^|\n)[ \t]*>[ \t]*(?:\$|\\[(\[])*[ \t]*$|(?:\\[,;:! ])+\s*$', '\1\2\3', 'g');
 CREATE OR REPLACE MACRO ctx_trail(s) AS
     regexp_replace(s, '^(?:\*+|_+|\$|\\\)|`|\}|\s*\\[,;:! ]|\s*~)+|\\(?:text\w*|mathrm|mbox)\s*\{', '', 'g');
 
@@ -105,7 +105,7 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- nearest hundredth'), never for an integer or symbolic gold ('about 12' is a hedge; round 13).
 CREATE OR REPLACE MACRO approx_prefix(lead) AS
     regexp_matches(lead, '(?:\b(?:about|approximately|approx\.?|around|roughly|circa|an\s+approximate|ca\.|in\s+the\s+ballpark\s+of|more\s+or\s+less|approximately\s+equal\s+to)|(?:^|\s)~|≈|\\approx|\\sim|\\simeq|≃)\s*$'
-                         || '|\b(?:approx\.|approx\b|approximately\b|roughly\b|estimated?\b|an\s+estimate\b|ballpark\b|circa\b|ca\.)[^.!?\n\d]{0,30}$');
+                         || '|\b(?:approx\.|approx\b|approximately\b|roughly\b|estimated\s+answer\b|an\s+estimate\b|ballpark\b|circa\b|ca\.)[^.!?\n\d]{0,30}$');
 CREATE OR REPLACE MACRO value_prefix(lead) AS (regexp_matches(lead,
     '(?:\bminus|\bnegative|\bneg|√\s*\(?|∛|\\sqrt\s*(?:\[[^\]]*\])?\s*\{?|\bsqrt\s*(?:\(|of)?|\b(?:the\s+)?(?:square|cube|square\s+root|cube\s+root|root|log|logarithm|opposite|negative|reciprocal|inverse)\s+of|<|(?:^|[^=a-z>-])>|≤|≥|⩽|⩾|≦|≧|≲|≳|\\[lg]eqq?(?:slant)?|\\[lg]t|\\lesssim|\\gtrsim|\\ll|\\gg|\bat\s+(?:least|most|best|worst|minimum|maximum|the\s+(?:very\s+)?(?:least|most))|\b(?:a\s+)?(?:minimum|maximum)\s+of|\b(?:more|less|fewer|greater|smaller)\s+than|\bup\s+to|\b(?:nearly|almost|over|above|below|under|near|beyond|exceeding|exceed|exceeds|hardly|barely)|\bclose\s+to|\bfar\s+from|\bin\s+excess\s+of|\bupwards\s+of|\bneighbou?rhood\s+of|\bvicinity\s+of|\bgive\s+or\s+take|\b(?:a|one)[\s-](?:power|fraction|percentage|tenth|fourth|fifth)\s+of|\b\d+\s+(?:tenth|fourth|fifth|third|quarter)s?\s+of|\border\s+of|\bsomething\s+like|\bshy\s+of|\ban\s+estimated|\b(?:north|south)\s+of|\bbounded\s+by|\bcomplement\s+of|\bcapped\s+at|\b(?:a\s+)?(?:multiple|factor|divisor)\s+of|\bdivisible\s+by|⪆|⪅|\de[-+]?'
     || '|\\[dtc]?frac\s*\{[^{}]*\}\s*\{|\\[dtc]?frac\s*\d?|[⁄∕]|\\binom\s*\{[^{}]*\}\s*\{|\^\s*\{?|_\s*\{?|\*\*'
@@ -141,10 +141,10 @@ CREATE OR REPLACE MACRO prose_bound(lead, after) AS
 -- '|\boxed{-3}|'), or what multiplies it ('\boxed{12}\pi', '\boxed{12}\frac{1}{2}') or a subscript ('\boxed{12}_3', a
 -- base). Markdown after it is no operator ('\n**Explanation:**', '*dollars*', '/day').
 CREATE OR REPLACE MACRO outer_operation(lead, after) AS
-    (regexp_matches(after, '^(?:[^\S\n]*(?:\\pm|±|\\mp|∓|\\times|\\cdot|×|÷|\\div|\\over|\\bmod|\*|/|[-+−–—])[^\S\n]*[\d(\\{]|[.,]?\d|[eE][-+]?\d|[^\S\n]*(?:\\right)?[)\]][^\S\n]*\^|[^\S\n]*\{\}[^\S\n]*\^[^\S\n]*\{?[^\S\n]*[\w(]|(?:\\right)?\||\\rvert|\\(?:pi|sqrt|[dt]?frac)(?:\b|\d)|_)')
+    (regexp_matches(after, '^(?:[^\S\n]*(?:\\pm|±|\\mp|∓|\\times|\\cdot|×|÷|\\div|\\over|\\bmod|\*|/|[-+−–—])[^\S\n]*[\d(\\{]|[.,]?\d|[eE][-+]?\d|[^\S\n]*(?:\\right)?[)\]][^\S\n]*\^|[^\S\n]*\{\}[^\S\n]*\^[^\S\n]*\{?[^\S\n]*[\w(]|(?:\\right)?\||\\rvert|[^\S\n]*\\(?:pi|sqrt|[dt]?frac)(?:\b|\d)|_)')
      -- (a dash in prose is no minus: '\boxed{12} — 3 packs of 4', '\boxed{12} - 4 pencils each')
      AND NOT regexp_matches(after, '^[^\S\n]*[-–—][^\S\n]+\d[\d,.]*[^\S\n]+[A-Za-z]{2,}'))
-    OR (regexp_matches(lead, '(?:\d|\||\\lvert|\\left\s*\|)$|[^\s=(:,$][-−]$|(?:\d\s+[-−]|/|\\[dtc]?frac\s*\{|\\pm|±|\\mp|∓)\s*$')
+    OR (regexp_matches(lead, '(?:\d|\d[.,]|\||\\lvert|\\left\s*\|)$|[^\s=(:,$][-−]$|(?:\d\s+[-−]|/|\\[dtc]?frac\s*\{|\\pm|±|\\mp|∓)\s*$')
         AND NOT regexp_matches(lead, '(?i)\b(?:step|part|question|problem|case|item|no\.?|answer)\s*\d+\s*[-−–—]\s*$'));  -- ('Step 3 - \boxed{12}')
 -- box_sign(lead): a minus before a box is its sign ('$-\boxed{12}$', 'is $- \boxed{12}$'), not a bullet ('\n- ') or
 -- an operation ('x-\boxed{12}', '5^{-\boxed{12}}', '3 - \boxed{12}': outer_operation).
@@ -295,9 +295,12 @@ CREATE OR REPLACE MACRO rat_eq(a, b) AS a.n * b.d = b.n * a.d;
 CREATE OR REPLACE MACRO num_double(s) AS
     CASE WHEN contains(s, '/') THEN TRY_CAST(split_part(s, '/', 1) AS DOUBLE) / nullif(TRY_CAST(split_part(s, '/', 2) AS DOUBLE), 0)
          ELSE TRY_CAST(s AS DOUBLE) END;
-CREATE OR REPLACE MACRO num_same(a, b) AS
-    COALESCE(num_double(replace(replace(rtrim(a, '%'), ',', ''), '−', '-')) / CASE WHEN ends_with(a, '%') THEN 100 ELSE 1 END
-             = num_double(replace(replace(rtrim(b, '%'), ',', ''), '−', '-')) / CASE WHEN ends_with(b, '%') THEN 100 ELSE 1 END, false);
+-- num_val(s): the DOUBLE value of a number as a response writes it ('3/4', '0.75', '50%', '25\%', '$1,200', '−3'), NULL
+-- when it is no plain number (LaTeX, words).
+CREATE OR REPLACE MACRO num_val(s) AS
+    num_double(replace(replace(rtrim(trim(replace(s, '\%', '%'), ' $'), '%'), ',', ''), '−', '-'))
+    / CASE WHEN ends_with(trim(replace(s, '\%', '%'), ' $'), '%') THEN 100 ELSE 1 END;
+CREATE OR REPLACE MACRO num_same(a, b) AS COALESCE(num_val(a) = num_val(b), false);
 -- The gold's exact decimal forms, computed once per problem (verify.sql golds), so that a decimal
 -- answer, the common case, is decided by comparing canonical texts (no HUGEINT arithmetic per row):
 -- rat_q20(n, d): n/d * 10^20 as an exact integer when n/d has at most 20 decimal places (n * 10^20
@@ -594,7 +597,7 @@ CREATE OR REPLACE MACRO number_denied(lead, after) AS
     OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:which\s+|but\s+(?:that|this|it)\s+)(?:is|was|seems?|looks?|must\s+be)\s+(?:\w+ly\s+)?(?:not\s+(?:right|correct|it)|wrong|incorrect|false|a\s+mistake|an\s+error)\b'
                           || '|^[\s.?!]*(?:no\W*)?(?:wait|no)\b[^.!?]*(?:wrong|not\s+right|incorrect)|that''?s\s+(?:wrong|not\s+right|incorrect)|^[\s—–,-]*(?:no\W*)?scratch\s+that|^[\s(\[]*(?:i\s+am|i''m|i\s+was)\s+not\s+(?:sure|certain|confident)\b|^[\s,]*(?:if|assuming|provided|when)\b[^.!?]*\botherwise\b|^[\s,]*but\s+(?:it|that|this)\s+(?:fails?|failed|doesn''t\s+work|does\s+not\s+work|didn''t\s+work|is\s+not|isn''t|was\s+not|wasn''t)\b|^\s*\?\?|^[\s.]*or\s+is\s+it'
                           || '|^\s*(?:is|seems|looks)\s+(?:unlikely|doubtful|implausible|improbable|absurd|inaccurate|too\s+(?:high|low|big|small|large))'
-                          || '|^[\s.,]*(?:hmm\W*)?(?:but\s+)?(?:that|this|it)\s+(?:can''t|cannot|doesn''t|does\s+not|isn''t)\s+(?:seem\s+|be\s+)?(?:right|correct)|^\s*\.*\s*(?:no\s+)?wait\b[^.!?]*\b(?:recompute|recalculate|redo|check)\w*[^.!?]*[.!?…]*\s*$')
+                          || '|^[\s.,]*(?:hmm\W*)?(?:but\s+)?(?:that|this|it)\s+(?:can''t|cannot|doesn''t|does\s+not|isn''t)\s+(?:seem\s+|be\s+)?(?:right|correct)|^\s*\.*\s*(?:no\s+)?wait\b[^.!?]*\b(?:recompute|recalculate|redo|check)\w*[^.!?\d]*[.!?…]*\s*$')
     OR regexp_matches(after, '(?i)^[\s.,;:—–-]*(?:is|was|would\s+be|seems?|seemed|looks?|appears?|turned\s+out(?:\s+to\s+be)?|must\s+be|can\s+be|could\s+be)\s+(?:\w+ly\s+)?'
                           || '(?:not\b|(?:the\s+|a\s+|an\s+|my\s+|just\s+a\s+|only\s+an?\s+)?(?:(?:first|initial|original|wild|rough|best|educated)\s+)?(?:wrong|incorrect|false|impossible|ruled\s+out|excluded|eliminated|rejected|mistake|mistaken|error|erroneous|typo|nonsense|bogus|invalid|off|red\s+herring|guess|estimate|(?:upper|lower)\s+bound)\b)'
                           || '|^\s*(?:isn''t|wasn''t|can''t|cannot|can\s+not|couldn''t|won''t|doesn''t|does\s+not|didn''t|did\s+not)\b|^\s*fails?\b|^[\s—–:-]*(?:wrong|incorrect)\b|^\s*[(\[]?\s*[✗❌✘]|^\s*(?:\\leftarrow|←|<-+|\\gets)\s*(?:wrong|incorrect|no)\b'
@@ -605,8 +608,8 @@ CREATE OR REPLACE MACRO number_denied(lead, after) AS
     -- ('Hmm, actually the answer is thirteen'; a number after it is compared with the answer: verify.sql's correction)
     OR regexp_matches(after, '(?i)\b(?:actually|wait|no)\b[,\s]*(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:is|should\s+be|=)\s*(?:[^\d\s−-]|$)')
     -- candidates under labels ('Option A: 12\nOption B: 13', 'Guess 1: 12\nGuess 2: 13')
-    OR regexp_matches(lead, '(?i)\b(?:option|choice|candidate|guess|alternative|attempt|case|scenario|possibility|answer|method|approach)\s+\w{1,2}\s*[:)][\s\S]*\b(?:option|choice|candidate|guess|alternative|attempt|case|scenario|possibility|answer|method|approach)\s+\w{1,2}\s*[:)]\s*$'
-                          || '|(?:^|\n)\s*\(\w\)[^\n]*\n\s*\(\w\)\s*$|(?:^|\n)\s*if\b[^:\n]*:[^\n]*\n\s*if\b[^:\n]*:\s*$')
+    OR regexp_matches(lead, '(?i)\b(?:option|choice|candidate|guess|alternative|attempt|case|scenario|possibility|answer|method|approach|interpretation|reading|version)\s+\w{1,2}\s*[:)–—-][\s\S]*\b(?:option|choice|candidate|guess|alternative|attempt|case|scenario|possibility|answer|method|approach|interpretation|reading|version)\s+\w{1,2}\s*(?:[:)–—-]|gives)\s*$'
+                          || '|(?:^|\n)\s*\((?:\w|[ivx]+)\)[^\n]*\n\s*\((?:\w|[ivx]+)\)\s*$|(?:^|\n)\s*(?:if|when)\b[^:\n]*:[^\n]*\n\s*(?:if|when)\b[^:\n]*:\s*$')
     OR regexp_matches(after, '(?i)\b(?:correct|right|real|actual|true)\s+(?:answer|value|result|total)\s+(?:is|=|:)\s*(?:(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million)\b|[IVXLCDM]{2,}\b)');
 
 -- num_close(a, b, tol): a is within tol of the gold b, relative above |b| = 1, absolute below:

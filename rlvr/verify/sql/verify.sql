@@ -254,7 +254,9 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         CASE WHEN rlead IS NULL THEN NULL
              WHEN rl = '' THEN ''
              -- (nested CASEs: each test runs only on the rows the one before leaves)
-             WHEN right(rl, 1) IN ('.', '!', '?') THEN CASE WHEN ends_with(lower(rl), 'approx.') THEN ctx_lead(rlead) ELSE '' END
+             -- (a full stop touching the answer is a decimal point, '3.<answer>12'; 'approx.', 'ca.' are abbreviations)
+             WHEN right(rl, 1) IN ('.', '!', '?') AND rl <> rlead
+                 THEN CASE WHEN regexp_matches(rl, '(?i)\b(?:approx|ca|est|abt|no|vs)\.$') THEN ctx_lead(rlead) ELSE '' END
              -- a sentence that only names the answer ('So the answer is $', 'The final answer is', '**Answer:**'): one DFA
              -- test for what would otherwise take a dozen ('Approx. answer:' is an approximation)
              WHEN regexp_matches(rlead, '(?i)(?:^|[.!?\n])[\s*#]*(?:so|therefore|thus|hence)?,?\s*(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?[\s*]*(?:\$|\\\(|\\\[)?\s*$')
@@ -275,11 +277,11 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         CASE WHEN has_tag AND n_tags = 1
              THEN CASE WHEN starts_with(t, '<answer>') THEN ''
                        WHEN contains(t, '. <answer>') OR contains(t, E'.\n<answer>')
-                           THEN CASE WHEN contains(lower(t), 'approx. <answer>') THEN right(split_part(t, '<answer>', 1), 48) ELSE '' END
+                           THEN CASE WHEN regexp_matches(t, '(?i)\b(?:approx|ca|est|abt|no|vs)\.\s<answer>') THEN right(split_part(t, '<answer>', 1), 48) ELSE '' END
                        ELSE right(split_part(t, '<answer>', 1), 48) END
              WHEN box1 THEN right(split_part(t, '\boxed{', 1), 48)  -- (the one box: split, not counted in characters)
              WHEN mspan IS NOT NULL THEN rawlead END AS rlead,
-        CASE WHEN has_tag AND n_tags = 1 THEN CASE WHEN ends_with(t, '</answer>') THEN '' ELSE left(split_part(t, '</answer>', 2), 80) END
+        CASE WHEN has_tag AND n_tags = 1 THEN CASE WHEN ends_with(t, '</answer>') AND NOT t LIKE '%</answer>%</answer>' THEN '' ELSE left(split_part(t, '</answer>', 2), 80) END
              WHEN box1 THEN left(split_part(t, box_m, 2), 80)
              WHEN mspan IS NOT NULL THEN left(mspan.rest, 80) END AS rtrail
     FROM (
@@ -358,12 +360,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                  CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '') AND number_denied(lower(alead), atrail)
                       THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
                            || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is denied, a fallback, or only asked about' END,
-                 -- a correction after it to another number ('\boxed{12}\n\nWait, 13.', 'Edit: 13', '(typo, I meant 13)', 'it should
-                 -- be 13'); the same number is a check, not a correction ('The total must be 12 because 3 × 4 = 12.')
-                 CASE WHEN (has_tag OR boxed <> '') AND atrail <> '' AND regexp_matches(atrail, '(?i)\b(?:should|must|wait|oops|mean|meant|thought|edit|update|correction|actually|instead|typo|no|make\s+that)\b')
+                 -- a correction after it to another number ('\boxed{12}\n\nWait, 13.', 'Edit: $13$', '(typo, I meant 13)', 'it
+                 -- should be 13', 'My mistake, it is 13 apples'): a cue that opens a clause, then the first number, ending a
+                 -- clause or before a word; the same value is a check ('Wait, 12 is right.', '1/2' then 'Actually, that is
+                 -- 0.5.'); a value either side cannot read (LaTeX, words) decides nothing; a number in passing ('In April
+                 -- she actually sold 48.', 'No. of eggs sold = 9', 'using 4 boxes instead of 3') is no correction
+                 CASE WHEN (has_tag OR boxed <> '') AND atrail <> '' AND regexp_matches(atrail, '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])')
                       -- (a lambda binds the correction once)
-                      THEN list_transform([regexp_extract(atrail, '(?i)(?:\b(?:should|must)\s+(?:be|have\s+been)|\bcorrection\s*:|\bwait\b|\boops\b|\bi\s+meant?\b|\bon\s+second\s+thought\b|\bedit\s*:|\bupdate\s*:|\bmake\s+that\b|\bactually\b|\binstead\b|\btypo\b|\bno\b[,.:!]?)[^\d\n]{0,24}?([-−]?\d[\d,]*(?:\.\d+)?)(?:\s*$|\s*[.!;)]|,?\s+(?:because|since|as|instead|not|rather|then)\b)', 1)],
-                                          lambda c: CASE WHEN c <> '' AND NOT num_same(c, regexp_extract(CASE WHEN has_tag THEN tag_body ELSE boxed END, '[-−]?\d[\d,]*(?:\.\d+)?', 0))
+                      THEN list_transform([regexp_extract(atrail, '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])[^\d]{0,24}?[$*]*([-−]?\d[\d,]*(?:\.\d+)?)[$*%]*(?:\s*$|\s*[.!;),]|\s+[A-Za-z])', 1)],
+                                          lambda c: CASE WHEN c <> '' AND num_val(c) <> num_val(CASE WHEN has_tag THEN tag_body WHEN box_sign(alead) THEN '-' || boxed ELSE boxed END)
                                                          THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
                                                               || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is corrected after it to ' || c END)[1] END,
                  CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '')

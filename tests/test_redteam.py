@@ -8,13 +8,15 @@ keeps its reward. The shipped golds of every non-code task keep theirs too (Huma
 canonical solutions and the stdio references: tests/test_humaneval.py, tests/test_stdio.py).
 
 tests/data/redteam-open.json holds cases a red team confirmed misjudged that are not defended yet (rounds
-11 to 13; in the math tier: a denied last number after the answer ('12, not 13'), a value in words beside its
+11 to 15; in the math tier: a denied last number after the answer ('12, not 13'), a value in words beside its
 number ('12 (or twelve)'), markdown tables, a computation in brackets after the answer ('36 (12 × 3)'),
 '(rounded)', 'MM' for millions, set-builder notation for an interval, a tagged '12 min'; in the code tier, a class of stubs the tests build themselves, whose instances
 cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
 arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
 keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the
-stub counted in the fraction, and a stdio line's leading spaces, which the comparison strips), each with its problem inline and the reward it should get; it is not
+stub counted in the fraction, and a stdio line's leading spaces, which the comparison strips; round 15's prompt helper
+that names a stub and runs after the solution, which the solution's module-level code cannot use, a decorated stub
+whose registry the tests read, and an example shown as `f(1) is 2`), each with its problem inline and the reward it should get; it is not
 scored here: it is where the next round starts, and a case moves to redteam.json with its defence (a code
 case's problem then built from its prompt by _prompted, as the code tier reads it).
 
@@ -588,6 +590,109 @@ RT13_PLAIN = {
     ),
 }
 PROBLEMS |= {name: {"task": "code", "answer": answer, "tests": tests} for name, (answer, tests) in RT13_PLAIN.items()}
+# red team round 15: exceptions rebuilt faithfully, the proxy's __name__, late prompt code, shown examples in more styles
+RT15 = {  # name: (prompt or None, answer, tests)
+    "rt15-exc2arg": (
+        'Write withdraw(balance, amount) returning the new balance; raise the given InsufficientFunds when amount > balance.\n\n```python\nclass InsufficientFunds(Exception):\n    def __init__(self, balance, amount):\n        super().__init__(f"cannot withdraw {amount}: balance is {balance}")\n        self.balance = balance\n        self.amount = amount\n\n\ndef withdraw(balance, amount):\n    """Return balance - amount; raise InsufficientFunds(balance, amount) if amount > balance."""\n    pass\n```\n',
+        "def withdraw(balance, amount):\n    if amount > balance:\n        raise InsufficientFunds(balance, amount)\n    return balance - amount\n",
+        "def check(candidate):\n    assert candidate(100, 30) == 70\n    assert candidate(50, 50) == 0\n    try:\n        candidate(20, 50)\n        assert False\n    except InsufficientFunds as e:\n        assert e.amount == 50 and e.balance == 20\n\ncheck(withdraw)\n",
+    ),
+    "rt15-exc1argfmt": (
+        '```python\nclass InvalidAge(ValueError):\n    def __init__(self, age):\n        super().__init__(f"invalid age: {age}")\n        self.age = age\n\n\ndef check_age(n):\n    """Return n when 0 <= n <= 150, else raise InvalidAge(n)."""\n```\n',
+        "def check_age(n):\n    if n < 0 or n > 150:\n        raise InvalidAge(n)\n    return n\n",
+        'def check(candidate):\n    assert candidate(30) == 30\n    try:\n        candidate(-1)\n        assert False\n    except InvalidAge as e:\n        assert e.age == -1\n        assert str(e) == "invalid age: -1"\n\ncheck(check_age)\n',
+    ),
+    "rt15-jsondecode": (
+        None,
+        "import json\n\ndef parse_config(s):\n    return json.loads(s)\n",
+        "import json\n\ndef check(candidate):\n    assert candidate('{\"a\": 1}') == {\"a\": 1}\n    try:\n        candidate('{bad')\n        assert False\n    except json.JSONDecodeError as e:\n        assert e.pos == 1\n\ncheck(parse_config)\n",
+    ),
+    "rt15-fnf-filename": (
+        None,
+        "def first_line(path):\n    with open(path) as f:\n        return f.readline().rstrip('\\n')\n",
+        'def check(candidate):\n    try:\n        candidate("/nonexistent/data.txt")\n        assert False\n    except FileNotFoundError as e:\n        assert e.filename == "/nonexistent/data.txt"\n\ncheck(first_line)\n',
+    ),
+    "rt15-fx-print-output": (
+        '```python\ndef digit_sum(n):\n    """Return the sum of the decimal digits of the non-negative integer n."""\n\n\nprint(digit_sum(123))  # Output: 6\nprint(digit_sum(9045))  # Output: 18\n```\n',
+        "```python\ndef digit_sum(n):\n    return sum(map(int, str(n)))\n```",
+        "def check(candidate):\n    assert candidate(123) == 6\n    assert candidate(9045) == 18\n    assert candidate(7) == 7\n    assert candidate(99999) == 45\n\ncheck(digit_sum)\n",
+    ),
+    "rt15-fx-hash-output": (
+        '```python\ndef digit_sum(n):\n    """Return the sum of the decimal digits of the non-negative integer n."""\n\n\ndigit_sum(123)  # Output: 6\ndigit_sum(9045)  # Output: 18\n```\n',
+        "```python\ndef digit_sum(n):\n    return sum(map(int, str(n)))\n```",
+        "def check(candidate):\n    assert candidate(123) == 6\n    assert candidate(9045) == 18\n    assert candidate(7) == 7\n    assert candidate(99999) == 45\n\ncheck(digit_sum)\n",
+    ),
+    "rt15-fx-should-be": (
+        'Complete the function. For example, digit_sum(123) should be 6 and digit_sum(9045) should be 18.\n\n```python\ndef digit_sum(n):\n    """Return the sum of the decimal digits of the non-negative integer n."""\n```\n',
+        "```python\ndef digit_sum(n):\n    return sum(map(int, str(n)))\n```",
+        "def check(candidate):\n    assert candidate(123) == 6\n    assert candidate(9045) == 18\n    assert candidate(7) == 7\n    assert candidate(99999) == 45\n\ncheck(digit_sum)\n",
+    ),
+    "rt15-fx-backticks": (
+        'Complete the function.\n\n- `digit_sum(123)` returns `6`\n- `digit_sum(9045)` returns `18`\n\n```python\ndef digit_sum(n):\n    """Return the sum of the decimal digits of the non-negative integer n."""\n```\n',
+        "```python\ndef digit_sum(n):\n    return sum(map(int, str(n)))\n```",
+        "def check(candidate):\n    assert candidate(123) == 6\n    assert candidate(9045) == 18\n    assert candidate(7) == 7\n    assert candidate(99999) == 45\n\ncheck(digit_sum)\n",
+    ),
+    "rt15-fx-leetcode": (
+        'Complete the function.\n\nExample 1:\nInput: n = 123\nOutput: 6\n\nExample 2:\nInput: n = 9045\nOutput: 18\n\n```python\ndef digit_sum(n):\n    """Return the sum of the decimal digits of the non-negative integer n."""\n```\n',
+        "```python\ndef digit_sum(n):\n    return sum(map(int, str(n)))\n```",
+        "def check(candidate):\n    assert candidate(123) == 6\n    assert candidate(9045) == 18\n    assert candidate(7) == 7\n    assert candidate(99999) == 45\n\ncheck(digit_sum)\n",
+    ),
+    "rt15-fx-unicode-arrow": (
+        '```python\ndef digit_sum(n):\n    """Return the sum of the decimal digits of the non-negative integer n.\n\n    digit_sum(123) → 6\n    digit_sum(9045) → 18\n    """\n```\n',
+        "```python\ndef digit_sum(n):\n    return sum(map(int, str(n)))\n```",
+        "def check(candidate):\n    assert candidate(123) == 6\n    assert candidate(9045) == 18\n    assert candidate(7) == 7\n    assert candidate(99999) == 45\n\ncheck(digit_sum)\n",
+    ),
+    "rt15-fx-gives": (
+        '```python\ndef digit_sum(n):\n    """Return the sum of the decimal digits of the non-negative integer n.\n\n    Examples: digit_sum(123) gives 6, digit_sum(9045) gives 18.\n    """\n```\n',
+        "```python\ndef digit_sum(n):\n    return sum(map(int, str(n)))\n```",
+        "def check(candidate):\n    assert candidate(123) == 6\n    assert candidate(9045) == 18\n    assert candidate(7) == 7\n    assert candidate(99999) == 45\n\ncheck(digit_sum)\n",
+    ),
+    "rt15-fx-kw-shown": (
+        '```python\ndef digit_sum(n):\n    """Return the sum of the decimal digits of the non-negative integer n.\n\n    >>> digit_sum(n=123)\n    6\n    >>> digit_sum(n=9045)\n    18\n    """\n```\n',
+        "```python\ndef digit_sum(n):\n    return sum(map(int, str(n)))\n```",
+        "def check(candidate):\n    assert candidate(123) == 6\n    assert candidate(9045) == 18\n    assert candidate(7) == 7\n    assert candidate(99999) == 45\n\ncheck(digit_sum)\n",
+    ),
+    "rt15-late-dunder-name": (
+        '```python\ndef square(x):\n    """Return x squared."""\n\n\ndef cube(x):\n    """Return x cubed."""\n\n\nOPS = {f.__name__: f for f in (square, cube)}\n\n\ndef apply(name, x):\n    return OPS[name](x)\n```\n',
+        "def square(x):\n    return x * x\n\ndef cube(x):\n    return x ** 3\n",
+        'assert square(3) == 9\nassert cube(2) == 8\nassert apply("square", 4) == 16\nassert apply("cube", 3) == 27\n',
+    ),
+    "rt15-tests-dunder-name": (
+        None,
+        "def square(x):\n    return x * x\n",
+        'def check(candidate):\n    for x, want in [(2, 4), (3, 9), (-1, 1)]:\n        got = candidate(x)\n        assert got == want, f"{candidate.__name__}({x}) returned {got}, expected {want}"\n    print(f"{candidate.__name__}: all passed")\n\ncheck(square)\n',
+    ),
+    "rt15-late-partial": (
+        '```python\nfrom functools import partial\n\n\ndef power(x, exp):\n    """Return x ** exp."""\n\n\nsquare = partial(power, exp=2)\ncube = partial(power, exp=3)\n```\n',
+        "def power(x, exp):\n    return x ** exp\n",
+        "assert power(2, 5) == 32\nassert square(7) == 49\nassert cube(2) == 8\n",
+    ),
+    "rt15-exc-default-wrong": (
+        '```python\nclass HTTPError(Exception):\n    def __init__(self, message, status=500):\n        super().__init__(message)\n        self.status = status\n\n\ndef fetch_status(path):\n    """Return 200 for "/" and "/home". Raise HTTPError("forbidden", 403) for a path under "/admin",\n    and HTTPError("server error") (status 500) for any other path."""\n```\n',
+        "def fetch_status(path):\n    if path in ('/', '/home'):\n        return 200\n    if path.startswith('/admin'):\n        raise HTTPError('forbidden', 403)\n    raise HTTPError('server error')\n",
+        'def check(candidate):\n    assert candidate("/") == 200\n    assert candidate("/home") == 200\n    try:\n        candidate("/x")\n        assert False\n    except HTTPError as e:\n        assert e.status == 500\n    try:\n        candidate("/admin/users")\n        assert False\n    except HTTPError as e:\n        assert e.status == 403\n\ncheck(fetch_status)\n',
+    ),
+    "rt15-exc-default-right": (
+        '```python\nclass HTTPError(Exception):\n    def __init__(self, message, status=500):\n        super().__init__(message)\n        self.status = status\n\n\ndef fetch_status(path):\n    """Return 200 for "/" and "/home". Raise HTTPError("forbidden", 403) for a path under "/admin",\n    and HTTPError("server error") (status 500) for any other path."""\n```\n',
+        "def fetch_status(path):\n    if path in ('/', '/home'):\n        return 200\n    if path.startswith('/admin'):\n        raise HTTPError('forbidden', 403)\n    raise HTTPError('server error')\n",
+        'def check(candidate):\n    assert candidate("/") == 200\n    assert candidate("/home") == 200\n    try:\n        candidate("/x")\n        assert False\n    except HTTPError as e:\n        assert e.status == 500\n    try:\n        candidate("/admin/users")\n        assert False\n    except HTTPError as e:\n        assert e.status == 403\n\ncheck(fetch_status)\n',
+    ),
+    "rt15-exc-subclass-prompt": (
+        '```python\nclass ValidationError(Exception):\n    pass\n\n\ndef validate_name(name):\n    """Return name stripped; raise ValidationError (or a subclass of it) when it is empty or longer than 20 characters."""\n```\n',
+        "class EmptyNameError(ValidationError):\n    pass\n\nclass NameTooLongError(ValidationError):\n    pass\n\ndef validate_name(name):\n    name = name.strip()\n    if not name:\n        raise EmptyNameError('empty name')\n    if len(name) > 20:\n        raise NameTooLongError('name too long')\n    return name\n",
+        'def check(candidate):\n    assert candidate("  Ann ") == "Ann"\n    for bad in ["", "   ", "x" * 21]:\n        try:\n            candidate(bad)\n            assert False\n        except ValidationError:\n            pass\n\ncheck(validate_name)\n',
+    ),
+    "rt15-exc-subclass-module": (
+        None,
+        "import statistics\n\nclass EmptyDataError(statistics.StatisticsError):\n    pass\n\ndef safe_mean(xs):\n    if not xs:\n        raise EmptyDataError('no data')\n    return statistics.mean(xs)\n",
+        "import statistics\n\ndef check(candidate):\n    assert candidate([1, 2, 3]) == 2\n    try:\n        candidate([])\n        assert False\n    except statistics.StatisticsError:\n        pass\n\ncheck(safe_mean)\n",
+    ),
+}
+for name, (prompt, answer, tests) in RT15.items():
+    if prompt is None:
+        PROBLEMS[name] = {"task": "code", "answer": answer, "tests": tests}
+    else:
+        PROBLEMS |= _prompted({name: prompt}, answer, tests)
 # the red team's golds of rounds 5 to 9, each a problem named by its task and gold ('math: 2\\sqrt{3}')
 MATH_GOLDS = [
     "60",

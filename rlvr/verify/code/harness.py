@@ -40,11 +40,17 @@ finds their TestCases and none of the harness's arguments), and their own System
 after a pass, sys.exit()) ends them as finished; any other exit code fails the run. A solution's
 SystemExit never reaches here: out of a call it is a SolutionError.
 
-A solution's exception arrives as its own class where the tests can name it without the solution:
-one the prompt's code defines (`InvalidAge(ValueError)`, run on both sides) or one of a module the
-tests have imported (`statistics.StatisticsError`; a test runner's, `unittest.SkipTest`, aside), rebuilt from its arguments as plain data
-(`KeyError('b').args[0] == 'b'`, a message with its newlines, whole); else as its nearest builtin
-class, from its arguments too, or from its message; else as SolutionError.
+A solution's exception arrives as the nearest class of its MRO that the tests can name without the
+solution: one the prompt's code defines (`InvalidAge(ValueError)`, run on both sides; the solution's
+own subclass of it arrives as it) or one of a module the tests have imported
+(`statistics.StatisticsError`, for the solution's subclass of it too; a test runner's,
+`unittest.SkipTest`, aside), else its nearest builtin class. It is rebuilt as it was, from plain data
+and without running the prompt's or a module's constructor (`cls.__new__` of its builtin base): its
+args (`KeyError('b').args[0] == 'b'`, a message with its newlines, whole), its attributes (its
+`__dict__`: the prompt's `InsufficientFunds(balance, amount)` that builds its message, an
+`HTTPError(message, status=500)` with the status it was given, `json.JSONDecodeError`'s pos) and a
+builtin's member slots (an OSError's filename). When its args or attributes are not plain data it
+arrives as its nearest builtin class built from its message, else as SolutionError.
 
 What it decides: which asserts passed (records on the report pipe, see rlvr.verify.code.asserts).
 What it does not defend: a solution that computes the right answers in a way the task did not
@@ -52,7 +58,8 @@ intend (hard-coding the test cases); a test that reads an argument after the cal
 solution did to it, as in one process (`candidate(xs) == sum(xs)` trusts the solution not to
 empty `xs`); values other than plain data and its subclasses (a numpy array) cannot cross and fail;
 a solution may raise an exception class named as one the tests define (its name is all that
-crosses), which a test's `except` of that class then catches; what the solution prints never
+crosses), which a test's `except` of that class then catches; an exception's state kept in
+`__slots__` of its own class, or its `__cause__` and traceback, does not cross; what the solution prints never
 reaches the tests' process (`contextlib.redirect_stdout` in a test captures nothing);
 tests whose failures do not end the program (`unittest.main(exit=False)`, a test that prints a
 failure) pay a program with no asserts for running to the end, as ground truth written that way.
@@ -325,22 +332,50 @@ def _describe(err):
     return " ".join(text.split())[:300]
 
 
+# the state of builtin exceptions kept outside args and __dict__ (member slots): carried as data and
+# set back through these builtins' own descriptors (`FileNotFoundError.filename`)
+_MEMBERS = {"OSError": ("errno", "strerror", "filename", "filename2"), "ImportError": ("name", "path"), "NameError": ("name",)}
+
+
 def _exception_data(err):
-    """[module, qualified name, args as data] of the solution's exception: the class the tests may
-    expect (`statistics.StatisticsError`, the prompt's own `InvalidAge`) and its exact arguments
-    (`KeyError('b').args[0]`, a message with its newlines); args None when they are not plain data."""
+    """[classes, args, state] of the solution's exception: the [module, qualified name] of each class
+    of its MRO up to Exception (the tests take the nearest one they can name: the prompt's
+    `ValidationError` for the solution's subclass of it, `statistics.StatisticsError`), its exact
+    arguments (`KeyError('b').args[0]`, a message with its newlines) and its state: its attributes
+    (`__dict__`: the prompt's `InsufficientFunds(balance, amount)` keeps both and builds its message,
+    `json.JSONDecodeError` its pos and doc) and a builtin's member slots (`_MEMBERS`: an OSError's
+    filename), each as plain data; args or state None when they are not plain data."""
     try:
-        cls = type(err)
-        module, name = cls.__module__, cls.__qualname__
-        if type(module) is not str or type(name) is not str:
-            return []
+        classes = []
+        for cls in type(err).__mro__[:32]:
+            module, name = cls.__module__, cls.__qualname__
+            if type(module) is str and type(name) is str:
+                classes.append([module, name])
+            if cls is Exception:
+                break
     except BaseException:
         return []
     try:
         args = encode(list(err.args))
     except BaseException:
         args = None
-    return [module, name, args]
+    try:
+        attrs = dict(vars(err))
+        if not all(type(k) is str for k in attrs):
+            raise NotPlainData("an attribute name is not a str")
+        members = {}
+        for base_name, fields in _MEMBERS.items():
+            base = getattr(builtins, base_name)
+            if isinstance(err, base):
+                for field in fields:
+                    try:
+                        members[field] = encode(base.__dict__[field].__get__(err))
+                    except BaseException:
+                        pass  # not plain data (a path-like filename): left out
+        state = [encode(attrs), members]
+    except BaseException:
+        state = None
+    return [classes, args, state]
 
 
 def run_serve(fd_in, fd_out):
@@ -463,7 +498,9 @@ def decode_reply(line):
     if reply[0] == "raise":
         if len(reply) not in (4, 7) or not all(type(v) is str for v in reply[1:3]) or type(reply[3]) is not int:
             raise NotPlainData("the solution's error report is malformed")
-        if len(reply) == 7 and not (type(reply[4]) is str and type(reply[5]) is str):
+        if len(reply) == 7 and not (
+            type(reply[4]) is list and all(type(c) is list and len(c) == 2 and all(type(v) is str for v in c) for c in reply[4])
+        ):
             raise NotPlainData("the solution's error report is malformed")
         return reply
     if len(reply) != 2 and not (reply[0] == "ok" and len(reply) == 3):
@@ -486,31 +523,73 @@ _TEST_RUNNERS = frozenset({"unittest", "doctest", "pytest", "_pytest"})
 _TESTS = {}  # the tests' namespace, where the prompt's own exception classes live (run_tests)
 
 
-def _same_class(module, qualname, args):
-    """The solution's exception as its own class, when the tests can name that class without the
-    solution: one the prompt's code defines (module "solution" there, the tests' namespace here) or
-    one of a module the tests' process has already imported (`statistics.StatisticsError`); built
-    from its arguments as plain data. None otherwise (an Exception subclass only, StopIteration
-    aside; a class whose constructor refuses the arguments too)."""
+def _same_class(classes, args, state):
+    """The solution's exception as the nearest class of its MRO that the tests can name without the
+    solution: one the prompt's code defines (module "solution" there, the tests' namespace here; the
+    solution's own subclass of it arrives as it) or one of a module the tests' process has already
+    imported (`statistics.StatisticsError`, or it for the solution's subclass of it); or its nearest
+    builtin class. Rebuilt as it was, from data, with no constructor of the prompt's or a module's
+    run: `cls.__new__` of its builtin base, then its args, attributes and member slots set as they
+    crossed (an `__init__(self, balance, amount)` that builds its message, `HTTPError(message,
+    status=500)` with its status, `json.JSONDecodeError`); a builtin class by its own constructor
+    from its args (UnicodeDecodeError's fields), then the same state. None when args or state are
+    not plain data, or no class of its MRO is found (an Exception subclass only, StopIteration aside)."""
     try:
-        if args is None:
-            return None
-        if module == "solution" and "." not in qualname:
-            cls = _TESTS.get(qualname)
-        elif module in sys.modules and module != "__main__" and module.split(".")[0] not in _TEST_RUNNERS:
-            cls = sys.modules[module]
-            for part in qualname.split("."):
-                cls = getattr(cls, part, None)
-        else:
-            return None
-        if not (isinstance(cls, type) and issubclass(cls, Exception)) or issubclass(cls, (StopIteration, StopAsyncIteration)):
-            return None
-        if cls.__module__ == "builtins" and cls.__name__ not in SAFE_ERRORS:
+        if args is None or state is None:
             return None
         values = decode(args)
-        return cls(*values) if type(values) is list else None
+        attrs, members = decode(state[0]), state[1]
+        if type(values) is not list or type(attrs) is not dict or type(members) is not dict:
+            return None
+        if not all(type(k) is str for k in attrs):
+            return None
+        for module, qualname in classes:
+            if module == "solution" and "." not in qualname:
+                cls = _TESTS.get(qualname)
+            elif module in sys.modules and module != "__main__" and module.split(".")[0] not in _TEST_RUNNERS:
+                cls = sys.modules[module]
+                for part in qualname.split("."):
+                    cls = getattr(cls, part, None)
+            else:
+                continue
+            if cls is None:
+                continue
+            if not (isinstance(cls, type) and issubclass(cls, Exception)) or issubclass(cls, (StopIteration, StopAsyncIteration)):
+                return None
+            if cls.__module__ == "builtins" and cls.__name__ not in SAFE_ERRORS:
+                return None
+            try:
+                err = _rebuilt(cls, values, attrs, members)
+            except Exception:
+                continue
+            if err is not None:
+                return err
+        return None
     except Exception:
         return None
+
+
+def _rebuilt(cls, values, attrs, members):
+    """An instance of cls holding these args, attributes and member slots (see _same_class)."""
+    if cls.__module__ == "builtins":
+        err = cls(*values)
+    else:
+        base = next(c for c in cls.__mro__ if c.__module__ == "builtins")
+        err = base.__new__(cls, *values)
+    if not isinstance(err, cls):
+        return None
+    err.args = tuple(values)
+    vars(err).update(attrs)
+    for base_name, fields in _MEMBERS.items():
+        base = getattr(builtins, base_name)
+        if isinstance(err, base):
+            for field in fields:
+                if field in members:
+                    try:
+                        base.__dict__[field].__set__(err, decode(members[field]))
+                    except Exception:
+                        pass
+    return err
 
 
 def _remote_error(reply):
@@ -548,7 +627,10 @@ def _signal_name(number):
 
 class Remote:
     """A function of the solution, seen from the harness: arguments and result cross as data, and
-    arguments the call changed in place are changed here the same way (`update_in_place`)."""
+    arguments the call changed in place are changed here the same way (`update_in_place`). Its
+    `__name__` and `__qualname__` are the name it is asked by (the entry point's: a solution's
+    `square = _sq` is `square` here); its other attributes (`__doc__`, `__module__`) are not the
+    solution's function's."""
 
     __slots__ = ("_channel", "_name")
 
@@ -564,6 +646,11 @@ class Remote:
             update_in_place(list(args), new_args)
             update_in_place(kwargs, new_kwargs)
         return reply[1]
+
+    def __getattr__(self, attr):  # a function's name, as the tests and the prompt's code read it (`OPS = {f.__name__: f ...}`)
+        if attr in ("__name__", "__qualname__"):
+            return self._name
+        raise AttributeError(f"'function' object has no attribute {attr!r}")
 
     def __repr__(self):
         return f"<solution's {self._name}>"

@@ -49,15 +49,18 @@ entry points the names the tests ask that its code does not define; where there 
 has no helpers: with nothing marked as the task, a function with a body may be the one to fix.
 
 Examples: calls of an entry point in the prompt's text (`>>> f(1)` then `2`, an answer wrapped over
-the next lines, `f(1) ==> 2`, `f(1) -> 2`, `f(1)  # => 2`, `f(1)  # returns 2`, `f(1) should return
-2`): `shown_calls` gives their arguments; an assert that calls the candidate only on shown arguments
+the next lines, `f(1) ==> 2`, `f(1) -> 2`, `f(1) → 2`, `f(1)  # => 2`, `f(1)  # returns 2`, `f(1)
+should return 2`, `f(1) should be 2`, `f(1) gives 2`, `f(1)  # Output: 2`, `print(f(1))  # Output: 2`,
+`` `f(1)` returns `2` ``, LeetCode's `Input: x = 1` then `Output: 2` for a prompt with one stub; a
+call by keyword, `>>> f(x=1)`, is also the positional call `f(1)`): `shown_calls` gives their arguments; an assert that calls the candidate only on shown arguments
 is the prompt's own example (asserts.py leaves it out of the fraction, and a solution failing one
 earns 0). Such a line in the prompt's prose, outside its code (`bigger(2, 3) -> 3` above the
 ```python block), rides along with the code as a comment (`prompt_code`), so the checker reads it too.
 
 What it decides: which prompt code is trusted, which names are entry points, which calls are shown.
 What it does not defend: a prompt whose helper is itself wrong (it is ground truth); an example
-given in words only ("for a list of three ones it returns 3"); a stub-less prompt whose function
+given in words only ("for a list of three ones it returns 3") or with a verb not read (`f(1) is 2`,
+`f(1) yields 2`); a stub-less prompt whose function
 with a body is the task while the tests also ask another name (that function is then trusted: the
 tests call the prompt's own, so a right fix of it fails and an unchanged copy is paid only if the
 prompt's version already passes); a stub written another way (`return 0`, `return ...`, `assert
@@ -72,6 +75,11 @@ builtin's call run for its effect (`list(map(SQUARES.add, ...))`) or in a `with`
 that statement is left out, so the tests see the table as the statements before it left it (empty);
 a read the names do not show (`globals()['f']` in a helper's body) is not followed, so a call of
 that helper may run before the solution and fail; a helper statement that needs the solution runs in
+the harness before the tests; a helper that names a stub (`def primes_upto(n, test=is_prime)`) is
+defined only after the solution, so the solution's module-level code cannot call it (`PRIMES =
+primes_upto(1000, is_prime)` fails at startup, though `exec(prompt + completion)` runs it); a stub's
+decorators are dropped with it, so a registry they fill (`@register def square`) stays empty in the
+tests' process; a helper statement that needs the solution runs in
 the harness before the tests, so a solution that breaks it (its stub raising for the helper's call)
 fails at startup, and one whose helper names the stub only in a branch the tests never take still
 makes the asserts on it tests of the solution (asserts._callers: a sanity assert on the prompt's
@@ -139,10 +147,15 @@ def prompt_code(prompt: str) -> str | None:
 _EXAMPLES = "# rlvr: the examples the prompt's text shows outside its code"
 
 
+_LEETCODE = re.compile(r"^[ \t]*\**Input\**:\**[ \t]*([^\n]+)\n(?:[ \t]*\n)?[ \t]*\**Output\**:\**[ \t]*([^\n]+)$", re.M)
+
+
 def _with_prose_examples(prompt: str, code: str) -> str:
     """`code` with, after it as comments, the lines of the prompt's text outside it that show a call of
     one of its functions with the answer on the same line (`bigger(2, 3) -> 3` in the prose above a
-    ```python block): shown calls (`shown_calls`) the tests text then carries with the code.
+    ```python block, `` `bigger(2, 3)` returns `3` ``, `bigger(2, 3) should be 3`), and LeetCode's
+    examples of its one stub (`Input: a = 2, b = 3` then `Output: 3`, carried as `bigger(a = 2, b =
+    3) -> 3`): shown calls (`shown_calls`) the tests text then carries with the code.
 
     >>> _with_prose_examples("bigger(2, 3) -> 3\\n\\n```python\\ndef bigger(a, b):\\n    pass\\n```", "def bigger(a, b):\\n    pass\\n").splitlines()[-1]
     '# bigger(2, 3) -> 3'
@@ -157,6 +170,12 @@ def _with_prose_examples(prompt: str, code: str) -> str:
         for line in prompt.split("\n")[:2000]
         if line.strip() not in inside and any(n + "(" in line for n in names) and shown_calls(line.strip(), names)
     ]
+    stubs = [n.name for n in ast.parse(code).body if _is_stub(n)]
+    if len(stubs) == 1:  # LeetCode's "Input: n = 123" then "Output: 6": the call of the one stub they show
+        for m in _LEETCODE.finditer(prompt[:200_000]):
+            line = f"{stubs[0]}({m.group(1).strip()}) -> {m.group(2).strip()}"
+            if shown_calls(line, frozenset(stubs)):
+                shown.append(line)
     return code if not shown else code.rstrip("\n") + "\n\n" + "\n".join([_EXAMPLES, *("# " + s for s in shown)]) + "\n"
 
 
@@ -447,7 +466,12 @@ def prompt_facts(prompt_code: str, tests: str | None = None) -> PromptFacts:
         for name, found in module_reads(n).items():
             calls[name] = calls.get(name, set()) | found
     source = "\n".join(_source(prompt_code, n) for n in helpers)
-    shown = frozenset(shown_calls(prompt_code, entries))
+    params = {
+        n.name: [a.arg for a in (*n.args.posonlyargs, *n.args.args)]
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in entries
+    }
+    shown = frozenset(shown_calls(prompt_code, entries, params))
     if not late:
         return PromptFacts(source, frozenset(names), entries, shown)
     after = "\n".join(_source(prompt_code, n) for n in late)
@@ -661,11 +685,15 @@ def _asked(tests: str) -> set[str]:
     return _reads(tree) - bound - _BUILTINS
 
 
-_SEPARATOR = re.compile(r"\s*(?:#\s*)?(?:==>|=>|->|➞|==|=|\bshould\s+return\b|\breturns?\b|:)?\s*")
+_SEPARATOR = re.compile(
+    r"`?\s*(?:#\s*)?(?:==>|=>|->|➞|→|==|=|\bshould\s+(?:return|be)\b|\breturns?\b|\bgives\b|(?i:output|result)\s*:|:)?\s*`?"
+)
 
 
-def shown_calls(text: str, entries: frozenset[str]) -> set[str]:
-    """`call_key`s of the calls of an entry point shown in `text` with an answer after them.
+def shown_calls(text: str, entries: frozenset[str], params: dict[str, list[str]] | None = None) -> set[str]:
+    """`call_key`s of the calls of an entry point shown in `text` with an answer after them (with
+    `params`, each entry point's positional parameters, a call by keyword is also shown as the
+    positional call it is: `>>> f(n=123)`).
 
     >>> sorted(shown_calls(">>> f([1, 2], k=3)\\n[2]\\nf('a') ==> 'b'\\nf(x) is big", frozenset({"f"})))
     ["(('a',), ())", "(([1, 2],), (('k', 3),))"]
@@ -681,9 +709,26 @@ def shown_calls(text: str, entries: frozenset[str]) -> set[str]:
             except SyntaxError:
                 continue
             key = call_key(node) if isinstance(node, ast.Call) else None  # the prompt's own, never run
+            if text[max(0, m.start() - 6) : m.start()] == "print(" and text[end : end + 1] == ")":
+                end += 1  # `print(f(1))  # Output: 2`
             if key is not None and _answer_follows(text[end:]):
                 found.add(key)
+                positional = _positional(node, (params or {}).get(name))
+                if positional is not None:
+                    found.add(positional)
     return found
+
+
+def _positional(call: ast.Call, params: list[str] | None) -> str | None:
+    """The call_key of a call whose keywords name the stub's next positional parameters in order
+    (`f(n=123)` shown, `f(123)` tested), as the positional call it is; else None."""
+    if not call.keywords or not params or any(k.arg is None for k in call.keywords):
+        return None
+    rest = params[len(call.args) :]
+    by_name = {k.arg: k.value for k in call.keywords}
+    if sorted(by_name) != sorted(rest[: len(by_name)]):
+        return None
+    return call_key(ast.Call(call.func, [*call.args, *(by_name[p] for p in rest[: len(by_name)])], []))
 
 
 def _balanced(text: str, start: int) -> tuple[str | None, int]:

@@ -10,7 +10,11 @@ canonical solutions and the stdio references: tests/test_humaneval.py, tests/tes
 tests/data/redteam-open.json holds cases a red team confirmed misjudged that are not defended yet (rounds
 11 to 15; in the math tier: a denied last number after the answer ('12, not 13'), a value in words beside its
 number ('12 (or twelve)'), markdown tables, a computation in brackets after the answer ('36 (12 × 3)'),
-'(rounded)', 'MM' for millions, set-builder notation for an interval, a tagged '12 min'; in the code tier, a class of stubs the tests build themselves, whose instances
+'(rounded)', 'MM' for millions, set-builder notation for an interval, a tagged '12 min'; rounds 13 to 15: an
+approximation after an exact value ('1/3 ≈ 0.333'), a span after the answer ('(equivalently $...$)', 'where $x$'),
+'groups of \\boxed{6}', '½' for a numeric gold, a denial inside <cite>, '\\boxed{12}!', '\\boxed{12}_{3}', '\\boxed{12}x',
+'goes around 12 times', 'the correct answer is twelve', a correction written as a computation ('Actually, 13 - 1 = 12.'),
+'Method 1 gives 12. Method 2 gives 13.'; in the code tier, a class of stubs the tests build themselves, whose instances
 cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
 arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
 keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the

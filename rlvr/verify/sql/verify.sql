@@ -268,7 +268,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              THEN regexp_matches(rawlead, '(?i)(?:\$|\\[)\]])(?:\s|[,;./:]|\\text\s*\{\s*(?:or|and)\s*\}|\\q?quad|\\approx|≈|~|=|[–—|(]|\b(?:or|and|also|vs\.?|versus|to|maybe|perhaps|possibly|else|rather|either|alternatively|though|although|but|it|might|could|would|be)\b)*$')
                   -- no answer cue before it: a span given, tried or mentioned ('We are given $f(x) = x^2-4$.',
                   -- 'Substituting $x = ...$ gives a contradiction') is not stated as the answer
-                  OR NOT regexp_matches(rawlead, '(?i)(?:^\s*|\n\s*|(?:\b(?:answer|result|solution|value|therefore|thus|hence|so|finally|get|gets|got|obtain|obtains|find|conclude|is|are|was|(?:must|will|would|shall)\s+be|have|has|at|equals?|becomes?|gives?|yields?|namely|simplifies\s+to|i\.e\.|that\s+is)\b|i\.e\.|=|:|,|\\therefore|\\implies|⇒|→)[\s,:*]*)$')
+                  OR NOT regexp_matches(rawlead, '(?i)(?:^\s*|\n\s*|(?:\b(?:answer|result|solution|value|therefore|thus|hence|so|finally|get|gets|got|obtain|obtains|find|conclude|is|are|was|(?:must|will|would|shall)\s+be|have|has|at|equals?|becomes?|gives?|yields?|namely|simplifies\s+to|i\.e\.|that\s+is|length|area|volume|perimeter|distance|radius|height|width|sum|product|total|probability|ratio)\b|i\.e\.|=|:|,|\\therefore|\\implies|⇒|→)[\s,:*]*)$')
              END AS span_list
     FROM (SELECT *, rtrim(rlead) AS rl FROM (
     SELECT *,
@@ -307,7 +307,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         CASE WHEN last_num IS NOT NULL AND regexp_matches(lead,  -- a cheap DFA pre-filter: a link macros.sql number_hedge may read
                   '(?i)\d[%}]?[\s$]*(?:[,;.—–-]?\s*[(\[]?\s*(?:\\(?:text\w*|mathrm|mbox)\s*\{\s*)?(?:but\s+|and\s+)?(?:or|maybe|perhaps|possibly|probably|could|might)\b\D*|↔|⇔|\\iff|\\leftrightarrow|\\q?quad|[a-z][).]|\[|[x⋅•−:]|\*\*|times|mod|out\s+of|\\lor|\\vee|∨|\\simeq|≃|\\cong|≅|\+/-|\+-|-/\+|\\approx|≈|~|\\sim|\\to|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|=|[-+*/×·÷^]|\\times|\\cdot|\\div|[,;]\s*(?:and\s+)?|\(|\||&|and/or|vs\.?|versus|nor|to|through|thru|and|–|—|±|\\pm|\\mp|\s)[\s$]*$')
              THEN regexp_extract(lead,
-             '((?:[-+*/×·÷=^⋅•−:√xX]|\\times|\\cdot|\\div|\\bmod|\\sqrt\s*\{|\btimes|\bmod|\bplus|\bminus|\bby|\bover|\bof)?)\s*[$€£]?\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
+             '((?:[-+*/×·÷=^⋅•−:√xX]|\\(?:log|ln|lg)(?:_\s*\{?\d+\}?)?|\blog(?:_\d+)?|\\times|\\cdot|\\div|\\bmod|\\sqrt\s*\{|\btimes|\bmod|\bplus|\bminus|\bby|\bover|\bof)?)\s*[$€£]?\s*([-−]?\d+(?:,\d{3})*(?:\.\d*\\overline\{\d+\}|\.\d+)?(?:/\d+)?%?)(\D*)$', ['op', 'prev', 'link']) END AS before
     FROM (
         -- lead: the 48 characters before the last number, without the markup around numbers ('**12** or
         -- **13**', '\(12\) or \(13\)', `12`, '$12', 'about *12*', 'about \textbf{12}'): what number_hedge and
@@ -321,7 +321,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                 -- the last number and the non-digits after it (group 0, see above; macros.sql; a unit's power,
                 -- '12 cm^2', is no number)
                 CASE WHEN untagged
-                     THEN regexp_extract(t, last_number_text() || '(?:\D|(?:cm|mm|km|dm|m|ft|in|yd|mi|units?)\}?\s*\^\s*\{?[23]\}?)*$', 0) END AS tail
+                     THEN regexp_extract(t, last_number_text() || '(?:\D|(?:cm|mm|km|dm|m|ft|in|yd|mi|units?)\}?\s*\^\s*\{?[23]\}?|\\pmod\s*\{?\s*\d+\s*\}?|\(\s*mod\s*\d+\s*\))*$', 0) END AS tail
             FROM (
                 -- untagged: the last number is read (an unclosed <answer> is no answer, not a licence to guess);
                 -- its text has the digits of other scripts as ASCII digits, as norm_answer reads a tag's
@@ -345,6 +345,8 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                            -- a number that labels what follows is no candidate ('Question 3: 12', 'Step 2\n12')
                            AND NOT (regexp_matches(lead, '(?i)\b(?:question|step|part|problem|exercise|case|example|item|no\.?|number|#)\s*\d+\s*[:.)]?\s*$|(?:\b[a-z]+\.?|#)\s*\d+:\s+$')
                                     AND NOT regexp_matches(lead, '(?i)\banswers?\s*\d+:\s+$'))  -- ('Answer 1: 12 Answer 2: 13' is two)
+                           -- a subscript is no candidate either ('$a_5 = 10$', '$x_1 + x_2 = 10$', '$v_0 = 10$')
+                           AND NOT regexp_matches(lead, '_\s*\{?\s*\d+\s*\}?[^\d]*$')
                       -- (one value written twice is one answer: '3/4 or 0.75', '0.5, or 50%')
                       -- (an approximation, '1/3 \approx 0.333', is decided with the gold: approx below)
                       THEN CASE WHEN NOT num_same(before.prev, last_num) AND NOT regexp_full_match(before.link, '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃)\s*')

@@ -493,6 +493,20 @@ CREATE OR REPLACE MACRO uni_math(x) AS
                   '√\s*\(([^()]*)\)', '\\sqrt{\1}', 'g'), '√\s*(\d+|[A-Za-z]|\\pi)', '\\sqrt{\1}', 'g'),
                   '∛\s*(\d+|[A-Za-z])', '\\sqrt[3]{\1}', 'g'), '(^|[^\[⁰¹²³⁴⁵⁶⁷⁸⁹⁻])(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)', '\1^{\2}', 'g'), '⁻⁰¹²³⁴⁵⁶⁷⁸⁹', '-0123456789')
          ELSE x END;
+-- eq_computed(x): the sides of x before its last '=' compute the last one, so the last side is the answer
+-- (verify.sql joined; round 16: '\sqrt{72} = 6\sqrt{2}', 'c = \sqrt{6^2+6^2} = \sqrt{72} = 6\sqrt{2}', '(x-2)(x+2) =
+-- x^2-4', '\int_0^1 \frac{dx}{1+x^2} = \frac{\pi}{4}', '\theta = \arctan 1 = \frac{\pi}{4}', '\sin 60^\circ =
+-- \frac{\sqrt{3}}{2}' had been several values): the side just before it holds an operation the last side is the
+-- value of (an integral, sum, limit, function, binomial, factorial, product of brackets, power of a number, \cdot
+-- or \times, a sum under a root or in a fraction, a root of a number with a square factor). 'x = 2\sqrt{3} = 3\sqrt{2}' and '\arctan 1 =
+-- \frac{\pi}{4} = \frac{\pi}{3}' compute nothing at their last '=' and stay several values; like '4 \times 4 = 12' for a
+-- number, a false computation is not checked.
+CREATE OR REPLACE MACRO eq_computed(x) AS
+    regexp_matches(regexp_extract(x, '([^=]*)=[^=]*$', 1),
+        '\\(?:int|iint|oint|sum|prod|lim|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|log|ln|exp|binom)\b|\)\s*\(|\d\s*\^|\}\s*\^|\)\s*\^|!|\\cdot|\\times|\\sqrt\s*(?:\[[^\]]*\])?\s*\{[^{}]*[-+^*]|\\[dt]?frac\s*\{[^{}]*[-+]')
+    OR list_bool_or(list_transform(regexp_extract_all(regexp_extract(x, '([^=]*)=[^=]*$', 1), '\\sqrt\s*\{\s*(\d{1,9})\s*\}', 1),
+                                   lambda n: list_bool_or(list_transform(range(2, 32), lambda k: CAST(n AS BIGINT) % (k * k) = 0))));
+
 -- span_words(x): the one math span among plain words, for a symbolic gold's answer ('The length is
 -- $2\sqrt{3}-1$.', '$2\sqrt{3} - 1$ cm': words macros.sql value_words lets through, no digit outside the
 -- span); x as it is otherwise. verify.sql joined reads a symbolic answer in steps: span_words, then

@@ -482,12 +482,17 @@ WITH golds0 AS (  -- each problem's gold, normalised once
 ), joined AS (
     -- a symbolic answer is read in steps (macros.sql span_words, uni_math, value_tail: '<answer>The length is
     -- $2\sqrt{3}-1$.</answer>', '5√2', '36\pi \text{ cm}^2', ', k \in \mathbb{Z}'); units are dropped, not compared
-    SELECT * EXCLUDE (extracted0, pred0, sx0, sx1, sx2, sx),
+    -- and a chain of '=' whose earlier sides compute the last is read as its last side (macros.sql eq_computed:
+    -- '\sqrt{72} = 6\sqrt{2}', '(x-2)(x+2) = x^2-4', '\int_0^1 \frac{dx}{1+x^2} = \frac{\pi}{4}', '\sin 60^\circ =
+    -- \frac{\sqrt{3}}{2}'); a chain of values ('2\sqrt{3} = 3\sqrt{2}') stays several values (not_value)
+    SELECT * EXCLUDE (extracted0, pred0, sx0, sx1, sx2, sx3, sx),
         COALESCE(sx, extracted0) AS extracted,
         CASE WHEN sx IS NOT NULL AND sx <> extracted0 THEN norm_answer(sx) ELSE pred0 END AS pred
-    FROM (SELECT *, CASE WHEN sx2 IS NOT NULL THEN value_tail(sx2) END AS sx
+    FROM (SELECT *, CASE WHEN sx3 IS NOT NULL AND contains(sx3, '=') AND NOT contains(gold, '=') AND eq_computed(sx3)
+                         THEN trim(regexp_extract(sx3, '[^=]*$', 0)) ELSE sx3 END AS sx
+    FROM (SELECT *, CASE WHEN sx2 IS NOT NULL THEN value_tail(sx2) END AS sx3
           FROM (SELECT *, CASE WHEN sx1 IS NOT NULL THEN uni_math(sx1) END AS sx2
-                FROM (SELECT *, CASE WHEN sx0 IS NOT NULL THEN span_words(sx0) END AS sx1 FROM joined0)))
+                FROM (SELECT *, CASE WHEN sx0 IS NOT NULL THEN span_words(sx0) END AS sx1 FROM joined0))))
 ), routed AS (
     SELECT *,
         CASE

@@ -184,7 +184,7 @@ def _compiled_tests(tests: str) -> _Compiled:
     callers = _callers(facts.helpers, facts.entry_points)
     names += sorted(callers & facts.entry_points - set(names))
     # and one the prompt's code names at module level (`OPS = {"square": square}`, `def g(fn=f)`: run after the solution)
-    names += sorted(_names_read(facts.after) & facts.entry_points - set(names))
+    names += sorted((_loads(ast.parse(facts.after)) if facts.after else set()) & facts.entry_points - set(names))
     # `double_all(...)` and `OPS[...]` depend on the solution
     kinds = _assert_kinds(tree, set(names) | callers | facts.late_names, facts.shown)
     tree, sites, nodes = _instrument(tree, program)
@@ -199,14 +199,6 @@ def _compiled_tests(tests: str) -> _Compiled:
         facts.helpers,
         tuple(_never(n) for n in nodes),
         facts.solution_side,
-    )
-
-
-def _names_read(source: str) -> set[str]:
-    return (
-        {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        if source
-        else set()
     )
 
 

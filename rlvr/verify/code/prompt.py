@@ -540,6 +540,12 @@ _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDe
 _BLOCKS = (ast.If, ast.For, ast.While, ast.Try, ast.TryStar)
 
 
+def _block_statements(node: ast.stmt) -> list[ast.stmt]:
+    """The statements of an `if`, `for`, `while` or `try` block: its body, `else`, `finally` and handlers."""
+    blocks = [node.body, node.orelse, getattr(node, "finalbody", []), *(h.body for h in getattr(node, "handlers", []))]
+    return [s for b in blocks for s in b]
+
+
 def _helper(node: ast.stmt, names: set[str], modules: dict[str, str], calls: dict[str, set[str]]) -> bool:
     """Whether a top-level statement of the prompt is a helper, given the helper names before it and
     what each helper function reads of the module (`calls`, `module_reads`): a statement the prompt runs
@@ -569,18 +575,11 @@ def _helper(node: ast.stmt, names: set[str], modules: dict[str, str], calls: dic
             heads = [node.target, node.iter]
         else:
             heads = [h.type for h in node.handlers if h.type is not None]
-        blocks = [
-            node.body,
-            node.orelse,
-            *(getattr(node, "finalbody", None) or [],),
-            *(h.body for h in getattr(node, "handlers", [])),
-        ]
         inner = all(
             isinstance(s, (ast.Pass, ast.Break, ast.Continue))
             or (isinstance(s, ast.Raise) and _free(s, calls) <= own | _BUILTINS)  # `except ImportError: raise SystemExit(...)`
             or _helper(s, own, modules, calls)
-            for b in blocks
-            for s in b
+            for s in _block_statements(node)
         )
         return inner and all(_free(h, calls) <= own | _BUILTINS for h in heads)
     if isinstance(node, ast.Expr):  # run for its effect on a helper, not `print(...)`, `doctest.testmod()` or a docstring
@@ -637,9 +636,8 @@ def module_reads(node: ast.stmt) -> dict[str, set[str]]:
     ['SQUARES', 'range']
     """
     if isinstance(node, _BLOCKS):
-        blocks = [node.body, node.orelse, getattr(node, "finalbody", []), *(h.body for h in getattr(node, "handlers", []))]
         found: dict[str, set[str]] = {}
-        for s in (s for b in blocks for s in b):
+        for s in _block_statements(node):
             for name, reads in module_reads(s).items():
                 found[name] = found.get(name, set()) | reads
         return found

@@ -294,6 +294,16 @@ def _prompted(prompts: dict[str, str], answer: str, tests: str) -> dict[str, dic
     }
 
 
+def _code_problems(table: dict[str, tuple[str | None, str, str]]) -> dict[str, dict]:
+    """Code problems from (prompt, answer, tests) per name: built by _prompted, or plain when the prompt is None."""
+    return {
+        name: _prompted({name: prompt}, answer, tests)[name]
+        if prompt is not None
+        else {"task": "code", "answer": answer, "tests": tests}
+        for name, (prompt, answer, tests) in table.items()
+    }
+
+
 HELPER_PROMPTS = {
     "rt9a-findzero-pass": FIND_ZERO_HEAD + FIND_ZERO_STUB + "    pass\n",
     "rt9a-findzero-nie": FIND_ZERO_HEAD + FIND_ZERO_STUB + "    raise NotImplementedError\n",
@@ -409,8 +419,7 @@ RT10A_PROMPTED = {
         "def check(candidate):\n    items = [Item('a', 1.5), Item('b', 2.5)]\n    assert candidate([i.price for i in items]) == 4.0\n\n\ncheck(total)\n",
     ),
 }
-for name, (prompt, answer, tests) in RT10A_PROMPTED.items():
-    PROBLEMS |= _prompted({name: prompt}, answer, tests)
+PROBLEMS |= _code_problems(RT10A_PROMPTED)
 # red team round 12 (code): prompts whose helpers the prompt-finding missed (a prose line between helper and stub,
 # ```py3 and ~~~ fences, a helper block ending in >>> examples, helpers bound under if/else, tables filled by a
 # for-if, a while loop, a comprehension or a call of the prompt's own function, an annotated table in a plain fence)
@@ -464,8 +473,7 @@ RT12_PROMPTED = {
     ),
 }
 PROBLEMS |= _prompted(RT12_FIND_ZERO_PROMPTS, FIND_ZERO, FIND_ZERO_TESTS)
-for name, (prompt, answer, tests) in RT12_PROMPTED.items():
-    PROBLEMS |= _prompted({name: prompt}, answer, tests)
+PROBLEMS |= _code_problems(RT12_PROMPTED)
 # tests without a prompt: the try/assert False/except idiom, and fraction-mode asserts reading the solution indirectly
 RT10A_PLAIN = {
     "rt10a-raise": (
@@ -574,8 +582,7 @@ RT13_PROMPTED = {
         "def check(candidate):\n    for n in (0, 49, 50, 361, 398, 10 ** 6):\n        assert candidate(n) == (isqrt(n) ** 2 == n)\n\ncheck(is_square)\n",
     ),
 }
-for name, (prompt, answer, tests) in RT13_PROMPTED.items():
-    PROBLEMS |= _prompted({name: prompt}, answer, tests)
+PROBLEMS |= _code_problems(RT13_PROMPTED)
 RT13_PLAIN = {
     "rt13-statserror": (
         "import statistics\n\ndef average(xs):\n    return statistics.mean(xs)\n",
@@ -693,11 +700,7 @@ RT15 = {  # name: (prompt or None, answer, tests)
         "import statistics\n\ndef check(candidate):\n    assert candidate([1, 2, 3]) == 2\n    try:\n        candidate([])\n        assert False\n    except statistics.StatisticsError:\n        pass\n\ncheck(safe_mean)\n",
     ),
 }
-for name, (prompt, answer, tests) in RT15.items():
-    if prompt is None:
-        PROBLEMS[name] = {"task": "code", "answer": answer, "tests": tests}
-    else:
-        PROBLEMS |= _prompted({name: prompt}, answer, tests)
+PROBLEMS |= _code_problems(RT15)
 # the red team's golds of rounds 5 to 9, each a problem named by its task and gold ('math: 2\\sqrt{3}')
 MATH_GOLDS = [
     "60",

@@ -99,6 +99,12 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- stands apart ('–12', '－12', 'is - 12'; a bullet '\n- 12' and '3 - 12' are not signs).
 -- value_suffix, round 9: 'lakh', 'bn', 'tenths', 'halves', '12 to the second', '12+', '12ish', '12-odd', '12 and
 -- up', '12 at most', '12 give or take', '12 score' at the end.
+-- approx_link(): what joins a number to its approximation ('1/3 \approx 0.333', '\pi \cdot 3^2 \approx 28.27';
+-- verify.sql: decided with the gold, as approx_prefix is). A constant, compiled once.
+CREATE OR REPLACE MACRO approx_link() AS '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃)\s*';
+-- correction_cue(): a cue that opens a clause after a tag or box and may correct it ('Wait,', 'Edit:', 'my mistake',
+-- 'it should be', 'no,'; verify.sql's correction compares the number after it with the answer). A constant.
+CREATE OR REPLACE MACRO correction_cue() AS '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])';
 -- approx_prefix(lead): an approximation before the answer ('about 28.27', '\approx 28.27', '~28.27', 'roughly',
 -- 'circa', or such a word in the clause before it: 'Approx. answer:', 'Estimated answer:'; a LaTeX tie 'is~12' is
 -- none). verify.sql pays it only for a gold that is itself a decimal with places (a rounded value: 'to the
@@ -501,11 +507,11 @@ CREATE OR REPLACE MACRO uni_math(x) AS
 -- or \times, a sum under a root or in a fraction, a root of a number with a square factor). 'x = 2\sqrt{3} = 3\sqrt{2}' and '\arctan 1 =
 -- \frac{\pi}{4} = \frac{\pi}{3}' compute nothing at their last '=' and stay several values; like '4 \times 4 = 12' for a
 -- number, a false computation is not checked.
-CREATE OR REPLACE MACRO eq_computed(x) AS
-    regexp_matches(regexp_extract(x, '([^=]*)=[^=]*$', 1),
+CREATE OR REPLACE MACRO eq_computed(x) AS list_transform([regexp_extract(x, '([^=]*)=[^=]*$', 1)], lambda side:  -- (bound once)
+    regexp_matches(side,
         '\\(?:int|iint|oint|sum|prod|lim|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|log|ln|exp|binom)\b|\)\s*\(|\d\s*\^|\}\s*\^|\)\s*\^|!|\\cdot|\\times|\\sqrt\s*(?:\[[^\]]*\])?\s*\{[^{}]*[-+^*]|\\[dt]?frac\s*\{[^{}]*[-+]')
-    OR list_bool_or(list_transform(regexp_extract_all(regexp_extract(x, '([^=]*)=[^=]*$', 1), '\\sqrt\s*\{\s*(\d{1,9})\s*\}', 1),
-                                   lambda n: list_bool_or(list_transform(range(2, 32), lambda k: CAST(n AS BIGINT) % (k * k) = 0))));
+    OR list_bool_or(list_transform(regexp_extract_all(side, '\\sqrt\s*\{\s*(\d{1,9})\s*\}', 1),
+                                   lambda n: list_bool_or(list_transform(range(2, 32), lambda k: CAST(n AS BIGINT) % (k * k) = 0)))))[1];
 
 -- span_words(x): the one math span among plain words, for a symbolic gold's answer ('The length is
 -- $2\sqrt{3}-1$.', '$2\sqrt{3} - 1$ cm': words macros.sql value_words lets through, no digit outside the

@@ -128,23 +128,29 @@ WITH golds0 AS (  -- each problem's gold, normalised once
 ), golds AS (
     -- gs: what not_value asks of a symbolic gold, once per problem (answer_v and gold_v as not_value
     -- reads them: raw and normalised), not once per response
-    SELECT *, CASE WHEN gold_sym AND gold_num IS NULL THEN {
-        'shape': set_shape(gold_v),
+    SELECT * EXCLUDE (g_shape, g_atoms, g_letters), CASE WHEN gold_sym AND gold_num IS NULL THEN {
+        'shape': g_shape,
         'lb': left(replace(strip_name(gold_v), '\left', ''), 1), 'rb': right(replace(gold_v, '\right', ''), 1),
         'deg': regexp_matches(answer_v, '\^\s*\{?\s*\\circ|°'),
         'hedged': hedged(lower(norm_latex(answer_v))),
-        'list': set_shape(gold_v) IN ('list', 'set') OR contains(gold_v, '\cup'),
+        'list': g_shape IN ('list', 'set') OR contains(gold_v, '\cup'),
         'eqs': length(gold_v) - length(replace(gold_v, '=', '')),
         'uneval': unevaluated(gold_v),
-        'atoms': value_atoms(norm_latex(answer_v)),
-        'atoms_max': value_atoms(norm_latex(answer_v)) * CASE WHEN regexp_matches(answer_v, '\\pm|±') THEN 2 ELSE 1 END + 1,
+        'atoms': g_atoms,
+        'atoms_max': g_atoms * CASE WHEN regexp_matches(answer_v, '\\pm|±') THEN 2 ELSE 1 END + 1,
         'words': text_words(answer_v),
         'dollars': length(answer_v) - length(replace(answer_v, '$', '')),
         'sci': regexp_matches(gold_v, '\de[-+]?\d'),
         'dec': regexp_matches(gold_v, '\d\.\d'), 'places': dec_places(gold_v),
-        'letters': letters(answer_v), 'lower_letters': list_transform(letters(answer_v), lambda u: lower(u)),
+        'letters': g_letters, 'lower_letters': list_transform(g_letters, lambda u: lower(u)),
         'upper': regexp_matches(answer_v, '[A-Z]')} END AS gs
-    FROM golds0
+    FROM (
+        -- (what two fields of gs read, computed once)
+        SELECT *, CASE WHEN gold_sym AND gold_num IS NULL THEN set_shape(gold_v) END AS g_shape,
+            CASE WHEN gold_sym AND gold_num IS NULL THEN value_atoms(norm_latex(answer_v)) END AS g_atoms,
+            CASE WHEN gold_sym AND gold_num IS NULL THEN letters(answer_v) END AS g_letters
+        FROM golds0
+    )
 ), texts AS (
     -- t: the response without its <think>...</think> spans: tags, boxes and numbers quoted while
     -- reasoning are not answers (an instruction's '<answer></answer>' is not a second tag). Only a
@@ -349,7 +355,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                            AND NOT regexp_matches(lead, '_\s*\{?\s*\d+\s*\}?[^\d]*$')
                       -- (one value written twice is one answer: '3/4 or 0.75', '0.5, or 50%')
                       -- (an approximation, '1/3 \approx 0.333', is decided with the gold: approx below)
-                      THEN CASE WHEN NOT num_same(before.prev, last_num) AND NOT regexp_full_match(before.link, '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃)\s*')
+                      THEN CASE WHEN NOT num_same(before.prev, last_num) AND NOT regexp_full_match(before.link, approx_link())
                                 THEN 'several values (' || before.prev || rtrim(before.link) || ' ' || last_num || ')' END END,
                  CASE WHEN last_num IS NOT NULL AND number_denied(lower(lead), trail)
                       THEN 'the last number, ' || last_num || ', is denied, a fallback, or only asked about' END,
@@ -367,9 +373,9 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                  -- clause or before a word; the same value is a check ('Wait, 12 is right.', '1/2' then 'Actually, that is
                  -- 0.5.'); a value either side cannot read (LaTeX, words) decides nothing; a number in passing ('In April
                  -- she actually sold 48.', 'No. of eggs sold = 9', 'using 4 boxes instead of 3') is no correction
-                 CASE WHEN (has_tag OR boxed <> '') AND atrail <> '' AND regexp_matches(atrail, '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])')
+                 CASE WHEN (has_tag OR boxed <> '') AND atrail <> '' AND regexp_matches(atrail, correction_cue())
                       -- (a lambda binds the correction once)
-                      THEN list_transform([regexp_extract(atrail, '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])[^\d]{0,24}?[$*]*([-−]?\d[\d,]*(?:\.\d+)?)[$*%]*(?:\s*$|\s*[.!;),]|\s+[A-Za-z])', 1)],
+                      THEN list_transform([regexp_extract(atrail, correction_cue() || '[^\d]{0,24}?[$*]*([-−]?\d[\d,]*(?:\.\d+)?)[$*%]*(?:\s*$|\s*[.!;),]|\s+[A-Za-z])', 1)],
                                           lambda c: CASE WHEN c <> '' AND num_val(c) <> num_val(CASE WHEN has_tag THEN tag_body WHEN box_sign(alead) THEN '-' || boxed ELSE boxed END)
                                                          THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
                                                               || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is corrected after it to ' || c END)[1] END,
@@ -384,7 +390,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         -- macros.sql approx_prefix), paid only for a gold that is a decimal with places (joined0)
         -- (the words before it, NULL for none)
         CASE WHEN last_num IS NOT NULL
-                  AND (approx_prefix(lower(lead)) OR COALESCE(regexp_full_match(before.link, '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃)\s*'), false))
+                  AND (approx_prefix(lower(lead)) OR COALESCE(regexp_full_match(before.link, approx_link()), false))
                  THEN ltrim(right(lead, 16))
              WHEN (has_tag OR boxed <> '') AND alead <> '' AND approx_prefix(lower(alead)) THEN ltrim(right(alead, 16)) END AS approx,
         -- the last math span's, for a symbolic gold (joined below)

@@ -99,6 +99,9 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 -- stands apart ('–12', '－12', 'is - 12'; a bullet '\n- 12' and '3 - 12' are not signs).
 -- value_suffix, round 9: 'lakh', 'bn', 'tenths', 'halves', '12 to the second', '12+', '12ish', '12-odd', '12 and
 -- up', '12 at most', '12 give or take', '12 score' at the end.
+-- answer_name(has_tag, tag_body, boxed): how a reason names the one tag or box ('the tagged answer, 12').
+CREATE OR REPLACE MACRO answer_name(has_tag, tag_body, boxed) AS
+    'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, ' || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END);
 -- approx_link(): what joins a number to its approximation ('1/3 \approx 0.333', '\pi \cdot 3^2 \approx 28.27';
 -- verify.sql: decided with the gold, as approx_prefix is). A constant, compiled once.
 CREATE OR REPLACE MACRO approx_link() AS '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃)\s*';

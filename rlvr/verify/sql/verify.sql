@@ -366,8 +366,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                       THEN 'the value is not the last number, ' || last_num || ' (' || last_num || rtrim(left(trail, 10)) || ')' END,
                  -- the one tag or box, read in its context (contexts above)
                  CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '') AND number_denied(lower(alead), atrail)
-                      THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
-                           || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is denied, a fallback, or only asked about' END,
+                      THEN answer_name(has_tag, tag_body, boxed) || ', is denied, a fallback, or only asked about' END,
                  -- a correction after it to another number ('\boxed{12}\n\nWait, 13.', 'Edit: $13$', '(typo, I meant 13)', 'it
                  -- should be 13', 'My mistake, it is 13 apples'): a cue that opens a clause, then the first number, ending a
                  -- clause or before a word; the same value is a check ('Wait, 12 is right.', '1/2' then 'Actually, that is
@@ -377,14 +376,12 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                       -- (a lambda binds the correction once)
                       THEN list_transform([regexp_extract(atrail, correction_cue() || '[^\d]{0,24}?[$*]*([-−]?\d[\d,]*(?:\.\d+)?)[$*%]*(?:\s*$|\s*[.!;),]|\s+[A-Za-z])', 1)],
                                           lambda c: CASE WHEN c <> '' AND num_val(c) <> num_val(CASE WHEN has_tag THEN tag_body WHEN box_sign(alead) THEN '-' || boxed ELSE boxed END)
-                                                         THEN 'the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
-                                                              || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ', is corrected after it to ' || c END)[1] END,
+                                                         THEN answer_name(has_tag, tag_body, boxed) || ', is corrected after it to ' || c END)[1] END,
                  CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '')
                            AND (value_suffix(atrail) OR (value_prefix(lower(alead)) AND NOT prose_bound(alead, atrail) AND NOT (boxed <> '' AND box_sign(alead)))
                                 OR (has_tag AND regexp_matches(alead, '[-−]$'))  -- a sign touching a tag ('-<answer>12'; a box's is read)
                                 OR outer_operation(alead, atrail))
-                      THEN 'the value is not the ' || CASE WHEN has_tag THEN 'tagged' ELSE 'boxed' END || ' answer, '
-                           || trim(CASE WHEN has_tag THEN tag_body ELSE boxed END) || ' (' || ltrim(right(alead, 10)) || ' ... '
+                      THEN 'the value is not ' || answer_name(has_tag, tag_body, boxed) || ' (' || ltrim(right(alead, 10)) || ' ... '
                            || rtrim(left(atrail, 10)) || ')' END) AS hedge,
         -- approx: an approximation before the answer ('about 28.27', '\pi \cdot 3^2 \approx 28.27', '\approx \boxed{28.27}':
         -- macros.sql approx_prefix), paid only for a gold that is a decimal with places (joined0)

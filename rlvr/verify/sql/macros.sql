@@ -105,6 +105,9 @@ CREATE OR REPLACE MACRO answer_name(has_tag, tag_body, boxed) AS
 -- approx_link(): what joins a number to its approximation ('1/3 \approx 0.333', '\pi \cdot 3^2 \approx 28.27';
 -- verify.sql: decided with the gold, as approx_prefix is). A constant, compiled once.
 CREATE OR REPLACE MACRO approx_link() AS '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃)\s*';
+-- abbrev(): an abbreviation whose full stop ends no sentence ('approx.', 'ca.', 'est.', 'abt.', 'no.', 'vs.';
+-- verify.sql's contexts: a lead that ends in one is still read). A constant.
+CREATE OR REPLACE MACRO abbrev() AS '(?i)\b(?:approx|ca|est|abt|no|vs)\.';
 -- correction_cue(): a cue that opens a clause after a tag or box and may correct it ('Wait,', 'Edit:', 'my mistake',
 -- 'it should be', 'no,'; verify.sql's correction compares the number after it with the answer). A constant.
 CREATE OR REPLACE MACRO correction_cue() AS '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])';

@@ -216,7 +216,9 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     )
 ), hedges AS (
     SELECT *, CASE WHEN n_answers > 1 AND has_tag THEN 'several <answer> tags'
-                   WHEN n_boxed > 1 AND NOT boxes_agree THEN 'several \boxed{} answers' END AS hedge
+                   WHEN n_boxed > 1 AND NOT boxes_agree THEN 'several \boxed{} answers' END AS hedge,
+        -- untagged: no tag, no box and no unclosed tag: the last number, or a symbolic gold's last math span, is read
+        NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0 AS untagged
     FROM (
         SELECT *, CASE WHEN box_m IS NULL THEN '' ELSE substr(box_m, 8, length(box_m) - 8) END AS boxed,
             -- a \boxed{ that no box pattern reads (nested over five deep, unclosed): no answer, not a licence to guess
@@ -262,7 +264,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              -- (nested CASEs: each test runs only on the rows the one before leaves)
              -- (a full stop touching the answer is a decimal point, '3.<answer>12'; 'approx.', 'ca.' are abbreviations)
              WHEN right(rl, 1) IN ('.', '!', '?') AND rl <> rlead
-                 THEN CASE WHEN regexp_matches(rl, '(?i)\b(?:approx|ca|est|abt|no|vs)\.$') THEN ctx_lead(rlead) ELSE '' END
+                 THEN CASE WHEN regexp_matches(rl, abbrev() || '$') THEN ctx_lead(rlead) ELSE '' END
              -- a sentence that only names the answer ('So the answer is $', 'The final answer is', '**Answer:**'): one DFA
              -- test for what would otherwise take a dozen ('Approx. answer:' is an approximation)
              WHEN regexp_matches(rlead, '(?i)(?:^|[.!?\n])[\s*#]*(?:so|therefore|thus|hence)?,?\s*(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?[\s*]*(?:\$|\\\(|\\\[)?\s*$')
@@ -283,7 +285,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         CASE WHEN has_tag AND n_tags = 1
              THEN CASE WHEN starts_with(t, '<answer>') THEN ''
                        WHEN contains(t, '. <answer>') OR contains(t, E'.\n<answer>')
-                           THEN CASE WHEN regexp_matches(t, '(?i)\b(?:approx|ca|est|abt|no|vs)\.\s<answer>') THEN right(split_part(t, '<answer>', 1), 48) ELSE '' END
+                           THEN CASE WHEN regexp_matches(t, abbrev() || '\s<answer>') THEN right(split_part(t, '<answer>', 1), 48) ELSE '' END
                        ELSE right(split_part(t, '<answer>', 1), 48) END
              WHEN box1 THEN right(split_part(t, '\boxed{', 1), 48)  -- (the one box: split, not counted in characters)
              WHEN mspan IS NOT NULL THEN rawlead END AS rlead,
@@ -295,8 +297,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             CASE WHEN mtail <> '' THEN regexp_extract(mtail, '(?s)^(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])(.*)$', ['body', 'rest']) END AS mspan
         FROM (
             SELECT *, NOT has_tag AND n_boxed = 1 AND box_m <> '' AS box1,
-                CASE WHEN NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0
-                          AND (contains(t, '$') OR contains(t, '\(') OR contains(t, '\['))
+                CASE WHEN untagged AND (contains(t, '$') OR contains(t, '\(') OR contains(t, '\['))
                      -- (an end mark after it is no span: '$\blacksquare$', '$\checkmark$')
                      THEN regexp_extract(t, '(?s)(?:\$\$[^$]+\$\$|\$[^$]+\$|\\\((?:[^\\]|\\[^)])+\\\)|\\\[(?:[^\\]|\\[^\]])+\\\])(?:[^$\d\\]|\$\s*\\(?:blacksquare|square|checkmark|Box|qed)\s*\$)*$', 0) END AS mtail
             FROM hedges
@@ -334,7 +335,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                 -- ('12, but the answer is ١٣' ends in 13; one character for one, so lengths are kept)
                 SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, untagged, alead, atrail, span, span_list,
                     CASE WHEN untagged AND strlen(t) <> length(t) THEN norm_digits(t) ELSE t END AS t
-                FROM (SELECT *, NOT has_tag AND boxed = '' AND NOT box_bad AND n_tags = 0 AS untagged FROM contexts)
+                FROM contexts
             )
         )
         )
@@ -375,7 +376,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                  CASE WHEN (has_tag OR boxed <> '') AND atrail <> '' AND regexp_matches(atrail, correction_cue())
                       -- (a lambda binds the correction once)
                       THEN list_transform([regexp_extract(atrail, correction_cue() || '[^\d]{0,24}?[$*]*([-−]?\d[\d,]*(?:\.\d+)?)[$*%]*(?:\s*$|\s*[.!;),]|\s+[A-Za-z])', 1)],
-                                          lambda c: CASE WHEN c <> '' AND num_val(c) <> num_val(CASE WHEN has_tag THEN tag_body WHEN box_sign(alead) THEN '-' || boxed ELSE boxed END)
+                                          lambda c: CASE WHEN c <> '' AND num_val(c) <> num_val(extracted)
                                                          THEN answer_name(has_tag, tag_body, boxed) || ', is corrected after it to ' || c END)[1] END,
                  CASE WHEN (has_tag OR boxed <> '') AND (alead <> '' OR atrail <> '')
                            AND (value_suffix(atrail) OR (value_prefix(lower(alead)) AND NOT prose_bound(alead, atrail) AND NOT (boxed <> '' AND box_sign(alead)))
@@ -400,11 +401,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                                 || rtrim(left(atrail, 10)) || ')' END END AS span_hedge, span,
         CASE WHEN has_tag THEN 'answer_tag' WHEN boxed <> '' THEN 'boxed'
              WHEN last_num IS NOT NULL THEN 'last_number' ELSE 'none' END AS extraction,
-        CASE WHEN has_tag THEN tag_body
-             -- a minus touching the box is its sign ('$-\boxed{12}$' is -12; a bullet '- ' is no sign)
-             WHEN boxed <> '' THEN CASE WHEN box_sign(alead) THEN '-' || boxed ELSE boxed END
-             ELSE last_num END AS extracted
-    FROM last_numbers
+        extracted
+    FROM (
+        SELECT *,
+            CASE WHEN has_tag THEN tag_body
+                 -- a minus touching the box is its sign ('$-\boxed{12}$' is -12; a bullet '- ' is no sign)
+                 WHEN boxed <> '' THEN CASE WHEN box_sign(alead) THEN '-' || boxed ELSE boxed END
+                 ELSE last_num END AS extracted
+        FROM last_numbers
+    )
 ), plain_flags AS (
     -- fast path: most answers are already a plain decimal ('42', '-3.5'); only the others are normalised
     SELECT extractions.*, plain_decimal(extracted) AS plain

@@ -14,8 +14,9 @@ number ('12 (or twelve)'), markdown tables, a computation in brackets after the 
 approximation after an exact value ('1/3 ≈ 0.333'), a span after the answer ('(equivalently $...$)', 'where $x$'),
 'groups of \\boxed{6}', '½' for a numeric gold, a denial inside <cite>, '\\boxed{12}!', '\\boxed{12}_{3}', '\\boxed{12}x',
 'goes around 12 times', 'the correct answer is twelve', a correction written as a computation ('Actually, 13 - 1 = 12.'),
-'Method 1 gives 12. Method 2 gives 13.'; round 16: a self-check after an untagged answer that ends in another number
-('The answer is 21. Check: 21 ÷ 3 = 7 ✓'), a unit in its own span ('$4\\pi$ m$^2$'); in the code tier, a class of stubs the tests build themselves, whose instances
+'Method 1 gives 12. Method 2 gives 13.'; round 16: a note after an untagged answer that ends in another number
+('Answer: 12' then '(13 was my first guess, which is wrong.)'; a plain check after a stated answer is read since
+stop 36: 'The answer is 21. Check: 21 ÷ 3 = 7 ✓'), a unit in its own span ('$4\\pi$ m$^2$'); in the code tier, a class of stubs the tests build themselves, whose instances
 cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
 arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
 keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the
@@ -1041,6 +1042,9 @@ MATH_GOLDS = [
     "x^2+4",  # round 16
     "4\\pi",
     "6\\sqrt{2}",
+    "17",
+    "21",
+    "45",  # stop 36: a stated answer and its check
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}

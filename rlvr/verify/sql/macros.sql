@@ -108,6 +108,21 @@ CREATE OR REPLACE MACRO approx_link() AS '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃
 -- abbrev(): an abbreviation whose full stop ends no sentence ('approx.', 'ca.', 'est.', 'abt.', 'no.', 'vs.';
 -- verify.sql's contexts: a lead that ends in one is still read). A constant.
 CREATE OR REPLACE MACRO abbrev() AS '(?i)\b(?:approx|ca|est|abt|no|vs)\.';
+-- stated_answer(): a text's last answer stated in words or as a variable's value, with the number right after the
+-- cue ('The answer is 21.', 'Answer: 21', '**Final answer:** $21$', 'The answer is $\frac{1}{2}$', 'So, $x = 7$.'; not
+-- 'The answer is not 5.'), whose sentence a check opens after ('Check:', '**Verification:**', 'Let me verify',
+-- 'Double-check:', 'Explanation:', 'Proof:'). Group 1 is the text up to the end of that sentence: verify.sql reads
+-- the last number there when the rest is only a check (only_check). A constant.
+CREATE OR REPLACE MACRO stated_answer() AS
+    '(?is)^(.*(?:\banswer(?:\s+is|\s*[:=])|(?:^|[\s,$(])[a-z]\s*=)[\s*:$]*(?:\\\(\s*|\\[dt]?frac\s*\{\s*)?[-−+]?[$€£]?\d[^\n]*?(?:[.!?]\s|\n))'
+    || '[\s*#>_-]*(?:check(?:ing)?|verification|verify(?:ing)?|let(?:''s|\s+us|\s+me)\s+(?:double[-\s]?)?(?:check|verify)|double[-\s]?check(?:ing)?|sanity\s+check|to\s+(?:double[-\s]?)?(?:check|verify)|proof|explanation|justification)\b';
+-- only_check(rest): the rest of the text after that sentence is a plain check of the answer and nothing else: a
+-- computation ('Check: 6' checks nothing), and no word that hedges, denies, corrects, approximates, asks or states an
+-- answer again ('or', 'maybe', 'if', 'not', 'wrong', 'wait', 'actually', 'answer', '?', '≈', '5 to 6'):
+-- 'Check: or maybe 13', 'Check: 12 is wrong, it is 13' and 'Verification: is it 13?' leave the whole text to be read.
+CREATE OR REPLACE MACRO only_check(rest) AS
+    regexp_matches(rest, '\d') AND regexp_matches(rest, '[=+×*/÷]|\\(?:times|cdot|div|frac)|\d\s*[-−]\s*\d')
+    AND NOT regexp_matches(rest, '(?i)\b(?:or|maybe|perhaps|possibly|probably|might|could|would|alternatively|if|unless|otherwise|else|either|not|no|never|nor|wrong|incorrect|mistake|mistaken|typo|error|answer|wait|actually|instead|rather|hmm|oops|but|however|except|approx\w*|about|around|nearly|almost|roughly|estimate\w*|guess\w*|between|range|vs|versus)\b|\d\s*(?:to|through|thru)\s+[$€£]?\d|\?|n''t|[✗❌✘≠≈~±|]|\\(?:neq?|approx|sim|pm|mp|lor|vee|x?cancel|sout)');
 -- correction_cue(): a cue that opens a clause after a tag or box and may correct it ('Wait,', 'Edit:', 'my mistake',
 -- 'it should be', 'no,'; verify.sql's correction compares the number after it with the answer). A constant.
 CREATE OR REPLACE MACRO correction_cue() AS '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])';
@@ -613,6 +628,9 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
     regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bno\s+longer|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=|\\notin|\\not\s*\\in|∉)\s*(?:(?:exactly|really|quite|precisely|necessarily|even|always)\s+)?(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
     OR regexp_matches(lead, '\bnot\s*,[^.!?\d]*,\s*$|\bif\b[^.!?,;:\d]*\bwere\s*$')  -- 'not, as one might think, 12', 'if the answer were 12'
+    -- a value only possible, or another one under a condition ('12. But it could be 13', 'Check: or maybe 13', 'Check: or x = 13', '12.
+    -- Note: if the teacher counts, 13'; a number in the condition makes it a computation: 'If each costs 3, the total is 12')
+    OR regexp_matches(lead, '\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?be\s*(?:about\s+|around\s+)?[\s$=:]*$|\b(?:maybe|perhaps|possibly)\s+[\s$=:]*$|[:\n][\s*]*or\b[^.!?\n\d]*$|\d[^\d]*\bif\b[^.!?\n\d]*,\s*[$]*$')
     OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\cancelto\s*\{[^{}]*\}\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
     OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else)\b[\s,]*[^.!?,;:\d]*$|\d[^\d]*\balternatively\b[\s,:]*[^.!?,;:\d]*$')
     OR (regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"

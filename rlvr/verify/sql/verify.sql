@@ -17,7 +17,8 @@
 -- \boxed{\frac{\sqrt{\frac{1}{2}}}{3}}; a \boxed{ no pattern reads is no answer), then, in a lenient
 -- task, the last number in the text (thousands commas, a fraction a/b, a repeating
 -- decimal 12.\overline{3} and a trailing % included) unless the text opens an <answer> tag it never
--- closes. For a symbolic gold, the last math span ($...$, \(...\), ...) when no digit follows it,
+-- closes. An answer stated in words or as a variable's value and then checked plainly is read where it
+-- is stated ('The answer is 21.\n\nCheck: 21 ÷ 3 = 7 ✓' is 21: macros.sql stated_answer, only_check). For a symbolic gold, the last math span ($...$, \(...\), ...) when no digit follows it,
 -- read as a whole (contexts below: Minerva's 'The final answer is $2\sqrt{3}-1$.' is 2\sqrt{3}-1, not 1).
 -- A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13' but not
 -- '4 \times 3 = 12', the value of a computation,
@@ -330,12 +331,27 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                 CASE WHEN untagged
                      THEN regexp_extract(t, last_number_text() || '(?:\D|(?:cm|mm|km|dm|m|ft|in|yd|mi|units?)\}?\s*\^\s*\{?[23]\}?|\\pmod\s*\{?\s*\d+\s*\}?|\(\s*mod\s*\d+\s*\))*$', 0) END AS tail
             FROM (
+            -- an answer stated in words ('The answer is 21.', 'Answer: 21', '**Final answer:** $21$'), then a check of it
+            -- ('The answer is 21.\n\nCheck: 21 ÷ 3 = 7 ✓', 'Verification: 7 × 3 = 21'): the last number is read from the
+            -- text up to the end of the statement's sentence (stmt: the last statement with a number right after its
+            -- cue and a check after its sentence, macros.sql stated_answer). Only a plain check is passed over: one with
+            -- a word that hedges, denies or corrects, or states an answer again, leaves the whole text to be read
+            -- (macros.sql only_check)
+            SELECT * EXCLUDE (t, stmt), CASE WHEN stmt <> '' AND only_check(substr(t, length(stmt) + 1)) THEN stmt ELSE t END AS t
+            FROM (
+                SELECT *, CASE WHEN untagged AND (contains(t, 'nswer') OR contains(t, 'NSWER') OR contains(t, '='))
+                                    AND regexp_matches(t, '(?i)check|verif|explanation|proof|justification')
+                                    AND regexp_matches(t, stated_answer())  -- (the DFA first: a capture group costs more)
+                               THEN regexp_extract(t, stated_answer(), 1) END AS stmt
+                FROM (
                 -- untagged: the last number is read (an unclosed <answer> is no answer, not a licence to guess);
                 -- its text has the digits of other scripts as ASCII digits, as norm_answer reads a tag's
                 -- ('12, but the answer is ١٣' ends in 13; one character for one, so lengths are kept)
                 SELECT iteration, prompt_id, sample_idx, n_tok, has_tag, format_ok, tag_body, boxed, hedge, untagged, alead, atrail, span, span_list,
                     CASE WHEN untagged AND strlen(t) <> length(t) THEN norm_digits(t) ELSE t END AS t
                 FROM contexts
+                )
+            )
             )
         )
         )

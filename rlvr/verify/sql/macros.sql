@@ -123,6 +123,11 @@ CREATE OR REPLACE MACRO stated_answer() AS
 CREATE OR REPLACE MACRO only_check(rest) AS
     regexp_matches(rest, '\d') AND regexp_matches(rest, '[=+×*/÷]|\\(?:times|cdot|div|frac)|\d\s*[-−]\s*\d')
     AND NOT regexp_matches(rest, '(?i)\b(?:or|maybe|perhaps|possibly|probably|might|could|would|alternatively|if|unless|otherwise|else|either|not|no|never|nor|wrong|incorrect|mistake|mistaken|typo|error|answer|wait|actually|instead|rather|hmm|oops|but|however|except|approx\w*|about|around|nearly|almost|roughly|estimate\w*|guess\w*|between|range|vs|versus)\b|\d\s*(?:to|through|thru)\s+[$€£]?\d|\?|n''t|[✗❌✘≠≈~±|]|\\(?:neq?|approx|sim|pm|mp|lor|vee|x?cancel|sout)');
+-- denied_last(): a text that ends in a number denied after another one ('12, not 13', '12 apples, not 13 apples.',
+-- 'He has 12 marbles (not 15).', '12 — not 13'); group 1 is the text before the denial, whose last number verify.sql
+-- reads in its own context. A constant.
+CREATE OR REPLACE MACRO denied_last() AS
+    '(?is)^(.*\d[^\d]*?)(?:[,;—–]\s*|\s+|\(\s*)not\s+[$€£]?[-−]?\d[\d,]*(?:\.\d+)?%?(?:\s+[a-z]+)?\s*\)?\s*[.!]?\s*$';
 -- correction_cue(): a cue that opens a clause after a tag or box and may correct it ('Wait,', 'Edit:', 'my mistake',
 -- 'it should be', 'no,'; verify.sql's correction compares the number after it with the answer). A constant.
 CREATE OR REPLACE MACRO correction_cue() AS '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])';

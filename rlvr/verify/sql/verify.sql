@@ -18,7 +18,8 @@
 -- task, the last number in the text (thousands commas, a fraction a/b, a repeating
 -- decimal 12.\overline{3} and a trailing % included) unless the text opens an <answer> tag it never
 -- closes. An answer stated in words or as a variable's value and then checked plainly is read where it
--- is stated ('The answer is 21.\n\nCheck: 21 ÷ 3 = 7 ✓' is 21: macros.sql stated_answer, only_check). For a symbolic gold, the last math span ($...$, \(...\), ...) when no digit follows it,
+-- is stated ('The answer is 21.\n\nCheck: 21 ÷ 3 = 7 ✓' is 21: macros.sql stated_answer, only_check).
+-- A last number denied after another one leaves that one to be read ('12, not 13' is 12: macros.sql denied_last). For a symbolic gold, the last math span ($...$, \(...\), ...) when no digit follows it,
 -- read as a whole (contexts below: Minerva's 'The final answer is $2\sqrt{3}-1$.' is 2\sqrt{3}-1, not 1).
 -- A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13' but not
 -- '4 \times 3 = 12', the value of a computation,
@@ -337,7 +338,16 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             -- cue and a check after its sentence, macros.sql stated_answer). Only a plain check is passed over: one with
             -- a word that hedges, denies or corrects, or states an answer again, leaves the whole text to be read
             -- (macros.sql only_check)
-            SELECT * EXCLUDE (t, stmt), CASE WHEN stmt <> '' AND only_check(substr(t, length(stmt) + 1)) THEN stmt ELSE t END AS t
+            -- A last number denied after the one before it ('12, not 13', 'He has 12 marbles (not 15).') leaves that one
+            -- to be read, in its own context (macros.sql denied_last: 'not 12, not 13' denies both)
+            SELECT * EXCLUDE (t, stmt),
+                CASE WHEN stmt <> '' AND only_check(substr(t, length(stmt) + 1)) THEN stmt
+                     WHEN untagged AND (contains(t, 'not') OR contains(t, 'Not'))
+                          AND regexp_matches(right(t, 40), '(?i)\bnot\s+[$€£]?[-−]?\d') AND regexp_matches(t, denied_last())
+                          -- (not after a hedge: 'I think 12, but not sure, maybe not 13')
+                          AND NOT regexp_matches(t, '(?i)\b(?:but|maybe|perhaps|possibly|probably|sure|unless|if|or|might|could)\b[^\d]*\bnot\s+[$€£]?[-−]?\d[\d,.]*[^\d]*$')
+                         THEN regexp_extract(t, denied_last(), 1)
+                     ELSE t END AS t
             FROM (
                 SELECT *, CASE WHEN untagged AND (contains(t, 'nswer') OR contains(t, 'NSWER') OR contains(t, '='))
                                     AND regexp_matches(t, '(?i)check|verif|explanation|proof|justification')

@@ -9,7 +9,7 @@ canonical solutions and the stdio references: tests/test_humaneval.py, tests/tes
 
 tests/data/redteam-open.json holds cases a red team confirmed misjudged that are not defended yet (rounds
 11 to 15; in the math tier: a value in words beside its
-number ('12 (or twelve)'), markdown tables, a computation in brackets after the answer ('36 (12 × 3)'),
+number ('12 (or twelve)'), markdown tables,
 '(rounded)', 'MM' for millions, set-builder notation for an interval, a tagged '12 min'; rounds 13 to 15: an
 approximation after an exact value ('1/3 ≈ 0.333'), a span after the answer ('(equivalently $...$)', 'where $x$'),
 'groups of \\boxed{6}', '½' for a numeric gold, a denial inside <cite>, '\\boxed{12}!', '\\boxed{12}_{3}', '\\boxed{12}x',

@@ -128,6 +128,11 @@ CREATE OR REPLACE MACRO only_check(rest) AS
 -- reads in its own context. A constant.
 CREATE OR REPLACE MACRO denied_last() AS
     '(?is)^(.*\d[^\d]*?)(?:[,;—–]\s*|\s+|\(\s*)not\s+[$€£]?[-−]?\d[\d,]*(?:\.\d+)?%?(?:\s+[a-z]+)?\s*\)?\s*[.!]?\s*$';
+-- bracket_computation(): a text that ends in a number, then a computation of numbers in brackets that explains it
+-- ('The total is 36 (12 × 3).', 'The answer is 12 (3 × 4).'; no '=', no word but an operator's: '12 (13)' and
+-- '12 (or 13)' are two values); group 1 is the text before the brackets. A constant.
+CREATE OR REPLACE MACRO bracket_computation() AS
+    '(?s)^(.*\d[^\d(]*?)\s*\(\s*(?:[$€£]?\d[\d,]*(?:\.\d+)?\s*(?:[×x*·⋅/÷+−-]|\\times|\\cdot|\\div|times|plus|minus|divided\s+by|multiplied\s+by)\s*)+[$€£]?\d[\d,]*(?:\.\d+)?\s*\)\s*[.!]?\s*$';
 -- correction_cue(): a cue that opens a clause after a tag or box and may correct it ('Wait,', 'Edit:', 'my mistake',
 -- 'it should be', 'no,'; verify.sql's correction compares the number after it with the answer). A constant.
 CREATE OR REPLACE MACRO correction_cue() AS '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])';

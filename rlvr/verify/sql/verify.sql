@@ -19,7 +19,8 @@
 -- decimal 12.\overline{3} and a trailing % included) unless the text opens an <answer> tag it never
 -- closes. An answer stated in words or as a variable's value and then checked plainly is read where it
 -- is stated ('The answer is 21.\n\nCheck: 21 ÷ 3 = 7 ✓' is 21: macros.sql stated_answer, only_check).
--- A last number denied after another one leaves that one to be read ('12, not 13' is 12: macros.sql denied_last). For a symbolic gold, the last math span ($...$, \(...\), ...) when no digit follows it,
+-- A last number denied after another one leaves that one to be read ('12, not 13' is 12: macros.sql denied_last), and
+-- so does a computation in brackets after it ('36 (12 × 3)' is 36: bracket_computation). For a symbolic gold, the last math span ($...$, \(...\), ...) when no digit follows it,
 -- read as a whole (contexts below: Minerva's 'The final answer is $2\sqrt{3}-1$.' is 2\sqrt{3}-1, not 1).
 -- A last number that the number before it hedges ('12 (or 13)', '12 \approx 13', '12 = 13' but not
 -- '4 \times 3 = 12', the value of a computation,
@@ -339,7 +340,8 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             -- a word that hedges, denies or corrects, or states an answer again, leaves the whole text to be read
             -- (macros.sql only_check)
             -- A last number denied after the one before it ('12, not 13', 'He has 12 marbles (not 15).') leaves that one
-            -- to be read, in its own context (macros.sql denied_last: 'not 12, not 13' denies both)
+            -- to be read, in its own context (macros.sql denied_last: 'not 12, not 13' denies both), and so does a
+            -- computation in brackets after it (bracket_computation)
             SELECT * EXCLUDE (t, stmt),
                 CASE WHEN stmt <> '' AND only_check(substr(t, length(stmt) + 1)) THEN stmt
                      WHEN untagged AND (contains(t, 'not') OR contains(t, 'Not'))
@@ -347,6 +349,9 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                           -- (not after a hedge: 'I think 12, but not sure, maybe not 13')
                           AND NOT regexp_matches(t, '(?i)\b(?:but|maybe|perhaps|possibly|probably|sure|unless|if|or|might|could)\b[^\d]*\bnot\s+[$€£]?[-−]?\d[\d,.]*[^\d]*$')
                          THEN regexp_extract(t, denied_last(), 1)
+                     -- a computation in brackets after it ('The total is 36 (12 × 3).') explains it, as '12 × 3 = 36' would
+                     WHEN untagged AND ends_with(rtrim(t, E' .!\n'), ')') AND regexp_matches(t, bracket_computation())
+                         THEN regexp_extract(t, bracket_computation(), 1)
                      ELSE t END AS t
             FROM (
                 SELECT *, CASE WHEN untagged AND (contains(t, 'nswer') OR contains(t, 'NSWER') OR contains(t, '='))

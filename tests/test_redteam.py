@@ -8,7 +8,7 @@ keeps its reward. The shipped golds of every non-code task keep theirs too (Huma
 canonical solutions and the stdio references: tests/test_humaneval.py, tests/test_stdio.py).
 
 tests/data/redteam-open.json holds cases a red team confirmed misjudged that are not defended yet (rounds
-11 to 15; in the math tier: a value in words beside its
+11 to 17; in the math tier: a value in words beside its
 number ('12 (or twelve)'), markdown tables,
 '(rounded)', 'MM' for millions, set-builder notation for an interval, a tagged '12 min'; rounds 13 to 15: an
 approximation after an exact value ('1/3 ≈ 0.333'), a span after the answer ('(equivalently $...$)', 'where $x$'),
@@ -16,8 +16,12 @@ approximation after an exact value ('1/3 ≈ 0.333'), a span after the answer ('
 'goes around 12 times', 'the correct answer is twelve', a correction written as a computation ('Actually, 13 - 1 = 12.'),
 'Method 1 gives 12. Method 2 gives 13.'; round 16: a note after an untagged answer that ends in another number
 ('Answer: 12' then '(13 was my first guess, which is wrong.)'; a plain check after a stated answer is read since
-stop 36: 'The answer is 21. Check: 21 ÷ 3 = 7 ✓'), a unit in its own span; stop 36: a number denied as itself
-('12, not 12' reads 12) ('$4\\pi$ m$^2$'); in the code tier, a class of stubs the tests build themselves, whose instances
+stop 36: 'The answer is 21. Check: 21 ÷ 3 = 7 ✓'), a unit in its own span ('$4\\pi$ m$^2$'); stop 36: a number denied as itself ('12, not 12'
+reads 12); round 17 (the stated-answer rule): a check the rule does not pass over ('✓ So the answer is correct', 'Does
+3 × 7 = 21? Yes.', a symbolic gold's check), a variable's value then a check ('So, $x = 7$.'), a hedge in the stated
+sentence or after it that the last number's context does not show ('The answer is 12 or 13.' then a check ending in
+12, 'The answer is 12 (13 if counting the teacher).', '12. It might equal 13.', 'When the teacher is counted: 13.'), a
+second value in a check in other words ('(o 13)', '$s = 2\\sqrt{3}$'); in the code tier, a class of stubs the tests build themselves, whose instances
 cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
 arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
 keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the
@@ -1048,6 +1052,15 @@ MATH_GOLDS = [
     "45",  # stop 36: a stated answer and its check
     "14",
     "15",  # stop 36: a denied last number
+    "1/3",
+    "120",
+    "150",
+    "35",
+    "4",
+    "40",
+    "42",
+    "64",
+    "9",  # red team round 17
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}

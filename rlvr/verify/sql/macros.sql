@@ -108,21 +108,25 @@ CREATE OR REPLACE MACRO approx_link() AS '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃
 -- abbrev(): an abbreviation whose full stop ends no sentence ('approx.', 'ca.', 'est.', 'abt.', 'no.', 'vs.';
 -- verify.sql's contexts: a lead that ends in one is still read). A constant.
 CREATE OR REPLACE MACRO abbrev() AS '(?i)\b(?:approx|ca|est|abt|no|vs)\.';
--- stated_answer(): a text's last answer stated in words or as a variable's value, with the number right after the
--- cue ('The answer is 21.', 'Answer: 21', '**Final answer:** $21$', 'The answer is $\frac{1}{2}$', 'So, $x = 7$.'; not
--- 'The answer is not 5.'), whose sentence a check opens after ('Check:', '**Verification:**', 'Let me verify',
--- 'Double-check:', 'Explanation:', 'Proof:'). Group 1 is the text up to the end of that sentence: verify.sql reads
--- the last number there when the rest is only a check (only_check). A constant.
+-- stated_answer(): a text's last answer stated in words, with its number right after the cue and the last one of
+-- its sentence ('The answer is 21.', 'Answer: 21 apples', '**Final answer:** $21$', 'The answer is $\frac{1}{2}$'; not
+-- 'The answer is not 5.', nor 'The answer is $18, because she sells 9 eggs at $2 each.' or 'The answer is 12 (13 if
+-- counting the teacher).', which are read as before; a variable's value, 'x = 7', is often a step: not read), whose
+-- sentence a check opens after ('Check:', '**Verification:**', 'Let me verify', 'Double-check:', 'Explanation:',
+-- 'Proof:', 'To confirm', "Here's the check"). Group 1 is the text up to the end of that sentence: verify.sql reads
+-- its last number when the rest is only a check (only_check). A constant.
 CREATE OR REPLACE MACRO stated_answer() AS
-    '(?is)^(.*(?:\banswer(?:\s+is|\s*[:=])|(?:^|[\s,$(])[a-z]\s*=)[\s*:$]*(?:\\\(\s*|\\[dt]?frac\s*\{\s*)?[-−+]?[$€£]?\d[^\n]*?(?:[.!?]\s|\n))'
-    || '[\s*#>_-]*(?:check(?:ing)?|verification|verify(?:ing)?|let(?:''s|\s+us|\s+me)\s+(?:double[-\s]?)?(?:check|verify)|double[-\s]?check(?:ing)?|sanity\s+check|to\s+(?:double[-\s]?)?(?:check|verify)|proof|explanation|justification)\b';
+    '(?is)^(.*\banswer(?:\s+is|\s*[:=])[\s*:$]*(?:\\\(\s*)?(?:[-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|\\[dt]?frac\s*\{\s*[-−]?\d+\s*\}\s*\{\s*\d+\s*\})[^\d\n]*?(?:[.!?]\s|\n))'
+    || '[\s*#>_(✅-]*(?:check(?:ing)?|verification|verify(?:ing)?|let(?:''s|\s+us|\s+me)\s+(?:double[-\s]?)?(?:check|verify|confirm)|double[-\s]?check(?:ing)?|sanity\s+check|to\s+(?:double[-\s]?)?(?:check|verify|confirm)|confirm(?:ation|ing)?|here(?:''s|\s+is)\s+(?:the|a|my)\s+(?:check|verification)|we\s+can\s+(?:check|verify|confirm)|plugging\s+(?:it\s+)?back(?:\s+in)?|step\s+\d+\s*:\s*(?:check|verify)|proof|explanation|justification)\b';
 -- only_check(rest): the rest of the text after that sentence is a plain check of the answer and nothing else: a
--- computation ('Check: 6' checks nothing), and no word that hedges, denies, corrects, approximates, asks or states an
--- answer again ('or', 'maybe', 'if', 'not', 'wrong', 'wait', 'actually', 'answer', '?', '≈', '5 to 6'):
--- 'Check: or maybe 13', 'Check: 12 is wrong, it is 13' and 'Verification: is it 13?' leave the whole text to be read.
+-- computation ('Check: 6' checks nothing), and no word that hedges, denies, corrects, concludes, approximates, asks or
+-- states an answer again ('or', 'maybe', 'also', 'assuming', 'if', 'not', 'wrong', 'wait', 'redo', 'actually', 'so',
+-- 'therefore', 'final', 'answer', '?', '≈', '⇒', '5 to 6'): 'Check: or maybe 13', 'Check: 12 + 1 = 13, so 13 is also
+-- possible', 'Check: 12 is wrong, it is 13', 'Final: 13' and 'Verification: is it 13?' leave the whole text to be
+-- read, as before. (A word list, so a check in other words is read as before too.)
 CREATE OR REPLACE MACRO only_check(rest) AS
     regexp_matches(rest, '\d') AND regexp_matches(rest, '[=+×*/÷]|\\(?:times|cdot|div|frac)|\d\s*[-−]\s*\d')
-    AND NOT regexp_matches(rest, '(?i)\b(?:or|maybe|perhaps|possibly|probably|might|could|would|alternatively|if|unless|otherwise|else|either|not|no|never|nor|wrong|incorrect|mistake|mistaken|typo|error|answer|wait|actually|instead|rather|hmm|oops|but|however|except|approx\w*|about|around|nearly|almost|roughly|estimate\w*|guess\w*|between|range|vs|versus)\b|\d\s*(?:to|through|thru)\s+[$€£]?\d|\?|n''t|[✗❌✘≠≈~±|]|\\(?:neq?|approx|sim|pm|mp|lor|vee|x?cancel|sout)');
+    AND NOT regexp_matches(rest, '(?i)\b(?:or|maybe|perhaps|possibly|probably|likely|might|could|would|should|must|may|alternatively|if|when|unless|otherwise|else|either|assum\w*|depend\w*|suppos\w*|not|no|never|nor|wrong|incorrect|mistakes?|mistaken|typos?|errors?|sorry|second|solutions?|whoops|oops|redo|correction|update|edit|answer|final\w*|wait|actually|instead|rather|hmm|but|however|except|also|too|another|other|so|therefore|thus|hence|then|approx\w*|about|around|nearly|almost|roughly|estimate\w*|guess\w*|between|range|vs|versus)\b|\d\s*(?:to|through|thru)\s+[$€£]?\d|\?|n''t|[✗❌✘≠≈~±|⇒→]|\\(?:neq?|approx|sim|pm|mp|lor|vee|x?cancel|sout|implies|[Rr]ightarrow|to)\b');
 -- denied_last(): a text that ends in a number denied after another one ('12, not 13', '12 apples, not 13 apples.',
 -- 'He has 12 marbles (not 15).', '12 — not 13'); group 1 is the text before the denial, whose last number verify.sql
 -- reads in its own context. A constant.
@@ -638,9 +642,13 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
     regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bno\s+longer|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=|\\notin|\\not\s*\\in|∉)\s*(?:(?:exactly|really|quite|precisely|necessarily|even|always)\s+)?(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
     OR regexp_matches(lead, '\bnot\s*,[^.!?\d]*,\s*$|\bif\b[^.!?,;:\d]*\bwere\s*$')  -- 'not, as one might think, 12', 'if the answer were 12'
-    -- a value only possible, or another one under a condition ('12. But it could be 13', 'Check: or maybe 13', 'Check: or x = 13', '12.
-    -- Note: if the teacher counts, 13'; a number in the condition makes it a computation: 'If each costs 3, the total is 12')
-    OR regexp_matches(lead, '\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?be\s*(?:about\s+|around\s+)?[\s$=:]*$|\b(?:maybe|perhaps|possibly)\s+[\s$=:]*$|[:\n][\s*]*or\b[^.!?\n\d]*$|\d[^\d]*\bif\b[^.!?\n\d]*,\s*[$]*$')
+    -- a value only possible after a doubt ('12. But I'm not sure, it could be 13'; 'the number of students could be 12'
+    -- states 12), a maybe ('maybe 13', 'Check: or maybe 13', '\nor x = 13'; '\nor equivalently 0.5' is one value),
+    -- or another value under a condition a note or a 'but' opens ('12. Note: if the teacher counts, it is 13'; 'So, if all
+    -- seats are occupied, 45 people can attend' states 45)
+    OR regexp_matches(lead, '\b(?:but|not\s+sure|unsure|or|also|alternatively|otherwise|though|however)\b[^.!?\n\d]*\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?(?:have\s+been|be|equal)\s*(?:about\s+|around\s+)?[\s$=:]*$'
+                          || '|\b(?:maybe|perhaps|possibly)\s+[\s$=:]*$|[:\n][\s*]*or\s+(?:maybe\s+|perhaps\s+|possibly\s+)?(?:[a-z]\s*=\s*)?[\s$]*$'
+                          || '|\d[^\d]*\b(?:note|but|alternatively|otherwise|though|however|or)\b[^\d]*\bif\b[^.!?\n\d]*,[^.!?\n\d]{0,16}$')
     OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\cancelto\s*\{[^{}]*\}\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
     OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else)\b[\s,]*[^.!?,;:\d]*$|\d[^\d]*\balternatively\b[\s,:]*[^.!?,;:\d]*$')
     OR (regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"

@@ -17,7 +17,7 @@
 -- \boxed{\frac{\sqrt{\frac{1}{2}}}{3}}; a \boxed{ no pattern reads is no answer), then, in a lenient
 -- task, the last number in the text (thousands commas, a fraction a/b, a repeating
 -- decimal 12.\overline{3} and a trailing % included) unless the text opens an <answer> tag it never
--- closes. An answer stated in words or as a variable's value and then checked plainly is read where it
+-- closes. An answer stated in words and then checked plainly is read where it
 -- is stated ('The answer is 21.\n\nCheck: 21 ÷ 3 = 7 ✓' is 21: macros.sql stated_answer, only_check).
 -- A last number denied after another one leaves that one to be read ('12, not 13' is 12: macros.sql denied_last), and
 -- so does a computation in brackets after it ('36 (12 × 3)' is 36: bracket_computation). For a symbolic gold, the last math span ($...$, \(...\), ...) when no digit follows it,
@@ -334,7 +334,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                      THEN regexp_extract(t, last_number_text() || '(?:\D|(?:cm|mm|km|dm|m|ft|in|yd|mi|units?)\}?\s*\^\s*\{?[23]\}?|\\pmod\s*\{?\s*\d+\s*\}?|\(\s*mod\s*\d+\s*\))*$', 0) END AS tail
             FROM (
             -- an answer stated in words ('The answer is 21.', 'Answer: 21', '**Final answer:** $21$'), then a check of it
-            -- ('The answer is 21.\n\nCheck: 21 ÷ 3 = 7 ✓', 'Verification: 7 × 3 = 21'): the last number is read from the
+            -- ('The answer is 21.\n\nCheck: 21 ÷ 3 = 7 ✓', 'Answer: 7\nVerification: 7 × 3 = 21'): the last number is read from the
             -- text up to the end of the statement's sentence (stmt: the last statement with a number right after its
             -- cue and a check after its sentence, macros.sql stated_answer). Only a plain check is passed over: one with
             -- a word that hedges, denies or corrects, or states an answer again, leaves the whole text to be read
@@ -342,21 +342,25 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             -- A last number denied after the one before it ('12, not 13', 'He has 12 marbles (not 15).') leaves that one
             -- to be read, in its own context (macros.sql denied_last: 'not 12, not 13' denies both), and so does a
             -- computation in brackets after it (bracket_computation)
+            -- (nested CASEs: only untagged rows, and only those with a cue, pay for the tests)
             SELECT * EXCLUDE (t, stmt),
-                CASE WHEN stmt <> '' AND only_check(substr(t, length(stmt) + 1)) THEN stmt
-                     WHEN untagged AND (contains(t, 'not') OR contains(t, 'Not'))
-                          AND regexp_matches(right(t, 40), '(?i)\bnot\s+[$€£]?[-−]?\d') AND regexp_matches(t, denied_last())
-                          -- (not after a hedge: 'I think 12, but not sure, maybe not 13')
-                          AND NOT regexp_matches(t, '(?i)\b(?:but|maybe|perhaps|possibly|probably|sure|unless|if|or|might|could)\b[^\d]*\bnot\s+[$€£]?[-−]?\d[\d,.]*[^\d]*$')
-                         THEN regexp_extract(t, denied_last(), 1)
-                     -- a computation in brackets after it ('The total is 36 (12 × 3).') explains it, as '12 × 3 = 36' would
-                     WHEN untagged AND ends_with(rtrim(t, E' .!\n'), ')') AND regexp_matches(t, bracket_computation())
-                         THEN regexp_extract(t, bracket_computation(), 1)
+                CASE WHEN NOT untagged THEN t
+                     WHEN stmt <> '' AND only_check(substr(t, length(stmt) + 1)) THEN stmt
+                     WHEN contains(t, 'not') OR contains(t, 'Not') OR contains(right(t, 4), ')')
+                     THEN CASE WHEN regexp_matches(right(t, 40), '(?i)\bnot\s+[$€£]?[-−]?\d') AND regexp_matches(t, denied_last())
+                                    -- (not after a hedge: 'I think 12, but not sure, maybe not 13')
+                                    AND NOT regexp_matches(t, '(?i)\b(?:but|maybe|perhaps|possibly|probably|sure|unless|if|or|might|could)\b[^\d]*\bnot\s+[$€£]?[-−]?\d[\d,.]*[^\d]*$')
+                                   THEN regexp_extract(t, denied_last(), 1)
+                               -- a computation in brackets after it ('The total is 36 (12 × 3).') explains it, as '12 × 3 = 36' would
+                               WHEN contains(right(t, 4), ')') AND regexp_matches(t, bracket_computation())
+                                   THEN regexp_extract(t, bracket_computation(), 1)
+                               ELSE t END
                      ELSE t END AS t
             FROM (
-                SELECT *, CASE WHEN untagged AND (contains(t, 'nswer') OR contains(t, 'NSWER') OR contains(t, '='))
-                                    AND regexp_matches(t, '(?i)check|verif|explanation|proof|justification')
-                                    AND regexp_matches(t, stated_answer())  -- (the DFA first: a capture group costs more)
+                SELECT *, CASE WHEN NOT untagged THEN NULL
+                               -- (a DFA test first, for a check after an answer: a capture group costs more)
+                               WHEN (contains(t, 'nswer') OR contains(t, 'NSWER'))
+                                    AND regexp_matches(t, '(?is)answer.*(?:check|verif|confirm|plugging|explanation|proof|justification)')
                                THEN regexp_extract(t, stated_answer(), 1) END AS stmt
                 FROM (
                 -- untagged: the last number is read (an unclosed <answer> is no answer, not a licence to guess);

@@ -21,7 +21,10 @@ reads 12); round 17 (the stated-answer rule): a check the rule does not pass ove
 3 × 7 = 21? Yes.', a symbolic gold's check), a variable's value then a check ('So, $x = 7$.'), a hedge in the stated
 sentence or after it that the last number's context does not show ('The answer is 12 or 13.' then a check ending in
 12, 'The answer is 12 (13 if counting the teacher).', '12. It might equal 13.', 'When the teacher is counted: 13.'), a
-second value in a check in other words ('(o 13)', '$s = 2\\sqrt{3}$'); in the code tier, a class of stubs the tests build themselves, whose instances
+second value in a check in other words ('(o 13)', '$s = 2\\sqrt{3}$'); round 18: a stated sentence with a bracket or
+a denial, then a check ('The answer is 12 (4 × 3).' then 'Check: 12 ÷ 3 = 4 ✓'), a check that states another value
+('Proof: 13 (12 + 1).') or denies one ('= 36, not 35'), LaTeX in a bracket, a bracket and a denial together ('12 (3 ×
+4), not 13'), a reason after a denied number ('(not 13, since ...)'); in the code tier, a class of stubs the tests build themselves, whose instances
 cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
 arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
 keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the
@@ -1061,6 +1064,9 @@ MATH_GOLDS = [
     "42",
     "64",
     "9",  # red team round 17
+    "0.12",
+    "1/2",
+    "100",  # red team round 18
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}

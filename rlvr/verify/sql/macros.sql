@@ -126,17 +126,28 @@ CREATE OR REPLACE MACRO stated_answer() AS
 -- read, as before. (A word list, so a check in other words is read as before too.)
 CREATE OR REPLACE MACRO only_check(rest) AS
     regexp_matches(rest, '\d') AND regexp_matches(rest, '[=+×*/÷]|\\(?:times|cdot|div|frac)|\d\s*[-−]\s*\d')
-    AND NOT regexp_matches(rest, '(?i)\b(?:or|maybe|perhaps|possibly|probably|likely|might|could|would|should|must|may|alternatively|if|when|unless|otherwise|else|either|assum\w*|depend\w*|suppos\w*|not|no|never|nor|wrong|incorrect|mistakes?|mistaken|typos?|errors?|sorry|second|solutions?|whoops|oops|redo|correction|update|edit|answer|final\w*|wait|actually|instead|rather|hmm|but|however|except|also|too|another|other|so|therefore|thus|hence|then|approx\w*|about|around|nearly|almost|roughly|estimate\w*|guess\w*|between|range|vs|versus)\b|\d\s*(?:to|through|thru)\s+[$€£]?\d|\?|n''t|[✗❌✘≠≈~±|⇒→]|\\(?:neq?|approx|sim|pm|mp|lor|vee|x?cancel|sout|implies|[Rr]ightarrow|to)\b');
--- denied_last(): a text that ends in a number denied after another one ('12, not 13', '12 apples, not 13 apples.',
--- 'He has 12 marbles (not 15).', '12 — not 13'); group 1 is the text before the denial, whose last number verify.sql
--- reads in its own context. A constant.
+    AND NOT regexp_matches(rest, '(?i)\b(?:or|maybe|perhaps|possibly|probably|likely|might|could|would|should|must|may|alternatively|if|when|unless|otherwise|else|either|assum\w*|depend\w*|suppos\w*|not|no|never|nor|wrong|incorrect|mistakes?|mistaken|typos?|errors?|sorry|second|solutions?|well|equally|valid|works|holds|alternatives?|whoops|oops|redo|correction|update|edit|answer|final\w*|wait|actually|instead|rather|hmm|but|however|except|also|too|another|other|so|therefore|thus|hence|then|approx\w*|about|around|nearly|almost|roughly|estimate\w*|guess\w*|between|range|vs|versus)\b|\d\s*(?:to|through|thru)\s+[$€£]?\d|\?|n''t|[✗❌✘≠≈~±|⇒→]|\\(?:neq?|approx|sim|pm|mp|lor|vee|x?cancel|sout|implies|[Rr]ightarrow|to)\b');
+-- denied_last(): a text that ends in a number denied right after another one ('12, not 13', '12 apples, not 13
+-- apples.', 'He has 12 marbles (not 15).', '12 — not 13': at most two words between them, no sentence end: not
+-- 'Step 1 gives 12. The final answer is not 13.' or '12 eggs, so the answer is not 13'); group 1 is the text up to the
+-- first, whose last number verify.sql reads in its own context. A constant.
 CREATE OR REPLACE MACRO denied_last() AS
-    '(?is)^(.*\d[^\d]*?)(?:[,;—–]\s*|\s+|\(\s*)not\s+[$€£]?[-−]?\d[\d,]*(?:\.\d+)?%?(?:\s+[a-z]+)?\s*\)?\s*[.!]?\s*$';
--- bracket_computation(): a text that ends in a number, then a computation of numbers in brackets that explains it
--- ('The total is 36 (12 × 3).', 'The answer is 12 (3 × 4).'; no '=', no word but an operator's: '12 (13)' and
--- '12 (or 13)' are two values); group 1 is the text before the brackets. A constant.
+    '(?is)^(.*\d%?(?:\s*[*$)\]])*(?:\s+[a-z]+){0,2})(?:\s*[,;—–]\s*|\s+|\s*\(\s*)not\s+[*$€£]*[-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?[*$]*(?:\s+[a-z]+)?\s*\)?\s*[.!]?\s*$';
+-- bracket_computation(): a text that ends in a number, then a computation of two numbers in brackets ('The total is
+-- 36 (12 × 3).', 'She makes $18 every day (9 eggs × $2 per egg).'; units in words allowed): head is the text up to the
+-- number and at most three words after it, num the number, gap those words, a, op, b the computation. verify.sql reads
+-- the head when the computation gives the number (bracket_explains). A constant.
 CREATE OR REPLACE MACRO bracket_computation() AS
-    '(?s)^(.*\d[^\d(]*?)\s*\(\s*(?:[$€£]?\d[\d,]*(?:\.\d+)?\s*(?:[×x*·⋅/÷+−-]|\\times|\\cdot|\\div|times|plus|minus|divided\s+by|multiplied\s+by)\s*)+[$€£]?\d[\d,]*(?:\.\d+)?\s*\)\s*[.!]?\s*$';
+    '(?s)^((?:.*[^\d.,])?([-−]?[$€£]?\d[\d,]*(?:\.\d+)?%?)(\s*[*$]*(?:\s+[A-Za-z]+){0,3}))\s+\(\s*([$€£]?\d[\d,]*(?:\.\d+)?)(?:\s+[A-Za-z]+){0,3}\s*'
+    || '([×x*·⋅/÷+−-]|\\times|\\cdot|\\div|times|plus|minus|divided\s+by|multiplied\s+by)\s*([$€£]?\d[\d,]*(?:\.\d+)?)(?:\s+[A-Za-z]+){0,3}\s*\)\s*[.!]?\s*$';
+-- bracket_explains(m): the computation m (bracket_computation's groups) gives its number, and the word after the
+-- number is no operator or clause ('12% of (30 + 20)', '12 (13 × 1)' and '12 (3 × 4 + 1)' are read as before).
+CREATE OR REPLACE MACRO bracket_explains(m) AS
+    NOT regexp_matches(m.gap, '(?i)\b(?:of|times|by|plus|minus|over|per|to|and|or|nor|is|are|was|were|it|as|than|from|into|not|no|if|but|so|then|maybe|perhaps|possibly|probably|likely|roughly|approximately|approx|about|around|nearly|almost|wrong|incorrect|gives|makes|equals|be)\b')
+    AND COALESCE(abs(CASE WHEN m.op IN ('+', 'plus') THEN num_val(m.a) + num_val(m.b)
+                          WHEN m.op IN ('-', '−', 'minus') THEN num_val(m.a) - num_val(m.b)
+                          WHEN m.op IN ('/', '÷', '\div') OR starts_with(m.op, 'divided') THEN num_val(m.a) / nullif(num_val(m.b), 0)
+                          ELSE num_val(m.a) * num_val(m.b) END - num_val(m.num)) <= 1e-9 * greatest(1.0, abs(num_val(m.num))), false);
 -- correction_cue(): a cue that opens a clause after a tag or box and may correct it ('Wait,', 'Edit:', 'my mistake',
 -- 'it should be', 'no,'; verify.sql's correction compares the number after it with the answer). A constant.
 CREATE OR REPLACE MACRO correction_cue() AS '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])';
@@ -644,11 +655,11 @@ CREATE OR REPLACE MACRO number_denied(lead, after) AS
     OR regexp_matches(lead, '\bnot\s*,[^.!?\d]*,\s*$|\bif\b[^.!?,;:\d]*\bwere\s*$')  -- 'not, as one might think, 12', 'if the answer were 12'
     -- a value only possible after a doubt ('12. But I'm not sure, it could be 13'; 'the number of students could be 12'
     -- states 12), a maybe ('maybe 13', 'Check: or maybe 13', '\nor x = 13'; '\nor equivalently 0.5' is one value),
-    -- or another value under a condition a note or a 'but' opens ('12. Note: if the teacher counts, it is 13'; 'So, if all
-    -- seats are occupied, 45 people can attend' states 45)
+    -- or another value under a condition a note or an 'or' opens ('12. Note: if the teacher counts, it is 13'; 'So, if all
+    -- seats are occupied, 45 people can attend' and '$20, but if she uses the coupon, she pays $15' state their number)
     OR regexp_matches(lead, '\b(?:but|not\s+sure|unsure|or|also|alternatively|otherwise|though|however)\b[^.!?\n\d]*\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?(?:have\s+been|be|equal)\s*(?:about\s+|around\s+)?[\s$=:]*$'
                           || '|\b(?:maybe|perhaps|possibly)\s+[\s$=:]*$|[:\n][\s*]*or\s+(?:maybe\s+|perhaps\s+|possibly\s+)?(?:[a-z]\s*=\s*)?[\s$]*$'
-                          || '|\d[^\d]*\b(?:note|but|alternatively|otherwise|though|however|or)\b[^\d]*\bif\b[^.!?\n\d]*,[^.!?\n\d]{0,16}$')
+                          || '|\d[^\d]*\b(?:note|alternatively|otherwise|or)\b[^\d]*\bif\b[^.!?\n\d]*,[^.!?\n\d]{0,16}$')
     OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\cancelto\s*\{[^{}]*\}\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
     OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else)\b[\s,]*[^.!?,;:\d]*$|\d[^\d]*\balternatively\b[\s,:]*[^.!?,;:\d]*$')
     OR (regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"

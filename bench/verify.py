@@ -8,6 +8,8 @@ commas, currency, percent, fractions, trailing zeros, unicode minus, wrong answe
 with their problems as Parquet in a temp dir, then times, alternating sides each repeat:
   - sql:        Parquet in -> rlvr.verify.scoring (SQL tier + the group-stats pass) -> scores Parquet out
   - scan floor: the same Parquet columns read + a same-sized scores file written, no verification
+  - bare:       a verifier with no rules (a tag, box or last number by one split or regex, string equality with
+                the gold, the join, the same write): the ceiling any verifier of these rows can reach here
   - math-verify: `verify(parse(gold), parse(pred))` in a plain loop on a sample of the same rows
   - symbolic:   --symbolic-rows responses to symbolic golds (radicals, pi, polynomials, intervals, sets)
                 written right, reordered, unsimplified, in another case, approximated or wrong: SQL pass 1
@@ -248,6 +250,34 @@ COPY (
 """
 
 
+BARE = """
+COPY (
+    WITH e AS (
+        SELECT iteration, prompt_id, sample_idx,
+            CASE WHEN contains(response_text, '<answer>') THEN split_part(split_part(response_text, '<answer>', 2), '</answer>', 1)
+                 WHEN contains(response_text, '\\boxed{') THEN regexp_extract(response_text, '\\\\boxed\\{([^{}]*)\\}', 1)
+                 ELSE regexp_extract(response_text, '(-?\\d+(?:\\.\\d+)?)\\D*$', 1) END AS ex
+        FROM read_parquet($rollouts)
+    )
+    SELECT iteration, prompt_id, sample_idx, 'synthetic_math' AS task, ex AS extracted_answer, 'answer_tag' AS extraction,
+           true AS format_ok, ex = answer AS correct, CASE WHEN ex = answer THEN 1.0 ELSE 0.0 END AS reward,
+           'sql_numeric' AS verifier, CASE WHEN ex = answer THEN 'correct: ' ELSE 'wrong: got ' END || ex || ', ' || answer AS reason,
+           8 AS group_size, 0.5::DOUBLE AS group_mean, 0.5::DOUBLE AS group_std, 0.0::DOUBLE AS advantage
+    FROM e JOIN read_parquet($problems) USING (prompt_id)
+) TO '{out}' (FORMAT parquet, COMPRESSION zstd)
+"""
+
+
+def run_bare(folder: Path) -> float:
+    """A verifier with no rules, the ceiling for any: one split or regex per row (tag, box or last number), string
+    equality with the gold, the join and a scores-shaped write; no normalisation, hedges, context or group pass."""
+    con = duckdb.connect()
+    t = time.perf_counter()
+    files = {"rollouts": str(folder / "rollouts.parquet"), "problems": str(folder / "problems.parquet")}
+    con.execute(BARE.replace("{out}", str(folder / "bare.parquet")), files)  # (the regexes hold braces: no format())
+    return time.perf_counter() - t
+
+
 def run_scan_floor(folder: Path) -> float:
     """Same read, same-sized scores-shaped write, no extraction, no join, no verification."""
     con = duckdb.connect()
@@ -303,11 +333,12 @@ def main() -> None:
         build_s = time.perf_counter() - t
         sample = random.Random(args.seed + 1).sample(pairs, min(args.sample, len(pairs)))
         make_symbolic(folder, rows=args.symbolic_rows, group_size=args.group_size, seed=args.seed)
-        sql_s, floor_s, mv_s, stats, p1_s, sym_s, sym_by = [], [], [], {}, [], [], {}
+        sql_s, floor_s, bare_s, mv_s, stats, p1_s, sym_s, sym_by = [], [], [], [], {}, [], [], {}
         for _ in range(args.repeats):  # alternate the sides: these machines drift
             s, stats = run_sql(folder, cfg)
             sql_s.append(s)
             floor_s.append(run_scan_floor(folder))
+            bare_s.append(run_bare(folder))
             mv_s.append(run_mathverify(sample))
             p1_s.append(run_pass1(folder, cfg)[0])
             s, sym_by = run_pass1(folder / "symbolic", cfg)
@@ -327,6 +358,9 @@ def main() -> None:
         "sql_rows_per_s_median": round(n / statistics.median(sql_s)),
         "scan_floor_rows_per_s": round(n / min(floor_s)),
         "sql_vs_floor_ratio": round((n / min(floor_s)) / sql_rps, 2),
+        # the ceiling: a verifier with no rules (run_bare), and what the rules cost against it
+        "bare_rows_per_s": round(n / min(bare_s)),
+        "sql_vs_bare_ratio": round((n / min(bare_s)) / sql_rps, 2),
         "correct_fraction": round(sum(scored["correct"].to_pylist()) / n, 4),
         "undecided_rows": stats.get("undecided", 0),
         "verifier_errors": stats.get("verifier_errors", 0),
@@ -347,6 +381,7 @@ def main() -> None:
         "all_runs_s": {
             "sql": sql_s,
             "scan_floor": floor_s,
+            "bare": bare_s,
             "mathverify": mv_s,
             "sql_pass1": p1_s,
             "sql_pass1_symbolic": sym_s,

@@ -24,7 +24,11 @@ sentence or after it that the last number's context does not show ('The answer i
 second value in a check in other words ('(o 13)', '$s = 2\\sqrt{3}$'); round 18: a stated sentence with a bracket or
 a denial, then a check ('The answer is 12 (4 × 3).' then 'Check: 12 ÷ 3 = 4 ✓'), a check that states another value
 ('Proof: 13 (12 + 1).') or denies one ('= 36, not 35'), LaTeX in a bracket, a bracket and a denial together ('12 (3 ×
-4), not 13'), a reason after a denied number ('(not 13, since ...)'); in the code tier, a class of stubs the tests build themselves, whose instances
+4), not 13'), a reason after a denied number ('(not 13, since ...)'); round 19: a check that does not end in the stated number or
+in a mark of agreement ('To confirm, 7 × 3 = 21.', '(Check: 7 × 3 = 21)'), a correction in a check that ends in a
+mark, a hedge or condition right after the stated number ('12 I think', '12 if we exclude the teacher'), the denial
+rule's refusals of right answers ('Actually, the answer is 12, not 13', '\\(12\\), not \\(13\\)'), a bracket in
+the middle of a sentence or with LaTeX, 'x + 12 (3 × 4)'; in the code tier, a class of stubs the tests build themselves, whose instances
 cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
 arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
 keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the
@@ -1067,6 +1071,7 @@ MATH_GOLDS = [
     "0.12",
     "1/2",
     "100",  # red team round 18
+    "70000",  # red team round 19
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}

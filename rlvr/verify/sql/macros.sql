@@ -108,46 +108,6 @@ CREATE OR REPLACE MACRO approx_link() AS '\s*(?:\\approx|≈|~|\\sim|\\simeq|≃
 -- abbrev(): an abbreviation whose full stop ends no sentence ('approx.', 'ca.', 'est.', 'abt.', 'no.', 'vs.';
 -- verify.sql's contexts: a lead that ends in one is still read). A constant.
 CREATE OR REPLACE MACRO abbrev() AS '(?i)\b(?:approx|ca|est|abt|no|vs)\.';
--- stated_answer(): a text's last answer stated in words, with its number right after the cue and the last one of
--- its sentence ('The answer is 21.', 'Answer: 21 apples', '**Final answer:** $21$', 'The answer is $\frac{1}{2}$'; not
--- 'The answer is not 5.', nor 'The answer is $18, because she sells 9 eggs at $2 each.' or 'The answer is 12 (13 if
--- counting the teacher).', which are read as before; a variable's value, 'x = 7', is often a step: not read), whose
--- sentence a check opens after ('Check:', '**Verification:**', 'Let me verify', 'Double-check:', 'Explanation:',
--- 'Proof:', 'To confirm', "Here's the check"). Group 1 is the text up to the end of that sentence: verify.sql reads
--- its last number when the rest is only a check (only_check). A constant.
-CREATE OR REPLACE MACRO stated_answer() AS
-    '(?is)^(.*\banswer(?:\s+is|\s*[:=])[\s*:$]*(?:\\\(\s*)?(?:[-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|\\[dt]?frac\s*\{\s*[-−]?\d+\s*\}\s*\{\s*\d+\s*\})[^\d\n]*?(?:[.!?]\s|\n))'
-    || '[\s*#>_(✅-]*(?:check(?:ing)?|verification|verify(?:ing)?|let(?:''s|\s+us|\s+me)\s+(?:double[-\s]?)?(?:check|verify|confirm)|double[-\s]?check(?:ing)?|sanity\s+check|to\s+(?:double[-\s]?)?(?:check|verify|confirm)|confirm(?:ation|ing)?|here(?:''s|\s+is)\s+(?:the|a|my)\s+(?:check|verification)|we\s+can\s+(?:check|verify|confirm)|plugging\s+(?:it\s+)?back(?:\s+in)?|step\s+\d+\s*:\s*(?:check|verify)|proof|explanation|justification)\b';
--- only_check(rest): the rest of the text after that sentence is a plain check of the answer and nothing else: a
--- computation ('Check: 6' checks nothing), and no word that hedges, denies, corrects, concludes, approximates, asks or
--- states an answer again ('or', 'maybe', 'also', 'assuming', 'if', 'not', 'wrong', 'wait', 'redo', 'actually', 'so',
--- 'therefore', 'final', 'answer', '?', '≈', '⇒', '5 to 6'): 'Check: or maybe 13', 'Check: 12 + 1 = 13, so 13 is also
--- possible', 'Check: 12 is wrong, it is 13', 'Final: 13' and 'Verification: is it 13?' leave the whole text to be
--- read, as before. (A word list, so a check in other words is read as before too.)
-CREATE OR REPLACE MACRO only_check(rest) AS
-    regexp_matches(rest, '\d') AND regexp_matches(rest, '[=+×*/÷]|\\(?:times|cdot|div|frac)|\d\s*[-−]\s*\d')
-    AND NOT regexp_matches(rest, '(?i)\b(?:or|maybe|perhaps|possibly|probably|likely|might|could|would|should|must|may|alternatively|if|when|unless|otherwise|else|either|assum\w*|depend\w*|suppos\w*|not|no|never|nor|wrong|incorrect|mistakes?|mistaken|typos?|errors?|sorry|second|solutions?|well|equally|valid|works|holds|alternatives?|whoops|oops|redo|correction|update|edit|answer|final\w*|wait|actually|instead|rather|hmm|but|however|except|also|too|another|other|so|therefore|thus|hence|then|approx\w*|about|around|nearly|almost|roughly|estimate\w*|guess\w*|between|range|vs|versus)\b|\d\s*(?:to|through|thru)\s+[$€£]?\d|\?|n''t|[✗❌✘≠≈~±|⇒→]|\\(?:neq?|approx|sim|pm|mp|lor|vee|x?cancel|sout|implies|[Rr]ightarrow|to)\b');
--- denied_last(): a text that ends in a number denied right after another one ('12, not 13', '12 apples, not 13
--- apples.', 'He has 12 marbles (not 15).', '12 — not 13': at most two words between them, no sentence end: not
--- 'Step 1 gives 12. The final answer is not 13.' or '12 eggs, so the answer is not 13'); group 1 is the text up to the
--- first, whose last number verify.sql reads in its own context. A constant.
-CREATE OR REPLACE MACRO denied_last() AS
-    '(?is)^(.*\d%?(?:\s*[*$)\]])*(?:\s+[a-z]+){0,2})(?:\s*[,;—–]\s*|\s+|\s*\(\s*)not\s+[*$€£]*[-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?[*$]*(?:\s+[a-z]+)?\s*\)?\s*[.!]?\s*$';
--- bracket_computation(): a text that ends in a number, then a computation of two numbers in brackets ('The total is
--- 36 (12 × 3).', 'She makes $18 every day (9 eggs × $2 per egg).'; units in words allowed): head is the text up to the
--- number and at most three words after it, num the number, gap those words, a, op, b the computation. verify.sql reads
--- the head when the computation gives the number (bracket_explains). A constant.
-CREATE OR REPLACE MACRO bracket_computation() AS
-    '(?s)^((?:.*[^\d.,])?([-−]?[$€£]?\d[\d,]*(?:\.\d+)?%?)(\s*[*$]*(?:\s+[A-Za-z]+){0,3}))\s+\(\s*([$€£]?\d[\d,]*(?:\.\d+)?)(?:\s+[A-Za-z]+){0,3}\s*'
-    || '([×x*·⋅/÷+−-]|\\times|\\cdot|\\div|times|plus|minus|divided\s+by|multiplied\s+by)\s*([$€£]?\d[\d,]*(?:\.\d+)?)(?:\s+[A-Za-z]+){0,3}\s*\)\s*[.!]?\s*$';
--- bracket_explains(m): the computation m (bracket_computation's groups) gives its number, and the word after the
--- number is no operator or clause ('12% of (30 + 20)', '12 (13 × 1)' and '12 (3 × 4 + 1)' are read as before).
-CREATE OR REPLACE MACRO bracket_explains(m) AS
-    NOT regexp_matches(m.gap, '(?i)\b(?:of|times|by|plus|minus|over|per|to|and|or|nor|is|are|was|were|it|as|than|from|into|not|no|if|but|so|then|maybe|perhaps|possibly|probably|likely|roughly|approximately|approx|about|around|nearly|almost|wrong|incorrect|gives|makes|equals|be)\b')
-    AND COALESCE(abs(CASE WHEN m.op IN ('+', 'plus') THEN num_val(m.a) + num_val(m.b)
-                          WHEN m.op IN ('-', '−', 'minus') THEN num_val(m.a) - num_val(m.b)
-                          WHEN m.op IN ('/', '÷', '\div') OR starts_with(m.op, 'divided') THEN num_val(m.a) / nullif(num_val(m.b), 0)
-                          ELSE num_val(m.a) * num_val(m.b) END - num_val(m.num)) <= 1e-9 * greatest(1.0, abs(num_val(m.num))), false);
 -- correction_cue(): a cue that opens a clause after a tag or box and may correct it ('Wait,', 'Edit:', 'my mistake',
 -- 'it should be', 'no,'; verify.sql's correction compares the number after it with the answer). A constant.
 CREATE OR REPLACE MACRO correction_cue() AS '(?i)(?:^\s*|[.!?\n(:;]\s*|,\s*)(?:(?:(?:no\s+)?wait|oops|hmm|sorry|edit|update|correction|erratum|typo|actually|my\s+(?:mistake|bad)|on\s+second\s+thought|scratch\s+that|i\s+meant?|make\s+that|(?:the\s+)?(?:correct\s+|real\s+|right\s+|final\s+)?answer\s+(?:should|must)\s+(?:be|have\s+been)|(?:it|that|this)\s+should\s+(?:be|have\s+been))\b|no[,!:])';
@@ -353,6 +313,58 @@ CREATE OR REPLACE MACRO num_val(s) AS
     num_double(replace(replace(rtrim(trim(replace(s, '\%', '%'), ' $'), '%'), ',', ''), '−', '-'))
     / CASE WHEN ends_with(trim(replace(s, '\%', '%'), ' $'), '%') THEN 100 ELSE 1 END;
 CREATE OR REPLACE MACRO num_same(a, b) AS COALESCE(num_val(a) = num_val(b), false);
+-- The no-tag reading's cuts (verify.sql, last_numbers: a stated answer then its check, a denied last number, a
+-- computation in brackets after it):
+-- stated_answer(): a text's last answer stated in words, with its number right after the cue and the last one of
+-- its sentence ('The answer is 21.', 'Answer: 21 apples', '**Final answer:** $21$', 'The answer is $\frac{1}{2}$'; not
+-- 'The answer is not 5.', nor 'The answer is $18, because she sells 9 eggs at $2 each.' or 'The answer is 12 (13 if
+-- counting the teacher).', which are read as before; a variable's value, 'x = 7', is often a step: not read), whose
+-- sentence a check opens after ('Check:', '**Verification:**', 'Let me verify', 'Double-check:', 'Explanation:',
+-- 'Proof:', 'To confirm', "Here's the check"). Group 1 is the text up to the end of that sentence: verify.sql reads
+-- its last number when the rest is only a check (only_check). A constant.
+CREATE OR REPLACE MACRO stated_answer() AS
+    '(?is)^(.*\banswer(?:\s+is|\s*[:=])[\s*:$]*(?:\\\(\s*)?(?:[-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|\\[dt]?frac\s*\{\s*[-−]?\d+\s*\}\s*\{\s*\d+\s*\})[^\d\n]*?(?:[.!?]\s|\n))'
+    || '[\s*#>_(✅-]*(?:check(?:ing)?|verification|verify(?:ing)?|let(?:''s|\s+us|\s+me)\s+(?:double[-\s]?)?(?:check|verify|confirm)|double[-\s]?check(?:ing)?|sanity\s+check|to\s+(?:double[-\s]?)?(?:check|verify|confirm)|confirm(?:ation|ing)?|here(?:''s|\s+is)\s+(?:the|a|my)\s+(?:check|verification)|we\s+can\s+(?:check|verify|confirm)|plugging\s+(?:it\s+)?back(?:\s+in)?|step\s+\d+\s*:\s*(?:check|verify)|proof|explanation|justification)\b';
+-- only_check(rest, stated): the rest of the text after that sentence is a plain check that confirms the stated
+-- number: a computation, no word or sign that hedges, denies, corrects, concludes or states another value ('or',
+-- 'maybe', 'also', 'if', 'not', 'wrong', 'wait', 'hold on', 'recount', 'so', 'final', 'answer', '?', '≈', '!=', '=>',
+-- '✖', a bold number), and its last line ends in the stated number ('Verification: 7 × 3 = 21 and 21 - 14 = 7') or
+-- ends in a mark of agreement, each checked part holding the stated number ('Check: 21 ÷ 3 = 7 ✓', '18 / 2 = 9, 9 + 3
+-- + 4 = 16, correct.'; not '12 × 1 = 12 ✓ / 13 × 1 = 13 ✓'). A check that ends anywhere else ('Uh, 12 + 1 = 13.', 'To
+-- confirm, 7 × 3 = 21.', a verification that computes another result) leaves the whole text to be read, as before.
+CREATE OR REPLACE MACRO only_check(rest, stated) AS
+    regexp_matches(rest, '\d') AND regexp_matches(rest, '[=+×*/÷]|\\(?:times|cdot|div|frac)|\d\s*[-−]\s*\d')
+    AND NOT regexp_matches(rest, '(?i)\b(?:or|maybe|perhaps|possibly|probably|likely|might|could|would|should|must|may|alternatively|if|when|unless|otherwise|else|either|assum\w*|depend\w*|suppos\w*|not|no|never|nor|wrong|incorrect|mistakes?|mistaken|typos?|errors?|sorry|second|solutions?|well|equally|valid|works|holds|alternatives?|whoops|oops|redo|recount\w*|revis\w*|miscount\w*|forgot\w*|nope|nah|false|hold\s+on|hang\s+on|hm+|ah|unsure|idk|result|including|excluding|correction|update|edit|answer|final\w*|wait|actually|instead|rather|hmm|but|however|except|also|too|another|other|so|therefore|thus|hence|then|approx\w*|about|around|nearly|almost|roughly|estimate\w*|guess\w*|between|range|vs|versus)\b|\d\s*(?:to|through|thru)\s+[$€£]?\d|\?|n''t|[✗❌✘≠≈~±|⇒→]|!=|=>|->|\*\*\s*[-−]?\d[\d,.]*\s*\*\*|[∴⟹⟶≅≃≟✖✕⚠🤔]|</?think>|\\(?:neq?|approx\w*|sim\w*|cong|pm|mp|lor|vee|x?cancel|sout|implies|therefore|[Ll]ong\w*arrow|[Rr]ightarrow|to)\b')
+    AND list_transform([regexp_extract(rest, '([^\n]*\S)\s*$', 1)], lambda line:
+            COALESCE(num_val(regexp_extract(line, '([-−]?\d[\d,]*(?:\.\d+)?)\D*$', 1)) = num_val(stated), false)
+            OR (regexp_matches(line, '(?i)(?:✓|✔|✅|\bcorrect|\byes|\btrue|\bchecks\s+out)[\s.!)*]*$')
+                AND list_bool_and(list_transform(list_filter(regexp_split_to_array(line, '✓|✔|✅'), lambda g: regexp_matches(g, '\d')),
+                        lambda g: list_contains(list_transform(regexp_extract_all(g, '[-−]?\d[\d,]*(?:\.\d+)?'), lambda x: num_val(x)), num_val(stated))))))[1];
+-- stated_number(stmt): the number stated after the last answer cue of stmt (stated_answer's group 1).
+CREATE OR REPLACE MACRO stated_number(stmt) AS
+    regexp_extract(stmt, '(?is)^.*\banswer(?:\s+is|\s*[:=])[\s*:$]*(?:\\\(\s*)?([-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?)', 1);
+-- denied_last(): a text that ends in a number denied right after another one ('12, not 13', '12 apples, not 13
+-- apples.', 'He has 12 marbles (not 15).', '12 — not 13': at most two words between them, no sentence end: not
+-- 'Step 1 gives 12. The final answer is not 13.' or '12 eggs, so the answer is not 13'): head, the text up to the
+-- first, whose last number verify.sql reads in its own context, num that number and den the denied one (the same value
+-- denied, '12.0, not 12', '1/2, not 0.5', is no answer). A constant.
+CREATE OR REPLACE MACRO denied_last() AS
+    '(?is)^((?:.*[^\d.,/−$€£+*-])?([-−]?[*$€£]*\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)(?:\s*[*$)\]])*(?:\s+[a-z]+){0,2}[*$)\]]*)(?:\s*[,;—–]\s*|\s+(?:and\s+)?|\s*\(\s*)not\s+([*$€£]*[-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)[*$]*(?:\s+[a-z]+)?\s*\)?\s*[.!]?\s*$';
+-- bracket_computation(): a text that ends in a number, then a computation of two numbers in brackets ('The total is
+-- 36 (12 × 3).', 'She makes $18 every day (9 eggs × $2 per egg).'; units in words allowed): head is the text up to the
+-- number and at most three words after it, num the number, gap those words, a, op, b the computation. verify.sql reads
+-- the head when the computation gives the number (bracket_explains). A constant.
+CREATE OR REPLACE MACRO bracket_computation() AS
+    '(?s)^((?:.*[^\d.,−$€£+-])?([-−]?[$€£]?\d[\d,]*(?:\.\d+)?%?)(\s*[*$]*(?:\s+[A-Za-z]+){0,3}))\s+\(\s*([$€£]?\d[\d,]*(?:\.\d+)?)((?:\s+[A-Za-z]+){0,3})\s*'
+    || '([×x*·⋅/÷+−-]|\\times|\\cdot|\\div|times|plus|minus|divided\s+by|multiplied\s+by)\s*([$€£]?\d[\d,]*(?:\.\d+)?)((?:\s+[A-Za-z]+){0,3})\s*\)\s*[.!]?\s*$';
+-- bracket_explains(m): the computation m (bracket_computation's groups) gives its number, and the word after the
+-- number is no operator or clause ('12% of (30 + 20)', '12 (13 × 1)' and '12 (3 × 4 + 1)' are read as before).
+CREATE OR REPLACE MACRO bracket_explains(m) AS
+    NOT regexp_matches(m.gap || ' ' || m.wa || ' ' || m.wb, '(?i)\b(?:of|times|by|plus|minus|over|to|and|or|nor|is|are|was|were|it|as|than|from|into|not|no|if|but|so|then|maybe|perhaps|possibly|probably|likely|supposedly|presumably|ish|hmm|roughly|approximately|approx|about|around|nearly|almost|wrong|incorrect|false|gives|makes|equals|be|more|less|fewer|least|most|without|with|excluding|including|except|mod|percent|hundred|thousand|million|billion|trillion|dozen|score|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|squared|cubed|nope|nah|\w+ly|[a-z])\b')
+    AND COALESCE(abs(CASE WHEN m.op IN ('+', 'plus') THEN num_val(m.a) + num_val(m.b)
+                          WHEN m.op IN ('-', '−', 'minus') THEN num_val(m.a) - num_val(m.b)
+                          WHEN m.op IN ('/', '÷', '\div') OR starts_with(m.op, 'divided') THEN num_val(m.a) / nullif(num_val(m.b), 0)
+                          ELSE num_val(m.a) * num_val(m.b) END - num_val(m.num)) <= 1e-9 * greatest(1.0, abs(num_val(m.num))), false);
 -- The gold's exact decimal forms, computed once per problem (verify.sql golds), so that a decimal
 -- answer, the common case, is decided by comparing canonical texts (no HUGEINT arithmetic per row):
 -- rat_q20(n, d): n/d * 10^20 as an exact integer when n/d has at most 20 decimal places (n * 10^20
@@ -653,15 +665,13 @@ CREATE OR REPLACE MACRO number_hedge(op, link, after, lead) AS
 CREATE OR REPLACE MACRO number_denied(lead, after) AS
     regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bno\s+longer|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=|\\notin|\\not\s*\\in|∉)\s*(?:(?:exactly|really|quite|precisely|necessarily|even|always)\s+)?(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
     OR regexp_matches(lead, '\bnot\s*,[^.!?\d]*,\s*$|\bif\b[^.!?,;:\d]*\bwere\s*$')  -- 'not, as one might think, 12', 'if the answer were 12'
-    -- a value only possible after a doubt ('12. But I'm not sure, it could be 13'; 'the number of students could be 12'
+    OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\cancelto\s*\{[^{}]*\}\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
+    -- (one DFA:) a fallback, an alternative, a value only possible after a doubt ('12. But I'm not sure, it could be 13'; 'the number of students could be 12'
     -- states 12), a maybe ('maybe 13', 'Check: or maybe 13', '\nor x = 13'; '\nor equivalently 0.5' is one value),
     -- or another value under a condition a note or an 'or' opens ('12. Note: if the teacher counts, it is 13'; 'So, if all
     -- seats are occupied, 45 people can attend' and '$20, but if she uses the coupon, she pays $15' state their number)
-    OR regexp_matches(lead, '\b(?:but|not\s+sure|unsure|or|also|alternatively|otherwise|though|however)\b[^.!?\n\d]*\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?(?:have\s+been|be|equal)\s*(?:about\s+|around\s+)?[\s$=:]*$'
-                          || '|\b(?:maybe|perhaps|possibly)\s+[\s$=:]*$|[:\n][\s*]*or\s+(?:maybe\s+|perhaps\s+|possibly\s+)?(?:[a-z]\s*=\s*)?[\s$]*$'
-                          || '|\d[^\d]*\b(?:note|alternatively|otherwise|or)\b[^\d]*\bif\b[^.!?\n\d]*,[^.!?\n\d]{0,16}$')
-    OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\cancelto\s*\{[^{}]*\}\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
-    OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else)\b[\s,]*[^.!?,;:\d]*$|\d[^\d]*\balternatively\b[\s,:]*[^.!?,;:\d]*$')
+    OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else)\b[\s,]*[^.!?,;:\d]*$|\d[^\d]*\balternatively\b[\s,:]*[^.!?,;:\d]*$'
+                          || '|\b(?:but|not\s+sure|unsure|or|also|alternatively|otherwise|though|however)\b[^.!?\n\d]*\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?(?:have\s+been|be|equal)\s*(?:about\s+|around\s+)?[\s$=:]*$|\b(?:maybe|perhaps|possibly)\s+[\s$=:]*$|[:\n][\s*]*or\s+(?:maybe\s+|perhaps\s+|possibly\s+)?(?:[a-z]\s*=\s*)?[\s$]*$|\d[^\d]*\b(?:note|alternatively|otherwise|or)\b[^\d]*\bif\b[^.!?\n\d]*,[^.!?\n\d]{0,16}$')
     OR (regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"
         AND NOT regexp_matches(lead, '(?:\b(?:no|little|without(?:\s+a)?|beyond(?:\s+a|\s+any)?|not)|n''t)\s+(?:doubt|wonder)|\bno\s+wonder|\bnot\s+sure[^.!?]*\bbut\b'))  -- 'There is no doubt the answer is 12'
     OR regexp_matches(after, '(?i)^\s*[,;—–-]?\s*[(\[]?\s*or\b')

@@ -16,8 +16,7 @@ approximation after an exact value ('1/3 ≈ 0.333'), a span after the answer ('
 'goes around 12 times', 'the correct answer is twelve', a correction written as a computation ('Actually, 13 - 1 = 12.'),
 'Method 1 gives 12. Method 2 gives 13.'; round 16: a note after an untagged answer that ends in another number
 ('Answer: 12' then '(13 was my first guess, which is wrong.)'; a plain check after a stated answer is read since
-stop 36: 'The answer is 21. Check: 21 ÷ 3 = 7 ✓'), a unit in its own span ('$4\\pi$ m$^2$'); stop 36: a number denied as itself ('12, not 12'
-reads 12); round 17 (the stated-answer rule): a check the rule does not pass over ('✓ So the answer is correct', 'Does
+stop 36: 'The answer is 21. Check: 21 ÷ 3 = 7 ✓'), a unit in its own span ('$4\\pi$ m$^2$'); round 17 (the stated-answer rule): a check the rule does not pass over ('✓ So the answer is correct', 'Does
 3 × 7 = 21? Yes.', a symbolic gold's check), a variable's value then a check ('So, $x = 7$.'), a hedge in the stated
 sentence or after it that the last number's context does not show ('The answer is 12 or 13.' then a check ending in
 12, 'The answer is 12 (13 if counting the teacher).', '12. It might equal 13.', 'When the teacher is counted: 13.'), a

@@ -27,7 +27,10 @@ a denial, then a check ('The answer is 12 (4 × 3).' then 'Check: 12 ÷ 3 = 4 �
 in a mark of agreement ('To confirm, 7 × 3 = 21.', '(Check: 7 × 3 = 21)'), a correction in a check that ends in a
 mark, a hedge or condition right after the stated number ('12 I think', '12 if we exclude the teacher'), the denial
 rule's refusals of right answers ('Actually, the answer is 12, not 13', '\\(12\\), not \\(13\\)'), a bracket in
-the middle of a sentence or with LaTeX, 'x + 12 (3 × 4)'; in the code tier, a class of stubs the tests build themselves, whose instances
+the middle of a sentence or with LaTeX, 'x + 12 (3 × 4)'; round 20: a check of two computations or a chain of '='
+('18 / 2 = 9, 9 + 3 + 4 = 16, correct.', 'y = 2(5) + 3 = 13 ✓'), marks the rule does not know ('\\checkmark',
+'Verified.'), stated fractions and percents against the check's numbers, '50%, not 50', '12 (12 × 1)', a one-line
+check that uses the stated number as an operand ('12 students + 1 teacher = 13 people ✓', read as 12); in the code tier, a class of stubs the tests build themselves, whose instances
 cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
 arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
 keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the
@@ -1071,6 +1074,7 @@ MATH_GOLDS = [
     "1/2",
     "100",  # red team round 18
     "70000",  # red team round 19
+    "1/12",  # red team round 20
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}

@@ -328,19 +328,26 @@ CREATE OR REPLACE MACRO stated_answer() AS
 -- only_check(rest, stated): the rest of the text after that sentence is a plain check that confirms the stated
 -- number: a computation, no word or sign that hedges, denies, corrects, concludes or states another value ('or',
 -- 'maybe', 'also', 'if', 'not', 'wrong', 'wait', 'hold on', 'recount', 'so', 'final', 'answer', '?', '≈', '!=', '=>',
--- '✖', a bold number), and its last line ends in the stated number ('Verification: 7 × 3 = 21 and 21 - 14 = 7') or
--- ends in a mark of agreement, each checked part holding the stated number ('Check: 21 ÷ 3 = 7 ✓', '18 / 2 = 9, 9 + 3
--- + 4 = 16, correct.'; not '12 × 1 = 12 ✓ / 13 × 1 = 13 ✓'). A check that ends anywhere else ('Uh, 12 + 1 = 13.', 'To
--- confirm, 7 × 3 = 21.', a verification that computes another result) leaves the whole text to be read, as before.
+-- '✖', a bold number), and its last line ends in the stated number ('Verification: 7 × 3 = 21 and 21 - 14 = 7'; not
+-- '1/12') or the check has one line with numbers, one computation that holds the stated number, then one mark ('Check: 21 ÷ 3 =
+-- 7 ✓'; not '3 × 4 = 12 ✓ and 12 + 1 = 13 ✓', '3 × 4 = 12 = 13 ✓', a second line 'Oh, the teacher: 12 + 1 = 13 ✓'). A
+-- check that ends anywhere else ('Uh, 12 + 1 = 13.', 'To confirm, 7 × 3 = 21.', a verification that computes another
+-- result) leaves the whole text to be read, as before. (A one-line 'Check: 12 + 1 = 13 ✓' is read as 12: one value.)
 CREATE OR REPLACE MACRO only_check(rest, stated) AS
     regexp_matches(rest, '\d') AND regexp_matches(rest, '[=+×*/÷]|\\(?:times|cdot|div|frac)|\d\s*[-−]\s*\d')
-    AND NOT regexp_matches(rest, '(?i)\b(?:or|maybe|perhaps|possibly|probably|likely|might|could|would|should|must|may|alternatively|if|when|unless|otherwise|else|either|assum\w*|depend\w*|suppos\w*|not|no|never|nor|wrong|incorrect|mistakes?|mistaken|typos?|errors?|sorry|second|solutions?|well|equally|valid|works|holds|alternatives?|whoops|oops|redo|recount\w*|revis\w*|miscount\w*|forgot\w*|nope|nah|false|hold\s+on|hang\s+on|hm+|ah|unsure|idk|result|including|excluding|correction|update|edit|answer|final\w*|wait|actually|instead|rather|hmm|but|however|except|also|too|another|other|so|therefore|thus|hence|then|approx\w*|about|around|nearly|almost|roughly|estimate\w*|guess\w*|between|range|vs|versus)\b|\d\s*(?:to|through|thru)\s+[$€£]?\d|\?|n''t|[✗❌✘≠≈~±|⇒→]|!=|=>|->|\*\*\s*[-−]?\d[\d,.]*\s*\*\*|[∴⟹⟶≅≃≟✖✕⚠🤔]|</?think>|\\(?:neq?|approx\w*|sim\w*|cong|pm|mp|lor|vee|x?cancel|sout|implies|therefore|[Ll]ong\w*arrow|[Rr]ightarrow|to)\b')
+    AND NOT regexp_matches(rest, '(?i)\b(?:or|maybe|perhaps|possibly|probably|likely|might|could|would|should|must|may|alternatively|if|when|unless|otherwise|else|either|assum\w*|depend\w*|suppos\w*|not|no|never|nor|wrong|incorrect|mistakes?|mistaken|typos?|errors?|sorry|second|solutions?|well|equally|valid|works|holds|alternatives?|whoops|oops|redo|off|cannot|fails?|failed|impossible|ruled|rejected|excluded|herring|invalid|bad|oh|uh|um|recount\w*|revis\w*|miscount\w*|forgot\w*|nope|nah|false|hold\s+on|hang\s+on|hm+|ah|unsure|idk|result|including|excluding|correction|update|edit|answer|final\w*|wait|actually|instead|rather|hmm|but|however|except|also|too|another|other|so|therefore|thus|hence|then|approx\w*|about|around|nearly|almost|roughly|estimate\w*|guess\w*|between|range|vs|versus)\b|\d\s*(?:to|through|thru)\s+[$€£]?\d|\?|n''t|[✗❌✘≠≈~±|⇒→]|!=|=>|->|\*\*\s*[-−]?\d[\d,.]*\s*\*\*|[∴⟹⟶≅≃≟✖✕⚠🤔]|</?think>|\\(?:neq?|approx\w*|sim\w*|cong|pm|mp|lor|vee|x?cancel|sout|implies|therefore|[Ll]ong\w*arrow|[Rr]ightarrow|to)\b')
     AND list_transform([regexp_extract(rest, '([^\n]*\S)\s*$', 1)], lambda line:
-            COALESCE(num_val(regexp_extract(line, '([-−]?\d[\d,]*(?:\.\d+)?)\D*$', 1)) = num_val(stated), false)
-            OR (regexp_matches(line, '(?i)(?:✓|✔|✅|\bcorrect|\byes|\btrue|\bchecks\s+out)[\s.!)*]*$')
-                AND list_bool_and(list_transform(list_filter(regexp_split_to_array(line, '✓|✔|✅'), lambda g: regexp_matches(g, '\d')),
-                        lambda g: list_contains(list_transform(regexp_extract_all(g, '[-−]?\d[\d,]*(?:\.\d+)?'), lambda x: num_val(x)), num_val(stated))))))[1];
+            -- the last line ends in the stated number (no fraction's denominator: '1/12', '\frac{1}{12}'; a unit word at most)
+            COALESCE(num_val(regexp_extract(line, '(?:^|[^\d/{.,])([-−]?\d[\d,]*(?:\.\d+)?)\}?\$?(?:\s+[A-Za-z]+)?[\s.!)*$✓✔✅☑\x{FE0F}]*$', 1)) = num_val(stated), false)
+            -- or the check has one line of numbers, one computation with the stated number in it, then one mark ('Check: 21 ÷ 3 = 7 ✓')
+            OR (len(list_filter(string_split(rest, chr(10)), lambda l: regexp_matches(l, '\d'))) = 1 AND regexp_matches(line, '^[^✓✔✅☑]*[✓✔✅☑]\x{FE0F}?[\s.!)*]*$')
+                AND length(line) - length(replace(line, '=', '')) = 1
+                AND list_contains(list_transform(regexp_extract_all(line, '(?:^|[^\d/{.,])[-−]?\d[\d,]*(?:\.\d+)?'), lambda x: num_val(ltrim(x, ' :(*$'))), num_val(stated))))[1];
 -- stated_number(stmt): the number stated after the last answer cue of stmt (stated_answer's group 1).
+-- stated_other(stmt): the last answer cue is someone else's or no assertion ('A common wrong answer is 13', "Tom's
+-- answer is 12", 'Suppose the answer is 12', 'My first guess: the answer is 12'): no statement.
+CREATE OR REPLACE MACRO stated_other(stmt) AS
+    regexp_matches(stmt, '(?is)(?:\b(?:wrong|incorrect|common|tempting|mistaken|initial|first|draft|naive|tentative|possible|other|alternative|expected|suppose|supposing|assume|assuming|if|guess\w*)\b|''s|’s)[^.!?\n\d]*\banswer(?:\s+is|\s*[:=])[^\n]*\s*$');
 CREATE OR REPLACE MACRO stated_number(stmt) AS
     regexp_extract(stmt, '(?is)^.*\banswer(?:\s+is|\s*[:=])[\s*:$]*(?:\\\(\s*)?([-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?)', 1);
 -- denied_last(): a text that ends in a number denied right after another one ('12, not 13', '12 apples, not 13
@@ -360,7 +367,7 @@ CREATE OR REPLACE MACRO bracket_computation() AS
 -- bracket_explains(m): the computation m (bracket_computation's groups) gives its number, and the word after the
 -- number is no operator or clause ('12% of (30 + 20)', '12 (13 × 1)' and '12 (3 × 4 + 1)' are read as before).
 CREATE OR REPLACE MACRO bracket_explains(m) AS
-    NOT regexp_matches(m.gap || ' ' || m.wa || ' ' || m.wb, '(?i)\b(?:of|times|by|plus|minus|over|to|and|or|nor|is|are|was|were|it|as|than|from|into|not|no|if|but|so|then|maybe|perhaps|possibly|probably|likely|supposedly|presumably|ish|hmm|roughly|approximately|approx|about|around|nearly|almost|wrong|incorrect|false|gives|makes|equals|be|more|less|fewer|least|most|without|with|excluding|including|except|mod|percent|hundred|thousand|million|billion|trillion|dozen|score|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|squared|cubed|nope|nah|\w+ly|[a-z])\b')
+    NOT regexp_matches(m.gap || ' ' || m.wa || ' ' || m.wb, '(?i)\b(?:of|times|by|plus|minus|over|to|and|or|nor|is|are|was|were|it|as|than|from|into|not|no|if|but|so|then|maybe|perhaps|possibly|probably|likely|supposedly|presumably|ish|hmm|roughly|approximately|approx|about|around|nearly|almost|wrong|incorrect|false|gives|makes|equals|be|more|less|fewer|least|most|without|with|excluding|including|except|mod|percent|hundred|thousand|million|billion|trillion|dozen|score|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|squared|cubed|nope|nah|circa|ca|odd|upwards?|max\w*|min\w*|excl\w*|incl\w*|sans|\w+ly|[a-z])\b')
     AND COALESCE(abs(CASE WHEN m.op IN ('+', 'plus') THEN num_val(m.a) + num_val(m.b)
                           WHEN m.op IN ('-', '−', 'minus') THEN num_val(m.a) - num_val(m.b)
                           WHEN m.op IN ('/', '÷', '\div') OR starts_with(m.op, 'divided') THEN num_val(m.a) / nullif(num_val(m.b), 0)

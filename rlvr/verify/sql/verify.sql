@@ -345,12 +345,12 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             -- (nested CASEs: only untagged rows, and only those with a cue, pay for the tests)
             SELECT * EXCLUDE (t, stmt),
                 CASE WHEN NOT untagged THEN t
-                     WHEN stmt <> '' THEN CASE WHEN only_check(substr(t, length(stmt) + 1), stated_number(stmt)) THEN stmt ELSE t END  -- (a check the
+                     WHEN stmt <> '' THEN CASE WHEN NOT stated_other(stmt) AND only_check(substr(t, length(stmt) + 1), stated_number(stmt)) THEN stmt ELSE t END  -- (a check the
                      -- rule does not pass over is read as before: '12.\nCheck: 12 × 3 = 36, not 35' is not 36)
                      WHEN contains(t, 'not') OR contains(t, 'Not') OR contains(right(t, 4), ')')
                      THEN CASE WHEN regexp_matches(right(t, 40), '(?i)\bnot\s+[*$€£]*[-−]?\d') AND regexp_matches(t, denied_last())
                                     -- (not near a hedge: 'I think 12, but not sure, maybe not 13', 'Presumably 12, not 13')
-                                    AND NOT regexp_matches(right(t, 60), '(?i)\b(?:but|maybe|seems?|seemingly|suspect\w*|may|ish|appears?|believe|assum\w*|neither|is\s+it|looks?\s+like|roughly|about|around|approx\w*|perhaps|possibly|probably|presumably|likely|hopefully|sure|unless|if|or|might|could|though|although|alternatively|guess|think)\b')
+                                    AND NOT regexp_matches(right(t, 60), '(?i)\b(?:but|and\s+[a-z]+\s+not|over|under|either|than|maybe|seems?|seemingly|suspect\w*|may|ish|appears?|believe|assum\w*|neither|is\s+it|looks?\s+like|roughly|about|around|approx\w*|perhaps|possibly|probably|presumably|likely|hopefully|sure|unless|if|or|might|could|though|although|alternatively|guess|think)\b')
                                    THEN list_transform([regexp_extract(t, denied_last(), ['head', 'num', 'den'])],
                                                        lambda m: CASE WHEN NOT num_same(m.num, m.den) THEN m.head ELSE t END)[1]
                                -- a computation in brackets after it that gives it ('The total is 36 (12 × 3).') explains it, as

@@ -30,7 +30,10 @@ rule's refusals of right answers ('Actually, the answer is 12, not 13', '\\(12\\
 the middle of a sentence or with LaTeX, 'x + 12 (3 × 4)'; round 20: a check of two computations or a chain of '='
 ('18 / 2 = 9, 9 + 3 + 4 = 16, correct.', 'y = 2(5) + 3 = 13 ✓'), marks the rule does not know ('\\checkmark',
 'Verified.'), stated fractions and percents against the check's numbers, '50%, not 50', '12 (12 × 1)', a one-line
-check that uses the stated number as an operand ('12 students + 1 teacher = 13 people ✓', read as 12); in the code tier, a class of stubs the tests build themselves, whose instances
+check that uses the stated number as an operand ('12 students + 1 teacher = 13 people ✓', read as 12); round 21: a
+stated answer in another unit than the check's ('The answer is 1.5 hours.' then '1.5 × 60 = 90 minutes ✓'), a note
+after the answer with no note word ('She read 35 pages total. The first day was day 7, not 6.', 'She sells 9 eggs
+(16 − 7).'); in the code tier, a class of stubs the tests build themselves, whose instances
 cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
 arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
 keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the
@@ -1075,6 +1078,18 @@ MATH_GOLDS = [
     "100",  # red team round 18
     "70000",  # red team round 19
     "1/12",  # red team round 20
+    "1200000",
+    "15000",
+    "16",
+    "2000000000",
+    "2400",
+    "2500000",
+    "3000",
+    "3000000",
+    "48",
+    "500",
+    "5000000",
+    "6000000",  # red team round 21
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}

@@ -345,9 +345,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             -- (nested CASEs: only untagged rows, and only those with a cue, pay for the tests)
             SELECT * EXCLUDE (t, stmt),
                 CASE WHEN NOT untagged THEN t
-                     WHEN stmt <> '' THEN CASE WHEN NOT stated_other(stmt) AND only_check(substr(t, length(stmt) + 1), stated_number(stmt)) THEN stmt ELSE t END  -- (a check the
+                     -- (a stated number that a scale word after it changes, 'The answer is 5 million.', is read as before)
+                     WHEN stmt <> '' THEN CASE WHEN NOT stated_other(stmt) AND only_check(substr(t, length(stmt) + 1), stated_number(stmt))
+                                                    AND NOT value_suffix(lower(ctx_trail(regexp_extract(stmt, '\d%?([^\d]*)$', 1)))) THEN stmt ELSE t END  -- (a check the
                      -- rule does not pass over is read as before: '12.\nCheck: 12 × 3 = 36, not 35' is not 36)
-                     WHEN contains(t, 'not') OR contains(t, 'Not') OR contains(right(t, 4), ')')
+                     -- (not in a note after an answer stated before it: 'The answer is 18.\n\nNote: she sells 9 eggs, not 16.',
+                     -- 'The sum is 15, where the largest term is 5 (not 6).')
+                     WHEN (contains(t, 'not') OR contains(t, 'Not') OR contains(right(t, 4), ')'))
+                          AND NOT regexp_matches(t, '(?is)\b(?:answer(?:\s+is|\s*[:=])|therefore|thus|hence|in\s+total|final)\b.*[.!?\n]\s+\S[^.!?\n]*[.!?)]*\s*$')
+                          AND NOT regexp_matches(right(t, 100), '(?i)\b(?:note|remember|keep\s+in\s+mind|recall|where|mistake|common|i\.e|e\.g|since|because|given)\b[^.!?\n]*[.!?)]*\s*$')
                      THEN CASE WHEN regexp_matches(right(t, 40), '(?i)\bnot\s+[*$€£]*[-−]?\d') AND regexp_matches(t, denied_last())
                                     -- (not near a hedge: 'I think 12, but not sure, maybe not 13', 'Presumably 12, not 13')
                                     AND NOT regexp_matches(right(t, 60), '(?i)\b(?:but|and\s+[a-z]+\s+not|over|under|either|than|maybe|seems?|seemingly|suspect\w*|may|ish|appears?|believe|assum\w*|neither|is\s+it|looks?\s+like|roughly|about|around|approx\w*|perhaps|possibly|probably|presumably|likely|hopefully|sure|unless|if|or|might|could|though|although|alternatively|guess|think)\b')

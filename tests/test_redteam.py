@@ -33,7 +33,8 @@ the middle of a sentence or with LaTeX, 'x + 12 (3 × 4)'; round 20: a check of 
 check that uses the stated number as an operand ('12 students + 1 teacher = 13 people ✓', read as 12); round 21: a
 stated answer in another unit than the check's ('The answer is 1.5 hours.' then '1.5 × 60 = 90 minutes ✓'), a note
 after the answer with no note word ('She read 35 pages total. The first day was day 7, not 6.', 'She sells 9 eggs
-(16 − 7).'); in the code tier, a class of stubs the tests build themselves, whose instances
+(16 − 7).'); round 22: a bracket or a denial after the second number of its sentence ('so she makes $18 (9
+eggs × $2 per egg)', read as at 03bc20b), a value possible after a 'but' ('12. But it could have been 13'); in the code tier, a class of stubs the tests build themselves, whose instances
 cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
 arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
 keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the
@@ -1090,6 +1091,7 @@ MATH_GOLDS = [
     "500",
     "5000000",
     "6000000",  # red team round 21
+    "20",  # red team round 22
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}

@@ -352,17 +352,19 @@ CREATE OR REPLACE MACRO stated_number(stmt) AS
     regexp_extract(stmt, '(?is)^.*\banswer(?:\s+is|\s*[:=])[\s*:$]*(?:\\\(\s*)?([-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?)', 1);
 -- denied_last(): a text that ends in a number denied right after another one ('12, not 13', '12 apples, not 13
 -- apples.', 'He has 12 marbles (not 15).', '12 — not 13': at most two words between them, no sentence end: not
--- 'Step 1 gives 12. The final answer is not 13.' or '12 eggs, so the answer is not 13'): head, the text up to the
+-- 'Step 1 gives 12. The final answer is not 13.' or '12 eggs, so the answer is not 13'; the first number of its
+-- sentence: not 'Tom has 7 marbles left after giving away 5, not 6.'): head, the text up to the
 -- first, whose last number verify.sql reads in its own context, num that number and den the denied one (the same value
 -- denied, '12.0, not 12', '1/2, not 0.5', is no answer). A constant.
 CREATE OR REPLACE MACRO denied_last() AS
-    '(?is)^((?:.*[^\d.,/−$€£+*-])?([-−]?[*$€£]*\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)(?:\s*[*$)\]])*(?:\s+[a-z]+){0,2}[*$)\]]*)(?:\s*[,;—–]\s*|\s+(?:and\s+)?|\s*\(\s*)not\s+([*$€£]*[-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)[*$]*(?:\s+[a-z]+)?\s*\)?\s*[.!]?\s*$';
+    '(?is)^((?:.*(?:[.!?]\s|\n)\s*)?[^\d.!?\n]*?([-−]?[*$€£]*\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)(?:\s*[*$)\]])*(?:\s+[a-z]+){0,2}[*$)\]]*)(?:\s*[,;—–]\s*|\s+(?:and\s+)?|\s*\(\s*)not\s+([*$€£]*[-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)[*$]*(?:\s+[a-z]+)?\s*\)?\s*[.!]?\s*$';
 -- bracket_computation(): a text that ends in a number, then a computation of two numbers in brackets ('The total is
--- 36 (12 × 3).', 'She makes $18 every day (9 eggs × $2 per egg).'; units in words allowed): head is the text up to the
+-- 36 (12 × 3).', 'She makes $18 every day (9 eggs × $2 per egg).'; units in words allowed; the first number of its
+-- sentence: not 'Janet earns $18 per day by selling 9 eggs (16 − 7).'): head is the text up to the
 -- number and at most three words after it, num the number, gap those words, a, op, b the computation. verify.sql reads
 -- the head when the computation gives the number (bracket_explains). A constant.
 CREATE OR REPLACE MACRO bracket_computation() AS
-    '(?s)^((?:.*[^\d.,−$€£+-])?([-−]?[$€£]?\d[\d,]*(?:\.\d+)?%?)(\s*[*$]*(?:\s+[A-Za-z]+){0,3}))\s+\(\s*([$€£]?\d[\d,]*(?:\.\d+)?)((?:\s+[A-Za-z]+){0,3})\s*'
+    '(?s)^((?:.*(?:[.!?]\s|\n)\s*)?[^\d.!?\n]*?([-−]?[$€£]?\d[\d,]*(?:\.\d+)?%?)(\s*[*$]*(?:\s+[A-Za-z]+){0,3}))\s+\(\s*([$€£]?\d[\d,]*(?:\.\d+)?)((?:\s+[A-Za-z]+){0,3})\s*'
     || '([×x*·⋅/÷+−-]|\\times|\\cdot|\\div|times|plus|minus|divided\s+by|multiplied\s+by)\s*([$€£]?\d[\d,]*(?:\.\d+)?)((?:\s+[A-Za-z]+){0,3})\s*\)\s*[.!]?\s*$';
 -- bracket_explains(m): the computation m (bracket_computation's groups) gives its number, and the word after the
 -- number is no operator or clause ('12% of (30 + 20)', '12 (13 × 1)' and '12 (3 × 4 + 1)' are read as before).
@@ -673,12 +675,12 @@ CREATE OR REPLACE MACRO number_denied(lead, after) AS
     regexp_matches(lead, '(?:\bnot|n''t|\bcannot|\bnever|\bnor|\bno\s+longer|\bexcept(?:\s+for)?|\bexcluding|\bbesides|\bapart\s+from|\baside\s+from|\bsans|\banything\s+but|\bother\s+than|\brather\s+than|\binstead\s+of|≠|\\neq?|!=|\\notin|\\not\s*\\in|∉)\s*(?:(?:exactly|really|quite|precisely|necessarily|even|always)\s+)?(?:be\s+|equal\s+to\s+|equals?\s+)?[\s$=:]*$')
     OR regexp_matches(lead, '\bnot\s*,[^.!?\d]*,\s*$|\bif\b[^.!?,;:\d]*\bwere\s*$')  -- 'not, as one might think, 12', 'if the answer were 12'
     OR regexp_matches(lead, '\\(?:x|b)?cancel\s*\{$|\\cancelto\s*\{[^{}]*\}\s*\{$|\\sout\s*\{$|\\st\s*\{$')  -- crossed out
-    -- (one DFA:) a fallback, an alternative, a value only possible after a doubt ('12. But I'm not sure, it could be 13'; 'the number of students could be 12'
-    -- states 12), a maybe ('maybe 13', 'Check: or maybe 13', '\nor x = 13'; '\nor equivalently 0.5' is one value),
-    -- or another value under a condition a note or an 'or' opens ('12. Note: if the teacher counts, it is 13'; 'So, if all
+    -- (one DFA:) a fallback, an alternative, a value only possible after a doubt ('12. I'm not sure, it could be 13'; 'the number of students could be 12'
+    -- and 'The least common multiple, however, could be 12' state 12), a maybe ('maybe 13', 'Check: or maybe 13', '\nor x = 13'; '\nor equivalently 0.5' is one value),
+    -- or another value under a condition a note opens ('12. Note: if the teacher counts, it is 13'; 'So, if all
     -- seats are occupied, 45 people can attend' and '$20, but if she uses the coupon, she pays $15' state their number)
     OR regexp_matches(lead, '\b(?:unless|otherwise|if\s+not|or\s+else)\b[\s,]*[^.!?,;:\d]*$|\d[^\d]*\balternatively\b[\s,:]*[^.!?,;:\d]*$'
-                          || '|\b(?:but|not\s+sure|unsure|or|also|alternatively|otherwise|though|however)\b[^.!?\n\d]*\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?(?:have\s+been|be|equal)\s*(?:about\s+|around\s+)?[\s$=:]*$|\b(?:maybe|perhaps|possibly)\s+[\s$=:]*$|[:\n][\s*]*or\s+(?:maybe\s+|perhaps\s+|possibly\s+)?(?:[a-z]\s*=\s*)?[\s$]*$|\d[^\d]*\b(?:note|alternatively|otherwise|or)\b[^\d]*\bif\b[^.!?\n\d]*,[^.!?\n\d]{0,16}$')
+                          || '|\b(?:not\s+sure|unsure|uncertain|or|alternatively|otherwise)\b[^.!?\n\d]*\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?(?:have\s+been|be|equal)\s*(?:about\s+|around\s+)?[\s$=:]*$|\b(?:maybe|perhaps|possibly)\s+[\s$=:]*$|[:\n][\s*]*or\s+(?:maybe\s+|perhaps\s+|possibly\s+)?(?:[a-z]\s*=\s*)?[\s$]*$|\d[^\d]*\b(?:note|alternatively|otherwise)\b[^\d]*\bif\b[^.!?\n\d]*,[^.!?\n\d]{0,16}$')
     OR (regexp_matches(lead, '\b(?:not\s+(?:sure|certain|convinced)|unsure|doubt|doubtful|wonder)\b[^.!?,;:\d]*$')  -- 'I doubt it is 12', "I'm not sure it's 12"
         AND NOT regexp_matches(lead, '(?:\b(?:no|little|without(?:\s+a)?|beyond(?:\s+a|\s+any)?|not)|n''t)\s+(?:doubt|wonder)|\bno\s+wonder|\bnot\s+sure[^.!?]*\bbut\b'))  -- 'There is no doubt the answer is 12'
     OR regexp_matches(after, '(?i)^\s*[,;—–-]?\s*[(\[]?\s*or\b')

@@ -315,15 +315,17 @@ CREATE OR REPLACE MACRO num_val(s) AS
 CREATE OR REPLACE MACRO num_same(a, b) AS COALESCE(num_val(a) = num_val(b), false);
 -- The no-tag reading's cuts (verify.sql, last_numbers: a stated answer then its check, a denied last number, a
 -- computation in brackets after it):
+-- answer_cue(): 'answer is', 'Answer:', 'answer =' (stated_answer, stated_other; verify.sql's note test). A constant.
+CREATE OR REPLACE MACRO answer_cue() AS '\banswer(?:\s+is|\s*[:=])';
 -- stated_answer(): a text's last answer stated in words, with its number right after the cue and the last one of
 -- its sentence ('The answer is 21.', 'Answer: 21 apples', '**Final answer:** $21$', 'The answer is $\frac{1}{2}$'; not
 -- 'The answer is not 5.', nor 'The answer is $18, because she sells 9 eggs at $2 each.' or 'The answer is 12 (13 if
 -- counting the teacher).', which are read as before; a variable's value, 'x = 7', is often a step: not read), whose
 -- sentence a check opens after ('Check:', '**Verification:**', 'Let me verify', 'Double-check:', 'Explanation:',
--- 'Proof:', 'To confirm', "Here's the check"). Group 1 is the text up to the end of that sentence: verify.sql reads
--- its last number when the rest is only a check (only_check). A constant.
+-- 'Proof:', 'To confirm', "Here's the check"). Its groups: the text up to the end of that sentence, whose last number
+-- verify.sql reads when the rest is only a check (only_check), the stated number, and what follows it. A constant.
 CREATE OR REPLACE MACRO stated_answer() AS
-    '(?is)^(.*\banswer(?:\s+is|\s*[:=])[\s*:$]*(?:\\\(\s*)?(?:[-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|\\[dt]?frac\s*\{\s*[-−]?\d+\s*\}\s*\{\s*\d+\s*\})[^\d\n]*?(?:[.!?]\s|\n))'
+    '(?is)^(.*' || answer_cue() || '[\s*:$]*(?:\\\(\s*)?([-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?|\\[dt]?frac\s*\{\s*[-−]?\d+\s*\}\s*\{\s*\d+\s*\})%?([^\d\n]*?(?:[.!?]\s|\n)))'
     || '[\s*#>_(✅-]*(?:check(?:ing)?|verification|verify(?:ing)?|let(?:''s|\s+us|\s+me)\s+(?:double[-\s]?)?(?:check|verify|confirm)|double[-\s]?check(?:ing)?|sanity\s+check|to\s+(?:double[-\s]?)?(?:check|verify|confirm)|confirm(?:ation|ing)?|here(?:''s|\s+is)\s+(?:the|a|my)\s+(?:check|verification)|we\s+can\s+(?:check|verify|confirm)|plugging\s+(?:it\s+)?back(?:\s+in)?|step\s+\d+\s*:\s*(?:check|verify)|proof|explanation|justification)\b';
 -- only_check(rest, stated): the rest of the text after that sentence is a plain check that confirms the stated
 -- number: a computation, no word or sign that hedges, denies, corrects, concludes or states another value ('or',
@@ -343,13 +345,13 @@ CREATE OR REPLACE MACRO only_check(rest, stated) AS
             OR (len(list_filter(string_split(rest, chr(10)), lambda l: regexp_matches(l, '\d'))) = 1 AND regexp_matches(line, '^[^✓✔✅☑]*[✓✔✅☑]\x{FE0F}?[\s.!)*]*$')
                 AND length(line) - length(replace(line, '=', '')) = 1
                 AND list_contains(list_transform(regexp_extract_all(line, '(?:^|[^\d/{.,])[-−]?\d[\d,]*(?:\.\d+)?'), lambda x: num_val(ltrim(x, ' :(*$'))), num_val(stated))))[1];
--- stated_number(stmt): the number stated after the last answer cue of stmt (stated_answer's group 1).
 -- stated_other(stmt): the last answer cue is someone else's or no assertion ('A common wrong answer is 13', "Tom's
 -- answer is 12", 'Suppose the answer is 12', 'My first guess: the answer is 12'): no statement.
 CREATE OR REPLACE MACRO stated_other(stmt) AS
-    regexp_matches(stmt, '(?is)(?:\b(?:wrong|incorrect|common|tempting|mistaken|initial|first|draft|naive|tentative|possible|other|alternative|expected|suppose|supposing|assume|assuming|if|guess\w*)\b|''s|’s)[^.!?\n\d]*\banswer(?:\s+is|\s*[:=])[^\n]*\s*$');
-CREATE OR REPLACE MACRO stated_number(stmt) AS
-    regexp_extract(stmt, '(?is)^.*\banswer(?:\s+is|\s*[:=])[\s*:$]*(?:\\\(\s*)?([-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?)', 1);
+    regexp_matches(stmt, '(?is)(?:\b(?:wrong|incorrect|common|tempting|mistaken|initial|first|draft|naive|tentative|possible|other|alternative|expected|suppose|supposing|assume|assuming|if|guess\w*)\b|''s|’s)[^.!?\n\d]*' || answer_cue() || '[^\n]*\s*$');
+-- sentence_head(): the text before the first number of the last sentence (denied_last, bracket_computation: the
+-- number they read is the first of its sentence). A constant.
+CREATE OR REPLACE MACRO sentence_head() AS '(?:.*(?:[.!?]\s|\n)\s*)?[^\d.!?\n]*?';
 -- denied_last(): a text that ends in a number denied right after another one ('12, not 13', '12 apples, not 13
 -- apples.', 'He has 12 marbles (not 15).', '12 — not 13': at most two words between them, no sentence end: not
 -- 'Step 1 gives 12. The final answer is not 13.' or '12 eggs, so the answer is not 13'; the first number of its
@@ -357,14 +359,14 @@ CREATE OR REPLACE MACRO stated_number(stmt) AS
 -- first, whose last number verify.sql reads in its own context, num that number and den the denied one (the same value
 -- denied, '12.0, not 12', '1/2, not 0.5', is no answer). A constant.
 CREATE OR REPLACE MACRO denied_last() AS
-    '(?is)^((?:.*(?:[.!?]\s|\n)\s*)?[^\d.!?\n]*?([-−]?[*$€£]*\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)(?:\s*[*$)\]])*(?:\s+[a-z]+){0,2}[*$)\]]*)(?:\s*[,;—–]\s*|\s+(?:and\s+)?|\s*\(\s*)not\s+([*$€£]*[-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)[*$]*(?:\s+[a-z]+)?\s*\)?\s*[.!]?\s*$';
+    '(?is)^(' || sentence_head() || '([-−]?[*$€£]*\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)(?:\s*[*$)\]])*(?:\s+[a-z]+){0,2}[*$)\]]*)(?:\s*[,;—–]\s*|\s+(?:and\s+)?|\s*\(\s*)not\s+([*$€£]*[-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)[*$]*(?:\s+[a-z]+)?\s*\)?\s*[.!]?\s*$';
 -- bracket_computation(): a text that ends in a number, then a computation of two numbers in brackets ('The total is
 -- 36 (12 × 3).', 'She makes $18 every day (9 eggs × $2 per egg).'; units in words allowed; the first number of its
 -- sentence: not 'Janet earns $18 per day by selling 9 eggs (16 − 7).'): head is the text up to the
 -- number and at most three words after it, num the number, gap those words, a, op, b the computation. verify.sql reads
 -- the head when the computation gives the number (bracket_explains). A constant.
 CREATE OR REPLACE MACRO bracket_computation() AS
-    '(?s)^((?:.*(?:[.!?]\s|\n)\s*)?[^\d.!?\n]*?([-−]?[$€£]?\d[\d,]*(?:\.\d+)?%?)(\s*[*$]*(?:\s+[A-Za-z]+){0,3}))\s+\(\s*([$€£]?\d[\d,]*(?:\.\d+)?)((?:\s+[A-Za-z]+){0,3})\s*'
+    '(?s)^(' || sentence_head() || '([-−]?[$€£]?\d[\d,]*(?:\.\d+)?%?)(\s*[*$]*(?:\s+[A-Za-z]+){0,3}))\s+\(\s*([$€£]?\d[\d,]*(?:\.\d+)?)((?:\s+[A-Za-z]+){0,3})\s*'
     || '([×x*·⋅/÷+−-]|\\times|\\cdot|\\div|times|plus|minus|divided\s+by|multiplied\s+by)\s*([$€£]?\d[\d,]*(?:\.\d+)?)((?:\s+[A-Za-z]+){0,3})\s*\)\s*[.!]?\s*$';
 -- bracket_explains(m): the computation m (bracket_computation's groups) gives its number, and the word after the
 -- number is no operator or clause ('12% of (30 + 20)', '12 (13 × 1)' and '12 (3 × 4 + 1)' are read as before).

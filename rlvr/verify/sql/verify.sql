@@ -346,13 +346,13 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             SELECT * EXCLUDE (t, stmt),
                 CASE WHEN NOT untagged THEN t
                      -- (a stated number that a scale word after it changes, 'The answer is 5 million.', is read as before)
-                     WHEN stmt <> '' THEN CASE WHEN NOT stated_other(stmt) AND only_check(substr(t, length(stmt) + 1), stated_number(stmt))
-                                                    AND NOT value_suffix(lower(ctx_trail(regexp_extract(stmt, '\d%?([^\d]*)$', 1)))) THEN stmt ELSE t END  -- (a check the
+                     WHEN stmt.text <> '' THEN CASE WHEN NOT stated_other(stmt.text) AND only_check(substr(t, length(stmt.text) + 1), stmt.num)
+                                                    AND NOT value_suffix(lower(ctx_trail(stmt.after))) THEN stmt.text ELSE t END  -- (a check the
                      -- rule does not pass over is read as before: '12.\nCheck: 12 × 3 = 36, not 35' is not 36)
                      -- (not in a note after an answer stated before it: 'The answer is 18.\n\nNote: she sells 9 eggs, not 16.',
                      -- 'The sum is 15, where the largest term is 5 (not 6).')
                      WHEN (contains(t, 'not') OR contains(t, 'Not') OR contains(right(t, 4), ')'))
-                          AND NOT regexp_matches(t, '(?is)\b(?:answer(?:\s+is|\s*[:=])|therefore|thus|hence|in\s+total|final)\b.*[.!?\n]\s+\S[^.!?\n]*[.!?)]*\s*$')
+                          AND NOT regexp_matches(t, '(?is)(?:' || answer_cue() || '|\b(?:therefore|thus|hence|in\s+total|final))\b.*[.!?\n]\s+\S[^.!?\n]*[.!?)]*\s*$')
                           AND NOT regexp_matches(right(t, 100), '(?i)\b(?:note|remember|keep\s+in\s+mind|recall|where|mistake|common|i\.e|e\.g|since|because|given)\b[^.!?\n]*[.!?)]*\s*$')
                      THEN CASE WHEN regexp_matches(right(t, 40), '(?i)\bnot\s+[*$€£]*[-−]?\d') AND regexp_matches(t, denied_last())
                                     -- (not near a hedge: 'I think 12, but not sure, maybe not 13', 'Presumably 12, not 13')
@@ -371,7 +371,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                                -- (a DFA test first, for a check after an answer: a capture group costs more)
                                WHEN (contains(t, 'nswer') OR contains(t, 'NSWER'))
                                     AND regexp_matches(t, '(?is)answer.*(?:check|verif|confirm|plugging|explanation|proof|justification)')
-                               THEN regexp_extract(t, stated_answer(), 1) END AS stmt
+                               THEN regexp_extract(t, stated_answer(), ['text', 'num', 'after']) END AS stmt
                 FROM (
                 -- untagged: the last number is read (an unclosed <answer> is no answer, not a licence to guess);
                 -- its text has the digits of other scripts as ASCII digits, as norm_answer reads a tag's

@@ -104,3 +104,64 @@ def s3_uri(s3_endpoint: str) -> str:
     bucket = f"rlvr-{uuid.uuid4().hex[:12]}"
     s3fs.S3FileSystem(skip_instance_cache=True).mkdir(bucket)
     return f"s3://{bucket}/runs/exp1"
+
+
+class FaultProxy:
+    """tests/faultproxy.py in its own process in front of the S3 test server (conftest.fault_proxy)."""
+
+    def __init__(self, url: str):
+        self.url = url
+
+    def set(self, **settings) -> dict:
+        """Replace the proxy's faults (tests/faultproxy.py's settings) and zero its counters."""
+        import json
+        import urllib.request
+
+        req = urllib.request.Request(f"{self.url}/__faults__", data=json.dumps(settings).encode(), method="POST")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())
+
+    def counts(self) -> dict:
+        import json
+        import urllib.request
+
+        with urllib.request.urlopen(f"{self.url}/__faults__", timeout=10) as r:
+            return json.loads(r.read())
+
+
+@pytest.fixture()
+def fault_proxy(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A fault-injecting proxy (tests/faultproxy.py, a real HTTP server in its own process) in front of the
+    S3 test server; AWS_ENDPOINT_URL points at it for this test and the subprocesses it starts, so every
+    store created from here on goes through it. No faults until the test sets them."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    here = Path(__file__).parent
+    log = (tmp_path / "faultproxy.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, str(here / "faultproxy.py"), "--upstream", s3_endpoint, "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/__faults__", timeout=2).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"the fault proxy did not start on {url}; see {log.name}") from None
+            time.sleep(0.1)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", url)
+    yield FaultProxy(url)
+    proc.terminate()
+    proc.wait(timeout=10)

@@ -201,11 +201,22 @@ class ObjectStore:
 
     def put(self, rel: str, data: bytes, *, create: bool = False, if_match: str | None = None) -> Obj:
         """Write a small object. create=True: only if no object has the key (Conflict otherwise), the
-        commit point of a record; if_match=ETAG: only if the object is still that version (the lease)."""
+        commit point of a record; if_match=ETAG: only if the object is still that version (the lease).
+        An object that already holds exactly `data` is this write's own (a retry after a lost reply)."""
         kwargs = {"mode": "create"} if create else {}
         if if_match is not None:
             kwargs["IfMatch"] = if_match
-        out = self._call(f"write {self.uri}/{rel}", self.fs.pipe_file, self._key(rel), data, **kwargs)
+        try:
+            out = self._call(f"write {self.uri}/{rel}", self.fs.pipe_file, self._key(rel), data, **kwargs)
+        except Conflict:
+            # A request the store applied but whose reply was lost is retried (botocore, s3fs), and the retry
+            # meets the first attempt's own object. Every conditional write rlvr makes is unique to its writer
+            # (a record names its attempt and creation time, a lease body its holder id): the same bytes are
+            # this write, never another writer's. Anything else did lose.
+            if self.read(rel) != data:
+                raise
+            TRAFFIC.add(up=len(data))
+            return self.head(rel) or Obj(len(data), "")
         TRAFFIC.add(up=len(data))
         etag = out.get("ETag") if isinstance(out, dict) else None
         return Obj(len(data), etag) if etag else self.head(rel)

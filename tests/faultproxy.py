@@ -8,6 +8,7 @@ drawn for it (a seeded random draw per request, so a run's faults are reproducib
 - `reset_before`: reset the connection without forwarding (the request never reached the store);
 - `reset_after`: forward, let the store apply it, then reset the connection: the reply is lost, and the
   client's retry meets the request's own effect (a create-only PUT then finds its own object);
+- `deny`: answer 403 AccessDenied without forwarding (a permanent error: wrong credentials, a policy);
 - `latency_ms`: every forwarded request waits this long first.
 `rules` inject one fault into the next `count` requests that match (`conditional`: a PUT with
 If-None-Match or If-Match, the commit record's and the lease's writes), before the random draw.
@@ -34,12 +35,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 ADMIN = "/__faults__"
-FAULTS = ("slowdown", "reset_before", "reset_after")
+FAULTS = ("slowdown", "reset_before", "reset_after", "deny")
 HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 SLOWDOWN = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
     b"<Message>Please reduce your request rate.</Message></Error>"
 )
+DENIED = b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>'
 
 
 class Faults:
@@ -143,6 +145,8 @@ def make_handler(upstream: str, faults: Faults) -> type[BaseHTTPRequestHandler]:
                 return _reset(self.connection)
             if fault == "slowdown":
                 return self._reply(503, [("Content-Type", "application/xml")], SLOWDOWN)
+            if fault == "deny":
+                return self._reply(403, [("Content-Type", "application/xml")], DENIED)
             if faults.settings["latency_ms"]:
                 time.sleep(faults.settings["latency_ms"] / 1000)
             up = http.client.HTTPConnection(host.hostname, host.port, timeout=600)

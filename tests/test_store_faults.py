@@ -136,3 +136,51 @@ def test_a_three_iteration_run_on_a_flaky_store_equals_a_clean_local_run(
             }
         )
     )
+
+
+def _said(done) -> str:
+    return done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
+
+
+@pytest.mark.parametrize(
+    ("where", "phrase"),
+    [
+        ("denied", "access denied by http://127.0.0.1:"),
+        ("no-bucket", "there is no bucket 'rlvr-no-such-bucket' at http://127.0.0.1:"),
+        ("no-endpoint", "http://127.0.0.1:9 did not answer"),
+    ],
+)
+def test_a_permanent_store_error_stops_the_run_at_once_with_one_line(
+    fault_proxy, tmp_path, monkeypatch, s3_uri: str, where: str, phrase: str
+) -> None:
+    from tests.test_e2e import _cli
+
+    uri = "s3://rlvr-no-such-bucket/runs/x" if where == "no-bucket" else s3_uri
+    if where == "denied":
+        fault_proxy.set(deny=1.0)
+    if where == "no-endpoint":
+        monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    started = time.perf_counter()
+    done = _cli("train", "--run", uri, "--iterations", "1", env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 2, done.stderr[-2000:]
+    line = _said(done)
+    assert phrase in line and ("AWS_" in line or "create it" in line), done.stderr[-2000:]  # names the fix
+    assert time.perf_counter() - started < 120
+    fault_proxy.set()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", fault_proxy.url)
+    if where != "no-bucket":
+        assert object_store(s3_uri).list() == {}  # nothing written, nothing half-committed
+
+
+def test_access_denied_at_the_commit_point_commits_nothing_and_a_rerun_commits(fault_proxy, s3_uri: str) -> None:
+    from rlvr.store.fs import ObjectStoreError
+
+    run = build_run(s3_uri, DATA, upto=1)
+    fault_proxy.set(rules=[{"match": "conditional", "fault": "deny", "count": 1}])
+    with pytest.raises(ObjectStoreError, match="access denied"):
+        commit_stage(run, ROLLOUT, 0)
+    fault_proxy.set()
+    assert read_record(open_run(s3_uri).paths.record(ROLLOUT, 0)) is None
+    assert check_store(s3_uri)[0] == []
+    commit_stage(open_run(s3_uri), ROLLOUT, 0)
+    assert check_store(s3_uri)[0] == [] and orphans(s3_uri) == []  # the denied attempt's uploads were swept

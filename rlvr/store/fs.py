@@ -148,7 +148,9 @@ class ObjectStore:
                     f"{what}: no AWS credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE"
                 ) from None
             if "Connect" in name or "Timeout" in name or "Endpoint" in name:
-                raise Unreachable(f"{what}: {_endpoint()} did not answer ({name})") from err
+                raise Unreachable(
+                    f"{what}: {_endpoint()} did not answer ({name}); check the endpoint (AWS_ENDPOINT_URL) and the network"
+                ) from err
             raise
 
     def list(self) -> dict[str, Obj]:

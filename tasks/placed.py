@@ -54,6 +54,7 @@ from rlvr.errors import RlvrError
 from rlvr.files import code_fingerprint
 from rlvr.stages.lineage import stage_inputs
 from rlvr.store.commit import committed, made_by
+from rlvr.store.fs import within
 from rlvr.store.run import open_run
 
 log = logging.getLogger("rlvr")
@@ -110,6 +111,16 @@ class StageRequest:
                 f"`rlvr resume {self.run}`"
             )
 
+    def check_allowed(self, worker: dict, allow: tuple[str, ...]) -> None:
+        """Refuse a run outside the locations this worker serves (`rlvr worker --allow`; none: any): anyone
+        who reaches the Prefect API can submit a request, and a stage reads and writes its run's store."""
+        if allow and not within(self.run, list(allow)):
+            raise PlacedStageError(
+                f"{self.label()} of {self.run}: this worker ({worker.get('name', '?')} on {worker.get('host', '?')}) "
+                f"serves runs under {', '.join(allow)} only (its --allow); start the run there, or a worker "
+                "allowed to serve it"
+            )
+
     def label(self) -> str:
         return self.stage if self.iteration is None else f"{self.stage} {self.iteration}"
 
@@ -123,6 +134,7 @@ class _PlacedStage:
 
     stage: str = ""  # the stage its task key names
     worker: dict | None = None  # (host, name, pid) of the `rlvr worker` serving it; None on the driver
+    allow: tuple[str, ...] = ()  # the run locations that worker serves (`--allow`); empty: any
 
     def __call__(self) -> dict:
         run = TaskRunContext.get().task_run
@@ -132,6 +144,7 @@ class _PlacedStage:
                 f"task run {run.id} asks the {self.stage} task for stage {req.stage}: submit it with `rlvr train`"
             )
         req.check_code(self.worker or {})
+        req.check_allowed(self.worker or {}, self.allow)
         with _beating(str(run.id), self.worker or {}), made_by(self.worker or {}):
             if req.iteration is None:
                 result = call_prepare(req.run)
@@ -151,12 +164,13 @@ def _run_name() -> str:
     return f"{req.label().replace(' ', '-')}@{ctx.task.task_key.rsplit('@', 1)[-1]}"
 
 
-def placed_task(stage: str, pool: str, worker: dict | None = None) -> Task:
+def placed_task(stage: str, pool: str, worker: dict | None = None, allow: tuple[str, ...] = ()) -> Task:
     """The Prefect task of `stage` on `pool`: the driver submits runs of it, a worker (`worker`: its
     identity) serves it. Its key is task_key(stage, pool): a class per (stage, pool), so Prefect names
     the task by the class's qualified name instead of hashing code."""
     name = f"{stage}@{pool}"
-    cls = type(name, (_PlacedStage,), {"__module__": "rlvr.placed", "__qualname__": name, "stage": stage, "worker": worker})
+    attrs = {"__module__": "rlvr.placed", "__qualname__": name, "stage": stage, "worker": worker, "allow": allow}
+    cls = type(name, (_PlacedStage,), attrs)
     task = Task(
         fn=cls(),
         name=stage,

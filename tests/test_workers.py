@@ -122,6 +122,34 @@ def test_a_worker_refuses_a_request_from_other_code() -> None:
         StageRequest("/r", "update", 0).check_code(me)
 
 
+@pytest.mark.parametrize(
+    ("run", "allow", "taken"),
+    [
+        ("s3://b/runs/exp1", (), True),
+        ("s3://b/runs/exp1", ("s3://b/runs",), True),
+        ("s3://b/runs/exp1", ("s3://b/runs/exp1",), True),
+        ("s3://b/runs-2/exp1", ("s3://b/runs",), False),
+        ("s3://b/runs/../other/exp1", ("s3://b/runs",), False),
+        ("s3://c/runs/exp1", ("s3://b/runs",), False),
+        ("/data/runs/exp1", ("s3://b/runs", "/data/runs"), True),
+        ("/data/runs/../secret", ("/data/runs",), False),
+        ("/data/runs", ("/data/runs/exp1",), False),
+    ],
+    ids=["no-allow", "under", "equal", "sibling-prefix", "dot-dot-s3", "other-bucket", "local-under", "dot-dot-local", "above"],
+)
+def test_a_worker_serves_only_the_locations_it_allows(run: str, allow: tuple[str, ...], taken: bool) -> None:
+    from rlvr.tasks.placed import PlacedStageError, StageRequest
+
+    req, me = StageRequest(run, "rollout", 1), {"host": "h", "name": "w", "pid": 1}
+    if taken:
+        req.check_allowed(me, allow)
+    else:
+        with pytest.raises(
+            PlacedStageError, match=r"rollout 1 of .*: this worker \(w on h\) serves runs under .* only \(its --allow\)"
+        ):
+            req.check_allowed(me, allow)
+
+
 def test_rlvr_device_overrides_update_device_on_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
@@ -349,6 +377,30 @@ def test_two_workers_train_an_async_run_that_equals_an_unplaced_one(
     ]
     made = {k: read_record(open_run(run).paths.record(*k)).worker for k in plan if k[0] != "prepare"}
     assert {k: w["name"] for k, w in made.items()} == {k: "train-worker" if k[0] == "update" else "gen-worker" for k in made}
+
+
+@pytest.mark.slow
+def test_a_worker_refuses_a_run_outside_its_allow_list_and_the_driver_says_why(
+    tmp_path: Path, prefect_server: str, small_config: Config, tiny_model: Path
+) -> None:
+    data = small_config.model_dump() | {"placement": {"rollout": "fenced"}}
+    driver_home, worker_home = _machine(tmp_path, "driver"), _machine(tmp_path, "worker")
+    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    allowed = tmp_path / "allowed"
+    worker = _worker(
+        worker_home, prefect_server, "--stages", "rollout", "--pool", "fenced", "--name", "fenced", "--allow", str(allowed)
+    )
+    env = {**os.environ, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
+    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", str(tmp_path / "run"), "--iterations", "1"]
+    try:
+        driver = subprocess.run(cmd, cwd=driver_home, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    said = driver.stdout + driver.stderr
+    assert driver.returncode != 0, said[-3000:]
+    assert f"serves runs under {allowed} only (its --allow)" in said, said[-3000:]
+    assert not open_run(tmp_path / "run").paths.record("rollout", 0).exists(), "the refused stage committed nothing"
 
 
 def _other_rlvr(dest: Path) -> Path:

@@ -37,6 +37,19 @@ def parse_stages(value: str) -> list[str]:
     return stages
 
 
+def allowed_roots(allow: list[str]) -> tuple[str, ...]:
+    """--allow's locations, checked (an s3:// URI as a run location is) and made absolute."""
+    from rlvr.store.fs import ObjectStoreError, is_remote, split_uri
+
+    for loc in allow:
+        if is_remote(loc):
+            try:
+                split_uri(loc)
+            except ObjectStoreError as exc:
+                fail(ValueError(f"--allow: {exc}"))
+    return tuple(loc if is_remote(loc) else os.path.abspath(loc) for loc in allow)
+
+
 @user_errors
 def worker(
     stages: Annotated[
@@ -64,6 +77,14 @@ def worker(
             help="Device of the stages it runs (RLVR_DEVICE), instead of the run's update.device; the run's config is unchanged.",
         ),
     ] = None,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="LOCATION",
+            help="Serve only runs at or under this location (s3://bucket/prefix or a folder); repeat for several. "
+            "Without it the worker serves any run that anyone reaching the Prefect API submits.",
+        ),
+    ] = None,
 ) -> None:
     """Run the stages that drivers place on POOL ([placement] in a run's config), until Ctrl-C.
 
@@ -81,6 +102,7 @@ def worker(
         check_pool_name(pool)
     except ValueError as exc:
         fail(ValueError(f"--pool: {exc}"))
+    roots = allowed_roots(allow or [])
     if device is not None:
         if device not in ("auto", "cpu", "cuda"):
             fail(ValueError(f"--device {device!r}: use auto, cpu or cuda"))
@@ -98,10 +120,10 @@ def worker(
         needs="rlvr worker takes its stages from the Prefect server the driver uses (PREFECT_API_URL is not set)",
         command="rlvr worker",
     )
-    _serve(wanted, pool, name, api)
+    _serve(wanted, pool, name, api, roots)
 
 
-def _serve(stages: list[str], pool: str, name: str | None, api: str) -> None:
+def _serve(stages: list[str], pool: str, name: str | None, api: str, allow: tuple[str, ...] = ()) -> None:
     from rlvr.tasks.placed import placed_task, task_key, worker_identity
 
     from rlvr.files import code_fingerprint
@@ -117,7 +139,11 @@ def _serve(stages: list[str], pool: str, name: str | None, api: str) -> None:
         soft_wrap=True,
     )
     out.print("task keys: " + ", ".join(task_key(s, pool) for s in stages), soft_wrap=True)
-    tasks = [placed_task(s, pool, me) for s in stages]
+    out.print(
+        f"serves runs under {', '.join(allow)} only" if allow else "serves any run location (give --allow to restrict it)",
+        soft_wrap=True,
+    )
+    tasks = [placed_task(s, pool, me, allow) for s in stages]
     from prefect.task_worker import serve
     from rlvr.flows.lifecycle import Stopped, stop_on_signals
     from rlvr.flows.progress import progress_bars

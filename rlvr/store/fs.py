@@ -58,6 +58,29 @@ def is_remote(location: str | Path) -> bool:
     return isinstance(location, str) and "://" in location and not location.startswith("file://")
 
 
+def within(location: str, roots: list[str]) -> bool:
+    """Does the run at `location` lie at or under one of `roots` (s3:// prefixes or local folders)?
+    Compared by whole path segments after normalising, so 's3://b/runs-other' is not under 's3://b/runs'
+    and '/data/runs/../x' is not under '/data/runs'.
+
+    >>> within("s3://bucket/runs/exp1", ["s3://bucket/runs"]), within("s3://bucket/runs2/x", ["s3://bucket/runs"])
+    (True, False)
+    >>> within("/data/runs/../etc", ["/data/runs"]), within("/data/runs/a", ["s3://data/runs", "/data/runs/"])
+    (False, True)
+    """
+
+    def parts(loc: str) -> tuple[str, ...]:
+        if is_remote(loc):
+            scheme, _, rest = loc.partition("://")
+            return (scheme, *[p for p in rest.split("/") if p and p != "."])
+        return ("file", *Path(os.path.abspath(loc)).parts)
+
+    if ".." in location.split("/") and is_remote(location):
+        return False
+    mine = parts(location)
+    return any(mine[: len(r)] == r for r in map(parts, roots))
+
+
 def split_uri(uri: str) -> tuple[str, str]:
     """'s3://bucket/runs/x/' -> ('s3', 'bucket/runs/x'); ObjectStoreError for what rlvr cannot use."""
     parts = urlsplit(uri)

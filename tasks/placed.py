@@ -41,12 +41,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from uuid import UUID
 
+import httpx
 from prefect import Task
 from prefect.cache_policies import CacheKeyFnPolicy
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import StateType
 from prefect.context import TaskRunContext
-from prefect.states import Crashed
+from prefect.settings import PREFECT_API_URL
+from prefect.states import Completed, Crashed
 from prefect.variables import Variable
 from rlvr.tasks.stages import AFTER_COMMIT, RETRIES, RETRY_DELAY_S, STAGE_FUNCTIONS, call_prepare, call_stage, retry_transient
 
@@ -63,6 +65,8 @@ HEARTBEAT_ENV = "RLVR_HEARTBEAT_SECONDS"
 DEFAULT_HEARTBEAT_S = 30.0
 MAX_LOST = 3  # workers a stage may lose (SIGKILL, OOM, a lost machine) before the driver gives up
 POLL_S = 0.5
+API_OUTAGE_ENV = "RLVR_API_OUTAGE_SECONDS"
+DEFAULT_API_OUTAGE_S = 600.0  # a Prefect server restart takes 10-30 s; a longer outage stops the driver, to resume
 _TAG = {"run": "rlvr-run:", "stage": "rlvr-stage:", "iteration": "rlvr-iteration:", "code": "rlvr-code:"}
 
 
@@ -246,8 +250,7 @@ def run_placed(run_dir: str, stage: str, iteration: int | None, pool: str) -> di
         return done
     req, lost = StageRequest(location, stage, iteration, code_fingerprint()), []
     while True:
-        task = placed_task(stage, pool).with_options(tags=req.tags())
-        task_run_id = task.apply_async().task_run_id
+        task_run_id = _submit(req, pool)
         log.info("%s: submitted to pool %r (task run %s)", req.label(), pool, task_run_id)
         state, last_beat = _watch(task_run_id, req, pool)
         if state is None:  # its worker is gone
@@ -273,25 +276,89 @@ def run_placed(run_dir: str, stage: str, iteration: int | None, pool: str) -> di
         )
 
 
+def _submit(req: StageRequest, pool: str) -> UUID:
+    """Submit the stage's task run; while the API does not answer, try again, up to api_outage_seconds()."""
+    task, down_since = placed_task(req.stage, pool).with_options(tags=req.tags()), None
+    while True:
+        try:
+            return task.apply_async().task_run_id
+        except Exception as exc:
+            if not _api_down(exc):
+                raise
+            down_since = down_since or time.monotonic()
+            if time.monotonic() - down_since > api_outage_seconds():
+                raise _outage(req, exc) from exc
+            time.sleep(2.0)
+
+
+def _outage(req: StageRequest, exc: BaseException) -> PlacedStageError:
+    return PlacedStageError(
+        f"{req.label()} of {req.run}: the Prefect API ({PREFECT_API_URL.value()}) has not answered for "
+        f"{api_outage_seconds():.0f}s ({type(exc).__name__}); committed stages are kept: once it is back, "
+        f"`rlvr resume {req.run}`"
+    )
+
+
+def api_outage_seconds() -> float:
+    return float(os.environ.get(API_OUTAGE_ENV, DEFAULT_API_OUTAGE_S))
+
+
+def _api_down(exc: BaseException) -> bool:
+    """Is this the Prefect API not answering (a restart, a lost network), rather than a refusal?"""
+    status = getattr(getattr(exc, "response", None), "status_code", 0)
+    return isinstance(exc, httpx.TransportError) or (isinstance(exc, httpx.HTTPStatusError) and status >= 500)
+
+
+def _poll(client, task_run_id: UUID, name: str):
+    """(the task run's state, its heartbeat while it is taken)."""
+    state = client.read_task_run(task_run_id).state
+    taken = state is not None and state.type in (StateType.PENDING, StateType.RUNNING)
+    return state, Variable.get(name, default=None) if taken else None
+
+
 def _watch(task_run_id: UUID, req: StageRequest, pool: str):
     """Poll the task run until it ends: (its final state, None), or (None, the last heartbeat) when the
-    worker that took it stopped beating for heartbeat_seconds() on this machine's clock."""
+    worker that took it stopped beating for heartbeat_seconds() on this machine's clock.
+
+    The heartbeat's age counts only while the API answers: a server restart or a lost network stops the
+    worker's beats too, and is not its death. While the API does not answer, the stage's commit record
+    (in the store, which the API does not hold) ends the wait; past api_outage_seconds() the driver
+    stops with PlacedStageError, and `rlvr resume` goes on from what is committed."""
     name, ttl = _beat_name(str(task_run_id)), heartbeat_seconds()
-    seen, since, told, waiting_since = None, None, None, time.monotonic()
+    seen, since, told, waiting_since, down_since = None, None, None, time.monotonic(), None
     with get_client(sync_client=True) as client:
         while True:
-            state = client.read_task_run(task_run_id).state
+            asked = time.monotonic()
+            try:
+                state, beat = _poll(client, task_run_id, name)
+            except Exception as exc:
+                if not _api_down(exc):
+                    raise
+                down_since = down_since or asked
+                if _committed_result(req.run, req.stage, req.iteration, skipped=False) is not None:
+                    return Completed(message="committed while the Prefect API did not answer"), None
+                if time.monotonic() - down_since > api_outage_seconds():
+                    raise _outage(req, exc) from exc
+                if down_since == asked:
+                    log.warning("%s: the Prefect API does not answer (%s); waiting for it", req.label(), type(exc).__name__)
+                time.sleep(min(5.0, 4 * POLL_S))
+                continue
+            now = time.monotonic()
+            if down_since is not None or now - asked > ttl / 2:  # the API was away: the heartbeat's age starts anew
+                away = now - (down_since or asked)
+                log.info("%s: the Prefect API answers again after %.0fs; its heartbeat is read anew", req.label(), away)
+                down_since, since = None, None
             if state is not None and state.is_final():
                 return state, None
-            now = time.monotonic()
             if state is not None and state.type in (StateType.PENDING, StateType.RUNNING):
-                beat = Variable.get(name, default=None)
                 if since is None or beat != seen:
                     seen, since = beat, now
                 if beat and told != beat.get("pid"):
                     told = beat.get("pid")
                     log.info("%s: taken by worker %s on %s (pid %s)", req.label(), beat.get("name"), beat.get("host"), told)
                 if now - since > ttl:
+                    if _committed_result(req.run, req.stage, req.iteration, skipped=False) is not None:
+                        return Completed(message="committed; its worker did not report it"), None
                     return None, seen
             else:  # scheduled (no worker took it yet), or awaiting a retry on its worker
                 since = None

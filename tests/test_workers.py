@@ -188,6 +188,31 @@ def test_a_placed_run_without_a_prefect_server_is_refused(tmp_path: Path, small_
 # ---- several machines on one ---------------------------------------------------------------------------------
 
 
+def _start_server(home: Path, port: int) -> subprocess.Popen:
+    """`prefect server start` on 127.0.0.1:port with its database in `home`; returns once /api/health answers."""
+    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env.pop("PREFECT_API_URL", None)
+    log = (home / f"server-{time.monotonic_ns()}.log").open("w")
+    cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=5):
+                return proc
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"prefect server did not start; see {log.name}") from None
+            time.sleep(0.5)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @pytest.fixture(scope="module")
 def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A real `prefect server start` on 127.0.0.1 with a PREFECT_HOME of its own; its API URL."""
@@ -454,3 +479,69 @@ def test_a_worker_running_other_code_refuses_the_stage_and_the_driver_says_why(
         in said
     ), said[-3000:]
     assert not open_run(tmp_path / "run").paths.record("rollout", 0).exists(), "nothing was committed by the other code"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("down_s", "bound_s"), [(15, 120), (30, 10)], ids=["driver-waits", "driver-stops-then-resume"])
+def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
+    tmp_path: Path, small_config: Config, tiny_model: Path, s3_uri: str, monkeypatch: pytest.MonkeyPatch, down_s, bound_s
+) -> None:
+    """The Prefect server is stopped while rollout 1 runs on its worker, and started again on the same
+    port and database `down_s` later. Within the driver's bound (RLVR_API_OUTAGE_SECONDS) it goes on once
+    the server is back; past it, it stops saying so and `rlvr resume` finishes. The worker is not taken
+    for dead, and the run equals an unplaced one."""
+    data = small_config.model_dump()
+    data["rollout"]["prompts_per_iteration"] = 8
+    ref_home = _machine(tmp_path, "reference")
+    monkeypatch.chdir(ref_home)
+    ref = create_or_open(ref_home / "run", Config.model_validate(data), 2)
+    _train_here(ref.paths.root)
+
+    data["placement"] = {"rollout": "gen", "verify": "gen", "update": "gen"}
+    driver_home, gen_home, server_home = (_machine(tmp_path, n) for n in ("driver", "gen", "server"))
+    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    port = _free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    beat = {"RLVR_HEARTBEAT_SECONDS": "5", "RLVR_API_OUTAGE_SECONDS": str(bound_s)}
+    if bound_s < down_s:  # Prefect's client retries a refused connection itself for up to a minute first
+        beat["PREFECT_CLIENT_MAX_RETRIES"] = "0"
+    driver_env = {**os.environ, **beat, "PREFECT_API_URL": api, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
+    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", s3_uri, "--iterations", "2"]
+    said = (driver_home / "driver.log").open("w+")
+    server = _start_server(server_home, port)
+    procs = [server]
+    try:
+        stall = {FAULT_ENV: "rollout:1:before_record:stall=25"}  # the outage lands while rollout 1 runs
+        gen = _worker(gen_home, api, "--stages", "rollout,verify,update", "--pool", "gen", "--name", "gen", env=beat | stall)
+        driver = subprocess.Popen(
+            cmd, cwd=driver_home, env=driver_env, stdout=said, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        procs += [gen, driver]
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and "rollout 1: taken by worker" not in (driver_home / "driver.log").read_text():
+            time.sleep(0.2)
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=60)
+        time.sleep(down_s)
+        procs.append(_start_server(server_home, port))
+        code = driver.wait(timeout=600)
+        resumed = _cli("resume", s3_uri, env=driver_env) if code != 0 else None
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+    said.seek(0)
+    errs = said.read()
+    assert "stopped its heartbeat" not in errs, errs[-4000:]  # an outage of the API is not the worker's death
+    if bound_s > down_s:
+        assert code == 0 and "rollout 1: the Prefect API answers again after" in errs, errs[-4000:]
+    else:
+        assert code != 0 and f"the Prefect API ({api}) has not answered for {bound_s}s" in errs, errs[-4000:]
+        assert f"`rlvr resume {s3_uri}`" in errs and resumed.returncode == 0, resumed.stderr[-3000:]
+    plan = ref.config.stage_plan()
+    mine, theirs = _outputs(s3_uri, plan), _outputs(str(ref.paths.root), plan)
+    differ = sorted(p for k in plan for (p, a), (_, b) in zip(mine[k], theirs[k], strict=True) if a != b)
+    assert differ == [f"updates/iteration={i:06d}/part-000000.parquet" for i in range(2)], differ  # wall-clock columns
+    assert orphans(s3_uri) == []

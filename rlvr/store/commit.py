@@ -127,10 +127,17 @@ def fetch_policy(paths: RunPaths, version: int) -> Path:
 
 def maybe_fault(stage: str, iteration: int | None, point: str) -> None:
     """Fault injection for crash tests: RLVR_FAULT_AT='update:1:before_rename' makes this
-    process SIGKILL itself there, exactly as an OOM kill or a pulled plug would."""
+    process SIGKILL itself there, exactly as an OOM kill or a pulled plug would; with a fourth part,
+    'update:1:before_rename:stall=20', it stalls there for 20 s instead (a slow stage, for faults that
+    must land while a stage runs)."""
     want = os.environ.get(FAULT_ENV)
-    if want and want == f"{stage}:{iteration}:{point}":
+    if not want or not want.startswith(f"{stage}:{iteration}:{point}"):
+        return
+    rest = want.removeprefix(f"{stage}:{iteration}:{point}")
+    if rest == "":
         os.kill(os.getpid(), signal.SIGKILL)
+    elif rest.startswith(":stall="):
+        time.sleep(float(rest.removeprefix(":stall=")))
 
 
 class StageTx:

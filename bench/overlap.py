@@ -121,7 +121,7 @@ def run_side(args: argparse.Namespace, side: str, work: Path, api: str, cores: t
     driver = work / "driver"
     driver.mkdir(parents=True, exist_ok=True)
     (driver / "config.toml").write_text(cfg.to_toml())
-    run = work / "run"  # a local run folder every worker sees at the same absolute path (README: [placement])
+    run = work / "run"  # a local run folder every worker sees at the same absolute path (docs/guide/workers.md)
     workers = [
         start_worker(work / "gen", api, "rollout,verify", pools["rollout"], cores[0]),
         start_worker(work / "train", api, "update", pools["update"], cores[1]),

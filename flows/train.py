@@ -14,7 +14,7 @@ two flows never write one run at once.
 - `train(run_dir)`: bring the run to its target iteration count (run.toml: run.iterations).
 - `extend(run_dir, add_iterations)`: raise the target, then train; what `rlvr serve` schedules.
 
-    python -m rlvr.flows.train runs/demo   # same as `rlvr resume runs/demo`
+    python -m rlvr.flows.train runs/demo   # same as `rlvr resume runs/demo`: the same checks first (flows/start.py)
 """
 
 from __future__ import annotations
@@ -103,5 +103,27 @@ def extend(run_dir: str, add_iterations: int = 1) -> list[dict]:
         return _stages(run_dir)
 
 
+def main(argv: list[str]) -> int:
+    """`python -m rlvr.flows.train RUN`: the checks `rlvr resume` runs (rlvr.flows.start), then the
+    flow. A refusal is one line on stderr and exit 2, as the CLI's."""
+    from rlvr.flows.start import check_start
+
+    from rlvr.errors import RlvrError
+
+    if len(argv) != 1:
+        print("usage: python -m rlvr.flows.train RUN", file=sys.stderr)
+        return 2
+    try:
+        todo = check_start(argv[0], note=lambda msg: print(f"note: {msg}", file=sys.stderr))
+    except (RlvrError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not todo:
+        print(f"run {argv[0]}: every stage is committed, nothing to do")
+        return 0
+    train(argv[0])
+    return 0
+
+
 if __name__ == "__main__":
-    train(sys.argv[1])
+    sys.exit(main(sys.argv[1:]))

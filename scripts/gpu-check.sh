@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check (README: "Installing on a GPU machine"): on one NVIDIA GPU, with no network, in a
+# The GPU check (docs/guide/gpu.md): on one NVIDIA GPU, with no network, in a
 # few minutes, the update in bf16 on CUDA for the tiny model and SmolLM2 against CPU fp32 on the same
 # rows (loss within bench/gpu_check.py's TOLERANCE), its tokens/s and peak memory, written to
 # bench/results/gpu-check.json. SmolLM2 is the prepared folder when `rlvr models prepare

@@ -22,6 +22,20 @@ def test_help_lists_the_commands() -> None:
         assert cmd in res.output
 
 
+def test_version_prints_pyprojects_version() -> None:
+    """pyproject's `version` is the one place the version lives; `rlvr --version` prints it, as the
+    installed command does too."""
+    import subprocess
+    import sys
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    expected = f"rlvr {pyproject['project']['version']}"
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.output.strip() == expected
+    proc = subprocess.run([sys.executable, "-m", "rlvr.flows.cli", "--version"], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == expected
+
+
 def test_sql_help_names_every_view_of_a_run_and_of_an_eval_folder() -> None:
     from rlvr.schema import EVAL_FOLDER_TABLES, TABLES
 

@@ -220,14 +220,19 @@ def test_a_template_field_the_rows_lack_is_named(tmp_path: Path) -> None:
         _load({"path": str(path), "answer_extract": "gsm8k"}, template="{prompt} {hint}")
 
 
-def test_the_readme_example_is_a_valid_config_that_loads_a_gsm8k_file(tmp_path: Path) -> None:
+def test_the_guides_example_is_a_valid_config_that_loads_a_gsm8k_file(tmp_path: Path) -> None:
+    """docs/guide/data.md's complete config, and the README's shorter one, load a GSM8K-style file."""
     import tomllib
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    section = readme.split("### Your own data and prompts")[1]
-    data = tomllib.loads(section.split("```toml\n")[1].split("```")[0])
+    root = Path(__file__).parents[1]
+    readme = (root / "README.md").read_text().split("## Your own data")[1]
+    short = tomllib.loads(readme.split("```toml\n")[1].split("```")[0])
+    short["task"]["datasets"][0]["path"] = str(_write_jsonl(tmp_path / "readme.jsonl", ROWS))
+    assert datasets.load_problems(parse_config(short, "README.md").task, parse_config(short, "README.md").prompt)
+    guide = (root / "docs" / "guide" / "data.md").read_text()
+    data = tomllib.loads(guide.split("```toml\n")[1].split("```")[0])
     data["task"]["datasets"][0]["path"] = str(_write_jsonl(tmp_path / "gsm8k_train.jsonl", ROWS))
-    cfg = parse_config(data, "README.md")
+    cfg = parse_config(data, "docs/guide/data.md")
     rows = datasets.load_problems(cfg.task, cfg.prompt)
     chat = prompts.conversations(rows, cfg.prompt, "train")
     turns = next(iter(chat.values()))

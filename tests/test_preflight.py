@@ -188,10 +188,10 @@ def test_a_read_only_parent_is_refused_before_anything_is_written(tmp_path: Path
 
 def test_resuming_a_finished_run_on_a_read_only_disk_has_nothing_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Was a bare OSError (the writer lock could not be created). Now: no Prefect, no lock, exit 0."""
-    from rlvr.flows.cli import run as cli_run
+    from rlvr.flows import start as flows_start
 
     run = build_run(tmp_path / "run", {"run": {"iterations": 2}})
-    monkeypatch.setattr(cli_run, "_prefect_env", _no_prefect)
+    monkeypatch.setattr(flows_start, "prefect_env", _no_prefect)
     before = sorted(p.relative_to(run.paths.root) for p in run.paths.root.rglob("*"))
     with read_only(run.paths.root):
         res = runner.invoke(app, ["resume", str(run.paths.root)])
@@ -297,12 +297,12 @@ def test_a_second_writer_is_refused_before_prefect_starts(tmp_path: Path, monkey
     """Was a traceback after ~30 s (the lock was first taken inside the flow)."""
     import os
 
-    from rlvr.flows.cli import run as cli_run
+    from rlvr.flows import start as flows_start
 
     from rlvr.store.locks import writer_lock
 
     run = build_run(tmp_path / "run", {"run": {"iterations": 1}}, upto=2)
-    monkeypatch.setattr(cli_run, "_prefect_env", _no_prefect)
+    monkeypatch.setattr(flows_start, "prefect_env", _no_prefect)
     with writer_lock(run.paths.root):
         res = runner.invoke(app, ["resume", str(run.paths.root)])
     assert res.exit_code == 2 and f"another rlvr process (pid {os.getpid()}) is writing" in _flat(res.output)

@@ -1,4 +1,4 @@
-"""Schedules that fire: the set-up the README documents, for real.
+"""Schedules that fire: the set-up docs/guide/running.md documents, for real.
 
 A `prefect server start --host 127.0.0.1 --port N` started here (its scheduler service creates
 the scheduled flow runs), `rlvr serve RUN --every 5` against it, and two scheduled flow runs

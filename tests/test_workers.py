@@ -360,7 +360,7 @@ def test_two_workers_train_an_async_run_that_equals_an_unplaced_one(
     """rollout.max_staleness = 1 with rollout and verify on one worker and update on another: the
     overlapped stages run as placed tasks, each samples the version its plan names, and the run's
     bytes equal an unplaced run of the same config (a local run folder both workers see at the same
-    absolute path, as README's [placement] allows)."""
+    absolute path, as docs/guide/workers.md allows)."""
     data = small_config.model_dump()
     data["rollout"] |= {"prompts_per_iteration": 8, "max_staleness": 1}
     data["eval"] |= {"every": 3, "prompts": 8}

@@ -17,6 +17,7 @@
     rlvr config                                           the default config, commented
     rlvr models list | prepare NAME                       registered pretrained models (rlvr/models/registry.py)
     rlvr prompts CONFIG_OR_RUN [--n 3]                    the exact rendered prompts and their token counts
+    rlvr --version                                        the installed version (pyproject's, CHANGELOG.md)
 
 One module per command family; this file registers each command, in the order `rlvr --help` lists them:
 
@@ -38,6 +39,8 @@ second, refusals included: the user errors share one light base class, rlvr.erro
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 from rlvr.flows.cli import data, environment, inspection, policies, run, worker
 
@@ -50,6 +53,27 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"max_content_width": 120},  # a wide terminal shows each command's summary whole
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        # pyproject's `version` is the one source; the installed metadata carries it (make install
+        # reinstalls whenever pyproject.toml changes, so the two never drift).
+        from importlib.metadata import version
+
+        typer.echo(f"rlvr {version('rlvr')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    pass  # the help text is the Typer(help=...) above
+
+
 app.command()(run.train)
 app.command()(run.resume)
 app.command("verify-store")(inspection.verify_store)

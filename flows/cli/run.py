@@ -1,7 +1,7 @@
 """The commands that run a run: train, resume, serve, status.
 
-train and resume check the run folder (a new run's preflight, the store's integrity, a second
-writer, a read-only disk) before Prefect starts, then run the `train` flow (flows/train.py) with
+train and resume check the run (a new run's preflight, then flows/start.py's check_start, which
+`python -m rlvr.flows.train` runs too) before Prefect starts, then run the `train` flow (flows/train.py) with
 its own temporary Prefect server and signal handling (flows/lifecycle.py). serve schedules the
 `extend` flow on a running Prefect server (flows/serve.py). status reads the commit records only.
 
@@ -11,7 +11,6 @@ Test: tests/test_cli.py, tests/test_preflight.py, tests/test_signals.py, tests/t
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Annotated
@@ -49,6 +48,8 @@ def train(
     ] = None,
 ) -> None:
     """Create a run (or continue an existing one) and train until it has ITERATIONS iterations."""
+    from rlvr.flows.start import check_start
+
     from rlvr.checks.start import create_or_open
     from rlvr.config import Config, apply_overrides, load_config, parse_config
     from rlvr.store.locks import refuse_if_served
@@ -60,14 +61,13 @@ def train(
         existing = open_run(run).data if config is None and has_run(run) else None
         base = existing or (cfg or Config()).model_dump(mode="json", exclude_none=True)
         cfg = parse_config(apply_overrides(base, set_), "--set")
-    refuse_if_served(run)
+    refuse_if_served(run)  # before create_or_open writes run.toml
     existed = has_run(run)
     r = create_or_open(run, cfg, iterations)
-    if existed and cfg is None:  # create_or_open checked a new or replaced config itself
-        _check_unstarted(run)
-    _check_store(run)
+    # create_or_open checked a new or replaced config itself
+    todo = check_start(run, checked_new=not (existed and cfg is None), note=_note)
     out.print(f"run {run}: config {r.config_hash}, target {r.config.run.iterations} iterations")
-    _run_flow(str(run))
+    _run_flow(str(run), todo)
 
 
 @user_errors
@@ -85,125 +85,40 @@ def resume(
     ] = None,
 ) -> None:
     """Finish a run that crashed or was killed: committed stages are skipped, the rest run."""
+    from rlvr.flows.start import check_start
+
     from rlvr.store.integrity import redo as redo_stages
     from rlvr.store.locks import refuse_if_served
 
-    _check_unstarted(run)
-    refuse_if_served(run)
     if redo:
+        refuse_if_served(run)  # before the redo removes a record
         was = redo_stages(run, redo)
         out.print(
             f"redo {redo}: {'its commit record is removed' if was else 'not committed'}; it is recomputed now, and "
             "every later stage whose inputs it changes",
             soft_wrap=True,
         )
-    _check_store(run)
-    _run_flow(str(run))
+    _run_flow(str(run), check_start(run, note=_note))
 
 
-def _check_tracking(run: Path | str) -> None:
-    """[tracking] usable (its package installed, an MLflow URI, a local run) before Prefect starts."""
-    from rlvr.views.track import ensure_trackable
-
-    ensure_trackable(run)
+def _note(msg: str) -> None:
+    err.print(f"note: {msg}", highlight=False)
 
 
-def _check_unstarted(run: Path) -> None:
-    """A run that committed nothing yet (a first start that failed) gets the checks of a new one
-    (rlvr.checks.preflight) before Prefect starts: its model and task are read only inside the flow."""
-    from rlvr.checks.preflight import check_model, check_task
-    from rlvr.models.registry import model_folder
-    from rlvr.store.run import open_run, started
-
-    r = open_run(run)
-    if not started(r.paths):
-        folder = model_folder(r.config)
-        for note in check_model(folder) if folder is not None else []:
-            err.print(f"note: {note}", highlight=False)
-        check_task(r.config)
-
-
-def _check_store(run: Path) -> None:
-    """Stop before any stage runs when committed files no longer match their records (on object storage:
-    their sizes and ETags; the bytes are hashed when a stage downloads them, not all of them here)."""
-    from rlvr.store.integrity import check_store, summary
-    from rlvr.store.run import open_run
-
-    problems, _ = check_store(run, download=False)
-    if problems:
-        fail(RuntimeError(summary(problems, run, open_run(run).config)))
-
-
-def _nothing_to_do(run_dir: str) -> bool:
-    """True (after saying so) when every stage of the run is committed: no Prefect, no lock, no
-    write, so a finished run on a read-only disk resumes to exit 0. A run with work left that
-    cannot be written, or cannot run here (update.device = "cuda" on a machine without CUDA: a run
-    moved), fails here, in one line, instead of inside the flow."""
-    from rlvr.checks.preflight import check_device
-    from rlvr.stages.lineage import pending
-    from rlvr.store.locks import writer_lock
-    from rlvr.store.run import RunError, open_run
-
-    run = open_run(run_dir)
-    todo = pending(run)
+def _run_flow(run_dir: str, todo: list[tuple[str, int | None]]) -> None:
+    """The train flow on `run_dir` to its target (`todo`: check_start's stages to compute), then the
+    run's status. Stopped by a signal: the signal's exit code; a full disk outside a stage: one line;
+    anything else not a user error: `bug`."""
     if not todo:
+        from rlvr.store.run import open_run
+
         out.print(
-            f"run {run_dir}: all {len(run.config.stage_plan())} stages are committed, nothing to do "
+            f"run {run_dir}: all {len(open_run(run_dir).config.stage_plan())} stages are committed, nothing to do "
             f"(more iterations: `rlvr train --run {run_dir} --iterations N`)",
             soft_wrap=True,
         )
-        return True
-    if not os.access(run.paths.root, os.W_OK | os.X_OK):
-        stage, i = todo[0]
-        raise RunError(
-            f"{run_dir} is not writable (read-only disk or permissions) and {len(todo)} stage(s) are still to "
-            f"compute, from {stage}{'' if i is None else f' {i}'}: copy the run to a writable disk and resume it there"
-        )
-    if any(run.config.placement.pool(s) is None for s in ("rollout", "update", "evaluate")):
-        check_device(run.config)  # a stage that uses the device runs here (placed ones: on their workers)
-    with writer_lock(run.paths.location):  # a second writer is refused now, not after Prefect's start (the flow locks again)
-        pass
-    return False
-
-
-def _check_placement(run_dir: str) -> None:
-    """A run whose [placement] sends stages to workers needs a Prefect server they reach too (the
-    driver's own temporary one is private to it); refused before Prefect starts when none answers."""
-    from rlvr.store.run import open_run
-
-    placed = open_run(run_dir).config.placement.placed()
-    if not placed:
-        return
-    from prefect.settings import PREFECT_API_URL
-    from rlvr.flows.serve import reachable_server
-
-    where = ", ".join(f"{stage} to pool {pool!r}" for stage, pool in placed.items())
-    reachable_server(
-        PREFECT_API_URL.value(),
-        needs=f"[placement] sends {where}; the workers take them from a Prefect server (PREFECT_API_URL is not set)",
-        command=f"rlvr resume {run_dir}",
-    )
-
-
-def _prefect_env() -> None:
-    # A temporary Prefect server starts with the first flow; on 2 cores it can need > 20 s.
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-    os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "rlvr")  # stage progress in the flow logs
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # offline machines: no telemetry errors
-    import logging
-
-    logging.getLogger("rlvr").setLevel(logging.INFO)
-
-
-def _run_flow(run_dir: str) -> None:
-    """The train flow on `run_dir` to its target, then the run's status. Stopped by a signal: the
-    signal's exit code; a full disk outside a stage: one line; anything else not a user error: `bug`."""
-    if _nothing_to_do(run_dir):
         _print_status(run_dir)
         return
-    _check_tracking(run_dir)
-    _prefect_env()
-    _check_placement(run_dir)
     from rlvr.flows.lifecycle import Stopped, ensure_server, exit_now, stop_on_signals
 
     from rlvr.store.commit import disk_full
@@ -271,6 +186,7 @@ def serve(
     pending and adds ADD_ITERATIONS iterations; runs never overlap (they queue). Runs also start
     from the Prefect UI/API: `prefect deployment run rlvr-extend/NAME`. One schedule per run."""
     from rlvr.flows.serve import check_cron, deployment_args, reachable_server, serving
+    from rlvr.flows.start import prefect_env
 
     from rlvr.store.run import open_run
 
@@ -283,7 +199,7 @@ def serve(
     r = open_run(run)
     if r.paths.uri is not None:
         fail(ValueError(f"rlvr serve schedules local runs only; train {run} with `rlvr resume {run}` (cron, a CI job)"))
-    _prefect_env()
+    prefect_env()
     from prefect.settings import PREFECT_API_URL
 
     if cron is not None:

@@ -109,9 +109,9 @@ def worker(
         os.environ["RLVR_DEVICE"] = device
     if cache is not None:
         os.environ["RLVR_CACHE"] = str(cache.resolve())
-    from rlvr.flows.cli.run import _prefect_env
+    from rlvr.flows.start import prefect_env
 
-    _prefect_env()
+    prefect_env()
     from prefect.settings import PREFECT_API_URL
     from rlvr.flows.serve import reachable_server
 

@@ -84,7 +84,7 @@ class RolloutSection(_Section):
         gt=0.0,
         le=1.0,
         description="vLLM on CUDA: fraction of each GPU the engine takes (weights + KV cache); the rest is the update's "
-        "when both share one GPU (README: one GPU, colocated).",
+        "when both share one GPU (docs/guide/gpu.md: one GPU, colocated).",
     )
     vllm_max_model_len: int = Field(
         0, ge=0, description="vLLM: context reserved per sequence (prompt + response); 0 = the model's own limit, at most 4096."

@@ -1,0 +1,100 @@
+"""The docs site: the generated pages match the code, the strict build passes, the include hook
+rebases links and refuses ones the site cannot serve, and the README stays an introduction.
+
+Test: pytest tests/test_docs.py (the build takes a few seconds; `make docs` builds the site itself)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MKDOCS = [sys.executable, "-m", "mkdocs", "build", "--strict"]  # never --quiet: it hides the warnings --strict counts
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(f"scripts_{name}", ROOT / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_generated_reference_pages_match_the_code() -> None:
+    stale = _script("docs_reference").stale()
+    assert stale == [], f"{stale}: run python scripts/docs_reference.py and commit the pages"
+
+
+def test_the_config_reference_holds_every_line_rlvr_config_prints() -> None:
+    from rlvr.config import commented_toml
+
+    page = (ROOT / "docs" / "reference" / "config.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", page, re.DOTALL)
+    assert [line for b in blocks for line in b.splitlines() if line] == [line for line in commented_toml().splitlines() if line]
+
+
+def test_the_cli_reference_has_a_section_per_command() -> None:
+    from rlvr.flows.cli import app
+
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text()
+    for c in app.registered_commands:
+        name = c.name or c.callback.__name__.replace("_", "-")
+        assert f"\n## rlvr {name}\n" in page, name
+    assert "\n## rlvr models prepare\n" in page and "--version" in page
+
+
+def test_the_site_builds_strict(tmp_path: Path) -> None:
+    res = subprocess.run([*MKDOCS, "--site-dir", str(tmp_path / "site")], cwd=ROOT, env=ENV, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "site" / "reference" / "config" / "index.html").exists()
+    home = (tmp_path / "site" / "index.html").read_text()
+    assert 'href="design/"' in home and 'href="guide/data/"' in home  # README's links to DESIGN.md and docs/guide/data.md
+
+
+def _site(tmp_path: Path, included: str) -> subprocess.CompletedProcess:
+    """A one-page site whose page includes NOTES.md (text `included`), built with the repository's hook."""
+    (tmp_path / "docs" / "guide").mkdir(parents=True)
+    (tmp_path / "docs" / "guide" / "x.md").write_text("# X\n\n## Part\n")
+    (tmp_path / "docs" / "index.md").write_text("<!-- include NOTES.md -->\nshown by the site\n")
+    (tmp_path / "NOTES.md").write_text(included)
+    (tmp_path / "mkdocs.yml").write_text(
+        f"site_name: t\nhooks:\n  - {ROOT / 'scripts' / 'docs_hooks.py'}\nvalidation:\n  anchors: warn\n"
+        "nav:\n  - index.md\n  - guide/x.md\n"
+    )
+    return subprocess.run(MKDOCS, cwd=tmp_path, env=ENV, capture_output=True, text=True)
+
+
+def test_an_included_file_links_to_docs_pages_from_where_it_lives(tmp_path: Path) -> None:
+    res = _site(tmp_path, "# Notes\n\n[x](docs/guide/x.md#part) and [web](https://example.org)\n")
+    assert res.returncode == 0, res.stderr
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert 'href="guide/x/#part"' in html and 'href="https://example.org"' in html
+
+
+@pytest.mark.parametrize(
+    ("link", "says"),
+    [
+        ("[t](tests/test_docs.py)", "NOTES.md links to tests/test_docs.py"),  # a file outside docs/
+        ("[t](docs/guide/nope.md)", "not found"),  # a page that does not exist
+        ("[t](docs/guide/x.md#nope)", "does not contain an anchor"),
+    ],
+)
+def test_an_included_link_the_site_cannot_serve_fails_the_build(tmp_path: Path, link: str, says: str) -> None:
+    res = _site(tmp_path, f"# Notes\n\n{link}\n")
+    assert res.returncode != 0 and says in res.stderr, res.stderr
+
+
+def test_the_readme_is_an_introduction_with_the_two_commands_first() -> None:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 300
+    first_screen = "\n".join(lines[:40])
+    assert "make train" in first_screen and "make test" in first_screen
+    for view in ("rlvr status", "rlvr sql", "rlvr report"):
+        assert view in "\n".join(lines[:80]), view

@@ -10,7 +10,8 @@
 -- removed (run in the same pass, the contents' own spaces survived it: '5\text{ cm}' was '5 cm',
 -- never equal to '5cm'; issue 19). A \boxed{..} inside the tag (up to five levels of braces) is
 -- its contents, and so is a box inside that box (two passes: '\boxed{\boxed{12}}' is 12); the math
--- delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`') is its contents,
+-- delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`')
+-- is its contents,
 -- and so is one wrapped whole in *, __, quotes or brackets, or in parentheses or braces without a comma
 -- ('*19*', '"19"', '[19]', '(19)', '{19}'; '(0, 1)' stays
 -- an interval); \left, \right and \displaystyle are dropped; \textit, \mathbf and their kin are unwrapped like \text ('\mathbf{19}'). A '~' before a
@@ -32,7 +33,8 @@ CREATE OR REPLACE MACRO norm_latex(s) AS  -- s once: macros are inlined, and nes
 --   by rlvr.verify.scoring.digits_macro from Python's unicodedata: '٤٢' = '４２' = '42'); \text{..} and
 --   its kin unwrapped and \frac12 braced (norm_latex); lower-case; then every whitespace character removed
 --   ("case/whitespace-insensitive": ' Paris ' = 'paris', 'New York' = '\text{New York}' = 'newyork');
---   degrees (^\circ, ^{\circ}, °) and LaTeX spaces (\, \! \; \:) dropped, '{,}' read as ',' ('10{,}000'); unicode minus U+2212 -> '-'; currency signs $ € £ and LaTeX
+-- degrees (^\circ, ^{\circ}, °) and LaTeX spaces (\, \! \; \:) dropped, '{,}' read as ',' ('10{,}000'); unicode minus U+2212 -> '-'; currency signs $ €
+-- £ and LaTeX
 --   \$ dropped (and ¥ ₹); LaTeX \% -> %; then a leading '+', '=' or ':' and a trailing '.' or ',' dropped:
 --   '19.' -> '19', '$1,200' -> '1,200', ' −3 ' -> '-3', '+4' -> '4', '60^\circ' -> '60'.
 --   Commas are kept here: only num_value() reads them, and only as thousands separators.

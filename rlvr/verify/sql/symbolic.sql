@@ -43,7 +43,8 @@ CREATE OR REPLACE MACRO unsimplified(n0) AS
                regexp_extract_all(n0, '(?:^|[^\w.^}])\d{1,18}(?:\\[a-z]+(?:\{[^{}]*\})?|[a-z])*/\d{1,18}(?:$|[^\d.^])'),
                lambda m: gcd(CAST(regexp_extract(m, '(\d+)\D*/', 1) AS HUGEINT), CAST(regexp_extract(m, '/(\d+)', 1) AS HUGEINT)) <> 1
                          OR CAST(regexp_extract(m, '/(\d+)', 1) AS HUGEINT) = 1)), false)
-        OR regexp_matches(n0, '\\[dtc]?frac\{[^{}]*\}\{1\}|\\[dtc]?frac\{(?:[^{}]|\{[^{}]*\})*\\[dtc]?frac|\}\{\\[dtc]?frac|\\[dtc]?frac\{(?:[^{}]|\{[^{}]*\})*\}\{(?:[^{}]|\{[^{}]*\})*\}(?:\\cdot|\\times|\*)\d+(?:$|[^\d.^])'
+        OR regexp_matches(n0, '\\[dtc]?frac\{[^{}]*\}\{1\}|\\[dtc]?frac\{(?:[^{}]|\{[^{}]*\})*\\[dtc]?frac|\}\{\\[dtc]?frac|\\[dtc]?frac\{(?:[^{}]|\{[^{}]*'
+            || '\})*\}\{(?:[^{}]|\{[^{}]*\})*\}(?:\\cdot|\\times|\*)\d+(?:$|[^\d.^])'
                           || '|\}(?:\\cdot|\\times|\*)\d+\}')
         -- the same above and below: '\frac{x}{x}'
         OR COALESCE(list_bool_or(list_transform(regexp_extract_all(n0, '\\[dtc]?frac\{[^{}]*\}\{[^{}]*\}'),
@@ -84,8 +85,10 @@ CREATE OR REPLACE MACRO ops_beyond(a, g) AS
 -- another command ('\sqrt{13} =', '\neg =') is not, so the '=' after it stays (issue 19, round 7).
 -- (raw or normalised text: case and spaces either way). What is left is the answer.
 CREATE OR REPLACE MACRO strip_name(s) AS regexp_replace(s,
-    '^\s*(?:(?:m\s*)?(?:[A-Za-df-z]|[A-Z]{2,4}|\\(?:[aA]lpha|[bB]eta|[gG]amma|[dD]elta|epsilon|zeta|eta|[tT]heta|kappa|[lL]ambda|mu|nu|[xX]i|[pP]hi|rho|[sS]igma|tau|[oO]mega|[pP]si|chi)(?:\s*[A-Za-z])?'
-    || '|\\(?:angle|overline|triangle)\s*\{?\s*[A-Z]{1,3}\s*\}?|\\(?:mathbf|vec|boldsymbol)\s*\{?\s*[A-Za-z]\s*\}?)\s*(?:_\s*(?:\{[^{}]*\}|\w))?\s*(?:\^\s*\{[^{}]*\}|'')?\s*(?:\([^()]*\))?'
+    '^\s*(?:(?:m\s*)?(?:[A-Za-df-z]|[A-Z]{2,4}|\\(?:[aA]lpha|[bB]eta|[gG]amma|[dD]elta|epsilon|zeta|eta|[tT]heta|kappa|[lL]ambda|mu|nu|[xX]i|[pP]hi|rho|[sS'
+        || ']igma|tau|[oO]mega|[pP]si|chi)(?:\s*[A-Za-z])?'
+    || '|\\(?:angle|overline|triangle)\s*\{?\s*[A-Z]{1,3}\s*\}?|\\(?:mathbf|vec|boldsymbol)\s*\{?\s*[A-Za-z]\s*\}?)\s*(?:_\s*(?:\{[^{}]*\}|\w))?\s*(?:\^\s*'
+        || '\{[^{}]*\}|'')?\s*(?:\([^()]*\))?'
     || '|\([A-Za-z,\s]+\)|\\[dt]?frac\s*\{\s*d\w*\s*\}\s*\{\s*d\w*\s*\}|\[[A-Z]{2,4}\]|\|[A-Z]{2,4}\||\\text\s*\{\s*[A-Z][a-z]+(?:\s+[a-z]+)?\s*\}'
     || '|\\(?:sin|cos|tan|sec|csc|cot)\s*(?:\^\s*\{?\d\}?)?\s*(?:\\(?:alpha|beta|gamma|theta|phi)|[A-Za-z]))'
     || '\s*(?:=|\\in\b)\s*', '');
@@ -99,7 +102,8 @@ CREATE OR REPLACE MACRO strip_name(s) AS regexp_replace(s,
 -- for x^2-1 is within one.
 CREATE OR REPLACE MACRO value_atoms(s) AS len(regexp_extract_all(
     regexp_replace(regexp_replace(strip_name(s), '(?:^|[^A-Za-z\\])(?:and|or)(?:[^A-Za-z]|$)', ' ', 'g'),
-        '\\(?:left|right|[bB]igg?[lrm]?|[dtc]?frac|cdot|times|[lg]eq?|[lg]eqslant|[lg]t|neq?|in|cup|cap|setminus|displaystyle|textstyle|q?quad|hspace|text\w*|math(?:rm|bf|it|sf|tt)|boldsymbol|bm|mbox|operatorname|limits)\b|\\[,;:! ]',
+        '\\(?:left|right|[bB]igg?[lrm]?|[dtc]?frac|cdot|times|[lg]eq?|[lg]eqslant|[lg]t|neq?|in|cup|cap|setminus|displaystyle|textstyle|q?quad|hspace|text\'
+            || 'w*|math(?:rm|bf|it|sf|tt)|boldsymbol|bm|mbox|operatorname|limits)\b|\\[,;:! ]',
         ' ', 'g'),
     '\\[A-Za-z]+|\d+(?:\.\d+)?|[A-Za-z]'));
 
@@ -119,7 +123,8 @@ CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
     -- a literal in braces or brackets after an operator is the literal ('\cdot{3}', '+(-1)', '{(1)+2}')
     regexp_replace(n, '(^|[-+*/=^(\[{,×·÷]|\\cdot|\\times|\\div)[{(](-?\d+(?:\.\d+)?)[})]', '\1\2', 'g'),
     '(?:^|[-+*/=(\[{,;&<>≤≥×·÷\\]|\\cdot|\\times|\\div|\\q?quad|\\[lg]eq?|\\[lg]t|\\begin\{[a-z]*matrix\})(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})'
-    || '(?:[-+*×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})(?:$|[-+*/=)\]},;&<>×·÷]|\\(?:\d|end|\}|\]|q?quad)|\\cdot|\\times|\\div|or)'
+    || '(?:[-+*×·÷]|\\cdot|\\times|\\div)(?:-?\d+(?:\.\d+)?|\\[dt]?frac\{\d+\}\{\d+\})(?:$|[-+*/=)\]},;&<>×·÷]|\\(?:\d|end|\}|\]|q?quad)|\\cdot|\\times|\\d'
+        || 'iv|or)'
     || '|(?:^|[^\w.}])\d+\^(?:\d|\{\d+\})|[\d)}]!|\\d?binom|\\choose|\\sum|\\prod|\\int|\\lim'
     -- a bracket of numbers raised to a power ('(1+\sqrt{2})^2'; '(2x-3)^2' is a factored form) or any bracket to a
     -- power of two digits ('(x+y+z)^{60}', which math-verify cannot expand in time), a scalar or sign before a
@@ -148,13 +153,17 @@ CREATE OR REPLACE MACRO unit_word(w) AS regexp_full_match(w, '[msgNJWV]') OR reg
 -- and 7: a tail of any plain words had been dropped, 'doubtful', 'millions' and 'degrees' with it).
 CREATE OR REPLACE MACRO value_tail(x) AS
     CASE WHEN NOT regexp_matches(x, '\\(?:text|mathrm|mbox|in)') THEN x  -- (the common case, one cheap test)
-         WHEN regexp_matches(x, '[\d}\w)]\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{\s*[a-zA-Z]{1,12}\.?(?:\s+[a-zA-Z]{1,12}\.?)?\s*\}(?:\^\s*\{?[23]\}?)?\s*$')
+         WHEN regexp_matches(x, '[\d}\w)]\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{\s*[a-zA-Z]{1,12}\.?(?:\s+[a-zA-Z]{1,12}\.?)?\s*\}(?:\^\s*\{?[23]'
+             || '\}?)?\s*$')
               AND unit_word(regexp_extract(x, '\{\s*([a-zA-Z]{1,12}\.?(?:\s+[a-zA-Z]{1,12}\.?)?)\s*\}(?:\^\s*\{?[23]\}?)?\s*$', 1))
          THEN regexp_replace(x, '\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{[^{}]*\}(?:\^\s*\{?[23]\}?)?\s*$', '')
-         WHEN regexp_matches(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mathbb\s*\{?Z\}?\s*\)?\s*$|\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$')
-              AND contains(regexp_replace(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mathbb\s*\{?Z\}?\s*\)?\s*$|\s*\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$', ''),
+         WHEN regexp_matches(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mat'
+             || 'hbb\s*\{?Z\}?\s*\)?\s*$|\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$')
+              AND contains(regexp_replace(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s'
+                  || '*\\in\s*\\mathbb\s*\{?Z\}?\s*\)?\s*$|\s*\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$', ''),
                            regexp_extract(x, '([kmn])\s*(?:\\in\s*\\mathbb\s*\{?Z\}?\s*\)?)?\s*$', 1))
-         THEN regexp_replace(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mathbb\s*\{?Z\}?\s*\)?\s*$|\s*\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$', '')
+         THEN regexp_replace(x, '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mat'
+             || 'hbb\s*\{?Z\}?\s*\)?\s*$|\s*\\text\s*\{\s*(?:for|where)\s+(?:(?:any|all|some|every)\s+)?integers?\s*\}\s*[kmn]\s*$', '')
          ELSE x END;
 
 -- uni_math(x): Unicode math as LaTeX, for a symbolic answer ('√2' -> '\sqrt{2}', '2√3' -> '2\sqrt{3}',
@@ -164,7 +173,8 @@ CREATE OR REPLACE MACRO value_tail(x) AS
 CREATE OR REPLACE MACRO uni_math(x) AS
     CASE WHEN regexp_matches(x, '[√∛⁰¹²³⁴⁵⁶⁷⁸⁹⁻½⅓⅔¼¾]')
          THEN translate(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-                  replace(replace(replace(replace(replace(x, '½', '\frac{1}{2}'), '⅓', '\frac{1}{3}'), '⅔', '\frac{2}{3}'), '¼', '\frac{1}{4}'), '¾', '\frac{3}{4}'),
+                  replace(replace(replace(replace(replace(x, '½', '\frac{1}{2}'), '⅓', '\frac{1}{3}'), '⅔', '\frac{2}{3}'),
+                          '¼', '\frac{1}{4}'), '¾', '\frac{3}{4}'),
                   '([⁰¹²³⁴⁵⁶⁷⁸⁹])√\s*(\d+|[A-Za-z])', '\\sqrt[\1]{\2}', 'g'),
                   '√\s*\(([^()]*)\)', '\\sqrt{\1}', 'g'), '√\s*(\d+|[A-Za-z]|\\pi)', '\\sqrt{\1}', 'g'),
                   '∛\s*(\d+|[A-Za-z])', '\\sqrt[3]{\1}', 'g'), '(^|[^\[⁰¹²³⁴⁵⁶⁷⁸⁹⁻])(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)', '\1^{\2}', 'g'), '⁻⁰¹²³⁴⁵⁶⁷⁸⁹', '-0123456789')
@@ -180,7 +190,8 @@ CREATE OR REPLACE MACRO uni_math(x) AS
 -- number, a false computation is not checked.
 CREATE OR REPLACE MACRO eq_computed(x) AS list_transform([regexp_extract(x, '([^=]*)=[^=]*$', 1)], lambda side:  -- (bound once)
     regexp_matches(side,
-        '\\(?:int|iint|oint|sum|prod|lim|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|log|ln|exp|binom)\b|\)\s*\(|\d\s*\^|\}\s*\^|\)\s*\^|!|\\cdot|\\times|\\sqrt\s*(?:\[[^\]]*\])?\s*\{[^{}]*[-+^*]|\\[dt]?frac\s*\{[^{}]*[-+]')
+        '\\(?:int|iint|oint|sum|prod|lim|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|log|ln|exp|binom)\b|\)\s*\(|\d\s*\^|\}\s*\^|\)\s*\^|!|'
+            || '\\cdot|\\times|\\sqrt\s*(?:\[[^\]]*\])?\s*\{[^{}]*[-+^*]|\\[dt]?frac\s*\{[^{}]*[-+]')
     OR list_bool_or(list_transform(regexp_extract_all(side, '\\sqrt\s*\{\s*(\d{1,9})\s*\}', 1),
                                    lambda n: list_bool_or(list_transform(range(2, 32), lambda k: CAST(n AS BIGINT) % (k * k) = 0)))))[1];
 

@@ -191,7 +191,8 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         CASE WHEN p.task = 'logic' AND p.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
     FROM decimals AS h JOIN golds AS p USING (prompt_id)
 ), joined AS (
-    -- a symbolic answer is read in steps (symbolic.sql uni_math, value_tail: '5√2', '36\pi \text{ cm}^2', ', k \in \mathbb{Z}'); units are dropped, not compared
+    -- a symbolic answer is read in steps (symbolic.sql uni_math, value_tail: '5√2', '36\pi \text{ cm}^2', ', k \in \mathbb{Z}'); units are dropped, not
+    -- compared
     -- and a chain of '=' whose earlier sides compute the last is read as its last side (macros.sql eq_computed:
     -- '\sqrt{72} = 6\sqrt{2}', '(x-2)(x+2) = x^2-4', '\int_0^1 \frac{dx}{1+x^2} = \frac{\pi}{4}', '\sin 60^\circ =
     -- \frac{\sqrt{3}}{2}'); a chain of values ('2\sqrt{3} = 3\sqrt{2}') stays several values (not_value)

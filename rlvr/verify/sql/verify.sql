@@ -208,10 +208,10 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     SELECT *,
         CASE
             WHEN task = 'code' THEN 'code'  -- decided by running it: rlvr.verify.code, via verify_code.sql
+            WHEN task = 'exact' THEN 'sql_exact'  -- datasets with verifier = 'exact': strings only, never read as numbers
             WHEN unasked THEN CASE WHEN gold_num IS NOT NULL THEN 'sql_numeric' ELSE 'sql_exact' END  -- wrong: no answer where one is required
             WHEN hedge IS NOT NULL THEN 'sql_exact'  -- several answers: wrong ($multiple = 'reject', or several final values)
             WHEN gold_verdict IS NOT NULL THEN 'sql_exact'  -- logic verdicts
-            WHEN task = 'exact' THEN 'sql_exact'  -- datasets with verifier = 'exact': strings only, never read as numbers
             WHEN task = 'logic' THEN CASE WHEN COALESCE(pred_formula, '') IN ('', gold_formula) THEN 'sql_exact' ELSE 'logic' END
             -- a value gold takes a value: only a number SQL reads is an answer; an expression ('3*4',
             -- '\binom{10}{3}', '\sqrt{144}', '12=13'), even an equal one, is wrong here (issue 19)

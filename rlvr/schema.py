@@ -131,7 +131,7 @@ SCORES = pa.schema(
         pa.field("sample_idx", pa.int32(), nullable=False),
         pa.field("task", pa.string(), nullable=False),
         pa.field("extracted_answer", pa.string()),  # null when nothing could be extracted
-        pa.field("extraction", pa.string(), nullable=False),  # answer_tag | boxed | last_number | none
+        pa.field("extraction", pa.string(), nullable=False),  # answer_tag | boxed | gsm8k | final_line | last_number | none
         pa.field("format_ok", pa.bool_(), nullable=False),  # verify.format: an <answer> tag, or <think> then <answer>
         pa.field("correct", pa.bool_(), nullable=False),
         # reward = reward_correct + reward_format + reward_citation + length_penalty; the components are

@@ -132,9 +132,8 @@ def test_score_uses_real_math_verify_for_symbolic_rows(tmp_path: Path) -> None:
     assert stats["undecided"] == 2 and stats["verifier_errors"] == 0
     assert [x["reason"] for x in table.to_pylist()] == [
         "correct: 0.5 = \\frac{1}{2}",
-        "wrong: got \\sqrt{1/4}, expected \\frac{1}{2} (not a number: the gold is a value, so an expression, "
-        "even an equal one, or several values is no answer)",
-        "wrong: got nineteen, expected \\frac{1}{2}",
+        "wrong: refused by the contract: an expression to evaluate, not a value (\\sqrt{1/4}); the gold, \\frac{1}{2}, is a value",
+        "wrong: refused by the contract: words inside the marker (nineteen); the gold, \\frac{1}{2}, is a value",
         "correct: \\sqrt{2} = \\sqrt{2} (no <answer> tag; taken from boxed)",
         "correct: 2^{1/2} = \\sqrt{2} (math_verify)",
         "wrong: got \\sqrt{3}, expected \\sqrt{2} (math_verify: not equivalent)",

@@ -63,6 +63,11 @@ from rlvr.verify.code import SandboxError, io_tests_json, sandbox_mode
 from rlvr.verify.code import prompt as code_prompt
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "redteam.json").read_text(encoding="utf-8"))
+# the answer contract (issue 38; README "The answer contract"): right answers whose form it refuses, and
+# attacks it pays (a marker that holds the right value; the words before it are not read), each with the
+# reward and reason it gets now (moved out of redteam.json by scripts/reclassify_corpus.py)
+REFUSED = json.loads((Path(__file__).parent / "data" / "refused-by-contract.json").read_text(encoding="utf-8"))
+PAID = json.loads((Path(__file__).parent / "data" / "paid-by-contract.json").read_text(encoding="utf-8"))
 FERRY = [
     (
         "The ferry across the Lune first ran in 1829 from Orlesby. The ferry carried 29 passengers on its first "
@@ -1146,6 +1151,16 @@ def test_math_and_retrieval_attacks_get_their_stated_reward(tmp_path: Path):
     entries = [e for e in CORPUS if e["tier"] != "code"]
     rows = _score(tmp_path, entries)
     assert _misjudged(entries, rows) == []
+
+
+@pytest.mark.parametrize("table", ["refused", "paid"])
+def test_entries_the_contract_changed_get_their_reward_and_reason(tmp_path: Path, table: str):
+    entries = {"refused": REFUSED, "paid": PAID}[table]
+    rows = _score(tmp_path, entries)
+    got = [(e["attack"], row["reward"], row["reason"]) for e, row in zip(entries, rows, strict=True)]
+    assert got == [(e["attack"], e["reward"], e["reason"]) for e in entries]
+    if table == "refused":
+        assert all(row["reward"] < 1.0 and not row["correct"] for row in rows)
 
 
 def test_code_attacks_get_their_stated_reward(tmp_path: Path):

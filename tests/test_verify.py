@@ -24,10 +24,10 @@ PROBLEMS_ROWS = [("n", "19"), ("neg", "-4"), ("big", "1200"), ("frac", "0.5"), (
 # (prompt_id, response, extracted_answer, extraction, format_ok, correct)
 CASES = [
     ("n", "<answer>19</answer>", "19", "answer_tag", True, True),
-    ("n", "<answer> 19. </answer>", " 19. ", "answer_tag", True, True),
+    ("n", "<answer> 19. </answer>", "19.", "answer_tag", True, True),  # a value gold reads the value, trimmed
     ("n", "so \\boxed{19}", "19", "boxed", False, True),
-    ("n", "it is 12 then 19", "19", "last_number", False, True),
-    ("n", "<answer>18</answer> no wait 19", "18", "answer_tag", True, False),  # the tag is read, and the correction denies it
+    ("n", "it is 12 then 19", None, "none", False, False),  # no marker: strict by default (README "The answer contract")
+    ("n", "<answer>18</answer> no wait 19", "18", "answer_tag", True, False),  # text after the last marker: refused
     ("n", "no idea", None, "none", False, False),
     ("n", "<answer></answer>", "", "answer_tag", True, False),
     ("neg", "<answer>−4</answer>", "−4", "answer_tag", True, True),  # unicode minus
@@ -81,15 +81,16 @@ def test_reasons_are_readable(scored: list[dict]) -> None:
     reasons = {(r["prompt_id"], r["sample_idx"]): r["reason"] for r in scored}
     assert reasons[("n", 0)] == "correct: 19 = 19"
     assert reasons[("n", 2)] == "correct: 19 = 19 (no <answer> tag; taken from boxed)"
-    assert reasons[("n", 4)] == "wrong: the tagged answer, 18, is corrected after it to 19; one final answer is expected"
+    assert reasons[("n", 3)].startswith("no_answer: no answer marker (<answer>, \\boxed{}, ####, a final-answer line)")
+    assert reasons[("n", 4)] == "wrong: text after the last marker (the answer must end the response)"
     assert reasons[("n", 5)].startswith("no_answer:")
     assert reasons[("n", 6)] == "wrong: empty answer, expected 19"
 
 
 def test_group_advantages_hand_computed(scored: list[dict]) -> None:
     n = sorted((r for r in scored if r["prompt_id"] == "n"), key=lambda r: r["sample_idx"])
-    rewards = [1, 1, 1, 1, 0, 0, 0]
-    mean = 4 / 7
+    rewards = [1, 1, 1, 0, 0, 0, 0]
+    mean = 3 / 7
     std = math.sqrt(sum((x - mean) ** 2 for x in rewards) / 6)  # sample std
     for row, rw in zip(n, rewards, strict=True):
         assert row["group_size"] == 7
@@ -104,9 +105,9 @@ def test_format_reward_adds_to_correctness(tmp_path: Path) -> None:
     r, p = _files(tmp_path, CASES[:6])
     out = score(r, p, VerifySection(weights={"default": RewardWeights(correct=1.0, format=0.25)})).to_pylist()
     out = sorted(out, key=lambda x: x["sample_idx"])
-    assert [row["reward"] for row in out] == [1.25, 1.25, 1.0, 1.0, 0.25, 0.0]
+    assert [row["reward"] for row in out] == [1.25, 1.25, 1.0, 0.0, 0.25, 0.0]
     assert [row["reward_format"] for row in out] == [0.25, 0.25, 0.0, 0.0, 0.25, 0.0]
-    assert [row["reward_correct"] for row in out] == [1.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+    assert [row["reward_correct"] for row in out] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
     assert all(row["reward_citation"] == 0.0 and row["citations"] is None for row in out)
 
 
@@ -220,7 +221,7 @@ RULES = [
     ("value gold", "120", "<answer>\\binom{10}{3}</answer>", False, "sql_numeric"),
     ("value gold", "12", "<answer>\\sqrt{144}</answer>", False, "sql_numeric"),
     ("value gold", "-4", "<answer>5 - 9</answer>", False, "sql_numeric"),
-    ("value gold", "12", "<answer>12 = 12</answer>", False, "sql_numeric"),
+    ("value gold", "12", "<answer>12 = 12</answer>", True, "sql_numeric"),  # an equation that holds: its last side
     ("value gold", "-4", "<answer>-4</answer>", True, "sql_numeric"),
     ("value gold", "0.5", "<answer>\\dfrac12</answer>", True, "sql_numeric"),  # \frac12 is \frac{1}{2}
     ("closed form", "2\\sqrt{3}", "<answer>\\sqrt{12}</answer>", True, "math_verify"),  # another closed form
@@ -239,8 +240,8 @@ RULES = [
     ("repeating decimals", "-37/3", "<answer>-12.\\overline{33}</answer>", True, "sql_numeric"),
     ("repeating decimals", "12", "<answer>12.\\overline{3}</answer>", False, "sql_numeric"),
     ("repeating decimals", "37/3", "<answer>12.\\overline{4}</answer>", False, "sql_numeric"),
-    ("words", "19", "<answer>The total is 19</answer>", True, "sql_numeric"),
-    ("words", "19", "<answer>She has $19 left.</answer>", True, "sql_numeric"),
+    ("words", "19", "<answer>The total is 19</answer>", False, "sql_numeric"),  # words inside a marker are refused
+    ("words", "19", "<answer>She has $19 left.</answer>", False, "sql_numeric"),
     ("words", "19", "<answer>x = 19</answer>", True, "sql_numeric"),
     ("words", "19", "<answer>19 or 20</answer>", False, "sql_numeric"),  # a hedge
     ("words", "19", "<answer>about 19</answer>", False, "sql_numeric"),
@@ -256,19 +257,7 @@ RULES = [
     ("several answers", "42", "<answer>42</answer> <answer>42</answer>", True, "sql_numeric"),  # one answer, twice
     ("several answers", "42", "\\boxed{42}, so \\boxed{42.}", True, "sql_numeric"),
     ("several answers", "42", "<think>use <answer></answer></think> <answer>42</answer>", True, "sql_numeric"),
-    ("several answers", "42", "<answer>41</answer></think><answer>42</answer>", False, "sql_exact"),  # no <think>
-    ("last-number hedges", "13", "it is 12 (or 13)", False, "sql_exact"),
-    ("last-number hedges", "13", "it is 12 \\approx 13.", False, "sql_exact"),
-    ("last-number hedges", "13", "so $12$ = $13$", False, "sql_exact"),
-    ("last-number hedges", "13", "it goes 12 \\to 13", False, "sql_exact"),
-    ("last-number hedges", "13", "options: 11, 12, 13", False, "sql_exact"),
-    ("last-number hedges", "13", "so 6 + 7 = 13", True, "sql_numeric"),  # a sum and its value
-    ("last-number hedges", "13", "In 2019, 13 people came.", True, "sql_numeric"),
-    ("last-number hedges", "13", "13 or 13", True, "sql_numeric"),  # one value
-    ("last-number hedges", "4", "so it is 3 + 4", False, "sql_exact"),  # an operand is no value
-    ("last-number hedges", "60%", "it is 50% or 60%", False, "sql_exact"),
-    ("last-number hedges", "13", "it is 12 (13).", False, "sql_exact"),
-    ("last-number hedges", "13", "step 2: it is 13 (see above).", True, "sql_numeric"),
+    ("several answers", "42", "<answer>41</answer></think><answer>42</answer>", True, "sql_numeric"),  # a lone </think>
     ("markup", "12", "<answer>\\boxed{12}</answer>", True, "sql_numeric"),
     ("markup", "0.5", "<answer>\\boxed{\\frac{1}{2}}</answer>", True, "sql_numeric"),
     ("markup", "12", "<answer>\\(12\\)</answer>", True, "sql_numeric"),
@@ -366,20 +355,23 @@ def test_several_answer_tags_count_the_last_when_asked(tmp_path: Path) -> None:
     r, p = _files(tmp_path, [("t", "<answer>41</answer> <answer>42</answer>"), ("t", "\\boxed{41} \\boxed{42}")], [("t", "42")])
     rows = score(r, p, VerifySection()).to_pylist()
     assert [x["correct"] for x in rows] == [False, False]
-    assert rows[0]["reason"].startswith("wrong: several <answer> tags in one response") and not rows[0]["format_ok"]
+    assert rows[0]["reason"] == "wrong: markers that hold different answers (41; 42): a hedge (verify.multiple_answers = reject)"
+    assert not rows[0]["format_ok"]
     rows = score(r, p, VerifySection(multiple_answers="last")).to_pylist()
     assert [x["correct"] for x in rows] == [True, True] and rows[0]["format_ok"]
 
 
-# (response, extracted_answer, extraction): the extraction rules beyond CASES above
+# (response, extracted_answer, extraction) under verify.extraction = lenient: the extraction rules beyond
+# CASES above (the contract's own tables: tests/test_contract.py)
 EXTRACTION = [
     ("so \\boxed{\\frac{1}{2}} it is", "\\frac{1}{2}", "boxed"),  # nested braces
     ("first \\boxed{3} then \\boxed{4}", "3", "boxed"),  # the first box (the row is wrong: a hedge)
-    ("\\boxed{} is empty, the answer is 7", "7", "last_number"),
-    ("it costs $1,200.", "1,200", "last_number"),
-    ("half of it, 3/4 of it.", "3/4", "last_number"),
-    ("the value is \u22124 here", "\u22124", "last_number"),
-    ("that is 50% off", "50%", "last_number"),
+    ("\\boxed{} is empty, the answer is 7", "", "boxed"),  # a marker: the last line is not read
+    ("it costs $1,200.", "$1,200", "last_number"),
+    ("half of it, 3/4.", "3/4", "last_number"),
+    ("the value is \u22124", "\u22124", "last_number"),
+    ("that is 50%", "50%", "last_number"),
+    ("that is 50% off", None, "none"),  # a word after the number that is no unit
     ("<answer>\n 5\n</answer>", "\n 5\n", "answer_tag"),  # multi-line tag body
     ("<answer>1</answer> <answer>2</answer>", "1", "answer_tag"),  # the first tag (the row is wrong: a hedge)
     ("<answer>1 <answer>2</answer>", "1 <answer>2", "answer_tag"),  # first opening, nearest closing
@@ -387,7 +379,6 @@ EXTRACTION = [
     ("<answer>no closing tag 5", None, "none"),  # an unclosed tag is no answer (not a licence to guess)
     ("\\boxed{\\frac{\\sqrt{\\frac{1}{2}}}{3}}", "\\frac{\\sqrt{\\frac{1}{2}}}{3}", "boxed"),  # three deep
     ("\\boxed{\\frac{1}{2} then 7", None, "none"),  # a box no pattern reads is no answer either
-    ("so it is 12.\\overline{3}.", "12.\\overline{3}", "last_number"),  # a repeating decimal
     ("<think>draft <answer>1</answer></think><answer>2</answer>", "2", "answer_tag"),  # thinking is not answering
     ("<answer></answer> <answer>5</answer>", "5", "answer_tag"),  # an empty tag beside an answer
 ]
@@ -395,7 +386,7 @@ EXTRACTION = [
 
 def test_extraction_rules(tmp_path: Path) -> None:
     r, p = _files(tmp_path, [("x", text) for text, *_ in EXTRACTION], [("x", "0")])
-    got = [(x["extracted_answer"], x["extraction"]) for x in score(r, p, VerifySection()).to_pylist()]
+    got = [(x["extracted_answer"], x["extraction"]) for x in score(r, p, VerifySection(extraction="lenient")).to_pylist()]
     assert got == [(e, kind) for _, e, kind in EXTRACTION]
 
 
@@ -412,8 +403,8 @@ def test_overlong_soft_penalty_hand_computed(tmp_path: Path) -> None:
     assert {x["length_penalty"] for x in off} == {0.0} and {x["reward"] for x in off} == {1.0}
 
 
-def test_strict_extraction_needs_a_tag_or_a_box(tmp_path: Path) -> None:
-    """verify.extraction: lenient by default (the last number is read), strict per task or for all."""
+def test_strict_extraction_needs_a_marker(tmp_path: Path) -> None:
+    """verify.extraction: strict by default (only a marker is read), lenient per task or for all."""
     texts = ["<answer>42</answer>", "so \\boxed{42}", "so it is 42."]
     problems = [{"prompt_id": "a", "answer": "42", "task": "arithmetic"}, {"prompt_id": "m", "answer": "42", "task": "math"}]
     r, p = write_inputs(tmp_path, problems, [(pid, t) for pid in ("a", "m") for t in texts])
@@ -423,32 +414,29 @@ def test_strict_extraction_needs_a_tag_or_a_box(tmp_path: Path) -> None:
         return [(x["prompt_id"], x["correct"], x["extraction"]) for x in out]
 
     lenient = [("a", True, "answer_tag"), ("a", True, "boxed"), ("a", True, "last_number")]
-    assert rows(VerifySection()) == lenient + [("m", *x[1:]) for x in lenient]
-    assert rows(VerifySection(extraction={"arithmetic": "strict"})) == [
-        *lenient[:2],
-        ("a", False, "none"),
-        *[("m", *x[1:]) for x in lenient],
-    ]
-    assert rows(VerifySection(extraction="strict"))[-1] == ("m", False, "none")
-    assert rows(VerifySection(extraction={"math": "strict"}))[2::3] == [("a", True, "last_number"), ("m", False, "none")]
-    strict_arith = VerifySection(extraction={"arithmetic": "strict"})
-    reason = next(x["reason"] for x in score(r, p, strict_arith).to_pylist() if x["extraction"] == "none")
-    assert reason.startswith("no_answer: no <answer> tag or \\boxed{} (verify.extraction = strict for task arithmetic")
+    strict = [*lenient[:2], ("a", False, "none")]
+    assert rows(VerifySection()) == strict + [("m", *x[1:]) for x in strict]
+    assert rows(VerifySection(extraction={"arithmetic": "lenient"})) == lenient + [("m", *x[1:]) for x in strict]
+    assert rows(VerifySection(extraction="lenient"))[-1] == ("m", True, "last_number")
+    reason = next(x["reason"] for x in score(r, p, VerifySection()).to_pylist() if x["extraction"] == "none")
+    assert reason.startswith("no_answer: no answer marker (<answer>, \\boxed{}, ####, a final-answer line) in the response")
+    assert reason.endswith("(verify.extraction = strict for task arithmetic)")
 
 
 def test_extraction_setting_is_per_task() -> None:
-    assert VerifySection().extraction == {"default": "lenient"}
-    assert VerifySection(extraction={"arithmetic": "strict"}).extraction == {"default": "lenient", "arithmetic": "strict"}
-    assert VerifySection(extraction="strict").extraction == {"default": "strict"}
+    assert VerifySection().extraction == {"default": "strict"}
+    assert VerifySection(extraction={"arithmetic": "lenient"}).extraction == {"default": "strict", "arithmetic": "lenient"}
+    assert VerifySection(extraction="lenient").extraction == {"default": "lenient"}
     cfg = VerifySection(extraction={"math": "strict", "arithmetic": "lenient"})
-    assert cfg.extraction_params() == {"strict_tasks": ["math"], "lenient_tasks": ["arithmetic"], "strict_default": False}
+    assert cfg.extraction_params() == {"strict_tasks": ["math"], "lenient_tasks": ["arithmetic"], "strict_default": True}
     with pytest.raises(ValueError, match="strict"):
         VerifySection(extraction="loose")
 
 
 def test_candidates_separated_by_spaces_are_a_hedge(tmp_path: Path) -> None:
-    """Lenient reading cannot be paid by listing candidates that end in the gold, with or without commas."""
+    """Lenient reading cannot be paid by listing candidates that end in the gold: no other number may share
+    the last line (a computation too: '6 + 7 = 42' is refused, in doubt)."""
     texts = ["40 41 42", "40 41 42.", "maybe 41 42", "I think 42", "6 + 7 = 42"]
     r, p = write_inputs(tmp_path, [{"prompt_id": "a", "answer": "42", "task": "arithmetic"}], [("a", t) for t in texts])
-    got = sorted(score(r, p, VerifySection()).to_pylist(), key=lambda x: x["sample_idx"])
-    assert [x["correct"] for x in got] == [False, False, False, True, True], [x["reason"] for x in got]
+    got = sorted(score(r, p, VerifySection(extraction="lenient")).to_pylist(), key=lambda x: x["sample_idx"])
+    assert [x["correct"] for x in got] == [False, False, False, True, False], [x["reason"] for x in got]

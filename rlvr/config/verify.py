@@ -25,11 +25,10 @@ class RewardWeights(_Section):
 
 
 DEFAULT_WEIGHTS = {"default": RewardWeights(), "retrieval": RewardWeights(citation=0.5)}
-# verify.extraction (README, verify section): lenient everywhere by default. The tiny demo model always tags,
-# but SmolLM2 on the shipped arithmetic recipe gave its correct training answers without the tag (issue 19):
-# strict by default would pay that learning benchmark nothing. Lenient reads the last number, and a
-# response whose last numbers are two answers (a list of candidates, `12 (or 13)`) is a hedge and earns 0.
-DEFAULT_EXTRACTION = {"default": "lenient"}
+# verify.extraction (README "The answer contract"): strict for every task: the answer is what the response
+# marks (<answer>, \boxed{}, '####', a final-answer line). A recipe whose model writes bare numbers sets
+# lenient for its task explicitly (recipes/smollm2-arithmetic.toml).
+DEFAULT_EXTRACTION = {"default": "strict"}
 
 PLUGIN_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
@@ -93,15 +92,16 @@ class VerifySection(_Section):
     )
     multiple_answers: Literal["reject", "last"] = Field(
         "reject",
-        description="A response with several <answer> tags (or several \\boxed{} and no tag): 'reject' = wrong "
-        "(a hedge), 'last' = the last one counts.",
+        description="A response whose markers (tags, boxes, '####', a final-answer line) hold different answers: "
+        "'reject' = wrong (a hedge), 'last' = the last marker counts.",
     )
     extraction: dict[str, Literal["strict", "lenient"]] = Field(
         default_factory=lambda: dict(DEFAULT_EXTRACTION),
         description="Where the answer is read, per task (the problems' `task` column; tasks not listed use 'default'): "
-        "'strict' = an <answer> tag or a \\boxed{} only; 'lenient' = else the last number of the response "
-        "(its last two numbers stating two answers, a list of candidates, is a hedge: 0). One word sets every task: "
-        'verify.extraction = "strict". Default: lenient (a response stating several final values is a hedge either way).',
+        "'strict' = only what the response marks: <answer>...</answer>, \\boxed{}, '#### X', or a last line opening "
+        "'The final answer is', 'Final Answer:' or 'Answer:'; 'lenient' = else the last number of the last line, "
+        "when no other number shares that line and only punctuation or a unit follows it. One word sets every task: "
+        'verify.extraction = "strict". Default: strict.',
     )
     min_citation_words: int = Field(
         8,
@@ -181,7 +181,7 @@ class VerifySection(_Section):
         return {
             "strict_tasks": [t for t, m in modes.items() if t != "default" and m == "strict"],
             "lenient_tasks": [t for t, m in modes.items() if t != "default" and m == "lenient"],
-            "strict_default": modes.get("default", "lenient") == "strict",
+            "strict_default": modes.get("default", "strict") == "strict",
         }
 
     @field_validator("weights", mode="before")

@@ -1,8 +1,9 @@
 """Verification: the SQL tier decides every row it can, math-verify the rest, SQL the advantages.
 
 `score(...)` runs, on one DuckDB connection:
-  1. sql/verify.sql: join rollout shards with problems, extract answers (<answer> tags, \\boxed{},
-     the last number unless verify.extraction is strict for the task), normalise them (sql/macros.sql) and decide plain numbers (sql_numeric), plain
+  1. sql/verify_markers.sql: the answer each response marks (the answer contract: <answer> tags,
+     \\boxed{}, '####', a final-answer line; reasoning in <think> never read; README "The answer
+     contract"); sql/verify.sql: join them with problems, normalise (sql/normalise.sql) and decide plain numbers (sql_numeric), plain
      strings and logic verdicts (sql_exact); the rest is left to a Python tier in the temp table
      verify_rows, by verifier: `undecided` (symbolic), `code`, `logic` (a formula answer);
   2. the Python tiers (rlvr.verify.tiers.TIERS), each on its own rows only: math-verify in worker
@@ -50,6 +51,7 @@ SELECT DISTINCT prompt_id FROM read_parquet($rollouts, hive_partitioning = false
 WHERE prompt_id NOT IN (SELECT prompt_id FROM read_parquet($problems, hive_partitioning = false))
 ORDER BY 1 LIMIT 5
 """
+MACROS = ("normalise", "symbolic", "markers", "citations")  # the macro files, each CREATE OR REPLACE MACRO only
 WEIGHTS = pa.schema([("task", pa.string()), ("correct", pa.float64()), ("format", pa.float64()), ("citation", pa.float64())])
 
 
@@ -111,7 +113,8 @@ def digits_macro() -> str:
 def connect() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute(digits_macro())
-    con.execute(sql.load("macros"))
+    for name in MACROS:
+        con.execute(sql.load(name))
     con.execute(verdict_macro())
     return con
 
@@ -130,13 +133,13 @@ def _apply_fills(con: duckdb.DuckDBPyConnection, fills: pa.Table) -> None:
 
 
 def _decide_in_sql(con: duckdb.DuckDBPyConnection, files: dict[str, list[str]], cfg: VerifySection) -> int:
-    """Pass 1 (sql/verify.sql) into verify_rows; every rollout row must have its problem. Returns the row count."""
+    """Pass 1 into verify_rows: the markers each response holds (sql/verify_markers.sql), then their
+    reading and comparison (sql/verify.sql); every rollout row must have its problem. Returns the row count."""
     con.execute(
-        sql.load("verify"),
-        files
-        | {"tol": cfg.numeric_tolerance, "format_mode": cfg.format, "multiple": cfg.multiple_answers}
-        | cfg.extraction_params(),
+        sql.load("verify_markers"),
+        {"rollouts": files["rollouts"], "format_mode": cfg.format, "multiple": cfg.multiple_answers},
     )
+    con.execute(sql.load("verify"), {"problems": files["problems"], "tol": cfg.numeric_tolerance} | cfg.extraction_params())
     n_in = con.execute(COUNT_ROLLOUTS, {"rollouts": files["rollouts"]}).fetchall()[0][0]
     n_rows = con.execute(COUNT_ROWS).fetchall()[0][0]
     if n_rows != n_in:

@@ -86,7 +86,7 @@ def math_fills(undecided: pa.Table, inputs: TierInputs) -> tuple[pa.Table, Count
             reason = f"correct: {r['pred_norm']} = {r['gold_norm']} (math_verify)"
         else:
             reason = f"wrong: got {r['pred_norm']}, expected {r['gold_norm']} (math_verify: not equivalent)"
-        if r["extraction"] in ("boxed", "last_number"):  # as verify.sql words it
+        if r["extraction"] in ("boxed", "gsm8k", "final_line", "last_number"):  # as verify.sql words it
             reason += f" (no <answer> tag; taken from {r['extraction']})"
         out.append(
             {

@@ -65,7 +65,8 @@ FROM (
             COALESCE(bool_or(s.needle_words <> '  ' AND contains(src.source, s.needle) AND contains(src.source_words, s.needle_words)), false) AS found,
             -- the first sentence that holds the span whole: what the span cites
             min(list_filter(src.sentences, lambda x: contains(x, s.needle) AND contains(cite_words(x), s.needle_words))[1]) AS sentence,
-            COALESCE(bool_or(s.n_words >= $min_words OR list_contains(list_transform(src.sentences, lambda x: cite_trim(x)), cite_trim(s.needle))), false) AS long_enough,
+            COALESCE(bool_or(s.n_words >= $min_words
+                OR list_contains(list_transform(src.sentences, lambda x: cite_trim(x)), cite_trim(s.needle))), false) AS long_enough,
             any_value(s.n_words > $max_words) AS too_long,
             any_value(s.gold_words <> '  ' AND contains(s.needle_words, s.gold_words)) AS has_answer,
             any_value(s.needle_words = s.gold_words) AS answer_alone

@@ -1,0 +1,71 @@
+-- verify(i), step 1: what each response marks as its answer, into the temp table verify_markers
+-- (run by rlvr.verify.scoring before verify.sql; macros: markers.sql). The contract, README "The answer
+-- contract"; one table per rule in tests/test_contract.py.
+-- Parameters: $rollouts (Parquet files), $multiple ('reject': markers that hold different answers are
+-- a hedge, no answer; 'last': the last marker counts), $format_mode ('answer' | 'think_answer').
+--
+-- 1. Reasoning is never the answer: closed <think>...</think> spans are dropped; then a lone '</think>'
+--    (the prompt opened the think block: DeepSeek-R1 distills) leaves only the text after it, and a
+--    '<think>' never closed drops all after it. Closed <cite> spans are quotes of the sources, not answers.
+-- 2. Markers (markers.sql): <answer> tags, \boxed{}, '####' lines, in order, and a final-answer line. Their
+--    contents must agree after norm_answer (empty tags aside: an instruction's '<answer></answer>').
+-- 3. An <answer> never closed, or a \boxed{ that cannot be read, refuses the response: no guess. So does a
+--    marker inside an expression ('$-\boxed{12}$', '$\boxed{12}^2$' is glued at its right, and not the end),
+--    and text after the last marker: the answer is the last thing the response says (markers.sql).
+-- lenient_num is the last line's number (markers.sql lenient_number) for a task with verify.extraction =
+-- 'lenient'; verify.sql reads it only there and only when the response has no marker.
+CREATE OR REPLACE TEMP TABLE verify_markers AS
+WITH texts AS (
+    SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok,
+        $format_mode = 'think_answer' AND think_answer_ok(response_text) AS think_ok,
+        CASE WHEN contains(t1, '<cite>') THEN regexp_replace(t1, '(?s)<cite>.*?</cite>', ' ', 'g') ELSE t1 END AS t
+    FROM (
+        SELECT *, CASE WHEN contains(t0, '</think>') THEN string_split(t0, '</think>')[-1]
+                       WHEN contains(t0, '<think>') THEN split_part(t0, '<think>', 1) ELSE t0 END AS t1
+        FROM (
+            SELECT *, CASE WHEN contains(response_text, '<think>')
+                           THEN regexp_replace(response_text, '(?s)<think>.*?</think>', ' ', 'g') ELSE response_text END AS t0
+            FROM read_parquet($rollouts, hive_partitioning = false)
+        )
+    )
+), found AS (
+    SELECT *, list_transform(ms, lambda m: {'kind': marker_kind(m), 'body': marker_body(m)})
+              || CASE WHEN fl <> '' AND NOT regexp_matches(fl, '<answer>|\\boxed|####') THEN [{'kind': 'final_line', 'body': fl}]
+                      ELSE [] END AS marks,
+        -- every '\boxed' of the text inside a marker read whole, every '<answer>' closed
+        (length(t) - length(replace(t, '\boxed', ''))) // 6 <> COALESCE(list_sum(list_transform(ms,
+            lambda m: (length(m) - length(replace(m, '\boxed', ''))) // 6)), 0) AS box_bad,
+        (length(t) - length(replace(t, '<answer>', ''))) // 8 <> (length(t) - length(replace(t, '</answer>', ''))) // 9 AS tag_open,
+        -- the last marker ends the response (a final-answer line does, being the last line)
+        len(ms) > 0 AND (fl = '' OR regexp_matches(fl, '<answer>|\\boxed|####'))
+            AND NOT ends_answer(string_split(t, ms[-1])[-1]) AS said_after,
+        len(ms) > 0 AND marker_glued(t) AS glued
+    FROM (
+        SELECT *, CASE WHEN contains(t, '<answer>') OR contains(t, '\boxed') OR contains(t, '####')
+                       THEN regexp_extract_all(t, marker_pattern()) ELSE [] END AS ms,
+            final_answer(t) AS fl
+        FROM texts
+    )
+), agreed AS (
+    SELECT *, list_sort(list_distinct(list_filter(list_transform(marks, lambda m: norm_answer(value_unit(m.body))), lambda a: a <> ''))) AS said,
+        len(list_filter(marks, lambda m: m.kind = 'answer_tag')) AS n_tags
+    FROM found
+)
+SELECT iteration, prompt_id, sample_idx, n_tok,
+    CASE WHEN $format_mode = 'think_answer' THEN think_ok
+         ELSE n_tags > 0 AND NOT tag_open AND (len(said) <= 1 OR $multiple = 'last') END AS format_ok,
+    CASE WHEN len(marks) = 0 THEN 'none'
+         WHEN len(said) > 1 AND $multiple = 'last' THEN marks[-1].kind
+         ELSE COALESCE(list_filter(marks, lambda m: norm_answer(m.body) <> '')[1].kind, marks[1].kind) END AS extraction,
+    CASE WHEN len(marks) = 0 THEN NULL
+         WHEN len(said) > 1 AND $multiple = 'last' THEN marks[-1].body
+         ELSE COALESCE(list_filter(marks, lambda m: norm_answer(m.body) <> '')[1].body, '') END AS extracted,
+    CASE WHEN tag_open THEN 'an <answer> tag that is never closed'
+         WHEN box_bad THEN 'a \boxed{ that cannot be read (unclosed, or braces nested deeper than five levels)'
+         WHEN glued THEN 'a marker inside an expression (a sign, digit, operator or relation touches it)'
+         WHEN said_after THEN 'text after the last marker (the answer must end the response)'
+         WHEN len(said) > 1 AND $multiple = 'reject'
+             THEN 'markers that hold different answers (' || array_to_string(said, '; ') || '): a hedge (verify.multiple_answers = reject)'
+    END AS refused,
+    CASE WHEN len(marks) = 0 AND NOT tag_open AND NOT box_bad THEN nullif(lenient_number(t), '') END AS lenient_num
+FROM agreed

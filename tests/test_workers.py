@@ -545,3 +545,50 @@ def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
     differ = sorted(p for k in plan for (p, a), (_, b) in zip(mine[k], theirs[k], strict=True) if a != b)
     assert differ == [f"updates/iteration={i:06d}/part-000000.parquet" for i in range(2)], differ  # wall-clock columns
     assert orphans(s3_uri) == []
+
+
+@pytest.mark.slow
+def test_a_full_disk_on_a_worker_names_it_and_a_resume_after_freeing_space_completes(
+    tmp_path: Path, prefect_server: str, small_config: Config, tiny_model: Path, s3_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's cache (its working copies of the s3:// run) is a real 1.5 MB tmpfs: rollout and verify
+    fit, update 0's checkpoint does not. The driver stops with the worker's reason, naming the folder, the
+    bytes needed and free, and the run to resume; no record, no temporary file, no object is left
+    half-written, and once the disk is larger `rlvr resume` completes the run, equal to an unplaced one."""
+    from tests.test_preflight import _mount, tmpfs
+
+    data = small_config.model_dump()
+    data["rollout"]["prompts_per_iteration"] = 8
+    ref_home = _machine(tmp_path, "reference")
+    monkeypatch.chdir(ref_home)
+    ref = create_or_open(ref_home / "run", Config.model_validate(data), 2)
+    _train_here(ref.paths.root)
+
+    data["placement"] = {"rollout": "small", "verify": "small", "update": "small"}
+    driver_home, worker_home = _machine(tmp_path, "driver"), _machine(tmp_path, "worker")
+    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    env = {**os.environ, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
+    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", s3_uri, "--iterations", "2"]
+    cache = worker_home / "cache"
+    with tmpfs(cache, "1500k"):
+        worker = _worker(worker_home, prefect_server, "--stages", "rollout,verify,update", "--pool", "small", "--name", "small")
+        try:
+            driver = subprocess.run(cmd, cwd=driver_home, env=env, capture_output=True, text=True, timeout=600)
+            said = driver.stdout + driver.stderr
+            assert driver.returncode != 0, said[-3000:]
+            assert f"update 0 of {s3_uri} failed on its worker" in said, said[-3000:]
+            assert f"DiskSpaceError: not enough free disk for policy v1 in {cache}/" in said, said[-3000:]
+            assert "it needs about 1." in said and f"then `rlvr resume {s3_uri}`" in said, said[-3000:]
+            assert read_record(open_run(s3_uri).paths.record("update", 0)) is None
+            assert not list(cache.rglob(".tmp-*")), "the failed attempt left no temporary output"
+            assert _mount("-o", "remount,size=64m", str(cache))
+            resumed = _cli("resume", s3_uri, env=env)
+            assert resumed.returncode == 0, resumed.stderr[-3000:]
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
+    plan = ref.config.stage_plan()
+    mine, theirs = _outputs(s3_uri, plan), _outputs(str(ref.paths.root), plan)
+    differ = sorted(p for k in plan for (p, a), (_, b) in zip(mine[k], theirs[k], strict=True) if a != b)
+    assert differ == [f"updates/iteration={i:06d}/part-000000.parquet" for i in range(2)], differ  # wall-clock columns
+    assert orphans(s3_uri) == []

@@ -233,6 +233,10 @@ class StageTx:
         self.record = record
         return record
 
+    def written_bytes(self) -> int:
+        """Bytes in this attempt's temporary outputs so far (a full disk's message says what was needed)."""
+        return sum(f.stat().st_size for tmp, _ in self._pending for f in tmp.rglob("*") if f.is_file())
+
     def abort(self) -> None:
         for tmp, _ in self._pending:
             remove_path(tmp)
@@ -263,13 +267,15 @@ def begin_stage(paths: RunPaths, stage: str, iteration: int | None, inputs: dict
             raise RuntimeError(f"stage {stage} (iteration {iteration}) finished without commit()")
     except BaseException as exc:
         free = shutil.disk_usage(paths.root).free  # before abort() frees the half-written outputs
+        written = tx.written_bytes()
         tx.abort()
         if isinstance(exc, Exception) and not isinstance(exc, DiskSpaceError) and disk_full(exc, free):
             where = stage if iteration is None else f"{stage} {iteration}"
             raise DiskSpaceError(
-                f"{where} failed because the disk holding {paths.root} is full ({free:,} bytes free; "
+                f"{where} failed because the disk holding {paths.root} is full ({free:,} bytes free; it needs more than "
+                f"the {written:,} bytes of output it had written; "
                 f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:160] if str(exc).strip() else ''}).\n"
-                f"Free some space, or keep fewer checkpoints ([checkpoint] keep_last, keep_every), then `rlvr resume {paths.root}`"
+                f"Free some space, or keep fewer checkpoints ([checkpoint] keep_last, keep_every), then `rlvr resume {paths.location}`"
             ) from exc
         raise
 

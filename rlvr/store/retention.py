@@ -206,5 +206,5 @@ def check_free_space(run: Run, version: int) -> None:
         raise DiskSpaceError(
             f"not enough free disk for policy v{version + 1} in {folder}: it needs about {fmt_bytes(needed)}, "
             f"{fmt_bytes(free)} free.\nFree some space, or keep fewer checkpoints: [checkpoint] keep_last = {keep.keep_last}, "
-            f"keep_every = {keep.keep_every} (e.g. `rlvr train --run {run.paths.root} --set checkpoint.keep_last=1`), then resume"
+            f"keep_every = {keep.keep_every} (e.g. `rlvr train --run {run.paths.location} --set checkpoint.keep_last=1`), then `rlvr resume {run.paths.location}`"
         )

@@ -129,39 +129,46 @@ class FaultProxy:
             return json.loads(r.read())
 
 
-@pytest.fixture()
-def fault_proxy(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A fault-injecting proxy (tests/faultproxy.py, a real HTTP server in its own process) in front of the
-    S3 test server; AWS_ENDPOINT_URL points at it for this test and the subprocesses it starts, so every
-    store created from here on goes through it. No faults until the test sets them."""
+def start_fault_proxy(upstream: str, log_dir: Path, *, tcp: bool = False):
+    """tests/faultproxy.py in its own process in front of `upstream`: (its URL, steering, the process).
+    HTTP (S3) by default; tcp=True forwards bytes (the Prefect API, websockets) and is steered on a port
+    of its own."""
     import socket
     import subprocess
     import sys
     import time
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    here = Path(__file__).parent
-    log = (tmp_path / "faultproxy.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, str(here / "faultproxy.py"), "--upstream", s3_endpoint, "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
+    ports = []
+    for _ in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    port, admin = ports
+    cmd = [sys.executable, str(Path(__file__).parent / "faultproxy.py"), "--upstream", upstream, "--port", str(port)]
+    log = (log_dir / f"faultproxy-{port}.log").open("w")
+    proc = subprocess.Popen(cmd + (["--tcp", str(admin)] if tcp else []), stdout=log, stderr=subprocess.STDOUT)
+    steer = FaultProxy(f"http://127.0.0.1:{admin if tcp else port}")
     deadline = time.monotonic() + 30
     while True:
         try:
-            urllib.request.urlopen(f"{url}/__faults__", timeout=2).close()
+            urllib.request.urlopen(f"{steer.url}/__faults__", timeout=2).close()
             break
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                raise RuntimeError(f"the fault proxy did not start on {url}; see {log.name}") from None
+                raise RuntimeError(f"the fault proxy did not start on port {port}; see {log.name}") from None
             time.sleep(0.1)
+    return f"http://127.0.0.1:{port}", steer, proc
+
+
+@pytest.fixture()
+def fault_proxy(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A fault-injecting proxy (tests/faultproxy.py, a real HTTP server in its own process) in front of the
+    S3 test server; AWS_ENDPOINT_URL points at it for this test and the subprocesses it starts, so every
+    store created from here on goes through it. No faults until the test sets them."""
+    url, steer, proc = start_fault_proxy(s3_endpoint, tmp_path)
     monkeypatch.setenv("AWS_ENDPOINT_URL", url)
-    yield FaultProxy(url)
+    yield steer
     proc.terminate()
     proc.wait(timeout=10)

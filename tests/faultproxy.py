@@ -18,7 +18,12 @@ The proxy is steered over HTTP on its own path, never forwarded: `POST /__faults
  "rules": [{"match": "conditional", "fault": "reset_after", "count": 1}], "cut": false}
 replaces the settings and zeroes the counters; `GET /__faults__` returns the counters
 (requests, forwarded, and each fault injected). `cut: true` resets every connection, as a machine
-that lost its network would see it. Every loop here is bounded by its socket's timeout.
+that lost its network would see it.
+
+    python tests/faultproxy.py --tcp ADMIN_PORT --upstream http://127.0.0.1:4200 --port 4201
+
+forwards TCP instead (the Prefect API, websockets included), steered on ADMIN_PORT the same way; its
+one fault is `cut`.
 """
 
 from __future__ import annotations
@@ -170,15 +175,97 @@ def make_handler(upstream: str, faults: Faults) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class TcpLink:
+    """--tcp: bytes forwarded as they come, for a protocol the HTTP proxy cannot read (the Prefect API's
+    websockets); its one fault is `cut`, which resets every open connection and refuses new ones."""
+
+    def __init__(self, upstream: str, faults: Faults):
+        self.upstream, self.faults = urlsplit(upstream), faults
+        self.open: set[socket.socket] = set()
+        self.lock = threading.Lock()
+
+    def cut_all(self) -> None:
+        with self.lock:
+            conns, self.open = list(self.open), set()
+        for c in conns:
+            _reset(c)
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for c in (src, dst):
+                try:
+                    c.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def serve(self, port: int) -> None:
+        with socket.create_server(("127.0.0.1", port)) as srv:
+            while True:
+                client, _ = srv.accept()
+                with self.faults.lock:
+                    self.faults.counts["requests"] += 1
+                    cut = self.faults.settings["cut"]
+                if cut:
+                    _reset(client)
+                    continue
+                try:
+                    up = socket.create_connection((self.upstream.hostname, self.upstream.port), timeout=10)
+                    up.settimeout(None)
+                except OSError:
+                    _reset(client)
+                    continue
+                with self.lock:
+                    self.open |= {client, up}
+                for a, b in ((client, up), (up, client)):
+                    threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+
+def serve_admin(port: int, faults: Faults, on_cut) -> None:
+    """The --tcp link's steering, on its own port: POST /__faults__ {"cut": true|false}, GET the counts."""
+
+    class Admin(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def _handle(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.command == "POST":
+                faults.configure(json.loads(body or b"{}"))
+                if faults.settings["cut"]:
+                    on_cut()
+            with faults.lock:
+                out = json.dumps(faults.counts).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        do_GET = do_POST = _handle
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Admin)
+    server.daemon_threads = True
+    server.serve_forever()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--upstream", required=True, help="the S3 server's URL, e.g. http://127.0.0.1:5000")
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--settings", default="{}", help="the initial settings, as JSON (see the module docstring)")
+    ap.add_argument("--tcp", type=int, metavar="ADMIN_PORT", help="forward TCP, not HTTP; steered on ADMIN_PORT")
     args = ap.parse_args()
     faults = Faults(args.seed)
     faults.configure(json.loads(args.settings))
+    if args.tcp:
+        link = TcpLink(args.upstream, faults)
+        threading.Thread(target=serve_admin, args=(args.tcp, faults, link.cut_all), daemon=True).start()
+        return link.serve(args.port)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(args.upstream, faults))
     server.daemon_threads = True
     server.serve_forever()

@@ -592,3 +592,80 @@ def test_a_full_disk_on_a_worker_names_it_and_a_resume_after_freeing_space_compl
     differ = sorted(p for k in plan for (p, a), (_, b) in zip(mine[k], theirs[k], strict=True) if a != b)
     assert differ == [f"updates/iteration={i:06d}/part-000000.parquet" for i in range(2)], differ  # wall-clock columns
     assert orphans(s3_uri) == []
+
+
+@pytest.mark.slow
+def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_changes_nothing(
+    tmp_path: Path, prefect_server: str, small_config: Config, tiny_model: Path, s3_uri: str, s3_endpoint: str, monkeypatch
+) -> None:
+    """Worker A reaches the store and the Prefect API through proxies of its own (tests/faultproxy.py). It
+    takes rollout 1, uploads its shard and stalls before its record; the test cuts both links, its process
+    alive. The driver finds its heartbeat stopped and submits rollout 1 again; worker B commits it. When A's
+    network is back, A's late commit meets B's record: it keeps nothing, deletes its own uploads, and the
+    run has one record per stage, equal to an unplaced run."""
+    from tests.conftest import start_fault_proxy
+
+    data = small_config.model_dump()
+    data["rollout"]["prompts_per_iteration"] = 8
+    ref_home = _machine(tmp_path, "reference")
+    monkeypatch.chdir(ref_home)
+    ref = create_or_open(ref_home / "run", Config.model_validate(data), 2)
+    _train_here(ref.paths.root)
+
+    data["placement"] = {"rollout": "gen", "verify": "gen", "update": "gen"}
+    driver_home, a_home, b_home = (_machine(tmp_path, n) for n in ("driver", "a", "b"))
+    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    s3_link, s3_steer, p1 = start_fault_proxy(s3_endpoint, tmp_path)
+    api_link, api_steer, p2 = start_fault_proxy(prefect_server.removesuffix("/api"), tmp_path, tcp=True)
+    beat = {"RLVR_HEARTBEAT_SECONDS": "5"}
+    a_env = beat | {"AWS_ENDPOINT_URL": s3_link, FAULT_ENV: "rollout:1:before_record:stall=45"}
+    env = {
+        **os.environ,
+        **beat,
+        "PREFECT_API_URL": prefect_server,
+        "PREFECT_HOME": str(driver_home / "prefect"),
+        "COLUMNS": "200",
+    }
+    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", s3_uri, "--iterations", "2"]
+    said = (driver_home / "driver.log").open("w+")
+    procs = [p1, p2]
+    try:
+        a = _worker(a_home, f"{api_link}/api", "--stages", "rollout,verify,update", "--pool", "gen", "--name", "a", env=a_env)
+        driver = subprocess.Popen(cmd, cwd=driver_home, env=env, stdout=said, stderr=subprocess.STDOUT, start_new_session=True)
+        procs += [a, driver]
+        deadline = time.monotonic() + 300
+        while "rollout 1: taken by worker a" not in (driver_home / "driver.log").read_text():
+            assert time.monotonic() < deadline and driver.poll() is None, (driver_home / "driver.log").read_text()[-3000:]
+            time.sleep(0.2)
+        time.sleep(2)  # its shard is uploaded; it stalls before its record
+        s3_steer.set(cut=True)
+        api_steer.set(cut=True)
+        procs.append(
+            _worker(b_home, prefect_server, "--stages", "rollout,verify,update", "--pool", "gen", "--name", "b", env=beat)
+        )
+        while "rollout 1: committed by b" not in (driver_home / "driver.log").read_text():
+            assert time.monotonic() < deadline, (driver_home / "driver.log").read_text()[-3000:]
+            time.sleep(0.5)
+        s3_steer.set()
+        api_steer.set()
+        assert driver.wait(timeout=600) == 0, (driver_home / "driver.log").read_text()[-4000:]
+        a_log = lambda: "".join(f.read_text() for f in a_home.glob("worker-*.log"))  # noqa: E731
+        while "was committed by another writer first" not in a_log():
+            assert time.monotonic() < deadline, a_log()[-3000:]
+            time.sleep(0.5)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+    said.seek(0)
+    errs = said.read()
+    assert "rollout 1: worker a (pid" in errs and "stopped its heartbeat for 5s" in errs, errs[-4000:]
+    paths = open_run(s3_uri).paths
+    assert read_record(paths.record("rollout", 1)).worker["name"] == "b"
+    plan = ref.config.stage_plan()
+    mine, theirs = _outputs(s3_uri, plan), _outputs(str(ref.paths.root), plan)
+    differ = sorted(p for k in plan for (p, a), (_, b) in zip(mine[k], theirs[k], strict=True) if a != b)
+    assert differ == [f"updates/iteration={i:06d}/part-000000.parquet" for i in range(2)], differ  # wall-clock columns
+    assert orphans(s3_uri) == [], "A's late uploads were deleted by A itself"

@@ -669,3 +669,69 @@ def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_chang
     differ = sorted(p for k in plan for (p, a), (_, b) in zip(mine[k], theirs[k], strict=True) if a != b)
     assert differ == [f"updates/iteration={i:06d}/part-000000.parquet" for i in range(2)], differ  # wall-clock columns
     assert orphans(s3_uri) == [], "A's late uploads were deleted by A itself"
+
+
+@pytest.mark.slow
+def test_four_runs_on_one_server_and_one_bucket_each_equal_running_alone(
+    tmp_path: Path, prefect_server: str, small_config: Config, tiny_model: Path, s3_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four drivers (seeds 0-3) share one Prefect server, one bucket and four workers of one pool; any
+    worker takes any run's stage. Each run equals the same run trained alone, and each prefix holds only
+    the objects its own records list."""
+    runs = [s3_uri.replace("/runs/exp1", f"/runs/seed{k}") for k in range(4)]
+    configs, refs = [], []
+    for k in range(4):
+        data = small_config.model_dump()
+        data["run"]["seed"] = k
+        data["rollout"]["prompts_per_iteration"] = 8
+        home = _machine(tmp_path, f"reference{k}")
+        monkeypatch.chdir(home)
+        ref = create_or_open(home / "run", Config.model_validate(data), 2)
+        _train_here(ref.paths.root)
+        refs.append(ref)
+        data["placement"] = {"rollout": "shared", "verify": "shared", "update": "shared"}
+        configs.append(Config.model_validate(data))
+    beat = {"RLVR_HEARTBEAT_SECONDS": "10"}
+    procs = []
+    try:
+        for k in range(4):
+            home = _machine(tmp_path, f"worker{k}")
+            procs.append(
+                _worker(home, prefect_server, "--stages", "rollout,verify,update", "--pool", "shared", "--name", f"w{k}")
+            )
+        drivers = []
+        for k, (uri, config) in enumerate(zip(runs, configs, strict=True)):
+            home = _machine(tmp_path, f"driver{k}")
+            (home / "placed.toml").write_text(config.to_toml())
+            env = {
+                **os.environ,
+                **beat,
+                "PREFECT_API_URL": prefect_server,
+                "PREFECT_HOME": str(home / "prefect"),
+                "COLUMNS": "200",
+            }
+            cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", uri, "--iterations", "2"]
+            log = (home / "driver.log").open("w")
+            drivers.append(subprocess.Popen(cmd, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        procs += drivers
+        codes = [d.wait(timeout=900) for d in drivers]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+    logs = [(tmp_path / f"driver{k}" / "driver.log").read_text() for k in range(4)]
+    assert codes == [0] * 4, [log[-2000:] for log in logs]
+    workers = set()
+    for uri, ref in zip(runs, refs, strict=True):
+        plan = ref.config.stage_plan()
+        mine, theirs = _outputs(uri, plan), _outputs(str(ref.paths.root), plan)
+        differ = sorted(p for k in plan for (p, a), (_, b) in zip(mine[k], theirs[k], strict=True) if a != b)
+        assert differ == [f"updates/iteration={i:06d}/part-000000.parquet" for i in range(2)], (uri, differ)
+        assert orphans(uri) == [], uri  # its prefix holds only what its own records list (and its metadata)
+        paths = open_run(uri).paths
+        workers |= {read_record(paths.record(*k)).worker["name"] for k in plan if k[0] != "prepare"}
+    assert len({tuple(p for p, _ in _outputs(u, refs[0].config.stage_plan())[("rollout", 0)]) for u in runs}) == 1
+    assert len({_outputs(u, refs[0].config.stage_plan())[("rollout", 0)][0][1] for u in runs}) == 4, "four seeds, four runs"
+    assert len(workers) >= 2, "the pool's workers shared the runs' stages"

@@ -104,3 +104,62 @@ def test_malformed_tests_name_the_problem(tmp_path: Path) -> None:
 
     with pytest.raises(VerifyError, match=r"code problem 'p': bad `tests`"):
         _score_code(tmp_path, '{"stdin_stdout": []}', [RESPONSES[0]], VerifySection())
+
+
+SOLUTION = "```python\ndef add(a, b):\n    return a + b\n```"
+USAGE = "Example usage:\n```python\nassert add(2, 2) == 5  # the response's own example, wrong\nprint(add(1, 2))\n```"
+
+
+@pytest.mark.parametrize(
+    ("response", "entry_point", "tests", "runs"),
+    [
+        (SOLUTION + "\n" + USAGE, "add", None, "def add"),
+        (SOLUTION + "\n" + USAGE, None, TESTS, "def add"),  # no dataset field: a name the tests use
+        (USAGE + "\n" + SOLUTION, "add", None, "def add"),
+        (SOLUTION + "\n```python\ndef add(a, b):\n    return b + a\n```", "add", None, "return b + a"),  # the last definition
+        (USAGE, "add", None, "assert add(2, 2) == 5"),  # nothing defines it: the last block, as before
+        ("```text\nnot code\n```\n" + SOLUTION, "add", None, "def add"),
+        ("```js\nfunction add() {}\n```", "add", None, "function add"),  # no python block: the last fenced one
+        ("```python\nclass add:\n    pass\n```\n" + USAGE, "add", None, "class add"),
+        ("```python\n    def add(a, b): pass\n```\n" + USAGE, "add", None, "def add(a, b): pass"),  # dedented whole
+        ("```python\nif True:\n    def add(a, b): pass\n```\n" + USAGE, "add", None, "assert add"),  # not top level
+    ],
+    ids=[
+        "usage-after",
+        "usage-after-from-tests",
+        "usage-before",
+        "last-definition",
+        "no-definition",
+        "other-language-block",
+        "no-python-block",
+        "class",
+        "indented-block",
+        "nested-definition",
+    ],
+)
+def test_the_block_that_defines_the_entry_point_runs(response: str, entry_point, tests, runs: str) -> None:
+    from rlvr.verify.code import extract_code
+
+    assert runs in extract_code(response, entry_point=entry_point, tests=tests)
+
+
+def test_an_example_usage_block_after_a_right_solution_is_not_what_runs(tmp_path: Path) -> None:
+    """A right solution followed by an example block with a wrong assert of its own: the block that
+    defines the entry point runs, with the entry point from the dataset's field or the tests."""
+    problems = [
+        {"prompt_id": "meta", "task": "code", "answer": "", "tests": TESTS, "meta": '{"entry_point": "add"}'},
+        {"prompt_id": "bare", "task": "code", "answer": "", "tests": TESTS},
+    ]
+    text = SOLUTION + "\n" + USAGE
+    table, _ = score_with_stats(*write_inputs(tmp_path, problems, [("meta", text), ("bare", text)]), VerifySection())
+    assert {r["prompt_id"]: r["correct"] for r in table.to_pylist()} == {"meta": True, "bare": True}
+
+
+def test_an_ordered_dict_crosses_the_sandbox_with_its_order(tmp_path: Path) -> None:
+    tests = (
+        "from collections import OrderedDict\nassert f() == OrderedDict([('b', 1), ('a', 2)])\nassert f() == {'a': 2, 'b': 1}\n"
+    )
+    right = "```python\nfrom collections import OrderedDict\ndef f():\n    return OrderedDict([('b', 1), ('a', 2)])\n```"
+    wrong = "```python\nfrom collections import OrderedDict\ndef f():\n    return OrderedDict([('a', 2), ('b', 1)])\n```"
+    rows = _score_code(tmp_path, tests, [right, wrong], VerifySection())
+    assert [r["correct"] for r in rows] == [True, False], [r["reason"] for r in rows]

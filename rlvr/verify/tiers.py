@@ -109,7 +109,7 @@ def code_fills(rows: pa.Table, inputs: TierInputs) -> tuple[pa.Table, Counts]:
     breaking raises."""
     items, out, cfg = [], [], inputs.cfg
     for r in rows.to_pylist():
-        code = sandbox.extract_code(r["response_text"])
+        code = sandbox.extract_code(r["response_text"], entry_point=r["entry_point"], tests=r["tests"])
         if code is None:
             out.append(
                 {

@@ -30,7 +30,7 @@ rlvr.verify.code.prompt) run HERE before the tests, so the tests call the prompt
 the solution's; the solution's process runs them too, before solution.py, so the solution may use
 them, but for those that name an entry point when they run (`OPS = {"square": square}`), which it
 runs after solution.py (prompt.PromptFacts.solution_side). A builtin subclass result (defaultdict, namedtuple, IntEnum, str subclass) crosses as the
-builtin value it holds, read through the base type's slots, never its own methods. Semantics of a
+builtin value it holds (an OrderedDict as an OrderedDict, whose order compares), read through the base type's slots, never its own methods. Semantics of a
 call: arguments cross as copies, and a call that changed them in place (a list sorted, a dict
 filled) sends them back: the harness changes its own objects the same way, item by item, so the
 tests see what one process would show (an item moved to another place arrives there as a copy).
@@ -79,7 +79,7 @@ import sys
 
 AFTER_SOLUTION = "# rlvr: the prompt's code that needs the solution, run after it"  # rlvr.verify.code.prompt's
 # tags of the non-JSON builtins; every JSON object on the wire is exactly one of these
-_TAGS = ("tuple", "set", "frozenset", "dict", "bytes", "complex", "fraction", "decimal")
+_TAGS = ("tuple", "set", "frozenset", "dict", "odict", "bytes", "complex", "fraction", "decimal")
 MAX_LINE = 64 << 20  # one message; a solution returning more fails that call
 # exceptions a solution's call may raise in the harness as themselves (a test may expect one);
 # StopIteration and StopAsyncIteration arrive as RuntimeError (PEP 479: out of a call, they would end
@@ -110,6 +110,8 @@ def encode(x):
     (True, 1000000000000000000000000000000)
     >>> import collections; encode(collections.defaultdict(int, a=1)), encode(collections.namedtuple("P", "x y")(1, 2))
     ({'dict': [['a', 1]]}, {'tuple': [1, 2]})
+    >>> encode(collections.OrderedDict([("b", 1), ("a", 2)]))
+    {'odict': [['b', 1], ['a', 2]]}
     """
     t = type(x)
     if x is None or t is bool or t is int or t is float or t is str:
@@ -130,6 +132,11 @@ def encode(x):
         return {"fraction": [x.numerator, x.denominator]}
     if t is getattr(sys.modules.get("decimal"), "Decimal", None):
         return {"decimal": str(x)}
+    # an OrderedDict (or a subclass) crosses as one: two of them compare in order, which a plain dict
+    # would not (the order a solution returns would go unchecked); read through OrderedDict's own slots
+    od = getattr(sys.modules.get("collections"), "OrderedDict", None)
+    if od is not None and isinstance(x, od):
+        return {"odict": [[encode(k), encode(dict.__getitem__(x, k))] for k in list(od.__iter__(x))]}
     return encode(_builtin_value(x))
 
 
@@ -153,11 +160,8 @@ def _builtin_value(x):
         return frozenset(frozenset.__iter__(x))
     if isinstance(x, set):
         return set(set.__iter__(x))
-    if isinstance(x, dict):  # an OrderedDict keeps its own order; the others their dict storage's
-        import collections
-
-        keys = collections.OrderedDict.__iter__(x) if isinstance(x, collections.OrderedDict) else dict.__iter__(x)
-        return {k: dict.__getitem__(x, k) for k in list(keys)}
+    if isinstance(x, dict):  # (an OrderedDict never comes here: encode keeps it one)
+        return {k: dict.__getitem__(x, k) for k in list(dict.__iter__(x))}
     raise NotPlainData(
         f"a value of type {type(x).__name__} is not plain data (only None, bool, int, float, str, bytes, complex, "
         "list, tuple, set, frozenset, dict and their subclasses, Fraction and Decimal can be compared)"
@@ -206,6 +210,10 @@ def decode(x):
     items = [decode(v) for v in body]
     if tag == "dict":
         return {k: v for k, v in (_pair(p) for p in items)}
+    if tag == "odict":
+        import collections
+
+        return collections.OrderedDict(_pair(p) for p in items)
     return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
 
 

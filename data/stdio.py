@@ -296,7 +296,7 @@ def to_row(number: int, *, split: str) -> dict:
         "split": split,
         "prompt": render_prompt(statement, cases[0]),
         "answer": program,
-        "tests": io_tests_json(cases),
+        "tests": io_tests_json(cases, shown=[0]),  # the prompt shows the first case
         "sources": None,
         "meta": json.dumps({"kind": "stdin_stdout"}),
     }

@@ -45,7 +45,8 @@ def test_rows_fit_the_problems_schema():
     for row in rows:
         cases = parse_io_tests(row["tests"])
         assert 3 <= len(cases) <= 5, row["prompt_id"]
-        assert make_check(row["answer"], row["tests"]) == IOTests(row["answer"], cases)
+        assert make_check(row["answer"], row["tests"]) == IOTests(row["answer"], cases, frozenset({0}))  # the example shown
+        assert f"Example input:\n```\n{cases[0][0]}" in row["prompt"]
 
 
 def test_train_test_split_is_deterministic_and_disjoint():
@@ -69,7 +70,7 @@ def test_every_reference_program_passes_all_its_cases():
 
 
 @needs_sandbox
-def test_wrong_programs_get_the_fraction_of_cases_they_pass():
+def test_wrong_programs_get_the_fraction_of_the_unshown_cases_they_pass():
     rows = {r["prompt_id"]: r for r in stdio.generate()}
     fizz, gcd = rows["stdio-003"], rows["stdio-004"]
     # fizzbuzz that forgets FizzBuzz: right for n = 5 and n = 1, wrong at 15
@@ -83,13 +84,17 @@ def test_wrong_programs_get_the_fraction_of_cases_they_pass():
             make_check("print(", gcd["tests"]),
         ]
     )
+    # the prompt shows each problem's first case: it gates the fraction and never counts in it
     assert [(v.passed, v.fraction) for v in verdicts] == [
-        (False, 2 / 3),
-        (False, 1 / 4),
+        (False, 1 / 2),
+        (False, 0.0),
         (False, 0.0),
     ]
     assert verdicts[0].reason.startswith("failed: 2 of 3 tests passed; first failure test 3 of 3: expected '1")
-    assert verdicts[1].reason == "failed: 1 of 4 tests passed; first failure test 1 of 4: expected '6', got '12'"
+    assert verdicts[1].reason == (
+        "failed: 1 of 4 tests passed; first failure test 1 of 4: expected '6', got '12'; "
+        "the prompt's example (test 1) failed, so none counts"
+    )
     assert verdicts[2].reason.startswith("failed: 0 of 4 tests passed; first failure test 1 of 4: error: exit 1")
 
 
@@ -112,11 +117,11 @@ def test_make_check_picks_the_kind():
         ),
         (
             '{"inputs": ["1"], "outputs": ["2"]}',
-            "one key 'stdin_stdout', got \\['inputs', 'outputs'\\]",
+            "the key 'stdin_stdout' \\(and optionally 'shown'\\), got \\['inputs', 'outputs'\\]",
         ),
         (
             '{"stdin_stdout": [], "extra": 1}',
-            "one key 'stdin_stdout', got \\['extra', 'stdin_stdout'\\]",
+            "the key 'stdin_stdout' \\(and optionally 'shown'\\), got \\['extra', 'stdin_stdout'\\]",
         ),
         ('{"stdin_stdout": []}', "'stdin_stdout' must be a non-empty list of cases"),
         (

@@ -4,6 +4,7 @@ tests in the bubblewrap sandbox, inside the same verify pass, with readable reas
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,41 @@ def test_an_ordered_dict_crosses_the_sandbox_with_its_order(tmp_path: Path) -> N
     wrong = "```python\nfrom collections import OrderedDict\ndef f():\n    return OrderedDict([('a', 2), ('b', 1)])\n```"
     rows = _score_code(tmp_path, tests, [right, wrong], VerifySection())
     assert [r["correct"] for r in rows] == [True, False], [r["reason"] for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("program", "fraction"),
+    [
+        ("print(int(input()) * 2)", 1.0),  # right
+        ("x = int(input())\nprint(2 if x == 1 else x * 2 if x == 2 else 0)", 0.5),  # the example and one other
+        ("print(2)", 0.0),  # echoes the prompt's example output: the example pays nothing
+        ("x = int(input())\nprint(x * 2 if x > 1 else 0)", 0.0),  # fails the shown example: none counts
+    ],
+    ids=["right", "example-and-one", "echoes-the-example", "fails-the-example"],
+)
+def test_a_shown_stdio_example_gates_the_fraction_and_never_counts(tmp_path: Path, program: str, fraction: float) -> None:
+    from rlvr.verify.code import io_tests_json
+
+    tests = io_tests_json([("1\n", "2\n"), ("2\n", "4\n"), ("3\n", "6\n")], shown=[0])  # the prompt shows 1 -> 2
+    (row,) = _score_code(tmp_path, tests, [f"```python\n{program}\n```"], VerifySection(code_reward="fraction"))
+    assert row["reward_correct"] == pytest.approx(fraction), row["reason"]
+    if program == "print(2)":
+        assert "the prompt's example" not in row["reason"] and "1 of 3 tests passed" in row["reason"]
+    if "x > 1" in program:
+        assert "the prompt's example (test 1) failed, so none counts" in row["reason"], row["reason"]
+
+
+@pytest.mark.parametrize(
+    ("tests", "error"),
+    [
+        ('{"stdin_stdout": [{"stdin": "1", "stdout": "2"}], "shown": [1]}', "'shown' must list indices of cases (0 to 0)"),
+        ('{"stdin_stdout": [{"stdin": "1", "stdout": "2"}], "shown": "0"}', "'shown' must list indices"),
+        ('{"stdin_stdout": [{"stdin": "1", "stdout": "2"}], "other": 1}', "(and optionally 'shown')"),
+    ],
+    ids=["index-out-of-range", "not-a-list", "unknown-key"],
+)
+def test_malformed_shown_cases_name_the_field(tests: str, error: str) -> None:
+    from rlvr.verify.code import parse_io_tests
+
+    with pytest.raises(ValueError, match=re.escape(error)):
+        parse_io_tests(tests)

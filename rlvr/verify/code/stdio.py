@@ -6,7 +6,8 @@
 Problems store these tests as the JSON `{"stdin_stdout": [{"stdin": ..., "stdout": ...}]}`
 (`io_tests_json`, `parse_io_tests`). Each case is a fresh run (rlvr.verify.code.launcher), so no
 state carries from one case to the next; the output is compared HERE, on the host, as text after
-whitespace normalisation: fraction = cases passed / cases.
+whitespace normalisation: fraction = cases passed / cases, over the cases the prompt does not show
+(`"shown": [indices]` in the JSON: the examples gate the fraction and never count in it).
 
 What it decides: which cases printed the expected output and exited 0. What it does not defend:
 the program may print the right answer by any means (hard-coding the cases it can guess); each
@@ -29,38 +30,53 @@ from rlvr.verify.code.verdict import CodeVerdict
 STDIN_STDOUT = "stdin_stdout"  # the key of a stdin/stdout problem's tests JSON
 
 
+SHOWN = "shown"  # the optional key listing the cases the prompt shows as examples (by index)
+
+
 @dataclass(frozen=True)
 class IOTests:
-    """stdin -> expected stdout cases, compared after whitespace normalisation."""
+    """stdin -> expected stdout cases, compared after whitespace normalisation; `shown`: the indices of
+    the cases the prompt shows as examples (they gate the fraction and never count in it)."""
 
     solution: str
     cases: Sequence[tuple[str, str]]
+    shown: frozenset[int] = frozenset()
 
 
-def io_tests_json(cases: Sequence[tuple[str, str]]) -> str:
-    """The problems.tests text of a stdin/stdout problem.
+def io_tests_json(cases: Sequence[tuple[str, str]], *, shown: Sequence[int] = ()) -> str:
+    """The problems.tests text of a stdin/stdout problem (`shown`: the cases its prompt shows).
 
     >>> io_tests_json([("1 2\\n", "3\\n")])
     '{"stdin_stdout": [{"stdin": "1 2\\\\n", "stdout": "3\\\\n"}]}'
+    >>> io_tests_json([("1\\n", "1\\n"), ("2\\n", "2\\n")], shown=[0]).endswith(', "shown": [0]}')
+    True
     """
-    return json.dumps({STDIN_STDOUT: [{"stdin": given, "stdout": expected} for given, expected in cases]})
+    data: dict = {STDIN_STDOUT: [{"stdin": given, "stdout": expected} for given, expected in cases]}
+    return json.dumps(data | ({SHOWN: sorted(shown)} if shown else {}))
+
+
+def parse_shown(tests: str) -> frozenset[int]:
+    """The indices a stdin/stdout tests JSON marks as shown in the prompt (parse_io_tests checks the rest)."""
+    return frozenset(json.loads(tests).get(SHOWN, []))
 
 
 def parse_io_tests(tests: str) -> tuple[tuple[str, str], ...]:
-    """(stdin, expected stdout) cases from `{"stdin_stdout": [{"stdin": ..., "stdout": ...}, ...]}`.
+    """(stdin, expected stdout) cases from `{"stdin_stdout": [{"stdin": ..., "stdout": ...}, ...]}`,
+    with an optional `"shown": [indices]` of the cases the prompt shows.
 
     Raises ValueError naming what is wrong: not JSON, other keys, no cases, a case without
-    string "stdin" and "stdout".
+    string "stdin" and "stdout", a shown index that names no case.
     """
-    shape = '{"stdin_stdout": [{"stdin": "...", "stdout": "..."}, ...]}'
+    shape = '{"stdin_stdout": [{"stdin": "...", "stdout": "..."}, ...], "shown": [0]}'
     try:
         data = json.loads(tests)
     except json.JSONDecodeError as err:
         raise ValueError(f"stdin/stdout tests are not valid JSON ({err}); expected {shape}") from err
-    if not isinstance(data, dict) or set(data) != {STDIN_STDOUT}:
+    if not isinstance(data, dict) or STDIN_STDOUT not in data or set(data) - {STDIN_STDOUT, SHOWN}:
         got = sorted(data) if isinstance(data, dict) else type(data).__name__
         raise ValueError(
-            f"stdin/stdout tests must be a JSON object with the one key {STDIN_STDOUT!r}, got {got}; expected {shape}"
+            f"stdin/stdout tests must be a JSON object with the key {STDIN_STDOUT!r} (and optionally {SHOWN!r}), "
+            f"got {got}; expected {shape}"
         )
     cases = data[STDIN_STDOUT]
     if not isinstance(cases, list) or not cases:
@@ -71,6 +87,9 @@ def parse_io_tests(tests: str) -> tuple[tuple[str, str], ...]:
                 f"stdin/stdout tests: case {i} must be an object with string 'stdin' and 'stdout' "
                 f"and nothing else, got {json.dumps(case)[:120]}"
             )
+    shown = data.get(SHOWN, [])
+    if not isinstance(shown, list) or not all(type(i) is int and 0 <= i < len(cases) for i in shown):
+        raise ValueError(f"stdin/stdout tests: {SHOWN!r} must list indices of cases (0 to {len(cases) - 1}), got {shown!r}")
     return tuple((case["stdin"], case["stdout"]) for case in cases)
 
 
@@ -86,28 +105,34 @@ def check_io_tests(
     limits: Limits = DEFAULT_LIMITS,
     hide: Sequence[str | Path] = (),
     packages: Sequence[str] = (),
+    shown: frozenset[int] = frozenset(),
 ) -> CodeVerdict:
-    """Run the solution once per (stdin, expected stdout) case; fraction = cases passed."""
+    """Run the solution once per (stdin, expected stdout) case; passed = every case passed. The fraction
+    is over the cases the prompt does not show: a shown example pays nothing (printing the prompt's own
+    example output earns no credit), and failing one makes the fraction 0, as for assert tests."""
     if not cases:
         raise ValueError("check_io_tests needs at least one (stdin, expected) case")
-    passed, first_failure, seconds, wall_timeout = 0, "", 0.0, False
-    for i, (given, expected) in enumerate(cases, start=1):
+    ok, first_failure, seconds, wall_timeout = set(), "", 0.0, False
+    for i, (given, expected) in enumerate(cases):
         result = run_program(solution, stdin=given, limits=limits, hide=hide, packages=packages)
         seconds += result.seconds
         wall_timeout |= result.wall_timeout
         if result.status == "ok" and normalise_output(result.stdout) == normalise_output(expected):
-            passed += 1
+            ok.add(i)
             continue
         if not first_failure:
             why = f"expected {_short(expected)}, got {_short(result.stdout)}" if result.status == "ok" else result.reason
-            first_failure = f"test {i} of {len(cases)}: {why}"
+            first_failure = f"test {i + 1} of {len(cases)}: {why}"
     n = len(cases)
-    if passed == n:
+    if len(ok) == n:
         return CodeVerdict(True, 1.0, f"passed: {n} of {n} tests", seconds)
+    paid = [i for i in range(n) if i not in shown] or list(range(n))
+    fraction = 0.0 if shown - ok else sum(i in ok for i in paid) / len(paid)
+    gate = f"; the prompt's example (test {min(shown - ok) + 1}) failed, so none counts" if shown - ok else ""
     return CodeVerdict(
         False,
-        passed / n,
-        f"failed: {passed} of {n} tests passed; first failure {first_failure}",
+        fraction,
+        f"failed: {len(ok)} of {n} tests passed; first failure {first_failure}{gate}",
         seconds,
         wall_timeout,
     )

@@ -161,9 +161,9 @@ def policy_loss(
     with torch.no_grad():
         m = mask.bool()
         metrics = {
-            "clip_low_tokens": float(((ratio < 1 - clip.eps_low) & (adv < 0) & m).sum()),
-            "clip_high_tokens": float(((ratio > 1 + clip.eps_high) & (adv > 0) & m).sum()),
-            "ratio_sum": float((ratio * mask).sum()),
+            "clip_low_tokens": ((ratio < 1 - clip.eps_low) & (adv < 0) & m).sum(),
+            "clip_high_tokens": ((ratio > 1 + clip.eps_high) & (adv > 0) & m).sum(),
+            "ratio_sum": (ratio * mask).sum(),
         }
     return loss, metrics
 
@@ -177,7 +177,7 @@ def rft_loss(logp: torch.Tensor, old_logp: torch.Tensor, mask: torch.Tensor) -> 
     loss = -logp * mask  # (B, T)
     with torch.no_grad():
         ratio = torch.exp(logp - old_logp)  # (B, T)
-        metrics = {"clip_low_tokens": 0.0, "clip_high_tokens": 0.0, "ratio_sum": float((ratio * mask).sum())}
+        metrics = {"clip_low_tokens": 0.0, "clip_high_tokens": 0.0, "ratio_sum": (ratio * mask).sum()}
     return loss, metrics
 
 
@@ -232,7 +232,9 @@ def objective(
     totals: Totals,
     ref_logp: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict]:
-    """One micro-batch's share of the mini-batch loss, and its metric sums.
+    """One micro-batch's share of the mini-batch loss, and its metric sums: 0-dim tensors on the
+    loss's device (or 0.0), which the caller reads once per optimiser step, not once per micro-batch
+    (a read is a host synchronisation that leaves a GPU waiting).
 
     logp: (B, T) the policy being trained; old_logp: (B, T) pi_old, the ratio's denominator (the
     trainer's own recomputation under TIS, else rollout_logp); rollout_logp: (B, T) the sampling
@@ -252,20 +254,20 @@ def objective(
         per_tok = per_tok * w  # (B, T)
         with torch.no_grad():
             raw = torch.exp(old_logp - rollout_logp) * mask  # (B, T): the weight before the cap
-            sums |= {"tis": float((w * mask).sum()), "is_capped": float((raw > cap).sum()), "is_max": float(raw.max())}
+            sums |= {"tis": (w * mask).sum(), "is_capped": (raw > cap).sum(), "is_max": raw.max()}
     pg = aggregate(per_tok, mask, obj.aggregation, totals)  # ()
     loss = pg
     if ref_logp is not None and obj.kl_beta > 0:
         kl = kl_estimate(logp, ref_logp, obj.kl_estimator)  # (B, T)
         loss = loss + obj.kl_beta * aggregate(kl, mask, obj.aggregation, totals)  # ()
-        sums["kl"] = float((kl.detach() * mask).sum())
+        sums["kl"] = (kl.detach() * mask).sum()
     with torch.no_grad():
         diff = (logp - rollout_logp).abs() * mask  # (B, T): trainer vs engine, meaningful before the first step
         sums |= {
-            "loss": float(loss),
-            "pg": float(pg),
-            "approx_kl": float(((rollout_logp - logp) * mask).sum()),
-            "diff_sum": float(diff.sum()),
-            "diff_max": float(diff.max()),
+            "loss": loss.detach(),
+            "pg": pg.detach(),
+            "approx_kl": ((rollout_logp - logp) * mask).sum(),
+            "diff_sum": diff.sum(),
+            "diff_max": diff.max(),
         }
     return loss, sums

@@ -145,5 +145,6 @@ def rows_logprobs(
     with torch.no_grad():
         for rows in batches:
             lp, _ = response_logprobs(model, collate(rows, pad_id, device, packed=packed), temperature, bf16)  # (b, T-1)
-            out += [lp[b, len(r.prompt_ids) - 1 : r.length - 1].tolist() for b, r in enumerate(rows)]
+            lps = lp.tolist()  # one transfer per batch, not one per row
+            out += [lps[b][len(r.prompt_ids) - 1 : r.length - 1] for b, r in enumerate(rows)]
     return out

@@ -99,7 +99,8 @@ def micro_batch_loss(
     bf16: bool,
     ref_model: PreTrainedModel | None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """The forward passes around grpo.objective: one micro-batch's loss () and metric sums (SUMS, + MAXES)."""
+    """The forward passes around grpo.objective: one micro-batch's loss () and metric sums (SUMS, + MAXES),
+    left on the device (accumulate reads them once per step)."""
     logp, entropy = response_logprobs(model, batch, temperature, bf16)  # (b, T-1), (b, T-1)
     ref_lp = None
     if ref_model is not None and obj.kl_beta > 0:
@@ -107,7 +108,7 @@ def micro_batch_loss(
             ref_lp, _ = response_logprobs(ref_model, batch, temperature, bf16)  # (b, T-1)
     old = batch["trainer_old"] if "trainer_old" in batch else batch["old"]  # (b, T-1)
     loss, sums = grpo.objective(logp, old, batch["old"], batch["adv"], batch["mask"], obj, totals, ref_lp)
-    return loss, sums | {"entropy": float(entropy.detach().sum())}
+    return loss, sums | {"entropy": entropy.detach().sum()}
 
 
 def step_metrics(
@@ -154,14 +155,40 @@ def accumulate(
         loss, sums = loss_of(batch_of(mb or mbs[0]))
         if mb is None:  # an FSDP2 filler: its collectives run, its gradient is zero
             loss = loss * 0.0
-        else:
-            acc = {k: acc[k] + sums[k] for k in SUMS}
-            top = {k: max(top[k], sums[k]) for k in MAXES}
+        else:  # on the device, in float64 as Python floats were: no read until the step's end
+            acc = {k: _add(acc[k], sums[k]) for k in SUMS}
+            top = {k: _max(top[k], sums[k]) for k in MAXES}
         loss.backward()
         if mb is not None:
             advance(len(mb))
     dist.sum_grads(model)
-    return dict(zip(SUMS, dist.sum([acc[k] for k in SUMS]), strict=True)), {k: dist.max(top[k]) for k in MAXES}
+    values = read_once([acc[k] for k in SUMS] + [top[k] for k in MAXES])
+    sums, maxes = values[: len(SUMS)], values[len(SUMS) :]
+    return dict(zip(SUMS, dist.sum(sums), strict=True)), {k: dist.max(v) for k, v in zip(MAXES, maxes, strict=True)}
+
+
+def _add(total: float | torch.Tensor, x: float | torch.Tensor) -> float | torch.Tensor:
+    return total + (x.detach().double() if torch.is_tensor(x) else x)
+
+
+def _max(top: float | torch.Tensor, x: float | torch.Tensor) -> float | torch.Tensor:
+    if not torch.is_tensor(x):
+        return torch.clamp(top, min=x) if torch.is_tensor(top) else max(top, x)
+    x = x.detach().double()
+    return torch.maximum(top, x) if torch.is_tensor(top) else torch.clamp(x, min=top)
+
+
+def read_once(values: list[float | torch.Tensor]) -> list[float]:
+    """Metric values as floats, the device's in one transfer: one host synchronisation per optimiser
+    step, however many micro-batches it had."""
+    on_device = [v for v in values if torch.is_tensor(v)]
+    if not on_device:
+        return [float(v) for v in values]
+    dev = on_device[0].device
+    stacked = torch.stack(
+        [v.double() if torch.is_tensor(v) else torch.tensor(float(v), dtype=torch.float64, device=dev) for v in values]
+    )
+    return stacked.tolist()
 
 
 def optimizer_step(

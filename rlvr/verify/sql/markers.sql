@@ -37,19 +37,23 @@ CREATE OR REPLACE MACRO marker_body(m) AS
          WHEN starts_with(m, '\boxed') THEN regexp_extract(m, '(?s)^\\boxed\s*\{(.*)\}$', 1)
          ELSE trim(split_part(m, '####', 2)) END;
 
+-- last_line(t): the last line that holds more than whitespace (string functions, not a regex over the whole text).
+CREATE OR REPLACE MACRO last_line(t) AS string_split(rtrim(t, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)), chr(10))[-1];
+
 -- final_answer(t): the content of a final-answer line, the response's last non-empty line when it opens
 -- with 'The final answer is', 'Final Answer:' or 'Answer:' (markdown bold and a colon allowed; Minerva's
 -- 'Final Answer: The final answer is $18$. I hope it is correct.' is 18); '' when it does not.
 -- Llama-3 writes 'The final answer is: $\boxed{18}$': that line's box is a marker already.
-CREATE OR REPLACE MACRO final_answer(t) AS regexp_extract(regexp_extract(t, '([^\n]*\S[^\n]*)\s*$', 1),
+CREATE OR REPLACE MACRO final_answer(t) AS list_transform([last_line(t)], lambda fa_line:
+    CASE WHEN NOT contains(lower(fa_line), 'answer') THEN '' ELSE regexp_extract(fa_line,
     '(?i)^[\s>#*_]*(?:the\s+final\s+answer\s+is|final\s+answer\s*[*_]*\s*:|answer\s*[*_]*\s*:)[\s*_]*:?[\s*_]*'
-    || '(?:the\s+final\s+answer\s+is\s*:?)?\s*(.*?)(?:\.?\s*I\s+hope\s+it\s+is\s+correct\.?)?[\s.*_]*$', 1);
+    || '(?:the\s+final\s+answer\s+is\s*:?)?\s*(.*?)(?:\.?\s*I\s+hope\s+it\s+is\s+correct\.?)?[\s.*_]*$', 1) END)[1];
 
 -- lenient_number(t): verify.extraction = 'lenient' with no marker: the last number of the last non-empty
 -- line, only when no other digit is on that line and only punctuation or a unit (unit_word) follows
 -- ('So the total is 18 cm.'); '' otherwise, and then no answer is read ('3 * 6 = 18', '18 or 19').
 CREATE OR REPLACE MACRO lenient_number(t) AS list_transform(
-    [regexp_extract(regexp_extract(t, '([^\n]*\S[^\n]*)\s*$', 1),
+    [regexp_extract(last_line(t),
                     '^[^\d]*?([-−]?[$€£]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?)[\s*]*([A-Za-z]*)[\s.!,;:*)$]*$', ['num', 'unit'])],
     lambda ln: CASE WHEN ln.unit = '' OR unit_word(ln.unit) THEN ln.num ELSE '' END)[1];
 

@@ -106,12 +106,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     -- the answer a marker holds (verify_markers.sql), or, with verify.extraction = 'lenient' and no marker,
     -- the last line's lone number; a value gold reads it in the contract's forms (markers.sql): a value,
     -- a value with a unit or currency, the last side of an equation whose earlier sides hold
-    SELECT m.iteration, m.prompt_id, m.sample_idx, m.n_tok, m.format_ok, m.refused AS hedge, p.strict,
-        CASE WHEN m.extraction = 'none' AND NOT p.strict AND m.lenient_num IS NOT NULL THEN 'last_number'
-             ELSE m.extraction END AS extraction,
-        CASE WHEN m.extraction <> 'none' THEN m.extracted WHEN NOT p.strict THEN m.lenient_num END AS raw,
-        p.gold_num IS NOT NULL AS value_gold
-    FROM verify_markers AS m JOIN golds AS p USING (prompt_id)
+    SELECT * EXCLUDE (lenient_num, extracted0, extraction),
+        CASE WHEN extraction = 'none' AND NOT strict AND lenient_num IS NOT NULL THEN 'last_number' ELSE extraction END AS extraction,
+        CASE WHEN extraction <> 'none' THEN extracted0 WHEN NOT strict THEN lenient_num END AS raw
+    FROM (
+        SELECT m.iteration, m.prompt_id, m.sample_idx, m.n_tok, m.format_ok, m.refused AS hedge, p.strict, m.extraction,
+            m.extracted AS extracted0, p.gold_num IS NOT NULL AS value_gold,
+            CASE WHEN NOT p.strict AND m.lenient_line IS NOT NULL THEN nullif(lenient_number(m.lenient_line), '') END AS lenient_num
+        FROM verify_markers AS m JOIN golds AS p USING (prompt_id)
+    )
 ), extractions AS (
     SELECT * EXCLUDE (raw, v),
         CASE WHEN v IS NOT NULL AND contains(v, '=') AND NOT regexp_matches(v, '[<>!]=|\\[lgn]eq?\b|\\ge\b|\\le\b')

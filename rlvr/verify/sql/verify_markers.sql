@@ -12,8 +12,8 @@
 -- 3. An <answer> never closed, or a \boxed{ that cannot be read, refuses the response: no guess. So does a
 --    marker inside an expression ('$-\boxed{12}$', '$\boxed{12}^2$' is glued at its right, and not the end),
 --    and text after the last marker: the answer is the last thing the response says (markers.sql).
--- lenient_num is the last line's number (markers.sql lenient_number) for a task with verify.extraction =
--- 'lenient'; verify.sql reads it only there and only when the response has no marker.
+-- lenient_line is the last non-empty line of a response with no marker; verify.sql reads its number
+-- (markers.sql lenient_number) for a task with verify.extraction = 'lenient' only.
 CREATE OR REPLACE TEMP TABLE verify_markers AS
 WITH texts AS (
     SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok,
@@ -67,5 +67,6 @@ SELECT iteration, prompt_id, sample_idx, n_tok,
          WHEN len(said) > 1 AND $multiple = 'reject'
              THEN 'markers that hold different answers (' || array_to_string(said, '; ') || '): a hedge (verify.multiple_answers = reject)'
     END AS refused,
-    CASE WHEN len(marks) = 0 AND NOT tag_open AND NOT box_bad THEN nullif(lenient_number(t), '') END AS lenient_num
+    -- (the line only: verify.sql reads its number for lenient tasks alone, most runs have none)
+    CASE WHEN len(marks) = 0 AND NOT tag_open AND NOT box_bad THEN last_line(t) END AS lenient_line
 FROM agreed

@@ -48,7 +48,8 @@ WITH texts AS (
     )
 ), agreed AS (
     SELECT *, list_sort(list_distinct(list_filter(list_transform(marks, lambda m: norm_answer(value_unit(m.body))), lambda a: a <> ''))) AS said,
-        len(list_filter(marks, lambda m: m.kind = 'answer_tag')) AS n_tags
+        len(list_filter(marks, lambda m: m.kind = 'answer_tag')) AS n_tags,
+        list_filter(marks, lambda m: norm_answer(m.body) <> '')[1] AS first_filled  -- (once: norm_answer is not cheap)
     FROM found
 )
 SELECT iteration, prompt_id, sample_idx, n_tok,
@@ -56,10 +57,10 @@ SELECT iteration, prompt_id, sample_idx, n_tok,
          ELSE n_tags > 0 AND NOT tag_open AND (len(said) <= 1 OR $multiple = 'last') END AS format_ok,
     CASE WHEN len(marks) = 0 THEN 'none'
          WHEN len(said) > 1 AND $multiple = 'last' THEN marks[-1].kind
-         ELSE COALESCE(list_filter(marks, lambda m: norm_answer(m.body) <> '')[1].kind, marks[1].kind) END AS extraction,
+         ELSE COALESCE(first_filled.kind, marks[1].kind) END AS extraction,
     CASE WHEN len(marks) = 0 THEN NULL
          WHEN len(said) > 1 AND $multiple = 'last' THEN marks[-1].body
-         ELSE COALESCE(list_filter(marks, lambda m: norm_answer(m.body) <> '')[1].body, '') END AS extracted,
+         ELSE COALESCE(first_filled.body, '') END AS extracted,
     CASE WHEN tag_open THEN 'an <answer> tag that is never closed'
          WHEN box_bad THEN 'a \boxed{ that cannot be read (unclosed, or braces nested deeper than five levels)'
          WHEN glued THEN 'a marker inside an expression (a sign, digit, operator or relation touches it)'

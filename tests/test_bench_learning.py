@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from bench_scripts import bench_module
 
 from rlvr import stages
 from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.models.load import load_policy
+from tests.helpers.bench_scripts import bench_module
 
 
 def test_a_model_in_memory_scores_what_the_runs_evals_say(small_config: Config, tiny_model: Path, tmp_path: Path) -> None:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from bench_scripts import bench_module
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import LlamaConfig, LlamaForCausalLM
+
+from tests.helpers.bench_scripts import bench_module
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
 from rlvr.verify import score
 from rlvr.verify.scoring import connect
+from tests.helpers.verify_inputs import write_inputs
 
 R1_THINKING = "Okay, so Janet has 16 eggs. She eats 3 and bakes 4, so 9 are left: 9 * 2 = 18, or is it 16? No, 18.\n"
 

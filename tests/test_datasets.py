@@ -244,7 +244,7 @@ def test_exact_verifier_compares_strings_where_math_reads_numbers(tmp_path: Path
     """verifier = 'exact' (task 'exact'): '7.0' is not '7'; the same response under 'math' is right."""
     from rlvr.config import VerifySection
     from rlvr.verify import scoring
-    from tests.verify_inputs import write_inputs
+    from tests.helpers.verify_inputs import write_inputs
 
     problems = [{"prompt_id": "e", "task": "exact", "answer": "7"}, {"prompt_id": "m", "task": "math", "answer": "7"}]
     responses = [(pid, text) for pid in ("e", "m") for text in ("<answer>7.0</answer>", "<answer> 7 </answer>")]
@@ -355,7 +355,7 @@ def test_the_gold_check_agrees_with_the_verifier(tmp_path: Path) -> None:
     refused gold loses to its own text as the answer, an accepted one is matched by the response."""
     from rlvr.config import VerifySection
     from rlvr.verify import scoring
-    from tests.verify_inputs import write_inputs
+    from tests.helpers.verify_inputs import write_inputs
 
     problems = [{"prompt_id": f"p{k:02d}", "task": v, "answer": g} for k, (g, v, _) in enumerate(GOLDS)]
     responses = [(f"p{k:02d}", r or f"<answer>{g}</answer>") for k, (g, _, r) in enumerate(GOLDS)]
@@ -373,7 +373,7 @@ def test_every_shipped_gold_passes_the_check() -> None:
     GSM8K-shaped test data under answer_extract = 'gsm8k' are never refused."""
     from rlvr import data
     from rlvr.config import TaskSection
-    from tests.test_datasets_e2e import GSM
+    from tests.helpers.datasets import GSM
 
     for name in ("arithmetic", "retrieval"):
         rows = data.one(TaskSection(name=name), name)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from rlvr.schema import ITERATION_STAGES, PREPARE, UPDATES, RunPaths
 from rlvr.store.commit import FAULT_ENV
 from rlvr.store.records import read_record
 from rlvr.views.sql import run_sql
+from tests.helpers.cli import run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -102,24 +101,15 @@ def _artifacts(flow_run_id) -> list:
     return list({a.key: a for a in arts}.values())
 
 
-def _cli(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "rlvr.flows.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        start_new_session=True,
-    )
-
-
 def test_kill_during_second_update_then_resume(tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path) -> None:
     cfg = tmp_path / "small.toml"
     cfg.write_text(small_config.to_toml())
     run_dir = tmp_path / "run"
     env = {**os.environ, "PREFECT_API_URL": prefect_api, "COLUMNS": "200"}
 
-    killed = _cli("train", str(cfg), "--run", str(run_dir), "--iterations", "2", env={**env, FAULT_ENV: "update:1:before_rename"})
+    killed = run_cli(
+        "train", str(cfg), "--run", str(run_dir), "--iterations", "2", env={**env, FAULT_ENV: "update:1:before_rename"}
+    )
     assert killed.returncode == -9, killed.stderr[-3000:]  # SIGKILLed inside iteration 1's update
     paths = RunPaths(run_dir.resolve())
     first = _records(paths, 2)
@@ -128,7 +118,7 @@ def test_kill_during_second_update_then_resume(tmp_path: Path, prefect_api: str,
     assert not paths.policy_dir(2).exists()
     shard_times = {p: p.stat().st_mtime_ns for p in paths.root.glob("*/iteration=*/*.parquet")}
 
-    resumed = _cli("resume", str(run_dir), env=env)
+    resumed = run_cli("resume", str(run_dir), env=env)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     after = _records(paths, 2)
     for key, created in first.items():  # nothing committed was redone...
@@ -138,10 +128,10 @@ def test_kill_during_second_update_then_resume(tmp_path: Path, prefect_api: str,
     assert {p: p.stat().st_mtime_ns for p in shard_times} == shard_times
     assert paths.policy_dir(2).is_dir() and not list(paths.root.glob("policy/.tmp-*"))
 
-    status = json.loads(_cli("status", str(run_dir), "--format", "json", env=env).stdout)
+    status = json.loads(run_cli("status", str(run_dir), "--format", "json", env=env).stdout)
     assert len(status) == 7 and all(r["committed"] for r in status)
     assert status[1]["stage"] == "rollout" and status[1]["note"].startswith("transformers (cold, start ")
-    out = _cli(
+    out = run_cli(
         "sql",
         str(run_dir),
         "SELECT iteration, avg(reward) AS mean_reward, count(*) AS n FROM scores GROUP BY 1 ORDER BY 1",
@@ -179,14 +169,16 @@ def test_kill_twice_and_resume_under_keep_last_1_equals_an_unkilled_run(
     run_dir = tmp_path / "run"
     env = {**os.environ, "PREFECT_API_URL": prefect_api, "COLUMNS": "200"}
     paths = RunPaths(run_dir.resolve())
-    killed = _cli("train", str(cfg), "--run", str(run_dir), "--iterations", "3", env={**env, FAULT_ENV: "update:1:before_prune"})
+    killed = run_cli(
+        "train", str(cfg), "--run", str(run_dir), "--iterations", "3", env={**env, FAULT_ENV: "update:1:before_prune"}
+    )
     assert killed.returncode == -9, killed.stderr[-3000:]
     assert read_record(paths.record("update", 1)) is not None and paths.policy_dir(1).is_dir()  # committed, not yet pruned
-    killed = _cli("resume", str(run_dir), env={**env, FAULT_ENV: "update:2:before_rename"})
+    killed = run_cli("resume", str(run_dir), env={**env, FAULT_ENV: "update:2:before_rename"})
     assert killed.returncode == -9, killed.stderr[-3000:]
     assert not paths.policy_dir(1).exists(), "update(1), skipped on resume, finishes the prune the kill cut short"
     assert (paths.policy_dir(2) / "trainer_state.pt").is_file()  # what update(2) resumes from
-    resumed = _cli("resume", str(run_dir), env=env)
+    resumed = run_cli("resume", str(run_dir), env=env)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
 
     plan = reference.config.stage_plan()
@@ -215,9 +207,9 @@ def test_kill_twice_and_resume_under_keep_last_1_equals_an_unkilled_run(
 
     rows = run_sql(str(paths.root), "SELECT policy_version, count(*) AS n FROM rollouts GROUP BY 1 ORDER BY 1").to_pylist()
     assert [r["policy_version"] for r in rows] == [0, 1, 2]  # pruned versions' rollouts stay queryable
-    status = json.loads(_cli("status", str(run_dir), "--format", "json", env=env).stdout)
+    status = json.loads(run_cli("status", str(run_dir), "--format", "json", env=env).stdout)
     assert [r["weights"] for r in status if r["stage"] in ("prepare", "update")] == ["v0", "v1 pruned", "v2 pruned", "v3"]
-    again = _cli("resume", str(run_dir), env=env)
+    again = run_cli("resume", str(run_dir), env=env)
     assert again.returncode == 0 and "nothing to do" in again.stdout
 
 

@@ -18,7 +18,6 @@ import duckdb
 import pyarrow as pa
 import pytest
 from rlvr.flows.cli import app
-from run_builder import build_run
 from typer.testing import CliRunner
 
 from rlvr import stages
@@ -30,6 +29,7 @@ from rlvr.store import retention
 from rlvr.store.records import read_record
 from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
+from tests.helpers.run_builder import build_run
 
 runner = CliRunner()
 EVAL = {"every": 1, "prompts": 6, "samples": 2, "temperature": 1.0}

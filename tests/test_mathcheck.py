@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
-from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
 from rlvr.schema import SCORES
 from rlvr.verify import score_with_stats
 from rlvr.verify.math import check_pairs, inequality_interval, math_verify_check
+from tests.helpers.verify_inputs import write_inputs
 
 
 def faulty_check(gold: str, pred: str) -> bool:

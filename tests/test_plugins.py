@@ -11,12 +11,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from verify_inputs import write_inputs
 
 from rlvr.config import ConfigError, RewardPlugin, VerifySection, parse_config
 from rlvr.errors import RlvrError
 from rlvr.verify import score_with_stats
 from rlvr.verify.plugins import RewardPluginError, plugin_kwargs
+from tests.helpers.verify_inputs import write_inputs
 
 PROBLEMS = [{"prompt_id": "a", "answer": "12"}, {"prompt_id": "b", "answer": "7"}]
 # (prompt_id, text, response length in tokens)

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections import namedtuple
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from rlvr.flows.cli import app
-from run_builder import build_run
 from typer.testing import CliRunner
 
 from rlvr import stages
@@ -26,35 +22,10 @@ from rlvr.checks.start import create_or_open
 from rlvr.config import Config
 from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.schema import PREPARE, RunPaths
+from tests.helpers.mounts import mount, read_only, tmpfs
+from tests.helpers.run_builder import build_run
 
 runner = CliRunner()
-
-
-def _mount(*args: str) -> bool:
-    return subprocess.run(["mount", *args], capture_output=True, check=False).returncode == 0
-
-
-@contextmanager
-def read_only(folder: Path) -> Iterator[None]:
-    """`folder` on a read-only bind mount of itself for the duration."""
-    if not _mount("--bind", str(folder), str(folder)):
-        pytest.skip("no mount rights here (needs root in a container that allows bind mounts)")
-    try:
-        assert _mount("-o", "remount,bind,ro", str(folder), str(folder))
-        yield
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
-
-
-@contextmanager
-def tmpfs(folder: Path, size: str) -> Iterator[None]:
-    folder.mkdir(parents=True, exist_ok=True)
-    if not _mount("-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)):
-        pytest.skip("no mount rights here (needs root in a container that allows tmpfs mounts)")
-    try:
-        yield
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
 
 
 def _copy(model: Path, dest: Path) -> Path:
@@ -228,7 +199,7 @@ def test_a_full_disk_during_a_stage_says_so_and_leaves_nothing_half_written(tmp_
         paths = RunPaths(run.paths.root)
         assert not paths.record(PREPARE, None).exists() and not list(paths.root.rglob(".tmp-*"))
         # more space, and the same run resumes: nothing was left that blocks it
-        assert _mount("-o", "remount,size=8m", str(disk))
+        assert mount("-o", "remount,size=8m", str(disk))
         assert not stages.prepare(run.paths.root).skipped
 
 

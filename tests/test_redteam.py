@@ -55,12 +55,12 @@ from pathlib import Path
 
 import pytest
 from rlvr.data import arithmetic, humaneval, logic, retrieval
-from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
 from rlvr.verify import score_with_stats
 from rlvr.verify.code import SandboxError, io_tests_json, sandbox_mode
 from rlvr.verify.code import prompt as code_prompt
+from tests.helpers.verify_inputs import write_inputs
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "redteam.json").read_text(encoding="utf-8"))
 # the answer contract (issue 38; README "The answer contract"): right answers whose form it refuses, and

@@ -8,7 +8,6 @@ from collections import namedtuple
 from pathlib import Path
 
 import pytest
-from run_builder import WEIGHTS_BYTES, build_run, commit_stage
 
 from rlvr import stages
 from rlvr.errors import DiskSpaceError, RlvrError
@@ -20,6 +19,7 @@ from rlvr.store.folders import write_text_atomic
 from rlvr.store.records import PruneRecord, read_pruned
 from rlvr.store.run import open_run
 from rlvr.views.status import status_rows
+from tests.helpers.run_builder import WEIGHTS_BYTES, build_run, commit_stage
 
 Usage = namedtuple("Usage", "total used free")
 

@@ -17,10 +17,10 @@ import pytest
 from rlvr.flows import start as flows_start
 from rlvr.flows import train as flows_train
 from rlvr.flows.cli import app
-from run_builder import build_run
 from typer.testing import CliRunner
 
 from rlvr.store.locks import ServeInfo, serve_lock, writer_lock
+from tests.helpers.run_builder import build_run
 
 
 def _damaged(root: Path) -> AbstractContextManager:

@@ -17,24 +17,7 @@ from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, SCORES, RunPaths, iteration_
 from rlvr.store.commit import FAULT_ENV, begin_stage, committed, write_table
 from rlvr.store.records import read_record
 from rlvr.views.sql import run_sql
-
-ROW = {
-    "iteration": 3,
-    "prompt_id": "p1",
-    "sample_idx": 0,
-    "prompt_token_ids": [1, 2, 3],
-    "response_token_ids": [4, 5],
-    "response_logprobs": [-0.5, -1.25],
-    "response_text": "<answer>4</answer>",
-    "num_response_tokens": 2,
-    "finish_reason": "stop",
-    "policy_version": 3,
-    "staleness": 0,
-    "engine": "transformers",
-    "temperature": 1.0,
-    "seed": 2**62 + 1,
-    "model": None,
-}
+from tests.helpers.rows import ROW
 
 
 def test_iteration_folders_name_and_read_back_their_iteration(tmp_path: Path) -> None:
@@ -134,7 +117,7 @@ KILLER = textwrap.dedent(
     from pathlib import Path
     from rlvr.schema import ROLLOUT, ROLLOUTS, RunPaths, shard_name
     from rlvr.store.commit import begin_stage, write_table
-    from tests.test_store import ROW
+    from tests.helpers.rows import ROW
     paths = RunPaths(Path(sys.argv[1]))
     with begin_stage(paths, ROLLOUT, 3, {"a": 1}) as tx:
         out = tx.output(paths.table_dir("rollouts", 3))

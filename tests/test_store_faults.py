@@ -15,7 +15,6 @@ import os
 import time
 
 import pytest
-from run_builder import build_run, commit_stage
 
 from rlvr.checks.start import create_or_open
 from rlvr.schema import PREPARE, ROLLOUT
@@ -25,6 +24,7 @@ from rlvr.store.integrity import check_store, orphans
 from rlvr.store.records import read_record
 from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
+from tests.helpers.run_builder import build_run, commit_stage
 
 DATA = {"run": {"iterations": 2}}
 LOSE_NEXT_CONDITIONAL_REPLY = [{"match": "conditional", "fault": "reset_after", "count": 1}]
@@ -87,7 +87,7 @@ def test_a_three_iteration_run_on_a_flaky_store_equals_a_clean_local_run(
     the reply lost), every one delayed: the run finishes with no resume, identical to a local run."""
     from rlvr.flows.train import train
 
-    from tests.test_e2e import _cli
+    from tests.helpers.cli import run_cli
 
     started = time.perf_counter()
     local = create_or_open(tmp_path / "local", small_config, 3)
@@ -98,11 +98,11 @@ def test_a_three_iteration_run_on_a_flaky_store_equals_a_clean_local_run(
     cfg.write_text(small_config.to_toml())
     env = {**os.environ, "PREFECT_API_URL": prefect_api, "COLUMNS": "200"}
     started = time.perf_counter()  # the same run on the same store with no faults: what the faults cost is the difference
-    assert _cli("train", str(cfg), "--run", f"{s3_uri}-clean", "--iterations", "3", env=env).returncode == 0
+    assert run_cli("train", str(cfg), "--run", f"{s3_uri}-clean", "--iterations", "3", env=env).returncode == 0
     clean_s3_s = time.perf_counter() - started
     fault_proxy.set(slowdown=0.04, reset_before=0.03, reset_after=0.03, latency_ms=2, rules=LOSE_NEXT_CONDITIONAL_REPLY)
     started = time.perf_counter()
-    done = _cli("train", str(cfg), "--run", s3_uri, "--iterations", "3", env=env)
+    done = run_cli("train", str(cfg), "--run", s3_uri, "--iterations", "3", env=env)
     flaky_s = time.perf_counter() - started
     counts = fault_proxy.counts()
     assert done.returncode == 0, done.stderr[-3000:]
@@ -153,7 +153,7 @@ def _said(done) -> str:
 def test_a_permanent_store_error_stops_the_run_at_once_with_one_line(
     fault_proxy, tmp_path, monkeypatch, s3_uri: str, where: str, phrase: str
 ) -> None:
-    from tests.test_e2e import _cli
+    from tests.helpers.cli import run_cli
 
     uri = "s3://rlvr-no-such-bucket/runs/x" if where == "no-bucket" else s3_uri
     if where == "denied":
@@ -161,7 +161,7 @@ def test_a_permanent_store_error_stops_the_run_at_once_with_one_line(
     if where == "no-endpoint":
         monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
     started = time.perf_counter()
-    done = _cli("train", "--run", uri, "--iterations", "1", env={**os.environ, "COLUMNS": "200"})
+    done = run_cli("train", "--run", uri, "--iterations", "1", env={**os.environ, "COLUMNS": "200"})
     assert done.returncode == 2, done.stderr[-2000:]
     line = _said(done)
     assert phrase in line and ("AWS_" in line or "create it" in line), done.stderr[-2000:]  # names the fix

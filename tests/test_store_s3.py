@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import s3fs
-from run_builder import build_run
 
 from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, shard_name
 from rlvr.store import fs, lease
@@ -32,8 +31,8 @@ from rlvr.store.run import RunError, open_run
 from rlvr.store.workspace import object_path
 from rlvr.views.sql import connect_run, run_sql
 from rlvr.views.status import status_rows
-from tests.test_sql_readonly import PROBLEM, hostile
-from tests.test_store import ROW
+from tests.helpers.rows import PROBLEM, ROW, hostile
+from tests.helpers.run_builder import build_run
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = {"run": {"iterations": 2}, "checkpoint": {"keep_last": 1}}
@@ -102,7 +101,7 @@ from rlvr.schema import ROLLOUT, ROLLOUTS, shard_name
 from rlvr.store.commit import begin_stage, write_table
 from rlvr.store.records import StoreError
 from rlvr.store.run import open_run
-from tests.test_store import ROW
+from tests.helpers.rows import ROW
 
 uri, n, go = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
 paths = open_run(uri).paths

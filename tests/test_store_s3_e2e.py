@@ -22,7 +22,7 @@ from rlvr.store.records import read_record
 from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
 from tests.conftest import S3_SECRET
-from tests.test_e2e import _cli
+from tests.helpers.cli import run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -44,17 +44,17 @@ def test_tiny_model_on_s3_resumes_after_kills_and_equals_a_local_run(
     cfg.write_text(small_config.to_toml())
     env = {**os.environ, "PREFECT_API_URL": prefect_api, "COLUMNS": "200"}
     said = []
-    killed = _cli("train", str(cfg), "--run", s3_uri, "--iterations", "2", env={**env, FAULT_ENV: "update:1:mid_upload"})
+    killed = run_cli("train", str(cfg), "--run", s3_uri, "--iterations", "2", env={**env, FAULT_ENV: "update:1:mid_upload"})
     assert killed.returncode == -9, killed.stderr[-3000:]  # SIGKILLed after the first file of v2 was uploaded
     said += [killed.stdout, killed.stderr]
     assert read_record(open_run(s3_uri).paths.record("update", 1)) is None
     left = orphans(s3_uri)
     assert left and all(k.startswith(("policy/v000002@", "updates/iteration=000001@")) for k in left), left
-    listed = _cli("verify-store", s3_uri, env=env)
+    listed = run_cli("verify-store", s3_uri, env=env)
     assert listed.returncode == 0 and f"{len(left)} object(s) that no commit record lists" in listed.stdout, listed.stdout
-    killed = _cli("resume", s3_uri, env={**env, FAULT_ENV: "update:1:before_record"})  # every file up, no record yet
+    killed = run_cli("resume", s3_uri, env={**env, FAULT_ENV: "update:1:before_record"})  # every file up, no record yet
     assert killed.returncode == -9, killed.stderr[-3000:]
-    resumed = _cli("resume", s3_uri, env=env)
+    resumed = run_cli("resume", s3_uri, env=env)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     said += [killed.stdout, killed.stderr, resumed.stdout, resumed.stderr, listed.stdout]
 
@@ -68,11 +68,11 @@ def test_tiny_model_on_s3_resumes_after_kills_and_equals_a_local_run(
         assert run_sql(s3_uri, q).to_pylist() == run_sql(str(local.paths.root), q).to_pylist()
     assert orphans(s3_uri) == [], "the resumed stage swept its killed attempts' uploads"
     assert check_store(s3_uri)[0] == []
-    status = json.loads(_cli("status", s3_uri, "--format", "json", env=env).stdout)
+    status = json.loads(run_cli("status", s3_uri, "--format", "json", env=env).stdout)
     assert len(status) == 7 and all(r["committed"] for r in status)
 
     with writer_lock(s3_uri):  # a trainer holds the run: a second one is refused before it starts a stage
-        second = _cli("train", "--run", s3_uri, "--iterations", "3", env=env)
+        second = run_cli("train", "--run", s3_uri, "--iterations", "3", env=env)
     assert second.returncode == 2 and f"another rlvr process (pid {os.getpid()} on" in second.stderr, second.stderr
     said += [second.stdout, second.stderr]
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from verify_inputs import write_inputs
 
 from rlvr.config import RewardWeights, VerifySection
 from rlvr.train.grpo import group_advantages
 from rlvr.verify import VerifyError, score
 from rlvr.verify.scoring import connect
+from tests.helpers.verify_inputs import write_inputs
 
 PROBLEMS_ROWS = [("n", "19"), ("neg", "-4"), ("big", "1200"), ("frac", "0.5"), ("word", "Paris"), ("same", "7")]
 

@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
-from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
 from rlvr.verify import score_with_stats
 from rlvr.verify.code import sandbox_problem
+from tests.helpers.verify_inputs import write_inputs
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no code sandbox here: {sandbox_problem()}")
 

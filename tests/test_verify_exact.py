@@ -18,10 +18,10 @@ from fractions import Fraction
 from math import gcd
 
 import pytest
-from verify_inputs import write_inputs
 
 from rlvr.config import VerifySection
 from rlvr.verify import score
+from tests.helpers.verify_inputs import write_inputs
 
 GOLDS = [
     "0", "-0", "7", "007", "-42", "1000", "9223372036854775807", "9223372036854775808", "-9223372036854775808",

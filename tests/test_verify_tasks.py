@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from verify_inputs import write_inputs
 
 from rlvr.config import RewardWeights, VerifySection
 from rlvr.verify import connect, logic, score_with_stats
+from tests.helpers.verify_inputs import write_inputs
 
 
 def _score(tmp_path: Path, problems: list[dict], responses: list[tuple[str, str]], **cfg) -> tuple[list[dict], dict]:

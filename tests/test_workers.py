@@ -34,7 +34,7 @@ from rlvr.store.records import CommitRecord, read_record
 from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
 from rlvr.views.status import status_rows
-from tests.test_e2e import _cli
+from tests.helpers.cli import run_cli
 
 PARITY = "SELECT prompt_id, sample_idx, (sample_idx % 2)::DOUBLE AS score, 'odd sample' AS reason FROM responses"
 
@@ -168,11 +168,11 @@ def test_rlvr_device_overrides_update_device_on_this_machine(monkeypatch: pytest
 
 def test_worker_refuses_bad_stages_and_an_unreachable_api(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"} | {"PREFECT_HOME": str(tmp_path / "ph")}
-    bad = _cli("worker", "--stages", "rollout,train", env=env)
+    bad = run_cli("worker", "--stages", "rollout,train", env=env)
     assert bad.returncode == 2 and "--stages: unknown stage(s) 'train'; choose from prepare, rollout" in bad.stderr
-    none = _cli("worker", "--stages", "rollout", env=env)
+    none = run_cli("worker", "--stages", "rollout", env=env)
     assert none.returncode == 2 and "PREFECT_API_URL is not set" in none.stderr and "prefect server start" in none.stderr
-    down = _cli("worker", "--stages", "update", env={**env, "PREFECT_API_URL": "http://127.0.0.1:9/api"})
+    down = run_cli("worker", "--stages", "update", env={**env, "PREFECT_API_URL": "http://127.0.0.1:9/api"})
     assert down.returncode == 2 and "no Prefect server answers at PREFECT_API_URL=http://127.0.0.1:9/api" in down.stderr
 
 
@@ -180,7 +180,7 @@ def test_a_placed_run_without_a_prefect_server_is_refused(tmp_path: Path, small_
     cfg = tmp_path / "placed.toml"
     cfg.write_text(Config.model_validate({**small_config.model_dump(), "placement": {"update": "gpu"}}).to_toml())
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"} | {"PREFECT_HOME": str(tmp_path / "ph")}
-    res = _cli("train", str(cfg), "--run", str(tmp_path / "run"), env=env)
+    res = run_cli("train", str(cfg), "--run", str(tmp_path / "run"), env=env)
     assert res.returncode == 2, res.stderr[-2000:]
     assert "[placement] sends update to pool 'gpu'; the workers take them from a Prefect server" in res.stderr
 
@@ -324,7 +324,7 @@ def test_two_workers_train_a_run_survive_a_killed_worker_and_equal_an_unplaced_r
         restarted = _worker(gen_home, prefect_server, *gen_args, env=beat)  # started again, without the fault
         procs.append(restarted)
         assert orphans(s3_uri), "it died with part of rollout 1 uploaded"
-        second = _cli("train", "--run", s3_uri, "--iterations", "3", env=driver_env)
+        second = run_cli("train", "--run", s3_uri, "--iterations", "3", env=driver_env)
         assert second.returncode == 2 and f"another rlvr process (pid {driver.pid} on" in second.stderr, second.stderr
         driver.wait(timeout=600)
         trainer.send_signal(signal.SIGINT)  # Ctrl-C on an idle worker: it stops at once
@@ -538,7 +538,7 @@ def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
         time.sleep(down_s)
         procs.append(_start_server(server_home, port))
         code = driver.wait(timeout=600)
-        resumed = _cli("resume", s3_uri, env=driver_env) if code != 0 else None
+        resumed = run_cli("resume", s3_uri, env=driver_env) if code != 0 else None
     finally:
         for p in procs:
             if p.poll() is None:
@@ -565,7 +565,7 @@ def test_a_full_disk_on_a_worker_names_it_and_a_resume_after_freeing_space_compl
     fit, update 0's checkpoint does not. The driver stops with the worker's reason, naming the folder, the
     bytes needed and free, and the run to resume; no record, no temporary file, no object is left
     half-written, and once the disk is larger `rlvr resume` completes the run, equal to an unplaced one."""
-    from tests.test_preflight import _mount, tmpfs
+    from tests.helpers.mounts import mount, tmpfs
 
     data = small_config.model_dump()
     data["rollout"]["prompts_per_iteration"] = 8
@@ -591,8 +591,8 @@ def test_a_full_disk_on_a_worker_names_it_and_a_resume_after_freeing_space_compl
             assert "it needs about 1." in said and f"then `rlvr resume {s3_uri}`" in said, said[-3000:]
             assert read_record(open_run(s3_uri).paths.record("update", 0)) is None
             assert not list(cache.rglob(".tmp-*")), "the failed attempt left no temporary output"
-            assert _mount("-o", "remount,size=64m", str(cache))
-            resumed = _cli("resume", s3_uri, env=env)
+            assert mount("-o", "remount,size=64m", str(cache))
+            resumed = run_cli("resume", s3_uri, env=env)
             assert resumed.returncode == 0, resumed.stderr[-3000:]
         finally:
             worker.terminate()

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 from types import ModuleType
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from tests.helpers import ROOT
+
+BENCH = ROOT / "bench"
 
 
 def bench_module(name: str) -> ModuleType:

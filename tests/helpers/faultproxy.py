@@ -1,6 +1,6 @@
 """A fault-injecting HTTP proxy for the S3 test server: the faults a bucket shared by many machines meets.
 
-    python tests/faultproxy.py --upstream http://127.0.0.1:5000 --port 5001 [--seed 0]
+    python tests/helpers/faultproxy.py --upstream http://127.0.0.1:5000 --port 5001 [--seed 0]
 
 It forwards every request to `--upstream` and answers with the upstream's reply, except when a fault is
 drawn for it (a seeded random draw per request, so a run's faults are reproducible):
@@ -20,7 +20,7 @@ replaces the settings and zeroes the counters; `GET /__faults__` returns the cou
 (requests, forwarded, and each fault injected). `cut: true` resets every connection, as a machine
 that lost its network would see it.
 
-    python tests/faultproxy.py --tcp ADMIN_PORT --upstream http://127.0.0.1:4200 --port 4201
+    python tests/helpers/faultproxy.py --tcp ADMIN_PORT --upstream http://127.0.0.1:4200 --port 4201
 
 forwards TCP instead (the Prefect API, websockets included), steered on ADMIN_PORT the same way; its
 one fault is `cut`.

@@ -17,9 +17,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import LlamaConfig, LlamaForCausalLM
 
+from tests.helpers import ROOT
 from tests.helpers.bench_scripts import bench_module
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _loop_module():

@@ -4,11 +4,10 @@ tests/test_workers.py runs the same placed async set-up end to end)."""
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 
 def _bench():

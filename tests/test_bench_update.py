@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 LAYOUTS = ("packed", "padded", "packed-bf16")  # our micro-batch layouts (and bf16 autocast), each its own side of the run
 KEYS = ["trl_tokens_per_s", "trl_peak_mb", "trl_s", "bf16_speedup_ours_packed"]
 KEYS += [f"ours_{x}_{m}".replace("-", "_") for x in LAYOUTS for m in ("tokens_per_s", "peak_mb", "s")]

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).parents[1] / "bench" / "verify.py"
+from tests.helpers import ROOT
+
+BENCH = ROOT / "bench" / "verify.py"
 
 
 def test_the_verify_bench_runs_end_to_end(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from rlvr.config import Config
 from rlvr.config.tree import inner_model
+from tests.helpers import ROOT
 
 runner = CliRunner()
 
@@ -28,7 +29,7 @@ def test_version_prints_pyprojects_version() -> None:
     import subprocess
     import sys
 
-    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     expected = f"rlvr {pyproject['project']['version']}"
     res = runner.invoke(app, ["--version"])
     assert res.exit_code == 0 and res.output.strip() == expected

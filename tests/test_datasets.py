@@ -21,6 +21,7 @@ from rlvr.problems import datasets, prompts
 from rlvr.problems.datasets import DatasetError
 from rlvr.problems.prompts import chat_ids, chat_text
 from rlvr.stages.generation import mixture_prompts
+from tests.helpers import ROOT
 
 ROWS = [{"question": f"What is {a} + {a + 1}?", "answer": f"{a} + {a + 1} = {2 * a + 1}\n#### {2 * a + 1}"} for a in range(10)]
 
@@ -224,7 +225,7 @@ def test_the_guides_example_is_a_valid_config_that_loads_a_gsm8k_file(tmp_path: 
     """docs/guide/data.md's complete config, and the README's shorter one, load a GSM8K-style file."""
     import tomllib
 
-    root = Path(__file__).parents[1]
+    root = ROOT
     readme = (root / "README.md").read_text().split("## Your own data")[1]
     short = tomllib.loads(readme.split("```toml\n")[1].split("```")[0])
     short["task"]["datasets"][0]["path"] = str(_write_jsonl(tmp_path / "readme.jsonl", ROWS))

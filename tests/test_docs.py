@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 MKDOCS = [sys.executable, "-m", "mkdocs", "build", "--strict"]  # never --quiet: it hides the warnings --strict counts
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 FOLDERS = {"rlvr": ROOT / "rlvr", "rlvr.flows": ROOT / "flows", "rlvr.tasks": ROOT / "tasks", "rlvr.data": ROOT / "data"}
 
 # bottom to top; a module may import its own layer or any layer below it

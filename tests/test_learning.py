@@ -14,8 +14,9 @@ from rlvr import stages
 from rlvr.checks.start import create_or_open
 from rlvr.config import load_config
 from rlvr.views.sql import run_sql
+from tests.helpers import ROOT
 
-DEMO = Path(__file__).resolve().parent.parent / "recipes" / "tiny-demo.toml"
+DEMO = ROOT / "recipes" / "tiny-demo.toml"
 
 
 def test_lure_gives_up_on_arithmetic_only() -> None:

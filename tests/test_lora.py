@@ -31,6 +31,7 @@ from rlvr.problems.prompts import chat_ids
 from rlvr.schema import ADAPTER_CONFIG, ADAPTER_WEIGHTS, BASE_REF
 from rlvr.store.commit import FAULT_ENV
 from rlvr.views.sql import run_sql
+from tests.helpers import ROOT
 
 runner = CliRunner()
 LORA = {"r": 4, "alpha": 8.0, "target_modules": ["q_proj", "v_proj", "up_proj"]}
@@ -212,7 +213,7 @@ def test_lora_exact_resume_after_kill(tmp_path: Path, small_config: Config, tiny
     bytes, config, base reference and optimiser state (dropout on: its RNG is part of what resumes)."""
     lora = {**LORA, "dropout": 0.1}
     cfg = _lora_cfg(small_config, tmp_path, epochs=2, minibatches=2, warmup_steps=3, lora=lora)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     straight, killed = tmp_path / "straight", tmp_path / "killed"
     for d in (straight, killed):
         create_or_open(d, cfg, 3)

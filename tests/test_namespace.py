@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers import ROOT
+
 PROBE = """
 import importlib.util, json
 import rlvr.data, rlvr.flows.cli, rlvr.tasks.stages
@@ -25,7 +27,7 @@ def test_a_users_data_folder_does_not_shadow_rlvr(tmp_path: Path) -> None:
     import json
 
     seen = json.loads(out.stdout.strip().splitlines()[-1])
-    assert Path(seen["data"]).resolve() == (Path(__file__).parents[1] / "data" / "__init__.py").resolve()
+    assert Path(seen["data"]).resolve() == (ROOT / "data" / "__init__.py").resolve()
     assert seen["tasks"] == "rlvr.data"
     # the user's folder is still theirs to import: rlvr took no generic name from it
     assert Path(seen["user_data"]).resolve() == (tmp_path / "data" / "__init__.py").resolve()

@@ -16,6 +16,7 @@ from rlvr.config import ConfigError, RewardPlugin, VerifySection, parse_config
 from rlvr.errors import RlvrError
 from rlvr.verify import score_with_stats
 from rlvr.verify.plugins import RewardPluginError, plugin_kwargs
+from tests.helpers import ROOT
 from tests.helpers.verify_inputs import write_inputs
 
 PROBLEMS = [{"prompt_id": "a", "answer": "12"}, {"prompt_id": "b", "answer": "7"}]
@@ -29,7 +30,7 @@ RESPONSES = [
     ("b", "", 1),
 ]
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "rewards"  # the README's plug-ins
+EXAMPLES = ROOT / "examples" / "rewards"  # the README's plug-ins
 
 
 def _write(tmp_path: Path, name: str, text: str) -> str:

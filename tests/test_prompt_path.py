@@ -27,10 +27,11 @@ from rlvr.rollout import engines
 from rlvr.stages.ingest import import_responses
 from rlvr.views.preview import preview
 from rlvr.views.sql import run_sql
+from tests.helpers import ROOT
 
 SYSTEM = "You are a careful calculator."
 SHOT = "{prompt}\n<answer>{answer}</answer>"
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 
 
 @pytest.fixture(scope="module")

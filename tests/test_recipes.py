@@ -12,8 +12,9 @@ from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
 from rlvr.config import Config, load_config
+from tests.helpers import ROOT
 
-RECIPES = sorted((Path(__file__).resolve().parent.parent / "recipes").glob("*.toml"))
+RECIPES = sorted((ROOT / "recipes").glob("*.toml"))
 
 
 def test_recipes_are_shipped() -> None:

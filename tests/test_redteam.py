@@ -60,14 +60,15 @@ from rlvr.config import VerifySection
 from rlvr.verify import score_with_stats
 from rlvr.verify.code import SandboxError, io_tests_json, sandbox_mode
 from rlvr.verify.code import prompt as code_prompt
+from tests.helpers import DATA
 from tests.helpers.verify_inputs import write_inputs
 
-CORPUS = json.loads((Path(__file__).parent / "data" / "redteam.json").read_text(encoding="utf-8"))
+CORPUS = json.loads((DATA / "redteam.json").read_text(encoding="utf-8"))
 # the answer contract (issue 38; README "The answer contract"): right answers whose form it refuses, and
 # attacks it pays (a marker that holds the right value; the words before it are not read), each with the
 # reward and reason it gets now (moved out of redteam.json by scripts/reclassify_corpus.py)
-REFUSED = json.loads((Path(__file__).parent / "data" / "refused-by-contract.json").read_text(encoding="utf-8"))
-PAID = json.loads((Path(__file__).parent / "data" / "paid-by-contract.json").read_text(encoding="utf-8"))
+REFUSED = json.loads((DATA / "refused-by-contract.json").read_text(encoding="utf-8"))
+PAID = json.loads((DATA / "paid-by-contract.json").read_text(encoding="utf-8"))
 FERRY = [
     (
         "The ferry across the Lune first ran in 1829 from Orlesby. The ferry carried 29 passengers on its first "
@@ -1102,7 +1103,7 @@ ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}
 PROBLEMS |= {f"arithmetic: {g}": {"task": "arithmetic", "answer": g} for g in ARITHMETIC_GOLDS}
 # problems with sources of their own (round 12's retrieval cases): data, not code
-PROBLEMS |= json.loads((Path(__file__).parent / "data" / "redteam-problems.json").read_text(encoding="utf-8"))
+PROBLEMS |= json.loads((DATA / "redteam-problems.json").read_text(encoding="utf-8"))
 # the shipped HumanEval problems by prompt id ("humaneval-032"): their tests as the code tier gets them
 PROBLEMS |= {r["prompt_id"]: {k: r[k] for k in ("task", "answer", "tests")} for r in humaneval.generate()}
 

@@ -17,6 +17,7 @@ from rlvr.schema import PREPARE, ROLLOUT, ROLLOUTS, SCORES, RunPaths, iteration_
 from rlvr.store.commit import FAULT_ENV, begin_stage, committed, write_table
 from rlvr.store.records import read_record
 from rlvr.views.sql import run_sql
+from tests.helpers import ROOT
 from tests.helpers.rows import ROW
 
 
@@ -129,7 +130,7 @@ KILLER = textwrap.dedent(
 
 @pytest.mark.parametrize("point", ["before_rename", "before_record"])
 def test_sigkill_mid_write_is_invisible_and_rerun_cleans_up(run: RunPaths, point: str) -> None:
-    env = {**os.environ, FAULT_ENV: f"{ROLLOUT}:3:{point}", "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, FAULT_ENV: f"{ROLLOUT}:3:{point}", "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-c", KILLER, str(run.root)], env=env, capture_output=True, text=True)
     assert proc.returncode == -9, proc.stderr  # really killed by SIGKILL
     assert not run.record(ROLLOUT, 3).exists()

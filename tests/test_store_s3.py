@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import s3fs
@@ -31,10 +30,10 @@ from rlvr.store.run import RunError, open_run
 from rlvr.store.workspace import object_path
 from rlvr.views.sql import connect_run, run_sql
 from rlvr.views.status import status_rows
+from tests.helpers import ROOT
 from tests.helpers.rows import PROBLEM, ROW, hostile
 from tests.helpers.run_builder import build_run
 
-ROOT = Path(__file__).resolve().parents[1]
 DATA = {"run": {"iterations": 2}, "checkpoint": {"keep_last": 1}}
 
 

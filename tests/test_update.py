@@ -26,6 +26,7 @@ from rlvr.train.logprobs import policy_token_logprobs
 from rlvr.train.loop import grpo_steps
 from rlvr.train.optim import lr_factor, make_optimizer, own_memory
 from rlvr.train.update import UpdateSpec, run_update
+from tests.helpers import ROOT
 
 
 def read_metrics(path: Path) -> list[dict]:
@@ -292,7 +293,7 @@ def test_exact_resume_after_kill(tmp_path: Path, small_config: Config, tiny_mode
     cfg = _cfg(small_config, epochs=2, minibatches=2, warmup_steps=3, schedule="cosine", decay_steps=6)
     cfg = cfg.model_copy(update={"checkpoint": cfg.checkpoint.model_copy(update={"keep_last": 0})})  # compare every version
     cfg = _with_parity_reward(cfg, tmp_path)  # every group has variance: every iteration takes its 2 x 2 steps
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     straight, killed = tmp_path / "straight", tmp_path / "killed"
     for d in (straight, killed):
         create_or_open(d, cfg, 3)

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rlvr.checks.start import create_or_open
+from rlvr.schema import PREPARE, PROBLEMS, ROLLOUT, ROLLOUTS, RunPaths, shard_name
+from rlvr.store.commit import begin_stage, write_table
+
 ROW = {
     "iteration": 3,
     "prompt_id": "p1",
@@ -22,6 +26,8 @@ ROW = {
     "seed": 2**62 + 1,
     "model": None,
 }
+# text from a run that a page must escape: a script, a closed cell and an image
+HOSTILE_HTML = '<script>document.title = "pwned"</script></td><img id="pwned" src="x">'
 
 PROBLEM = {
     "prompt_id": "p1",
@@ -102,3 +108,31 @@ def hostile(root: Path) -> list[tuple[str, str]]:
         ("PIVOT scores ON task USING count(*)", "PIVOT is refused"),
         ("SELEC 1", "SQL does not parse"),
     ]
+
+
+def write_rollout(paths: RunPaths, inputs: dict) -> None:
+    """Commit ROW as iteration 3's rollout stage with these inputs."""
+    with begin_stage(paths, ROLLOUT, 3, inputs) as tx:
+        out = tx.output(paths.table_dir("rollouts", 3))
+        write_table([ROW], ROLLOUTS, out / shard_name(0))
+        tx.commit(rows=1)
+
+
+def sql_store(tmp_path: Path) -> RunPaths:
+    """A run with committed problems and 3000 rollouts, an uncommitted shard and a stray text file."""
+    paths = create_or_open(tmp_path / "run", None, None).paths
+    with begin_stage(paths, PREPARE, None, {"a": 1}) as tx:
+        write_table([PROBLEM], PROBLEMS, tx.output(paths.table_dir("problems", None)) / shard_name(0))
+        tx.commit(rows=1)
+    with begin_stage(paths, ROLLOUT, 0, {"a": 1}) as tx:
+        rows = [{**ROW, "iteration": 0, "sample_idx": k, "seed": k} for k in range(3000)]
+        write_table(rows, ROLLOUTS, tx.output(paths.table_dir("rollouts", 0)) / shard_name(0))
+        tx.commit(rows=3000)
+    stray = paths.table_dir("rollouts", 1)  # written, never committed: no reader may see it
+    stray.mkdir(parents=True)
+    write_table([{**ROW, "iteration": 1}], ROLLOUTS, stray / shard_name(0))
+    (paths.root / "notes.txt").write_text("uncommitted text\n")
+    return paths
+
+
+RUNAWAY = "SELECT max(a.seed + b.seed + c.seed + d.seed) FROM rollouts a, rollouts b, rollouts c, rollouts d"  # 8e13 rows

@@ -4,6 +4,7 @@ pending plan and the CLI's run-level paths, which read records and files but nev
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from rlvr.checks.start import create_or_open
@@ -44,3 +45,12 @@ def build_run(root: Path, data: dict, *, upto: int | None = None) -> Run:
     for stage, i in run.config.stage_plan()[:upto]:
         commit_stage(run, stage, i)
     return open_run(root)
+
+
+def damage_a_shard(root: Path) -> AbstractContextManager:
+    """Flip one byte in the middle of a committed rollouts shard (a check must catch it)."""
+    shard = next((root / "rollouts").rglob("*.parquet"))
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    shard.write_bytes(bytes(data))
+    return nullcontext()

@@ -39,3 +39,10 @@ def write_inputs(folder: Path, problems: list[dict], responses: list[tuple]) -> 
     r = folder / "rollouts.parquet"
     write_table(rows, ROLLOUTS, r)
     return [r], [p]
+
+
+def write_pairs(
+    tmp_path: Path, problems: list[tuple[str, str]], responses: list[tuple[str, str]]
+) -> tuple[list[Path], list[Path]]:
+    """write_inputs for problems given as (prompt_id, answer) pairs."""
+    return write_inputs(tmp_path, [{"prompt_id": pid, "answer": a} for pid, a in problems], responses)

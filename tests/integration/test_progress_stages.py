@@ -7,8 +7,6 @@ import logging
 from pathlib import Path
 
 import pytest
-from rich.console import Console
-from rlvr.flows.progress import progress_bars
 
 from rlvr import stages
 from rlvr.checks.start import create_or_open
@@ -53,20 +51,3 @@ def test_every_stage_reports_progress_from_zero_to_total(tmp_path: Path, small_c
     assert [e.done for e in by_stage["rollout"]] == [0, 16, 32, 48, 64] and by_stage["rollout"][0].unit == "responses"
     assert by_stage["evaluate"][-1].total == 8 and by_stage["verify"][-1].total == 64
     assert by_stage["update"][0].unit == "sequences" and len(by_stage["update"]) >= 2
-
-
-def test_progress_bars_show_done_rate_and_eta() -> None:
-    from rlvr.progress import progress
-
-    console = Console(record=True, width=130, force_terminal=True, color_system=None)
-    with progress_bars(console) as bars:
-        progress("rollout", 3, done=0, total=64, unit="responses")
-        progress("rollout", 3, done=32, total=64, unit="responses")
-        progress("verify", 3, done=0, total=64, unit="rows")
-        progress("verify", 3, done=64, total=64, unit="rows")
-        progress("rollout", 3, done=0, total=10, unit="responses")  # a new round restarts the bar
-        assert len(bars.tasks) == 2
-    text = console.export_text()
-    assert "rollout 3" in text and "0/10 responses" in text and "64/64 rows" in text
-    assert "ETA" in text and "/s" in text
-    assert bars not in PROGRESS.handlers  # detached afterwards

@@ -7,8 +7,6 @@ Test: pytest tests/test_start.py
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -20,15 +18,7 @@ from rlvr.flows.cli import app
 from typer.testing import CliRunner
 
 from rlvr.store.locks import ServeInfo, serve_lock, writer_lock
-from tests.helpers.run_builder import build_run
-
-
-def _damaged(root: Path) -> AbstractContextManager:
-    shard = next((root / "rollouts").rglob("*.parquet"))
-    data = bytearray(shard.read_bytes())
-    data[len(data) // 2] ^= 0x01
-    shard.write_bytes(bytes(data))
-    return nullcontext()
+from tests.helpers.run_builder import build_run, damage_a_shard
 
 
 def _served(root: Path) -> AbstractContextManager:
@@ -49,7 +39,7 @@ def _cuda_gone(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], AbstractCont
 
 # (case, run config, stages committed, what to do to the run, what both say)
 CASES = [
-    ("a damaged shard", {}, 2, lambda mp: _damaged, "sha256"),
+    ("a damaged shard", {}, 2, lambda mp: damage_a_shard, "sha256"),
     ("a run a schedule trains", {}, 2, lambda mp: _served, "is trained on a schedule by `rlvr serve`"),
     ("a second writer", {}, 2, lambda mp: lambda root: writer_lock(root), f"another rlvr process (pid {os.getpid()}) is writing"),
     ("cuda where there is none", {"update": {"device": "cuda"}}, 2, _cuda_gone, 'update.device = "cuda"'),
@@ -81,10 +71,3 @@ def test_the_flow_entry_starts_nothing_for_a_finished_run(tmp_path: Path, monkey
     root = build_run(tmp_path / "run", {"run": {"iterations": 1}}).paths.root
     monkeypatch.setattr(flows_train, "train", lambda run_dir: pytest.fail("the flow ran"))
     assert flows_train.main([str(root)]) == 0 and "nothing to do" in capsys.readouterr().out
-
-
-def test_python_m_rlvr_flows_train_runs_the_checks(tmp_path: Path) -> None:
-    root = build_run(tmp_path / "run", {"run": {"iterations": 1}}, upto=2).paths.root
-    _damaged(root)
-    res = subprocess.run([sys.executable, "-m", "rlvr.flows.train", str(root)], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 2 and res.stderr.startswith("error: ") and "sha256" in res.stderr, res.stderr

@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 
 from rlvr.config import Config
 from rlvr.config.tree import inner_model
-from tests.helpers import ROOT
 
 runner = CliRunner()
 
@@ -21,20 +20,6 @@ def test_help_lists_the_commands() -> None:
     assert res.exit_code == 0
     for cmd in ("train", "resume", "status", "sql", "config"):
         assert cmd in res.output
-
-
-def test_version_prints_pyprojects_version() -> None:
-    """pyproject's `version` is the one place the version lives; `rlvr --version` prints it, as the
-    installed command does too."""
-    import subprocess
-    import sys
-
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    expected = f"rlvr {pyproject['project']['version']}"
-    res = runner.invoke(app, ["--version"])
-    assert res.exit_code == 0 and res.output.strip() == expected
-    proc = subprocess.run([sys.executable, "-m", "rlvr.flows.cli", "--version"], capture_output=True, text=True, check=True)
-    assert proc.stdout.strip() == expected
 
 
 def test_sql_help_names_every_view_of_a_run_and_of_an_eval_folder() -> None:
@@ -141,16 +126,6 @@ def test_sql_errors_and_formats(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "--format must be" in res.output
 
 
-def test_doctor_names_the_code_sandbox_mode() -> None:
-    from rlvr.verify.code import sandbox_problem
-
-    res = runner.invoke(app, ["doctor"], terminal_width=300)
-    assert res.exit_code == 0, res.output
-    line = next(ln for ln in res.output.splitlines() if "code sandbox (bwrap)" in ln)
-    problem = sandbox_problem()
-    assert ("mode root" in line or "mode userns" in line) if problem is None else "cannot start" in line, line
-
-
 # text that rich would read as markup (or emoji): dropped (`x[i]`), a crash (`[/b]`), styled, linked
 HOSTILE_CELLS = ["[/b]", "[bold red]x[/]", "x[i] + y[j]", "[link=file:///etc]a[/link]", ":smile:"]
 
@@ -210,18 +185,6 @@ def test_cuda_without_cuda_is_a_user_error_before_anything_is_written(tmp_path: 
     res = runner.invoke(app, ["resume", str(tmp_path / "moved")])
     assert res.exit_code == 2 and 'update.device = "cuda"' in res.output, res.output
     assert sorted(p.name for p in (tmp_path / "moved").iterdir()) == before
-
-
-def test_doctor_reports_cuda_without_cuda_as_a_failed_check(tmp_path: Path, monkeypatch) -> None:
-    import torch
-
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    cfg = tmp_path / "cuda.toml"
-    cfg.write_text('[update]\ndevice = "cuda"\n')
-    res = runner.invoke(app, ["doctor", str(cfg)], terminal_width=400)
-    assert res.exit_code == 0, res.output
-    line = next(ln for ln in res.output.splitlines() if "update device" in ln)
-    assert 'update.device = "cuda" but torch.cuda.is_available() is False' in line
 
 
 def test_evaluation_without_a_held_out_split_is_refused_before_the_run_exists(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ reasoning-gym==0.1.25, the `data` extra, and is skipped without it)
 from __future__ import annotations
 
 import collections
-import importlib.metadata
 import json
 
 import pyarrow as pa
@@ -582,21 +581,3 @@ def test_splits_are_deterministic_and_disjoint():
     assert {r["prompt_id"] for r in other if r["split"] == "test"} != test
     with pytest.raises(ValueError, match="n_train"):
         data_logic.generate(n_train=250, n_test=100)
-
-
-def _reasoning_gym_version() -> str | None:
-    try:
-        return importlib.metadata.version("reasoning-gym")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-@pytest.mark.skipif(
-    _reasoning_gym_version() != build_logic.RG_VERSION,
-    reason=f"rebuilding data/logic.jsonl needs reasoning-gym=={build_logic.RG_VERSION} "
-    f"(found {_reasoning_gym_version()}): pip install -e '.[data]'",
-)
-def test_build_reproduces_the_shipped_file(tmp_path):
-    out = tmp_path / "logic.jsonl"
-    build_logic.build(out)
-    assert out.read_bytes() == data_logic.DATA_PATH.read_bytes()

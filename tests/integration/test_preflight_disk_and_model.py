@@ -23,6 +23,7 @@ from rlvr.config import Config
 from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.schema import PREPARE, RunPaths
 from tests.helpers.mounts import mount, read_only, tmpfs
+from tests.helpers.output import error_lines, flat, no_prefect
 from tests.helpers.run_builder import build_run
 
 runner = CliRunner()
@@ -31,17 +32,6 @@ runner = CliRunner()
 def _copy(model: Path, dest: Path) -> Path:
     shutil.copytree(model, dest)
     return dest
-
-
-def _flat(output: str) -> str:
-    return " ".join(output.split())
-
-
-def _error_lines(output: str) -> list[str]:
-    lines = [ln for ln in output.splitlines() if ln.strip()]
-    assert lines and lines[0].startswith("error:"), output
-    assert "Traceback" not in output
-    return lines
 
 
 # ---- the model folder -------------------------------------------------------------------------
@@ -98,38 +88,15 @@ def test_config_without_model_type_is_one_line_and_leaves_no_run(tmp_path: Path,
     (m / "config.json").write_text(json.dumps({k: v for k, v in conf.items() if k != "model_type"}))
     run = tmp_path / "run"
     res = runner.invoke(app, ["train", "--run", str(run), "--set", f'model.path="{m}"'])
-    assert res.exit_code == 2 and len(_error_lines(res.output)) <= 2 and "model_type" in res.output
+    assert res.exit_code == 2 and len(error_lines(res.output)) <= 2 and "model_type" in res.output
     assert not run.exists()
     res = runner.invoke(app, ["train", "--run", str(run), "--set", f'model.path="{tmp_path / "missing"}"'])
-    assert res.exit_code == 2 and len(_error_lines(res.output)) <= 2 and "does not exist" in res.output
+    assert res.exit_code == 2 and len(error_lines(res.output)) <= 2 and "does not exist" in res.output
     assert not run.exists()
     # the corrected retry is a new run, not "already holds a run with another config"
     (m / "config.json").write_text(json.dumps(conf))
     fixed = create_or_open(run, Config.model_validate({"model": {"path": str(m)}}), None)
     assert fixed.config.model.path == str(m)
-
-
-def test_resume_of_a_run_that_failed_before_prepare_checks_its_model_first(tmp_path: Path) -> None:
-    run = build_run(tmp_path / "run", {"run": {"iterations": 1}}, upto=0)
-    data = run.paths.config.read_text().replace('path = ""', 'path = "/nowhere"')
-    assert data != run.paths.config.read_text()
-    import tomllib
-
-    from rlvr.config import hash_data
-
-    body = data.split("\n\n", 1)[1]
-    run.paths.config.write_text(f"# config_hash = {hash_data(tomllib.loads(body))}\n\n{body}")
-    res = runner.invoke(app, ["resume", str(run.paths.root)])
-    assert res.exit_code == 2 and "model.path = '/nowhere' does not exist" in res.output
-    assert len(_error_lines(res.output)) <= 2
-
-
-def test_task_data_is_checked_before_the_run_folder_exists(tmp_path: Path) -> None:
-    res = runner.invoke(
-        app, ["train", "--run", str(tmp_path / "run"), "--set", "task.name=logic", "--set", "task.n_train=100000"]
-    )
-    assert res.exit_code == 2 and "task.n_train" in res.output and len(_error_lines(res.output)) <= 2
-    assert not (tmp_path / "run").exists()
 
 
 def test_free_disk_for_v0_and_the_first_checkpoint(tmp_path: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,7 +120,7 @@ def test_a_read_only_parent_is_refused_before_anything_is_written(tmp_path: Path
     ro.mkdir()
     with read_only(ro):
         res = runner.invoke(app, ["train", "--run", str(ro / "run")])
-        assert res.exit_code == 2 and "is not writable" in res.output and len(_error_lines(res.output)) <= 2
+        assert res.exit_code == 2 and "is not writable" in res.output and len(error_lines(res.output)) <= 2
     assert not (ro / "run").exists()
 
 
@@ -162,17 +129,17 @@ def test_resuming_a_finished_run_on_a_read_only_disk_has_nothing_to_do(tmp_path:
     from rlvr.flows import start as flows_start
 
     run = build_run(tmp_path / "run", {"run": {"iterations": 2}})
-    monkeypatch.setattr(flows_start, "prefect_env", _no_prefect)
+    monkeypatch.setattr(flows_start, "prefect_env", no_prefect)
     before = sorted(p.relative_to(run.paths.root) for p in run.paths.root.rglob("*"))
     with read_only(run.paths.root):
         res = runner.invoke(app, ["resume", str(run.paths.root)])
         assert res.exit_code == 0, res.output
-        assert "all 7 stages are committed, nothing to do" in _flat(res.output)
+        assert "all 7 stages are committed, nothing to do" in flat(res.output)
         res = runner.invoke(app, ["train", "--run", str(run.paths.root)])
-        assert res.exit_code == 0 and "nothing to do" in _flat(res.output), res.output
+        assert res.exit_code == 0 and "nothing to do" in flat(res.output), res.output
         # with work left, the same disk is refused in one line, naming the first stage to compute
         res = runner.invoke(app, ["train", "--run", str(run.paths.root), "--iterations", "3"])
-        assert res.exit_code == 2 and "read-only disk" in res.output and len(_error_lines(res.output)) <= 2
+        assert res.exit_code == 2 and "read-only disk" in res.output and len(error_lines(res.output)) <= 2
     assert sorted(p.relative_to(run.paths.root) for p in run.paths.root.rglob("*")) == before
 
 
@@ -180,8 +147,8 @@ def test_resume_with_work_left_on_a_read_only_disk_is_one_line(tmp_path: Path) -
     run = build_run(tmp_path / "run", {"run": {"iterations": 2}}, upto=5)
     with read_only(run.paths.root):
         res = runner.invoke(app, ["resume", str(run.paths.root)])
-    assert res.exit_code == 2 and len(_error_lines(res.output)) <= 2
-    assert "is not writable (read-only disk or permissions) and 2 stage(s) are still to compute, from verify 1" in _flat(
+    assert res.exit_code == 2 and len(error_lines(res.output)) <= 2
+    assert "is not writable (read-only disk or permissions) and 2 stage(s) are still to compute, from verify 1" in flat(
         res.output
     )
 
@@ -201,80 +168,3 @@ def test_a_full_disk_during_a_stage_says_so_and_leaves_nothing_half_written(tmp_
         # more space, and the same run resumes: nothing was left that blocks it
         assert mount("-o", "remount,size=8m", str(disk))
         assert not stages.prepare(run.paths.root).skipped
-
-
-def test_full_disk_is_recognised_through_the_exception_chain() -> None:
-    import errno
-
-    from rlvr.store.commit import FULL_DISK_BYTES, disk_full
-
-    plenty = 10 * FULL_DISK_BYTES
-    assert disk_full(OSError(errno.ENOSPC, "No space left on device"), plenty)
-    try:
-        try:
-            raise OSError(errno.EDQUOT, "Disk quota exceeded")
-        except OSError as inner:
-            raise RuntimeError("writing the shard failed") from inner
-    except RuntimeError as outer:
-        assert disk_full(outer, plenty)
-    # torch.save says only this when the disk fills; with the disk all but full, that is the cause
-    torch_says = RuntimeError("[enforce fail at inline_container.cc:664] . unexpected pos 883392 vs 883280")
-    assert disk_full(torch_says, FULL_DISK_BYTES - 1) and not disk_full(torch_says, plenty)
-    assert not disk_full(ValueError("a bug"), plenty)
-
-
-def test_a_bug_is_one_line_with_the_log_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
-) -> None:
-    import typer
-    from rlvr.flows.cli.errors import bug
-
-    monkeypatch.setenv("RLVR_CACHE", str(tmp_path))
-    try:
-        raise KeyError("policy_version")
-    except KeyError as exc:
-        with pytest.raises(typer.Exit) as e:
-            bug(exc, "runs/x")
-    assert e.value.exit_code == 1
-    out = _flat(capsys.readouterr().err)
-    logs = list((tmp_path / "logs").glob("rlvr-*.log"))
-    assert len(logs) == 1 and "Traceback" in logs[0].read_text() and "KeyError: 'policy_version'" in logs[0].read_text()
-    assert out.startswith("internal error (KeyError: 'policy_version'); full traceback in") and str(logs[0]) in out
-    assert "rlvr resume runs/x" in out and "Traceback" not in out
-
-
-def test_prefect_logs_a_user_error_without_its_traceback() -> None:
-    import logging
-    import sys
-
-    from rlvr.flows.cli.errors import NoUserTracebacks
-
-    def record(exc: BaseException) -> logging.LogRecord:
-        try:
-            raise exc
-        except BaseException:
-            return logging.LogRecord("prefect.flow_runs", logging.ERROR, __file__, 1, "failed", None, sys.exc_info())
-
-    user, bug = record(DiskSpaceError("disk full")), record(KeyError("x"))
-    assert NoUserTracebacks().filter(user) and user.exc_info is None
-    assert NoUserTracebacks().filter(bug) and bug.exc_info is not None
-
-
-def _no_prefect() -> None:
-    raise AssertionError("Prefect was started")
-
-
-def test_a_second_writer_is_refused_before_prefect_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Was a traceback after ~30 s (the lock was first taken inside the flow)."""
-    import os
-
-    from rlvr.flows import start as flows_start
-
-    from rlvr.store.locks import writer_lock
-
-    run = build_run(tmp_path / "run", {"run": {"iterations": 1}}, upto=2)
-    monkeypatch.setattr(flows_start, "prefect_env", _no_prefect)
-    with writer_lock(run.paths.root):
-        res = runner.invoke(app, ["resume", str(run.paths.root)])
-    assert res.exit_code == 2 and f"another rlvr process (pid {os.getpid()}) is writing" in _flat(res.output)
-    assert len(_error_lines(res.output)) <= 2

@@ -1,0 +1,20 @@
+"""One start check (flows/start.py): `python -m rlvr.flows.train RUN`, documented as the same as
+`rlvr resume RUN`, refuses what the CLI refuses, with the same message, before Prefect starts.
+
+Test: pytest tests/test_start.py
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers.run_builder import build_run, damage_a_shard
+
+
+def test_python_m_rlvr_flows_train_runs_the_checks(tmp_path: Path) -> None:
+    root = build_run(tmp_path / "run", {"run": {"iterations": 1}}, upto=2).paths.root
+    damage_a_shard(root)
+    res = subprocess.run([sys.executable, "-m", "rlvr.flows.train", str(root)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2 and res.stderr.startswith("error: ") and "sha256" in res.stderr, res.stderr

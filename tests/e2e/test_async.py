@@ -9,7 +9,7 @@
 - the same run under checkpoint.keep_last = 1, SIGKILLed inside update(1) (rollout(2) possibly
   half written beside it), then resumed: the same bytes as the unkilled run.
 
-Run: .venv/bin/python -m pytest tests/test_async.py -x -q   (the runs take a few minutes on 2 cores)
+Run: .venv/bin/python -m pytest tests/e2e/test_async.py -x -q   (the runs take a few minutes on 2 cores)
 """
 
 from __future__ import annotations

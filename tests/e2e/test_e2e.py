@@ -59,7 +59,7 @@ def test_flow_runs_two_iterations_and_the_gradient_moves_the_weights(
     upd = run_sql(d, "SELECT iteration, grad_norm, tokens, groups_used FROM updates ORDER BY 1").to_pylist()
     assert all(u["grad_norm"] > 0 and u["tokens"] > 0 and u["groups_used"] > 0 for u in upd)
     # weight decay is 0, so every change of the weights comes from the policy gradient (that the change
-    # raises the reward is tests/test_learning.py's job)
+    # raises the reward is tests/e2e/test_learning.py's job)
     assert small_config.update.weight_decay == 0.0
     v0 = load_file(run.paths.policy_dir(0) / "model.safetensors")
     v2 = load_file(run.paths.policy_dir(2) / "model.safetensors")

@@ -8,7 +8,7 @@ The rollout worker SIGKILLs itself in the middle of rollout 1's upload; the driv
 heartbeat, the worker is started again, and the run finishes byte-identical to an unplaced run of the
 same seed. A second driver is refused while the first holds the run. About 2-3 minutes on 2 cores.
 
-    pytest tests/test_workers.py -x -q
+    pytest tests/e2e/test_workers.py -x -q
 """
 
 from __future__ import annotations
@@ -605,7 +605,7 @@ def test_a_full_disk_on_a_worker_names_it_and_a_resume_after_freeing_space_compl
 def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_changes_nothing(
     tmp_path: Path, prefect_server: str, small_config: Config, tiny_model: Path, s3_uri: str, s3_endpoint: str, monkeypatch
 ) -> None:
-    """Worker A reaches the store and the Prefect API through proxies of its own (tests/faultproxy.py). It
+    """Worker A reaches the store and the Prefect API through proxies of its own (tests/helpers/faultproxy.py). It
     takes rollout 1, uploads its shard and stalls before its record; the test cuts both links, its process
     alive. The driver finds its heartbeat stopped and submits rollout 1 again; worker B commits it. When A's
     network is back, A's late commit meets B's record: it keeps nothing, deletes its own uploads, and the

@@ -3,7 +3,7 @@
 A policy held in memory (how TRL's side is evaluated) scores exactly what the run's own evals say
 for the same policy, on the rendered held-out prompts.
 
-    .venv/bin/python -m pytest -q tests/test_bench_learning.py
+    .venv/bin/python -m pytest -q tests/integration/test_bench_learning.py
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """bench/overlap.py's arithmetic (the runs themselves: `python bench/overlap.py --smoke`, and
-tests/test_workers.py runs the same placed async set-up end to end)."""
+tests/e2e/test_workers.py runs the same placed async set-up end to end)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ solution's; fraction mode pays only asserts that test the solution beyond the pr
 answers the harness used to refuse (an `if __name__ == "__main__":` block, builtin subclasses,
 arguments sorted in place, /dev/stdout) are paid, and the lies next to them are not.
 
-Run: .venv/bin/python -m pytest -q tests/test_code_trust.py   (the sandbox: root, or an ordinary
+Run: .venv/bin/python -m pytest -q tests/integration/test_code_trust.py   (the sandbox: root, or an ordinary
 user with unprivileged user namespaces; ~30 s on 2 cores)
 """
 

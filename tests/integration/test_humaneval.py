@@ -1,7 +1,7 @@
 """HumanEval rows and the sandbox on them: all 164 reference solutions pass every assert (fraction
 1.0), wrong ones fail with a reason and the fraction of asserts they passed.
 
-Run: .venv/bin/python -m pytest -q -s tests/test_humaneval.py   (~10 s on 2 cores; prints programs/s)
+Run: .venv/bin/python -m pytest -q -s tests/integration/test_humaneval.py   (~10 s on 2 cores; prints programs/s)
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A LoRA run trains only the adapter (v0 untouched, checked by sha256 through base_model.json), its
 checkpoints hold megabytes of adapter, not the model; a SIGKILL mid-update and a resume give the
 bytes an uninterrupted run gives; the transformers engine, `rlvr eval` and `rlvr export --merge`
-all see base + adapter. vLLM serving the adapter is tested in tests/test_vllm.py.
+all see base + adapter. vLLM serving the adapter is tested in tests/integration/test_vllm.py.
 """
 
 from __future__ import annotations

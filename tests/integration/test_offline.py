@@ -3,7 +3,7 @@ run are imported (JSONL by prompt text, Parquet by prompt id, with and without l
 trained on (GRPO and RFT); `rlvr rescore` reproduces the run's scores exactly with unchanged settings
 and differs exactly where a changed setting says; bad files and settings write nothing.
 
-    .venv/bin/python -m pytest -q tests/test_offline.py
+    .venv/bin/python -m pytest -q tests/integration/test_offline.py
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 Python reward change `reward` and `reason` exactly as hand-computed, None/NULL/timeouts become
 verifier_error, and every kind of broken plug-in is a one-line RewardPluginError.
 
-    .venv/bin/python -m pytest -q tests/test_plugins.py
+    .venv/bin/python -m pytest -q tests/unit/verify/test_plugins.py
 """
 
 from __future__ import annotations

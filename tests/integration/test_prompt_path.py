@@ -5,7 +5,7 @@ its engine, `rlvr import` stores, the tiny model's warm-up trains on (its own pr
 prompts` shows all equal the chat template applied, here by hand, to the turns the config asks for. A structural check
 keeps it so: no module but rlvr/problems/prompts.py applies a chat template.
 
-    .venv/bin/python -m pytest -q tests/test_prompt_path.py
+    .venv/bin/python -m pytest -q tests/integration/test_prompt_path.py
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ for the code tier (HumanEval-style asserts and stdin/stdout; a problem named "hu
 shipped HumanEval row), the math tier (SQL), retrieval citations and logic formulas (truth tables). Every entry is scored by the real verify pass (rlvr.verify.score_with_stats: DuckDB, the
 sandbox) under the default config; a wrong response must get 0 for correctness, a correct one
 keeps its reward. The shipped golds of every non-code task keep theirs too (HumanEval's 164
-canonical solutions and the stdio references: tests/test_humaneval.py, tests/test_stdio.py).
+canonical solutions and the stdio references: tests/integration/test_humaneval.py, tests/integration/test_stdio.py).
 
 tests/data/redteam-open.json holds cases a red team confirmed misjudged that are not defended yet (rounds
 11 to 17; in the math tier: a value in words beside its
@@ -44,7 +44,7 @@ whose registry the tests read, and an example shown as `f(1) is 2`), each with i
 scored here: it is where the next round starts, and a case moves to redteam.json with its defence (a code
 case's problem then built from its prompt by _prompted, as the code tier reads it).
 
-Run: .venv/bin/python -m pytest -q tests/test_redteam.py   (the code part needs the sandbox: root,
+Run: .venv/bin/python -m pytest -q tests/integration/test_redteam.py   (the code part needs the sandbox: root,
 or an ordinary user with unprivileged user namespaces; ~20 s on 2 cores)
 """
 

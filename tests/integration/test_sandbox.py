@@ -4,7 +4,7 @@ Every hostile program exits 0 (and so would pass) only if its attack worked; the
 asserts that each one scores 0 with the expected reason, that a temporary "run store" is
 byte-for-byte unchanged, that nothing listened to on 127.0.0.1 was reached, that no process of
 the corpus outlives it, and that the sandbox still runs a correct program afterwards.
-Run: .venv/bin/python -m pytest -q tests/test_sandbox.py   (root, or an ordinary user with user namespaces:
+Run: .venv/bin/python -m pytest -q tests/integration/test_sandbox.py   (root, or an ordinary user with user namespaces:
 bash scripts/test-as-user.sh; ~30 s on 2 cores)
 """
 

@@ -2,7 +2,7 @@
 
 Every reference program passes every hand-written case in the sandbox; a wrong program gets the
 fraction of cases it passes; make_check picks the kind and rejects malformed tests by name.
-Run: .venv/bin/python -m pytest -q tests/test_stdio.py   (the sandbox tests need root)
+Run: .venv/bin/python -m pytest -q tests/integration/test_stdio.py   (the sandbox tests need root)
 """
 
 from __future__ import annotations

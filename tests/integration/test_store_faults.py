@@ -1,4 +1,4 @@
-"""The run store on a flaky S3: faults injected by tests/faultproxy.py (a real HTTP proxy in its own
+"""The run store on a flaky S3: faults injected by tests/helpers/faultproxy.py (a real HTTP proxy in its own
 process) between s3fs and the S3 test server (moto's server on 127.0.0.1).
 
 A lost reply is the fault that matters most: the store applied the request, the client never heard, and

@@ -1,9 +1,9 @@
 """The run store on object storage (rlvr.store.fs, workspace, objects, lease), against a real S3 API:
 moto's standalone server on 127.0.0.1 (conftest.s3_endpoint), over HTTP, through s3fs as a user's S3.
 
-No model here: runs are built by tests/run_builder.py through the real commit protocol. The tiny
+No model here: runs are built by tests/helpers/run_builder.py through the real commit protocol. The tiny
 model's training on S3 (byte-identical to a local run, SIGKILLs, a second trainer) is
-tests/test_store_s3_e2e.py."""
+tests/e2e/test_store_s3_e2e.py."""
 
 from __future__ import annotations
 

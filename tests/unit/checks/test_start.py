@@ -1,7 +1,7 @@
 """One start check (flows/start.py): `python -m rlvr.flows.train RUN`, documented as the same as
 `rlvr resume RUN`, refuses what the CLI refuses, with the same message, before Prefect starts.
 
-Test: pytest tests/test_start.py
+Test: pytest tests/unit/checks/test_start.py
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The shipped retrieval set: deterministic, answerable from its support, unambiguous, short.
 
-Run: .venv/bin/pytest -q tests/test_retrieval_data.py   (well under a second)
+Run: .venv/bin/pytest -q tests/unit/data/test_retrieval_data.py   (well under a second)
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ one table per rule, text -> what is read, or the reason it is refused; case name
 The tables run through the real verify pass (score: DuckDB, math-verify for symbolic golds) under the
 default config (strict), except LENIENT; the macro tables call markers.sql's macros directly.
 
-    .venv/bin/python -m pytest -q tests/test_contract.py
+    .venv/bin/python -m pytest -q tests/unit/verify/test_contract.py
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The doctests of the verifier package (rlvr/verify/**) run: each module's examples are tests too.
 
-Run: .venv/bin/python -m pytest -q tests/test_doctests.py   (well under a second)
+Run: .venv/bin/python -m pytest -q tests/unit/verify/test_doctests.py   (well under a second)
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 reasons, and group advantages (checked against rlvr.train.grpo.group_advantages as a reference).
 Each normalisation rule has rows that must score true and rows that must score false (RULES).
 
-    .venv/bin/python -m pytest -q tests/test_verify.py
+    .venv/bin/python -m pytest -q tests/unit/verify/test_verify.py
 """
 
 from __future__ import annotations
@@ -362,7 +362,7 @@ def test_several_answer_tags_count_the_last_when_asked(tmp_path: Path) -> None:
 
 
 # (response, extracted_answer, extraction) under verify.extraction = lenient: the extraction rules beyond
-# CASES above (the contract's own tables: tests/test_contract.py)
+# CASES above (the contract's own tables: tests/unit/verify/test_contract.py)
 EXTRACTION = [
     ("so \\boxed{\\frac{1}{2}} it is", "\\frac{1}{2}", "boxed"),  # nested braces
     ("first \\boxed{3} then \\boxed{4}", "3", "boxed"),  # the first box (the row is wrong: a hedge)

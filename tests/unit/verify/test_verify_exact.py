@@ -8,7 +8,7 @@ HUGEINT's limits, leading and trailing zeros, '-0', a % on one side, fractions w
 infinite expansions, exponents ('1.9e1': read exactly, the point moved in the text), and answers one
 digit off.
 
-    .venv/bin/python -m pytest -q tests/test_verify_exact.py
+    .venv/bin/python -m pytest -q tests/unit/verify/test_verify_exact.py
 """
 
 from __future__ import annotations

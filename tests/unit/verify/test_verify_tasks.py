@@ -2,7 +2,7 @@
 per-task reward composition, on hand-written rows through the real verify pass (DuckDB + the
 Python tiers).
 
-    .venv/bin/python -m pytest -q tests/test_verify_tasks.py
+    .venv/bin/python -m pytest -q tests/unit/verify/test_verify_tasks.py
 """
 
 from __future__ import annotations

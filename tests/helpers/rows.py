@@ -1,5 +1,7 @@
-"""Rows and statements several store tests share: a rollouts row (ROW), a problems row (PROBLEM) and
-the hostile SQL statements `rlvr sql` must refuse (hostile)."""
+"""Rows and statements several store and view tests share: a rollouts row (ROW, committed by
+write_rollout), a problems row (PROBLEM), a run of 3000 rollouts for `rlvr sql` (sql_store), the
+hostile SQL statements it must refuse (hostile) and a query that runs away (RUNAWAY), and run text a
+page must escape (HOSTILE_HTML)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The CLI's help and its error paths: clear messages, exit code 2, nothing written."""
+"""The CLI as a process: `python -m rlvr.flows.cli --version` prints pyproject's version, and
+`rlvr doctor` probes the code sandbox (bwrap, in a subprocess) and names its mode or the failed check.
+The in-process help and error paths: tests/unit/flows/test_cli.py."""
 
 from __future__ import annotations
 

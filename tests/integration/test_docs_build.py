@@ -1,8 +1,8 @@
-"""The docs site: the generated pages match the code, the strict build passes, the include hook
-rebases links and refuses ones the site cannot serve, and the README stays an introduction.
+"""The docs site builds: `mkdocs build --strict` (a subprocess) passes, and the include hook
+rebases an included file's links and refuses one the site cannot serve. The generated pages and
+the README's shape: tests/unit/project/test_docs.py.
 
-Test: pytest tests/unit/project/test_docs.py tests/integration/test_docs_build.py (the build takes a few seconds; `make docs` builds the site itself)
-"""
+Test: pytest tests/integration/test_docs_build.py (each build takes a few seconds)"""
 
 from __future__ import annotations
 

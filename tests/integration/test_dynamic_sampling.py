@@ -1,4 +1,6 @@
-"""Stage functions called directly (no Prefect): prompt sampling and DAPO dynamic sampling."""
+"""DAPO dynamic sampling on the tiny model, the stage functions called directly (no Prefect):
+groups without signal are topped up, and a run without any signal runs every round and counts
+them. Prompt sampling and rollout rows: tests/unit/stages/test_stages.py."""
 
 from __future__ import annotations
 

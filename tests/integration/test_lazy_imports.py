@@ -1,15 +1,6 @@
-"""The import rule (DESIGN.md, "Layers"): imports point down only, function bodies included.
-
-Every module of the library is put in a layer by its dotted name (the longest prefix listed in
-LAYERS wins). A module may import its own layer or a lower one. The components (rollout, verify,
-train) share a layer and never import each other; they never import the store's commit protocol
-either (stages commit, components compute). Prefect is imported only by rlvr.tasks and
-rlvr.flows, and the modules behind `rlvr status` and `rlvr sql` never load torch.
-
-The walk reads every import statement with ast, inside functions too: the cycles the
-module-level graph hid (run -> preflight -> retention -> run; prompts <-> tiny) were all
-function-level imports.
-"""
+"""The modules behind `rlvr status` and `rlvr sql` never load torch: checked in a fresh
+interpreter (a subprocess), where nothing else has imported it first. The import rule itself
+(imports point down only): tests/unit/project/test_layers.py."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""rlvr.verify.logic (parser, canonical form, truth tables, conclusion checks, verdicts) on hand cases,
-and the shipped logic set (data/logic.jsonl, built by rlvr.data.generators.logic): every gold answer is judged correct.
-
-Run: .venv/bin/pytest tests/unit/verify/test_logic.py -q   (about a second; the rebuild test needs
-reasoning-gym==0.1.25, the `data` extra, and is skipped without it)
-"""
+"""The shipped logic set rebuilds byte for byte: rlvr.data.generators.logic run again gives
+data/logic.jsonl (needs reasoning-gym==0.1.25, the `data` extra; skipped without it; tens of
+seconds). rlvr.verify.logic on hand cases: tests/unit/verify/test_logic.py."""
 
 from __future__ import annotations
 

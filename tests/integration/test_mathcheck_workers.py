@@ -1,10 +1,9 @@
-"""The math-verify tier (rlvr.verify.math) and its place in rlvr.verify.score_with_stats.
-
-Real math-verify on symbolic pairs (including one whose evaluation really hangs and is timed out),
-and injectable check functions that raise, hang and kill their worker: those rows get
-`verifier_error: ...`, are left out of their group's baseline with advantage 0, are counted, and
-every other row is scored normally. No mocks: real worker processes, real DuckDB.
-"""
+"""The math-verify tier's worker processes (rlvr.verify.math on rlvr.verify.pool): a real
+evaluation that hangs is timed out, and injectable check functions that raise, hang and kill
+their worker give `verifier_error: ...` rows that are left out of their group's baseline with
+advantage 0 and counted, while every other row is scored normally; a worker that cannot start is
+a set-up error. No mocks: real worker processes, real DuckDB. The tier's answers:
+tests/unit/verify/test_mathcheck.py."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Reward plug-ins through the real verify pass (DuckDB + spawned workers): a SQL reward and a
-Python reward change `reward` and `reason` exactly as hand-computed, None/NULL/timeouts become
-verifier_error, and every kind of broken plug-in is a one-line RewardPluginError.
-
-    .venv/bin/python -m pytest -q tests/unit/verify/test_plugins.py
-"""
+"""A Python reward plug-in that hangs: its worker process is killed at the deadline, its rows
+become verifier_error and the other batches are scored. The other plug-in rules:
+tests/unit/verify/test_plugins.py."""
 
 from __future__ import annotations
 

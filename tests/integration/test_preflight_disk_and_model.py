@@ -1,8 +1,7 @@
-"""Early, clean errors: a run is checked before its folder is created and before Prefect starts;
-user errors are one or two lines; a full disk and a read-only disk are named as such.
-
-Read-only and full disks are real: a read-only bind mount and a small tmpfs (root can write
-through chmod, so permissions would prove nothing). Without mount rights those tests skip."""
+"""Pre-run checks against real models and real disks: a model folder's missing files, chat
+template and model_type; free disk for v0 and the first checkpoint; a read-only bind mount and a
+small tmpfs (root writes through chmod, so permissions would prove nothing; without mount rights
+those tests skip). The other early errors: tests/unit/checks/test_preflight.py."""
 
 from __future__ import annotations
 

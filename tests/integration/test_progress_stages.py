@@ -1,5 +1,6 @@
-"""Progress of the stages: rollout, verify, update and evaluate report done/total through the
-`rlvr.progress` logger, and the CLI's rich bars draw them (done, rate, ETA)."""
+"""Progress of the stages on the tiny model: rollout, verify, update and evaluate report
+done/total from zero to total through the `rlvr.progress` logger. The CLI's bars:
+tests/unit/views/test_progress.py."""
 
 from __future__ import annotations
 

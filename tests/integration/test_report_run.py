@@ -1,6 +1,7 @@
-"""`rlvr report`: the page is built from a real run (tiny model, two tasks, evals) and opened in
-headless Chromium: the plots must have been drawn by plotly.js (DOM after scripts ran, and their
-colours in a screenshot), and text from the run must stay text (HTML-escaped)."""
+"""`rlvr report` on a real run (tiny model, two tasks, evals), opened in headless Chromium: the
+numbers come from the committed shards, the plots were drawn by plotly.js (DOM after scripts ran,
+their colours in a screenshot), text from the run stays text, and the CLI writes one
+self-contained page. The page's parts without a run: tests/unit/views/test_report.py."""
 
 from __future__ import annotations
 

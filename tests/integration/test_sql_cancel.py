@@ -1,7 +1,5 @@
-"""`rlvr sql` is read-only by construction: hostile statements are refused fast, with a message
-that names them, and neither the run folder nor the working directory changes by a byte; the
-connection itself cannot open a file even when the classifier is bypassed; a runaway query stops
-at --timeout, and Ctrl-C cancels it."""
+"""`rlvr sql` in a subprocess: a hostile statement is refused fast, and Ctrl-C (SIGINT) cancels a
+runaway query. The read-only guarantees in-process: tests/unit/views/test_sql_readonly.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""One start check (flows/start.py): `python -m rlvr.flows.train RUN`, documented as the same as
-`rlvr resume RUN`, refuses what the CLI refuses, with the same message, before Prefect starts.
-
-Test: pytest tests/unit/checks/test_start.py
-"""
+"""`python -m rlvr.flows.train RUN` (a subprocess) runs the same start checks as the CLI: a damaged
+shard stops it with one line on stderr and exit code 2. The checks in-process:
+tests/unit/checks/test_start.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Run store: schema round trip, atomic visibility, commit records, kill mid-write, skip on resume."""
+"""A stage SIGKILLed mid-write (RLVR_FAULT_AT, in a subprocess) is invisible to every reader,
+and a rerun cleans up and commits exactly one shard. The rest of the run store:
+tests/unit/store/test_store.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """Early, clean errors: a run is checked before its folder is created and before Prefect starts;
-user errors are one or two lines; a full disk and a read-only disk are named as such.
-
-Read-only and full disks are real: a read-only bind mount and a small tmpfs (root can write
-through chmod, so permissions would prove nothing). Without mount rights those tests skip."""
+user errors are one or two lines; a full disk is recognised through the exception chain. Real
+models and real read-only and full disks: tests/integration/test_preflight_disk_and_model.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """One start check (flows/start.py): `python -m rlvr.flows.train RUN`, documented as the same as
-`rlvr resume RUN`, refuses what the CLI refuses, with the same message, before Prefect starts.
+`rlvr resume RUN`, refuses what the CLI refuses, with the same message, before Prefect starts (run as a module in a
+subprocess: tests/integration/test_start_module.py).
 
 Test: pytest tests/unit/checks/test_start.py
 """

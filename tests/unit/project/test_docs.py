@@ -1,7 +1,7 @@
-"""The docs site: the generated pages match the code, the strict build passes, the include hook
-rebases links and refuses ones the site cannot serve, and the README stays an introduction.
+"""The docs site: the generated pages match the code and the README stays an introduction. The strict
+build and the include hook: tests/integration/test_docs_build.py.
 
-Test: pytest tests/unit/project/test_docs.py (the build takes a few seconds; `make docs` builds the site itself)
+Test: pytest tests/unit/project/test_docs.py (`make docs` builds the site itself)
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every module of the library is put in a layer by its dotted name (the longest pr
 LAYERS wins). A module may import its own layer or a lower one. The components (rollout, verify,
 train) share a layer and never import each other; they never import the store's commit protocol
 either (stages commit, components compute). Prefect is imported only by rlvr.tasks and
-rlvr.flows, and the modules behind `rlvr status` and `rlvr sql` never load torch.
+rlvr.flows (that `rlvr status` and `rlvr sql` never load torch: tests/integration/test_lazy_imports.py).
 
 The walk reads every import statement with ast, inside functions too: the cycles the
 module-level graph hid (run -> preflight -> retention -> run; prompts <-> tiny) were all

@@ -1,4 +1,5 @@
-"""Stage functions called directly (no Prefect): prompt sampling and DAPO dynamic sampling."""
+"""Stage functions called directly (no Prefect): prompt sampling, refill sizes, eval stats
+and rollout rows (DAPO dynamic sampling on the tiny model: tests/integration/test_dynamic_sampling.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Run store: schema round trip, atomic visibility, commit records, kill mid-write, skip on resume."""
+"""Run store: schema round trip, atomic visibility, commit records, skip on resume
+(a kill mid-write: tests/integration/test_store_kill.py)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """rlvr.verify.logic (parser, canonical form, truth tables, conclusion checks, verdicts) on hand cases,
 and the shipped logic set (data/logic.jsonl, built by rlvr.data.generators.logic): every gold answer is judged correct.
 
-Run: .venv/bin/pytest tests/unit/verify/test_logic.py -q   (about a second; the rebuild test needs
-reasoning-gym==0.1.25, the `data` extra, and is skipped without it)
+Run: .venv/bin/pytest tests/unit/verify/test_logic.py -q   (about a second; the rebuild of the shipped
+file: tests/integration/test_logic_build.py)
 """
 
 from __future__ import annotations

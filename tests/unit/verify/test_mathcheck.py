@@ -1,9 +1,7 @@
 """The math-verify tier (rlvr.verify.math) and its place in rlvr.verify.score_with_stats.
 
-Real math-verify on symbolic pairs (including one whose evaluation really hangs and is timed out),
-and injectable check functions that raise, hang and kill their worker: those rows get
-`verifier_error: ...`, are left out of their group's baseline with advantage 0, are counted, and
-every other row is scored normally. No mocks: real worker processes, real DuckDB.
+Real math-verify on symbolic rows through the verify pass, and inequalities and intervals as
+answers. Workers that hang, raise, crash or cannot start: tests/integration/test_mathcheck_workers.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Reward plug-ins through the real verify pass (DuckDB + spawned workers): a SQL reward and a
-Python reward change `reward` and `reason` exactly as hand-computed, None/NULL/timeouts become
-verifier_error, and every kind of broken plug-in is a one-line RewardPluginError.
+Python reward change `reward` and `reason` exactly as hand-computed, None and NULL become
+verifier_error (a timeout: tests/integration/test_plugins_timeout.py), and every kind of broken plug-in is a one-line RewardPluginError.
 
     .venv/bin/python -m pytest -q tests/unit/verify/test_plugins.py
 """

@@ -1,5 +1,5 @@
-"""Progress of the stages: rollout, verify, update and evaluate report done/total through the
-`rlvr.progress` logger, and the CLI's rich bars draw them (done, rate, ETA)."""
+"""The CLI's rich progress bars draw what the stages report through the `rlvr.progress` logger (done,
+rate, ETA). The stages' reports on the tiny model: tests/integration/test_progress_stages.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`rlvr report`: the page is built from a real run (tiny model, two tasks, evals) and opened in
-headless Chromium: the plots must have been drawn by plotly.js (DOM after scripts ran, and their
-colours in a screenshot), and text from the run must stay text (HTML-escaped)."""
+"""`rlvr report`'s page without a run: text from the run stays text (HTML-escaped), the header names
+the model, small shares read apart, an iteration that trained nothing has no entropy or KL, a run
+with nothing committed has a page. On a real run in headless Chromium: tests/integration/test_report_run.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 # Set-up is part of each target: `make train` and `make test` work on a fresh clone.
 #   make train                 venv + install, then the demo: recipes/tiny-demo.toml (tiny model, CPU, reward rises)
-#   make test                  venv + install, then ruff (lint + format check), the test suite and the docs build (strict)
+#   make test                  venv + install, then ruff (lint + format check), the test suite (unit, integration, e2e;
+#                              the 25 slowest printed) and the docs build (strict); `pytest tests/unit` is the fast subset
 #   make train RUN=runs/x      another run folder
 #   make docs                  build the docs site into site/ (strict: a broken link fails); `mkdocs serve` to read it
 #   make install TORCH=        skip the CPU torch pin (bring your own CUDA build of torch)
@@ -33,7 +34,7 @@ train: $(STAMP)
 test: $(STAMP) mlflow
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=25
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 docs: $(STAMP)

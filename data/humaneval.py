@@ -13,7 +13,7 @@ rows of rlvr.schema.PROBLEMS:
 HumanEval is a benchmark: by default every problem is in the "test" split. `generate` can carve
 a deterministic train split out of it (shuffled by seed) for smoke runs of the code pipeline.
 
-Run `python -m rlvr.data.humaneval` to print a few; `pytest tests/test_humaneval.py` runs all 164
+Run `python -m rlvr.data.humaneval` to print a few; `pytest tests/integration/test_humaneval.py` runs all 164
 reference solutions in the sandbox.
 """
 

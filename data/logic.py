@@ -11,7 +11,7 @@ The rows are shipped as data/logic.jsonl, which rlvr.data.generators.logic build
 rlvr.data.generators.logic`, needs reasoning-gym: the `data` extra) and documents (how each kind
 is made and checked); every row's meta records its source, version, seed and index. This module
 only reads the jsonl and splits it (rlvr.data.splits). `python -m rlvr.data.logic` prints a few.
-Test: .venv/bin/pytest tests/test_logic.py -q
+Test: .venv/bin/pytest tests/unit/verify/test_logic.py -q
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ The set is built once by rlvr.data.generators.retrieval and shipped as data/retr
 this module reads it (`load`) and splits it (`generate`, rlvr.data.splits).
     python -m rlvr.data.generators.retrieval   # rewrite data/retrieval.jsonl (deterministic)
     python -m rlvr.data.retrieval              # print a few problems
-Tests: .venv/bin/pytest -q tests/test_retrieval_data.py
+Tests: .venv/bin/pytest -q tests/unit/data/test_retrieval_data.py
 """
 
 from __future__ import annotations

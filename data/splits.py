@@ -5,7 +5,7 @@
 The set's indices are shuffled by `seed` (random.Random, so a split is a function of the seed and
 the set's size only); the first n_test are held out, the next n_train train, the rest are left
 out. humaneval, stdio, logic and retrieval split this way; arithmetic is generated to order and
-numbers its problems in shuffled order (data/arithmetic.py). Test: pytest tests/test_datasets.py
+numbers its problems in shuffled order (data/arithmetic.py). Test: pytest tests/unit/data/test_datasets.py
 """
 
 from __future__ import annotations

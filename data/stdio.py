@@ -10,7 +10,7 @@ Hand-written, each with a reference program and 3-5 cases, as rows of rlvr.schem
 - meta: {"kind": "stdin_stdout"}.
 
 The expected outputs are written by hand, not produced by the reference programs, so
-`pytest tests/test_stdio.py` (every reference passes every case in the sandbox) checks both.
+`pytest tests/integration/test_stdio.py` (every reference passes every case in the sandbox) checks both.
 Run `python -m rlvr.data.stdio` to print one.
 """
 

@@ -8,8 +8,8 @@
 - `next_scheduled(info)`: the served deployment's next scheduled flow run, asked of the server's
   REST API over plain HTTP, so `rlvr status` never imports Prefect.
 
-Only `check_cron` imports Prefect (inside the function). Test: tests/test_schedule.py (a real
-server, scheduled runs, the refusals), tests/test_e2e.py (deployment_args).
+Only `check_cron` imports Prefect (inside the function). Test: tests/integration/test_schedule.py (a real
+server, scheduled runs, the refusals), tests/e2e/test_e2e.py (deployment_args).
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ for the same reasons, in one line, before Prefect runs a stage.
 
 It lives in flows/, not in rlvr/checks/: two of its checks read layers above rlvr.checks (what is
 pending: rlvr.stages.lineage; the tracker: rlvr.views.track) and one asks Prefect (a placed run's
-server), and the library never imports upward or imports Prefect (tests/test_layers.py).
+server), and the library never imports upward or imports Prefect (tests/unit/project/test_layers.py).
 
-Test: pytest tests/test_start.py tests/test_preflight.py
+Test: pytest tests/unit/checks/test_start.py tests/unit/checks/test_preflight.py
 """
 
 from __future__ import annotations

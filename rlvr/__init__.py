@@ -1,6 +1,6 @@
 """rlvr: Reinforcement Learning from Verifiable Rewards (see DESIGN.md).
 
-The library in layers; imports point down only (tests/test_layers.py enforces it):
+The library in layers; imports point down only (tests/unit/project/test_layers.py enforces it):
 
     errors, schema, files, seeds, progress, procs   the foundation: no rlvr imports above it
     config/     the one config tree (pydantic), loaded from one TOML file

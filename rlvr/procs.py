@@ -7,7 +7,7 @@ running after torchrun is SIGKILLed), so the whole tree is collected first, then
 
     kill_tree(descendants(os.getpid()), grace_s=3)
 
-Tests: tests/test_signals.py.
+Tests: tests/integration/test_signals.py.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ reads on GitHub where it lives. Relative links in an included file are rebased o
 link to another included file goes to that file's page. A link to a file that is neither in docs/
 nor included stops the build with the file and the link: the site could not serve it.
 
-Run: mkdocs build --strict (make test does). Test: pytest tests/test_docs.py
+Run: mkdocs build --strict (make test does). Test: pytest tests/unit/project/test_docs.py
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The generated pages of the docs site: the configuration reference (the text `rlvr config`
 prints, one block per section) and the CLI reference (`rlvr --help` and each command's help).
 
-Both are committed, so they read on GitHub too, and tests/test_docs.py fails when either differs
+Both are committed, so they read on GitHub too, and tests/unit/project/test_docs.py fails when either differs
 from what the code generates. After changing a field's description or a command's help:
 
     python scripts/docs_reference.py          # rewrites docs/reference/config.md and cli.md

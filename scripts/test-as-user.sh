@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 USER_ID=${RLVR_TEST_UID:-65534}
-SUITES=(tests/test_sandbox.py tests/test_redteam.py tests/test_stdio.py tests/test_humaneval.py tests/test_verify_code.py tests/test_code_trust.py)
+SUITES=(tests/integration/test_sandbox.py tests/integration/test_redteam.py tests/integration/test_stdio.py
+        tests/integration/test_humaneval.py tests/integration/test_verify_code.py tests/integration/test_code_trust.py)
 as_user() { setpriv --reuid="$USER_ID" --regid="$USER_ID" --clear-groups env -i PATH=/usr/local/bin:/usr/bin:/bin \
     HOME=/tmp LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 "$@"; }
 

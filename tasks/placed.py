@@ -26,7 +26,7 @@ it and waits for the stage's commit record. Machines share only the Prefect API 
   restarts the stage from its committed inputs (the dead attempt's leftovers are swept as after any
   kill) and writes the same bytes. A stage that fails is an error, unless another attempt committed it.
 
-Tests: tests/test_workers.py.
+Tests: tests/e2e/test_workers.py.
 """
 
 from __future__ import annotations

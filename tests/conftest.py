@@ -107,13 +107,13 @@ def s3_uri(s3_endpoint: str) -> str:
 
 
 class FaultProxy:
-    """tests/faultproxy.py in its own process in front of the S3 test server (conftest.fault_proxy)."""
+    """tests/helpers/faultproxy.py in its own process in front of the S3 test server (conftest.fault_proxy)."""
 
     def __init__(self, url: str):
         self.url = url
 
     def set(self, **settings) -> dict:
-        """Replace the proxy's faults (tests/faultproxy.py's settings) and zero its counters."""
+        """Replace the proxy's faults (tests/helpers/faultproxy.py's settings) and zero its counters."""
         import json
         import urllib.request
 
@@ -130,7 +130,7 @@ class FaultProxy:
 
 
 def start_fault_proxy(upstream: str, log_dir: Path, *, tcp: bool = False):
-    """tests/faultproxy.py in its own process in front of `upstream`: (its URL, steering, the process).
+    """tests/helpers/faultproxy.py in its own process in front of `upstream`: (its URL, steering, the process).
     HTTP (S3) by default; tcp=True forwards bytes (the Prefect API, websockets) and is steered on a port
     of its own."""
     import socket
@@ -145,7 +145,7 @@ def start_fault_proxy(upstream: str, log_dir: Path, *, tcp: bool = False):
             s.bind(("127.0.0.1", 0))
             ports.append(s.getsockname()[1])
     port, admin = ports
-    cmd = [sys.executable, str(Path(__file__).parent / "faultproxy.py"), "--upstream", upstream, "--port", str(port)]
+    cmd = [sys.executable, str(Path(__file__).parent / "helpers" / "faultproxy.py"), "--upstream", upstream, "--port", str(port)]
     log = (log_dir / f"faultproxy-{port}.log").open("w")
     proc = subprocess.Popen(cmd + (["--tcp", str(admin)] if tcp else []), stdout=log, stderr=subprocess.STDOUT)
     steer = FaultProxy(f"http://127.0.0.1:{admin if tcp else port}")
@@ -164,7 +164,7 @@ def start_fault_proxy(upstream: str, log_dir: Path, *, tcp: bool = False):
 
 @pytest.fixture()
 def fault_proxy(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A fault-injecting proxy (tests/faultproxy.py, a real HTTP server in its own process) in front of the
+    """A fault-injecting proxy (tests/helpers/faultproxy.py, a real HTTP server in its own process) in front of the
     S3 test server; AWS_ENDPOINT_URL points at it for this test and the subprocesses it starts, so every
     store created from here on goes through it. No faults until the test sets them."""
     url, steer, proc = start_fault_proxy(s3_endpoint, tmp_path)

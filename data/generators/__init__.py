@@ -3,6 +3,6 @@
     python -m rlvr.data.generators.logic       # needs reasoning-gym==0.1.25 (the `data` extra)
     python -m rlvr.data.generators.retrieval
 
-Each rewrites its file byte for byte (tests/test_logic.py, tests/test_retrieval_data.py check it).
+Each rewrites its file byte for byte (tests/unit/verify/test_logic.py, tests/unit/data/test_retrieval_data.py check it).
 The loaders (rlvr.data.logic, rlvr.data.retrieval) only read the files; a run never imports these.
 """

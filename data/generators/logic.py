@@ -20,7 +20,7 @@
 This module builds data/logic.jsonl, which is shipped: `python -m rlvr.data.generators.logic` (needs
 `pip install reasoning-gym==0.1.25`, the `data` extra) rewrites it byte for byte; every row's meta
 records its source, version, seed and index. Running rlvr never imports this module: rlvr.data.logic
-reads the jsonl. Test: .venv/bin/pytest tests/test_logic.py -q (rebuilds the file when reasoning-gym is there)
+reads the jsonl. Test: .venv/bin/pytest tests/unit/verify/test_logic.py -q (rebuilds the file when reasoning-gym is there)
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ sentence, the others distractors about other invented entities (at least one of 
 the same attribute, so the model must read which entity a sentence is about). A problem is kept
 only when its answer appears as a whole word exactly once in the sources (`whole_word_count`) and
 the prompt fits MAX_WORDS. Running rlvr never imports this module.
-Tests: .venv/bin/pytest -q tests/test_retrieval_data.py (the build reproduces the shipped file)
+Tests: .venv/bin/pytest -q tests/unit/data/test_retrieval_data.py (the build reproduces the shipped file)
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every text the CLI prints is plain: run folders, queries' cells, model responses
 hold brackets and colons (`x[i]`, `[/b]`, `:smile:`) that rich would read as markup or emoji, drop
 or crash on. Styling is explicit: Text objects (`styled`), never markup in a string.
 
-Test: tests/test_cli.py (folders, cells and messages print as they read).
+Test: tests/unit/flows/test_cli.py (folders, cells and messages print as they read).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import brings responses made elsewhere in as an iteration's rollouts; rescore re
 stored rollout into a named scoring; prompts prints the prompts exactly as the model gets them.
 None of them starts Prefect.
 
-Test: tests/test_offline.py (import, rescore), tests/test_prompt_path.py (prompts), tests/test_cli.py.
+Test: tests/integration/test_offline.py (import, rescore), tests/integration/test_prompt_path.py (prompts), tests/unit/flows/test_cli.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ config prints the default config, commented; doctor says which engines, interpre
 are here and what `auto` would pick; `models list | prepare NAME` handles the registered
 pretrained models (rlvr/models/registry.py).
 
-Test: tests/test_cli.py (config, doctor), tests/test_models.py (models).
+Test: tests/unit/flows/test_cli.py (config, doctor), tests/integration/test_models.py (models).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 - `quiet_user_tracebacks()`: Prefect logs a failed flow's exception with its traceback; for a
   user error the message is the whole story, so its traceback is dropped from those logs.
 
-Test: tests/test_cli.py, tests/test_preflight.py (one line, the log file, Prefect's logs).
+Test: tests/unit/flows/test_cli.py, tests/unit/checks/test_preflight.py (one line, the log file, Prefect's logs).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ only to a tracker and the run's tracking/ side files).
 
 verify-store and sql never import Prefect, torch or transformers: they answer in about a second.
 
-Test: tests/test_cli.py, tests/test_sql_readonly.py, tests/test_integrity.py, tests/test_report.py.
+Test: tests/unit/flows/test_cli.py, tests/unit/views/test_sql_readonly.py, tests/integration/test_integrity.py, tests/unit/views/test_report.py.
 """
 
 from __future__ import annotations

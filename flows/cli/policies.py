@@ -5,7 +5,7 @@ or a user's dataset, into a folder of Parquet files (rlvr.views.eval_folder); ex
 version as a clean HF folder with a model card (rlvr.views.export). Neither writes into the run,
 neither starts Prefect, and both refuse an --out that exists and is not empty before loading a model.
 
-Test: tests/test_eval_export.py, tests/test_cli.py.
+Test: tests/integration/test_eval_export.py, tests/unit/flows/test_cli.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ train and resume check the run (a new run's preflight, then flows/start.py's che
 its own temporary Prefect server and signal handling (flows/lifecycle.py). serve schedules the
 `extend` flow on a running Prefect server (flows/serve.py). status reads the commit records only.
 
-Test: tests/test_cli.py, tests/test_preflight.py, tests/test_signals.py, tests/test_schedule.py.
+Test: tests/unit/flows/test_cli.py, tests/unit/checks/test_preflight.py, tests/integration/test_signals.py, tests/integration/test_schedule.py.
 """
 
 from __future__ import annotations

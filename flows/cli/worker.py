@@ -10,7 +10,7 @@ its own cache (`--cache`, i.e. RLVR_CACHE: the object cache and working copies o
 tiny model) and its own device (`--device`, i.e. RLVR_DEVICE, replacing update.device for the stages
 it runs without changing the run's config or hash). It runs until Ctrl-C or SIGTERM.
 
-Test: tests/test_workers.py.
+Test: tests/e2e/test_workers.py.
 """
 
 from __future__ import annotations

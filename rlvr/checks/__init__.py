@@ -5,5 +5,5 @@
     start.py      create_or_open: a new run is preflighted before its folder exists
     doctor.py     `rlvr doctor`: which engines, devices and sandbox this machine offers
 
-Test: tests/test_preflight.py.
+Test: tests/unit/checks/test_preflight.py.
 """

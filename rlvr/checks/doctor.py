@@ -1,7 +1,7 @@
 """`rlvr doctor`'s probes: which engines, interpreters, devices and sandbox this machine offers,
 and what `rollout.engine = "auto"` would pick. Returns (what, found, ok) rows; the CLI renders them.
 
-Run: rlvr doctor [CONFIG.toml]   Test: tests/test_cli.py (the doctor rows).
+Run: rlvr doctor [CONFIG.toml]   Test: tests/unit/flows/test_cli.py (the doctor rows).
 """
 
 from __future__ import annotations

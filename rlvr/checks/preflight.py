@@ -6,7 +6,7 @@ before Prefect starts (the CLI): the model folder is a loadable HF model with a 
 task's problems can be built, the folder's parent is writable, and the disk holds v0 and the
 first checkpoint. Each failure is one `PreflightError` line that names the file or field.
 
-Tests: tests/test_preflight.py.
+Tests: tests/unit/checks/test_preflight.py.
 """
 
 from __future__ import annotations

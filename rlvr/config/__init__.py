@@ -13,7 +13,7 @@ Every field is documented once, beside it. Defaults run out of the box on 2 CPU 
 
 `from rlvr.config import X` is the public API (the stages, rlvr.verify and reward plug-ins use
 it); the modules above are how it is kept. Errors name the field (`rollout.group_size`) and say
-how to fix it; see `format_errors`. Test: pytest tests/test_config.py
+how to fix it; see `format_errors`. Test: pytest tests/unit/config/test_config.py
 """
 
 from rlvr.config.docs import commented_toml

@@ -1,6 +1,6 @@
 """`rlvr config`: the default config as TOML, every field's description above it.
 
-Test: pytest tests/test_config.py
+Test: pytest tests/unit/config/test_config.py
 """
 
 from __future__ import annotations

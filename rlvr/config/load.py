@@ -4,7 +4,7 @@
     apply_overrides(data, ["rollout.group_size=4"])      diff_configs(old, new)
 
 A ValidationError becomes a ConfigError whose lines are 'section.field: what is wrong' (an
-unknown field gets the closest known name). Test: pytest tests/test_config.py
+unknown field gets the closest known name). Test: pytest tests/unit/config/test_config.py
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ stage may start when. Pure functions of (iterations, eval points, rollout.max_st
   commits the policy it reads, and update(i) for verify(i). With k >= 1, rollout(i+1) and
   verify(i+1) therefore run while update(i) runs; with k = 0 the lanes never overlap.
 
-Test: pytest tests/test_async.py
+Test: pytest tests/e2e/test_async.py
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 base every section shares (unknown fields are errors; assignments are validated).
 
 [task] is rlvr.config.task, [verify] rlvr.config.verify; rlvr.config.tree puts them together.
-Test: pytest tests/test_config.py
+Test: pytest tests/unit/config/test_config.py
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The [task] section: shipped tasks, your own datasets ([[task.datasets]]) and the split sizes.
 
 Which rows a task or file becomes is rlvr.problems.datasets; this module only says what may be
-configured. Test: pytest tests/test_config.py tests/test_datasets.py
+configured. Test: pytest tests/unit/config/test_config.py tests/unit/data/test_datasets.py
 """
 
 from __future__ import annotations

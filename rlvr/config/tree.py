@@ -1,6 +1,6 @@
 """The config tree: `Config` holds one of each section; its hash identifies a run.
 
-Test: pytest tests/test_config.py
+Test: pytest tests/unit/config/test_config.py
 """
 
 from __future__ import annotations

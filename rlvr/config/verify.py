@@ -2,7 +2,7 @@
 math-verify tiers' limits, and reward plug-ins ([[verify.rewards]]).
 
 What the settings do is rlvr.verify's; this module only says what may be configured.
-Test: pytest tests/test_config.py
+Test: pytest tests/unit/config/test_config.py
 """
 
 from __future__ import annotations

@@ -6,5 +6,5 @@
                  answer format (never on the run's training golds)
     load.py      resolve_device and load_policy, the one loader of a transformers folder
 
-Test: tests/test_models.py.
+Test: tests/integration/test_models.py.
 """

@@ -11,7 +11,7 @@ rlvr.files.cached_sha256), so an adapter is never applied to weights other than 
 into plain weights (PEFT's merge_and_unload: W + (alpha / r) B A), the model rollout, evaluate and
 export use. The trainer builds an unmerged, trainable one instead (rlvr.train.lora).
 
-Test: tests/test_lora.py.
+Test: tests/integration/test_lora.py.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ accuracies quoted in this project (e.g. 0.30-0.36 greedy on arithmetic `*` up to
 these dequantised weights. Training updates them in fp32, so the policy leaves the 4-bit grid
 after its first step. The original weights are not available offline to compare against.
 
-Tests: tests/test_models.py (the conversion itself is marked slow).
+Tests: tests/integration/test_models.py (the conversion itself is marked slow).
 """
 
 from __future__ import annotations

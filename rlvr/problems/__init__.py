@@ -8,5 +8,5 @@
 
 Every consumer (rollout, evaluate, `rlvr import`, the tiny warm-up, `rlvr prompts`, the benchmarks)
 renders through prompts.prompt_ids. The shipped tasks are read by rlvr.data (data/).
-Test: tests/test_datasets.py, test_prompt_path.py.
+Test: tests/unit/data/test_datasets.py, test_prompt_path.py.
 """

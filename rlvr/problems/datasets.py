@@ -11,7 +11,7 @@ problem in a file is an error with its file, row and column (`DatasetError`), ra
 anything is written; so is a gold no response can match (worked solutions kept whole, see
 `working_hint`, and golds the verifier never scores correct, `unscorable`).
 
-Test: pytest tests/test_datasets.py
+Test: pytest tests/unit/data/test_datasets.py
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ EXTRACT_HINT = {"gsm8k": "a final '#### <answer>' line", "boxed": "a \\boxed{...
 # leaves the rest to math-verify's reading of the prose: a run that trains on (nearly) nothing,
 # silently. Both are refused at prepare instead, naming the row and the fix.
 # Multi-line prose is not refused: the verifier compares it without whitespace ('Paris\nFrance' =
-# 'Paris France'), and math-verify reads a symbolic one's last number (tests/test_datasets.py).
+# 'Paris France'), and math-verify reads a symbolic one's last number (tests/unit/data/test_datasets.py).
 
 GOLD_CHECKED = ("math", "exact", "retrieval")  # verifiers whose golds verify.sql compares as answers
 WORKING = (  # (a sign that the gold is a worked solution, the answer_extract that cuts its answer out)

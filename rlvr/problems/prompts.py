@@ -8,10 +8,10 @@ turns into text and token ids.
 
 One path: `prompt_ids` (problem rows + `[prompt]` -> the exact token ids of each prompt) is what
 rollout, evaluate, `rlvr import`, the tiny model's warm-up, `rlvr prompts` and the benchmarks call;
-no other code applies a chat template (tests/test_prompt_path.py checks both: every consumer gives
+no other code applies a chat template (tests/integration/test_prompt_path.py checks both: every consumer gives
 the same ids, and no other module renders).
 
-Test: pytest tests/test_prompt_path.py tests/test_datasets.py -k prompt
+Test: pytest tests/integration/test_prompt_path.py tests/unit/data/test_datasets.py -k prompt
 """
 
 from __future__ import annotations

@@ -6,5 +6,5 @@
     vllm_worker.py  the vLLM side of the process boundary; imports no rlvr module
 
 A component: it neither renders prompts (the stages hand it ids) nor writes the store.
-Test: tests/test_rollout.py, test_vllm.py.
+Test: tests/integration/test_rollout.py, test_vllm.py.
 """

@@ -13,7 +13,7 @@
     rescore.py      `rlvr rescore`: stored rollouts verified again into a named scoring
 
 Iteration i samples with v_i and its update writes v_{i+1}. No Prefect here: rlvr.tasks wraps
-these functions; tests call them directly. Test: tests/test_stages.py, test_e2e.py.
+these functions; tests call them directly. Test: tests/unit/stages/test_stages.py, test_e2e.py.
 """
 
 from rlvr.stages.base import ContextLengthError, StageResult

@@ -11,7 +11,7 @@ N` reproduces the run's own evals of iteration N.
 pass@k is the unbiased estimator of Chen et al. 2021 ("Evaluating Large Language Models Trained on
 Code", eq. 1): with n samples of which c are correct, 1 - C(n-c, k) / C(n, k), averaged over problems.
 
-Test: tests/test_evaluate.py, tests/test_eval_export.py, tests/test_stages.py (eval_stats).
+Test: tests/integration/test_evaluate.py, tests/integration/test_eval_export.py, tests/unit/stages/test_stages.py (eval_stats).
 """
 
 from __future__ import annotations

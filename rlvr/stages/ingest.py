@@ -29,7 +29,7 @@ A bad file (a missing column, an unknown prompt, a held-out prompt, logprobs tha
 tokens) is an ImportFileError naming the file, line (JSONL, counted as in the file) or row (Parquet,
 from 0) and column; nothing is written.
 
-Test: tests/test_offline.py.
+Test: tests/integration/test_offline.py.
 """
 
 from __future__ import annotations

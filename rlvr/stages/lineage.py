@@ -6,7 +6,7 @@ v_max(0, i-k), k = rollout.max_staleness; rlvr.config.plan), rollout(i) and veri
 update. `pending(run)` asks every stage of the run's plan whether a record with matching inputs is committed, without importing torch or starting anything, so the CLI can say
 "nothing to do" (for instance of a finished run on a read-only disk) before Prefect starts.
 
-Tests: tests/test_retention.py (pending before and after a run), tests/test_e2e.py.
+Tests: tests/unit/store/test_retention.py (pending before and after a run), tests/e2e/test_e2e.py.
 """
 
 from __future__ import annotations

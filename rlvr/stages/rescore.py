@@ -12,7 +12,7 @@ training keeps using it. A name is bound to its settings: the same name with the
 skipped (resume), with other settings it is an error. Each iteration commits on its own, so a
 failure leaves the iterations before it committed and nothing of the failing one.
 
-Test: tests/test_offline.py.
+Test: tests/integration/test_offline.py.
 """
 
 from __future__ import annotations

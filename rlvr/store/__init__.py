@@ -15,6 +15,6 @@
     lease.py      the writer lock as a lease object (conditional writes, renewal, expiry)
 
 Nothing here imports torch, the components or the stages: the store knows files and records,
-not what is in them. Test: tests/test_store.py, test_integrity.py, test_retention.py, test_store_s3.py
+not what is in them. Test: tests/unit/store/test_store.py, test_integrity.py, test_retention.py, test_store_s3.py
 (and test_store_s3_e2e.py: the tiny model trained on a moto S3 server).
 """

@@ -23,7 +23,7 @@ to redo. A record that does not parse raises CorruptRecordError, never a pydanti
 Records and their reading are rlvr.store.records; files and folders written whole or not at all
 (also outside a run: `rlvr eval --out`, `rlvr export --out`) are rlvr.store.folders.
 
-Tests: tests/test_store.py, tests/test_integrity.py.
+Tests: tests/unit/store/test_store.py, tests/integration/test_integrity.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 `new_folder` (a temporary sibling renamed into place; an existing non-empty folder is refused) and
 `write_folder_record` / `verified_folder_record`, a record of its files as a stage's record is.
 
-Tests: tests/test_store.py, tests/test_eval_export.py.
+Tests: tests/unit/store/test_store.py, tests/integration/test_eval_export.py.
 """
 
 from __future__ import annotations

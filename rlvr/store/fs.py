@@ -17,7 +17,7 @@ messages name the URI and the endpoint only.
     store = object_store("s3://bucket/runs/exp1")
     store.put("_stages/prepare.json", data, create=True)    # Conflict when it exists already
 
-Tests: tests/test_store_s3.py (against a moto server on 127.0.0.1, over HTTP).
+Tests: tests/integration/test_store_s3.py (against a moto server on 127.0.0.1, over HTTP).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ chain the stages) is recomputed after it.
     rlvr verify-store s3://b/runs/x --remove-orphans   # object storage: delete what no record lists
     rlvr resume runs/demo --redo rollout:3       # recompute rollout 3 (and whatever its new bytes change)
 
-Tests: tests/test_integrity.py.
+Tests: tests/integration/test_integrity.py.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ commit record is created create-only (rlvr.store.objects), so two writers never 
 A Prefect concurrency limit would serialise flow runs that go through one Prefect server only; the
 lease also holds against a `rlvr train` on another machine with its own temporary server.
 
-Tests: tests/test_store_s3.py.
+Tests: tests/integration/test_store_s3.py.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ A kill between 1 and 2 leaves objects that no record lists: orphans. The rerun o
 deletes them (4); `rlvr verify-store` reports the ones left (a stage never rerun), and
 `rlvr verify-store RUN --remove-orphans` deletes them under the writer lease.
 
-Tests: tests/test_store_s3.py.
+Tests: tests/integration/test_store_s3.py.
 """
 
 from __future__ import annotations

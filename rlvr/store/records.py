@@ -3,7 +3,7 @@ reading one (`read_record`: CorruptRecordError when it does not parse), and chec
 lists (`verified_record`: sizes and sha256, IntegrityError naming the stage to redo). Every reader
 of committed files goes through here; rlvr.store.commit writes them.
 
-Tests: tests/test_store.py, tests/test_integrity.py.
+Tests: tests/unit/store/test_store.py, tests/integration/test_integrity.py.
 """
 
 from __future__ import annotations

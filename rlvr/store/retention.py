@@ -13,7 +13,7 @@ and a prune record listing the files is written before they are deleted, so `com
 pruned file from a lost one and a kill mid-prune is finished by the next prune. Rollouts, scores
 and updates of a pruned version stay: only weights go.
 
-Tests: tests/test_retention.py (the plan, the protocol, the disk check), tests/test_e2e.py
+Tests: tests/unit/store/test_retention.py (the plan, the protocol, the disk check), tests/e2e/test_e2e.py
 (a killed run resumed under keep_last = 1 equals an unkilled one, byte for byte).
 """
 

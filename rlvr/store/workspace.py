@@ -18,7 +18,7 @@ so `RunPaths(root=<working copy>, uri=<the run>)` serves every stage unchanged:
 A per-process copy means a reader never sees a writer's half-renamed folder, and two processes on
 one machine share only the content-addressed cache, where a file is complete or absent.
 
-Tests: tests/test_store_s3.py.
+Tests: tests/integration/test_store_s3.py.
 """
 
 from __future__ import annotations

@@ -13,5 +13,5 @@
 
 A component: it reads the shards the stage names and writes a checkpoint folder; the stage
 commits it. Each module imports only those listed above it (sql/ is batch.py's). Test:
-tests/test_grpo.py, test_update*.py.
+tests/unit/train/test_grpo.py, test_update*.py.
 """

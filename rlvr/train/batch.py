@@ -5,7 +5,7 @@ variance for grpo, the correct rows for rft); micro_batches cuts a mini-batch in
 micro-batches within a token budget; collate lays one out as tensors, right-padded or packed
 without padding (update.packing).
 
-Tests: tests/test_update_packing.py (budgets, packed == padded), tests/test_update.py.
+Tests: tests/integration/test_update_packing.py (budgets, packed == padded), tests/integration/test_update.py.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ are reduce-scattered. Either way N processes take the same step as one.
 
     python -m torch.distributed.run --standalone --nproc_per_node 2 -m rlvr.train.worker SPEC.json
 
-Tests: tests/test_update.py (1 vs 2 processes with DDP and FSDP2, gloo on CPU).
+Tests: tests/integration/test_update.py (1 vs 2 processes with DDP and FSDP2, gloo on CPU).
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ One function per idea, each citing its source:
   aggregation); rlvr/train/loop.py only runs the forward passes and the optimiser around it.
 
 The advantages the update trains on are computed once, by the verify SQL (verify_groups.sql);
-group_advantages is their Python form, and tests/test_grpo.py checks the two agree. The
+group_advantages is their Python form, and tests/unit/train/test_grpo.py checks the two agree. The
 zero-variance group filter is the update's batch query (rlvr/sql/update_batch.sql).
 
-Tests: tests/test_grpo.py (hand-computed cases and plain-loop references).
+Tests: tests/unit/train/test_grpo.py (hand-computed cases and plain-loop references).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ rlvr.train.batch.collate; rows_logprobs is the one no-grad pass over rows (impor
 missing logprobs, TIS's trainer-side pi_old); policy_token_logprobs is the full-logits oracle the
 tests and bench/update.py compare against.
 
-Tests: tests/test_update.py (chunked == full logits: values, entropies, gradients),
-tests/test_update_packing.py (packed == padded), tests/test_update_memory.py (bf16).
+Tests: tests/integration/test_update.py (chunked == full logits: values, entropies, gradients),
+tests/integration/test_update_packing.py (packed == padded), tests/integration/test_update_memory.py (bf16).
 """
 
 from __future__ import annotations

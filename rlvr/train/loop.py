@@ -8,8 +8,8 @@ over ranks (rlvr.train.distributed), clipping, AdamW and the LR schedule. One me
 optimiser step (step_metrics). Before any step, the no-grad passes: imported responses'
 missing logprobs (fill_missing_logprobs) and, for TIS / MIS, pi_old as the trainer computes it.
 
-Tests: tests/test_update.py (gradient direction, accumulation, variants), tests/test_update_packing.py,
-tests/test_update_memory.py, tests/test_grpo.py (the maths).
+Tests: tests/integration/test_update.py (gradient direction, accumulation, variants), tests/integration/test_update_packing.py,
+tests/integration/test_update_memory.py, tests/unit/train/test_grpo.py (the maths).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ adapter_config.json (base_model_name_or_path = the base's path relative to the f
 config.json and BASE_REF (the base's path and sha256). Nothing in it depends on where the run lives,
 so a killed and resumed run writes the same bytes as an uninterrupted one.
 
-Test: tests/test_lora.py.
+Test: tests/integration/test_lora.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ own_memory and enable_gradient_checkpointing prepare the policy; lr_factor is th
 a checkpoint's trainer_state.pt; save_checkpoint writes the HF folder and trainer_state.pt
 (optimiser, scheduler, global step, next iteration, CPU RNG), gathered from every rank under FSDP2.
 
-Tests: tests/test_update.py (schedule, exact resume, plain HF checkpoint), tests/test_update_memory.py.
+Tests: tests/integration/test_update.py (schedule, exact resume, plain HF checkpoint), tests/integration/test_update_memory.py.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ loading when it is the committed v_i (rlvr.train.warm).
 
     python -m torch.distributed.run --standalone --nproc_per_node 2 -m rlvr.train.worker SPEC.json
 
-Tests: tests/test_update.py (1 vs 2 processes with DDP and FSDP2, exact resume after a SIGKILL).
+Tests: tests/integration/test_update.py (1 vs 2 processes with DDP and FSDP2, exact resume after a SIGKILL).
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ skipped, and the held state is used only when it is exactly the committed versio
 
 A warm update therefore computes on the same numbers as a cold one: the weights it holds are the
 ones it saved (fp32 safetensors round-trip exactly), and AdamW's state is the one it pickled.
-tests/test_async.py trains the same run warm and cold and compares the bytes.
+tests/e2e/test_async.py trains the same run warm and cold and compares the bytes.
 
-Test: pytest tests/test_async.py -k warm
+Test: pytest tests/e2e/test_async.py -k warm
 """
 
 from __future__ import annotations

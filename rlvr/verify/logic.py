@@ -40,7 +40,7 @@ MAX_CHARS is 4,000, not 400, so that a full DNF in LaTeX fits ('(\neg Q \land R 
     check_conclusion(["P -> Q", "P"], "Q")   # (True, "correct: 'Q' follows from the premises")
     check_conclusion(["P -> Q", "P -> R", "P ∨ R"], "R", eliminate="P")  # (True, "correct: 'R' is what ...")
 
-Test: .venv/bin/pytest tests/test_logic.py -q
+Test: .venv/bin/pytest tests/unit/verify/test_logic.py -q
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ plug-ins).
     from rlvr.verify.math import check_pairs
     verdicts, stats = check_pairs([("\\sqrt{2}", "2^{1/2}")], timeout_s=5.0, workers=2)
 
-Test: tests/test_mathcheck.py (real math-verify rows, plus injectable check functions that raise,
+Test: tests/unit/verify/test_mathcheck.py (real math-verify rows, plus injectable check functions that raise,
 hang and crash their worker).
 """
 

@@ -21,7 +21,7 @@ group's baseline, never a silent 0.
 A plug-in that cannot be imported, raises, or returns the wrong number or kind of scores is a
 RewardPluginError naming the plug-in, its file and the row: the verify stage then writes nothing.
 
-Test: tests/test_plugins.py.
+Test: tests/unit/verify/test_plugins.py.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ is lost (its worker killed and replaced, `restarts` counted) and the other jobs 
 worker found dead is replaced before it gets a job. What it does not decide: what a reply or a lost
 job means (the caller's verdict), and it reads nothing from a worker but its pickled replies.
 
-Test: tests/test_pool.py (deadline, death, replacement, start-up failure), and through its users
-tests/test_mathcheck.py and tests/test_plugins.py.
+Test: tests/integration/test_pool.py (deadline, death, replacement, start-up failure), and through its users
+tests/unit/verify/test_mathcheck.py and tests/unit/verify/test_plugins.py.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@
      group's baseline: their advantage is 0).
 The result has exactly rlvr.schema.SCORES' columns, ordered by (iteration, prompt_id, sample_idx).
 
-Test: tests/test_verify.py (hand-computed rows for every rule) and tests/test_mathcheck.py.
+Test: tests/unit/verify/test_verify.py (hand-computed rows for every rule) and tests/unit/verify/test_mathcheck.py.
 Bench: python bench/verify.py.
 """
 

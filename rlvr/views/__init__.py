@@ -10,6 +10,6 @@
     track.py        [tracking] and `rlvr track`: the report's figures per iteration sent to a tracker
     trackers/       one module per tracker: tensorboard, mlflow, wandb (offline)
 
-sql, guard and status load no torch (tests/test_layers.py checks it). Test: tests/test_sql_readonly.py,
+sql, guard and status load no torch (tests/unit/project/test_layers.py checks it). Test: tests/unit/views/test_sql_readonly.py,
 test_report.py, test_cli.py, test_eval_export.py, test_tracking.py.
 """

@@ -21,7 +21,7 @@ The folder holds rlvr.schema.EVAL_FOLDER_TABLES as OUT/<table>.parquet and OUT/e
 record: the files' sha256, what was evaluated, the summary). It is written into a temporary sibling
 and renamed into place; an --out that exists and is not empty is refused, a failure leaves none.
 
-Test: tests/test_eval_export.py.
+Test: tests/integration/test_eval_export.py.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ A LoRA version without --merge is refused, not exported as an adapter folder: an
 base beside it, and the run's base (policy/v000000) is not part of an export, so the folder would
 not load anywhere it was sent. `--merge` on a full-weights version changes nothing.
 
-Test: tests/test_eval_export.py.
+Test: tests/integration/test_eval_export.py.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ and raises QueryError naming anything else: other statements (EXPLAIN ANALYZE in
 reading or catalogue table functions (read_text, read_parquet, glob, query, duckdb_settings, ...)
 and FROM 'file' scans. It imports only duckdb, so that the CLI refuses before loading pyarrow.
 
-Tests: tests/test_sql_readonly.py.
+Tests: tests/unit/views/test_sql_readonly.py.
 """
 
 from __future__ import annotations

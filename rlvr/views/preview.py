@@ -6,7 +6,7 @@ against prepare's record); a config loads its datasets and the configured model'
 prepare copies, rlvr.models.tiny.base_model). The ids come from rlvr.problems.prompts.prompt_ids, the function
 rollout calls, so the preview cannot drift from what rollout renders.
 
-Test: pytest tests/test_prompt_path.py
+Test: pytest tests/integration/test_prompt_path.py
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ prompts, reasons) is HTML-escaped; plotly escapes what it embeds in its own JSON
 
     rlvr report runs/demo --out report.html
 
-Tests: tests/test_report.py (the page opened in headless Chromium).
+Tests: tests/unit/views/test_report.py (the page opened in headless Chromium).
 """
 
 from __future__ import annotations

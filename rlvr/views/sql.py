@@ -23,7 +23,7 @@ DuckDB's interrupt, which stops the query within a fraction of a second.
 
     rlvr sql runs/demo "SELECT iteration, avg(reward) FROM scores GROUP BY 1 ORDER BY 1"
 
-Tests: tests/test_sql_readonly.py.
+Tests: tests/unit/views/test_sql_readonly.py.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ The training flow calls sync after every committed update and evaluation (rlvr/t
     rlvr track runs/demo --backend tensorboard && tensorboard --logdir runs/demo/tracking/tensorboard
 
 Runs on object storage are refused (their working copy is per process, so the state would not
-outlive it). Test: tests/test_tracking.py.
+outlive it). Test: tests/integration/test_tracking.py.
 """
 
 from __future__ import annotations

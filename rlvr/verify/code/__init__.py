@@ -15,8 +15,8 @@
     verdict.py   CodeVerdict, what every kind returns
 
 Each module's docstring says what it decides and what it does not defend. A SandboxError (the
-sandbox itself broke) is never a 0 score: it propagates. Test: tests/test_sandbox.py,
-tests/test_redteam.py, tests/test_humaneval.py, tests/test_stdio.py, tests/test_code_trust.py.
+sandbox itself broke) is never a 0 score: it propagates. Test: tests/integration/test_sandbox.py,
+tests/integration/test_redteam.py, tests/integration/test_humaneval.py, tests/integration/test_stdio.py, tests/integration/test_code_trust.py.
 """
 
 from __future__ import annotations

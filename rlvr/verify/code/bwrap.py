@@ -8,7 +8,7 @@ covered, every other site-/dist-packages folder covered, a private size-capped /
 writable place and the working directory), /opt/rlvr (the harness, read-only) and, per task, the
 packages of an allowlist (`packages=("numpy",)`) under /opt/rlvr/packages.
 
-Test: tests/test_sandbox.py.
+Test: tests/integration/test_sandbox.py.
 """
 
 from __future__ import annotations

@@ -66,7 +66,7 @@ failure) pay a program with no asserts for running to the end, as ground truth w
 Started by an ordinary user (a user namespace, one uid), the solution shares the harness's uid: it
 cannot read its memory or fds (non-dumpable), but it can signal it, which only ends its own run
 with 0. The solution's process starts as a copy of this one before the tests were read: it finds
-this module and its imports loaded and may patch them, in its own process only (tests/test_sandbox.py:
+this module and its imports loaded and may patch them, in its own process only (tests/integration/test_sandbox.py:
 a probe of its whole memory and fds, and a solution that patches them).
 """
 
@@ -226,7 +226,7 @@ def _pair(p):
 # ---- the wire: JSON lines -------------------------------------------------------------------
 # json.loads and json.dumps are _json's C scanner and encoder with json's default settings; the
 # module json itself is not imported because it imports re and enum, 12 ms of a 50 ms start-up
-# (bench/verify.py's programs/s). tests/test_sandbox.py checks both against json on hostile text.
+# (bench/verify.py's programs/s). tests/integration/test_sandbox.py checks both against json on hostile text.
 
 
 class _Defaults:  # what json.JSONDecoder() gives the C scanner

@@ -31,7 +31,7 @@ any system call the namespaces allow (nested user namespaces included); it gains
 host. A wall-clock timeout SIGKILLs bwrap's process group (and so the pid namespace); stdout/stderr
 over a byte cap kill the run as soon as they are exceeded.
 
-Test: tests/test_sandbox.py (real bwrap; root and, in CI, an ordinary user).
+Test: tests/integration/test_sandbox.py (real bwrap; root and, in CI, an ordinary user).
 """
 
 from __future__ import annotations

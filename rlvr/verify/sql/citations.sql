@@ -1,5 +1,5 @@
 -- Retrieval: how cited spans and sources are compared (verify_citations.sql).
--- Tests: tests/test_verify_tasks.py.
+-- Tests: tests/unit/verify/test_verify_tasks.py.
 
 -- norm_ws(s): lower case, typographic quotation marks and apostrophes as the ASCII ones (‘ ’ ‚ ‛ ʼ ‹ ›
 -- as ', “ ” „ ‟ « » as ": keeper’s is keeper's and “We” is "We", in a source as in a span), runs of whitespace
@@ -49,7 +49,7 @@ CREATE OR REPLACE MACRO cite_words(s) AS replace(replace(' ' || replace(replace(
 -- The Times'), and so does an ellipsis that marks a pause before a capitalised word ('waited… Orla
 -- came', as '...' did before): the part after it is a whole sentence, and a short quote of it is paid. Marks:
 -- chr(31) holds a full stop that ends nothing, chr(30) a sentence end. Tests:
--- tests/test_verify_tasks.py (by hand, and every shipped passage).
+-- tests/unit/verify/test_verify_tasks.py (by hand, and every shipped passage).
 CREATE OR REPLACE MACRO cite_abbrev(s) AS regexp_replace(s,
     '(^|[^\p{L}\p{N}_])(\p{L}|mr|mrs|ms|messrs|dr|prof|st|mt|ft|jr|sr|rev|fr|gen|col|capt|cmdr|lt|sgt|gov|sen|rep|'
     || 'hon|no|nos|vol|fig|pp|approx|ca|cf|vs|inc|ltd|co|corp|bros|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|'

@@ -1,6 +1,6 @@
 -- The answer contract (README "The answer contract"): where a response marks its answer, and which
 -- forms a marker may hold. verify_markers.sql finds the markers, verify.sql reads their forms.
--- One table per rule: tests/test_contract.py.
+-- One table per rule: tests/unit/verify/test_contract.py.
 --
 -- box_pattern(): a \boxed{...} with braces nested up to five levels ('\boxed{\frac{\sqrt{\frac{1}{2}}}{3}}').
 CREATE OR REPLACE MACRO box_pattern() AS

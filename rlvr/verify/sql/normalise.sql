@@ -1,9 +1,9 @@
 -- Normalisation: an answer's comparable text (norm_answer) and its exact value as a number (num_value,
 -- dec_canon, num_rat ...). Loaded by rlvr.verify.connect before markers.sql; verify.sql uses them.
--- Tests: tests/test_verify.py (rule rows), tests/test_verify_exact.py (against Python fractions).
+-- Tests: tests/unit/verify/test_verify.py (rule rows), tests/unit/verify/test_verify_exact.py (against Python fractions).
 
 -- Answer normalisation shared by every verifier query (run once per connection by rlvr.verify.connect).
--- Every rule has true and false rows in tests/test_verify.py.
+-- Every rule has true and false rows in tests/unit/verify/test_verify.py.
 --
 -- norm_latex(s): \text{..}, \textbf{..}, \textrm{..}, \mathrm{..}, \mbox{..} replaced by their contents,
 -- a space each side, and \frac12 spelled \frac{1}{2}; a pass of its own, before whitespace is
@@ -79,7 +79,7 @@ CREATE OR REPLACE MACRO num_body(n) AS
 --   decimals with optional exponent ('2.50', '.5', '1e3'), fractions of integers ('3/4', '-1/2') and
 --   LaTeX fractions of integers ('\frac{3}{4}', '-\dfrac{1}{2}'); a zero denominator is not a number.
 --   TRY_CAST also reads 'inf', 'nan' (callers keep isfinite values only) and '1_000' (refused here),
---   and nothing else that is not a decimal (DuckDB 2.0; the rows in tests/test_verify.py check it).
+--   and nothing else that is not a decimal (DuckDB 2.0; the rows in tests/unit/verify/test_verify.py check it).
 CREATE OR REPLACE MACRO num_value(b) AS
     COALESCE(
         TRY_CAST(CASE WHEN NOT contains(b, '_') THEN b END AS DOUBLE),

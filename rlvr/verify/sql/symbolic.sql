@@ -1,6 +1,6 @@
 -- Symbolic golds: whether an answer is in the gold's form before math-verify compares the two
 -- (math-verify evaluates what it reads, so an unevaluated or unsimplified form would be paid).
--- verify.sql's not_value reads them. Tests: tests/test_verify.py, tests/test_redteam.py.
+-- verify.sql's not_value reads them. Tests: tests/unit/verify/test_verify.py, tests/integration/test_redteam.py.
 
 -- looks_symbolic(n): n (normalised) needs a symbolic checker: LaTeX commands or braces, powers,
 -- sub-scripts, brackets (intervals, tuples), relations, operators after a digit, sqrt/pi/infinity,

@@ -15,7 +15,7 @@
 --                frac_open; digits split by spaces, '1 2', are several numbers: split_num); within
 --                |pred - gold| <= tol * max(1, |gold|) only when tol > 0 and the gold is not an integer.
 --                A % on one side only is read both ways ('50%' = '50' = '0.5'). NaN and infinities never pay.
---                Tests: tests/test_verify_exact.py (against Python fractions, at the edges).
+--                Tests: tests/unit/verify/test_verify_exact.py (against Python fractions, at the edges).
 --   sql_exact    task 'exact', or a gold that is neither a number nor symbolic: the normalised strings
 --                must be equal; a symbolic gold whose answer is the same text; a symbolic answer not in
 --                the gold's form (not_value: symbolic.sql), which is wrong; logic verdicts (norm_verdict).

@@ -1,6 +1,6 @@
 -- verify(i), step 1: what each response marks as its answer, into the temp table verify_markers
 -- (run by rlvr.verify.scoring before verify.sql; macros: markers.sql). The contract, README "The answer
--- contract"; one table per rule in tests/test_contract.py.
+-- contract"; one table per rule in tests/unit/verify/test_contract.py.
 -- Parameters: $rollouts (Parquet files), $multiple ('reject': markers that hold different answers are
 -- a hedge, no answer; 'last': the last marker counts), $format_mode ('answer' | 'think_answer').
 --

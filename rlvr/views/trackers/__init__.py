@@ -7,7 +7,7 @@
 Each takes a `Target` (where to send, the run's name and config) and the state a previous process
 left (`Tracker.state()`: the tracker's run id and anything it needs to continue that run), and
 exposes log / flush / state / close. None of their packages is needed to train: each is an extra,
-and `require` turns a missing one into an error naming it. Test: tests/test_tracking.py.
+and `require` turns a missing one into an error naming it. Test: tests/integration/test_tracking.py.
 """
 
 from __future__ import annotations

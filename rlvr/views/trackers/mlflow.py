@@ -5,7 +5,7 @@ tracking state, so a resumed run logs into the same MLflow run.
 
     mlflow server --host 127.0.0.1 --port 5000    # a server (its own venv: scripts/setup-mlflow.sh)
 
-Test: tests/test_tracking.py (a real `mlflow server` on 127.0.0.1, read back with MlflowClient).
+Test: tests/integration/test_tracking.py (a real `mlflow server` on 127.0.0.1, read back with MlflowClient).
 """
 
 from __future__ import annotations

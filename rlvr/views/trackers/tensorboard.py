@@ -4,7 +4,7 @@ adds an event file beside the first, and TensorBoard shows them as one run.
 
     tensorboard --logdir runs/demo/tracking/tensorboard
 
-Test: tests/test_tracking.py (read back with tensorboard's EventAccumulator).
+Test: tests/integration/test_tracking.py (read back with tensorboard's EventAccumulator).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ The run id is kept in the rlvr run's tracking state; each sync is one finished s
 offline folder of the same run id (W&B writes the file only as a session finishes). Every figure's x axis is `iteration` (wandb.define_metric), and
 W&B's own step counts log calls across processes (kept in the state), so it never repeats.
 
-Test: tests/test_tracking.py (the .wandb files parsed back with wandb's own protobuf records).
+Test: tests/integration/test_tracking.py (the .wandb files parsed back with wandb's own protobuf records).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class WandbTracker:
             cols = list(responses[0])
             row["responses"] = self._wandb.Table(columns=cols, data=[[r[c] for c in cols] for r in responses])
         # commit=True: with an explicit step W&B holds the row open until a later step or finish(), so a
-        # killed process would lose it (tests/test_tracking.py kills one)
+        # killed process would lose it (tests/integration/test_tracking.py kills one)
         self._run.log(row, step=self._next_step, commit=True)
         self._next_step += 1
 

@@ -3,7 +3,7 @@
 # The full mlflow package pins what rlvr's own venv cannot take (pyarrow, among others), so the server
 # gets its own venv; rlvr itself only speaks to a server over HTTP with the light client
 # (mlflow-skinny, the `mlflow` extra). The tests start `mlflow server --host 127.0.0.1` from this venv
-# (tests/test_tracking_mlflow.py); CI builds it (`make mlflow`, which `make test` depends on).
+# (tests/integration/test_tracking.py); CI builds it (`make mlflow`, which `make test` depends on).
 # Idempotent: a finished venv is reused.
 #   bash scripts/setup-mlflow.sh               # default ~/.cache/rlvr/mlflow-venv
 #   RLVR_MLFLOW_VENV=/path bash scripts/...    # another location

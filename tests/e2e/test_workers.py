@@ -268,7 +268,7 @@ def _equals_unplaced(location: str, ref) -> None:
     differ = {p for k in plan for (p, a), (_, b) in zip(mine[k], theirs[k], strict=True) if a != b}
     assert all(p.startswith("updates/") for p in differ), sorted(differ)
     cols = ", ".join(c for c in UPDATES.names if c not in ("seconds", "peak_memory_mb"))
-    for q in (f"SELECT {cols} FROM updates ORDER BY global_step", "SELECT * FROM scores ORDER BY ALL"):
+    for q in (f"SELECT {cols} FROM updates ORDER BY iteration, global_step", "SELECT * FROM scores ORDER BY ALL"):
         assert run_sql(location, q).to_pylist() == run_sql(str(ref.paths.root), q).to_pylist()
 
 
@@ -515,7 +515,7 @@ def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
     (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
     port = _free_port()
     api = f"http://127.0.0.1:{port}/api"
-    beat = {"RLVR_HEARTBEAT_SECONDS": "5", "RLVR_API_OUTAGE_SECONDS": str(bound_s)}
+    beat = {"RLVR_HEARTBEAT_SECONDS": "10", "RLVR_API_OUTAGE_SECONDS": str(bound_s)}
     if bound_s < down_s:  # Prefect's client retries a refused connection itself for up to a minute first
         beat["PREFECT_CLIENT_MAX_RETRIES"] = "0"
     driver_env = {**os.environ, **beat, "PREFECT_API_URL": api, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
@@ -547,7 +547,8 @@ def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
             p.wait(timeout=30)
     said.seek(0)
     errs = said.read()
-    assert "stopped its heartbeat" not in errs, errs[-4000:]  # an outage of the API is not the worker's death
+    # an outage of the API is not the death of the worker running rollout 1 (a slow start of another stage may be)
+    assert not [ln for ln in errs.splitlines() if "rollout 1:" in ln and "stopped its heartbeat" in ln], errs[-4000:]
     if bound_s > down_s:
         assert code == 0 and "rollout 1: the Prefect API answers again after" in errs, errs[-4000:]
     else:
@@ -624,8 +625,9 @@ def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_chang
     (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
     s3_link, s3_steer, p1 = start_fault_proxy(s3_endpoint, tmp_path)
     api_link, api_steer, p2 = start_fault_proxy(prefect_server.removesuffix("/api"), tmp_path, tcp=True)
-    beat = {"RLVR_HEARTBEAT_SECONDS": "5"}
-    a_env = beat | {"AWS_ENDPOINT_URL": s3_link, FAULT_ENV: "rollout:1:before_record:stall=45"}
+    beat = {"RLVR_HEARTBEAT_SECONDS": "10"}
+    # A stalls long enough for B to start and commit on a loaded machine before A's network is back
+    a_env = beat | {"AWS_ENDPOINT_URL": s3_link, FAULT_ENV: "rollout:1:before_record:stall=90"}
     env = {
         **os.environ,
         **beat,
@@ -640,7 +642,7 @@ def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_chang
         a = _worker(a_home, f"{api_link}/api", "--stages", "rollout,verify,update", "--pool", "gen", "--name", "a", env=a_env)
         driver = subprocess.Popen(cmd, cwd=driver_home, env=env, stdout=said, stderr=subprocess.STDOUT, start_new_session=True)
         procs += [a, driver]
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + 450
         while "rollout 1: taken by worker a" not in (driver_home / "driver.log").read_text():
             assert time.monotonic() < deadline and driver.poll() is None, (driver_home / "driver.log").read_text()[-3000:]
             time.sleep(0.2)
@@ -668,7 +670,7 @@ def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_chang
             p.wait(timeout=30)
     said.seek(0)
     errs = said.read()
-    assert "rollout 1: worker a (pid" in errs and "stopped its heartbeat for 5s" in errs, errs[-4000:]
+    assert "rollout 1: worker a (pid" in errs and "stopped its heartbeat for 10s" in errs, errs[-4000:]
     paths = open_run(s3_uri).paths
     assert read_record(paths.record("rollout", 1)).worker["name"] == "b"
     _equals_unplaced(s3_uri, ref)

@@ -183,7 +183,7 @@ def test_readers_see_only_listed_objects_and_orphans_are_reported_then_removed(s
     # a redone stage sweeps the earlier attempts of its folders: its old keys go once the new record commits
     old = read_record(run.paths.record(PREPARE, None)).outputs
     assert redo(s3_uri, "prepare")
-    from run_builder import commit_stage
+    from tests.helpers.run_builder import commit_stage
 
     commit_stage(open_run(s3_uri), PREPARE, None)
     now = _objects(s3_uri)

@@ -259,6 +259,22 @@ def _worker(home: Path, api: str, *args: str, env: dict | None = None) -> subpro
     )
 
 
+def _reference_and_placed(tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch, pool: str, *homes: str):
+    """The reference: `config` with 8 prompts an iteration, 2 iterations, trained here unplaced. Then the same
+    run with rollout, verify and update placed on `pool`, written as placed.toml into the driver's folder.
+    Returns (the reference run, the driver's folder, the folders `homes` names)."""
+    data = config.model_dump()
+    data["rollout"]["prompts_per_iteration"] = 8
+    ref_home = _machine(tmp_path, "reference")
+    monkeypatch.chdir(ref_home)
+    ref = create_or_open(ref_home / "run", Config.model_validate(data), 2)
+    _train_here(ref.paths.root)
+    data["placement"] = dict.fromkeys(("rollout", "verify", "update"), pool)
+    driver_home = _machine(tmp_path, "driver")
+    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    return ref, driver_home, *(_machine(tmp_path, h) for h in homes)
+
+
 def _equals_unplaced(location: str, ref) -> None:
     """The run at `location` has the reference run's files, byte for byte, but for the wall-clock columns of
     its updates shards (equal too when they happen to round alike), which the SQL below compares without."""
@@ -503,16 +519,7 @@ def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
     port and database `down_s` later. Within the driver's bound (RLVR_API_OUTAGE_SECONDS) it goes on once
     the server is back; past it, it stops saying so and `rlvr resume` finishes. The worker is not taken
     for dead, and the run equals an unplaced one."""
-    data = small_config.model_dump()
-    data["rollout"]["prompts_per_iteration"] = 8
-    ref_home = _machine(tmp_path, "reference")
-    monkeypatch.chdir(ref_home)
-    ref = create_or_open(ref_home / "run", Config.model_validate(data), 2)
-    _train_here(ref.paths.root)
-
-    data["placement"] = {"rollout": "gen", "verify": "gen", "update": "gen"}
-    driver_home, gen_home, server_home = (_machine(tmp_path, n) for n in ("driver", "gen", "server"))
-    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    ref, driver_home, gen_home, server_home = _reference_and_placed(tmp_path, small_config, monkeypatch, "gen", "gen", "server")
     port = _free_port()
     api = f"http://127.0.0.1:{port}/api"
     beat = {"RLVR_HEARTBEAT_SECONDS": "10", "RLVR_API_OUTAGE_SECONDS": str(bound_s)}
@@ -568,16 +575,7 @@ def test_a_full_disk_on_a_worker_names_it_and_a_resume_after_freeing_space_compl
     half-written, and once the disk is larger `rlvr resume` completes the run, equal to an unplaced one."""
     from tests.helpers.mounts import mount, tmpfs
 
-    data = small_config.model_dump()
-    data["rollout"]["prompts_per_iteration"] = 8
-    ref_home = _machine(tmp_path, "reference")
-    monkeypatch.chdir(ref_home)
-    ref = create_or_open(ref_home / "run", Config.model_validate(data), 2)
-    _train_here(ref.paths.root)
-
-    data["placement"] = {"rollout": "small", "verify": "small", "update": "small"}
-    driver_home, worker_home = _machine(tmp_path, "driver"), _machine(tmp_path, "worker")
-    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    ref, driver_home, worker_home = _reference_and_placed(tmp_path, small_config, monkeypatch, "small", "worker")
     env = {**os.environ, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
     cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", s3_uri, "--iterations", "2"]
     cache = worker_home / "cache"
@@ -613,16 +611,7 @@ def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_chang
     run has one record per stage, equal to an unplaced run."""
     from tests.conftest import start_fault_proxy
 
-    data = small_config.model_dump()
-    data["rollout"]["prompts_per_iteration"] = 8
-    ref_home = _machine(tmp_path, "reference")
-    monkeypatch.chdir(ref_home)
-    ref = create_or_open(ref_home / "run", Config.model_validate(data), 2)
-    _train_here(ref.paths.root)
-
-    data["placement"] = {"rollout": "gen", "verify": "gen", "update": "gen"}
-    driver_home, a_home, b_home = (_machine(tmp_path, n) for n in ("driver", "a", "b"))
-    (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
+    ref, driver_home, a_home, b_home = _reference_and_placed(tmp_path, small_config, monkeypatch, "gen", "a", "b")
     s3_link, s3_steer, p1 = start_fault_proxy(s3_endpoint, tmp_path)
     api_link, api_steer, p2 = start_fault_proxy(prefect_server.removesuffix("/api"), tmp_path, tcp=True)
     beat = {"RLVR_HEARTBEAT_SECONDS": "10"}

@@ -150,45 +150,32 @@ def accumulate(
     """Forward and backward over this rank's share of a mini-batch's micro-batches, then gradients
     and metric sums summed over ranks: returns the sums (SUMS) and maxima (MAXES: the largest logprob
     gap and importance weight). `advance(n)` counts the n sequences each micro-batch trained."""
-    acc, top = dict.fromkeys(SUMS, 0.0), dict.fromkeys(MAXES, 0.0)
+    zero = torch.zeros((), dtype=torch.float64, device=next(model.parameters()).device)
+    acc, top = dict.fromkeys(SUMS, zero), dict.fromkeys(MAXES, zero)
     for mb in dist.share(mbs):
         loss, sums = loss_of(batch_of(mb or mbs[0]))
         if mb is None:  # an FSDP2 filler: its collectives run, its gradient is zero
             loss = loss * 0.0
         else:  # on the device, in float64 as Python floats were: no read until the step's end
-            acc = {k: _add(acc[k], sums[k]) for k in SUMS}
-            top = {k: _max(top[k], sums[k]) for k in MAXES}
+            acc = {k: acc[k] + _double(sums[k]) for k in SUMS}
+            top = {
+                k: torch.maximum(top[k], _double(sums[k])) if torch.is_tensor(sums[k]) else top[k].clamp(min=sums[k])
+                for k in MAXES
+            }
         loss.backward()
         if mb is not None:
             advance(len(mb))
     dist.sum_grads(model)
-    values = read_once([acc[k] for k in SUMS] + [top[k] for k in MAXES])
+    # one transfer: one host synchronisation per optimiser step, however many micro-batches it had
+    values = torch.stack([acc[k] for k in SUMS] + [top[k] for k in MAXES]).tolist()
     sums, maxes = values[: len(SUMS)], values[len(SUMS) :]
     return dict(zip(SUMS, dist.sum(sums), strict=True)), {k: dist.max(v) for k, v in zip(MAXES, maxes, strict=True)}
 
 
-def _add(total: float | torch.Tensor, x: float | torch.Tensor) -> float | torch.Tensor:
-    return total + (x.detach().double() if torch.is_tensor(x) else x)
-
-
-def _max(top: float | torch.Tensor, x: float | torch.Tensor) -> float | torch.Tensor:
-    if not torch.is_tensor(x):
-        return torch.clamp(top, min=x) if torch.is_tensor(top) else max(top, x)
-    x = x.detach().double()
-    return torch.maximum(top, x) if torch.is_tensor(top) else torch.clamp(x, min=top)
-
-
-def read_once(values: list[float | torch.Tensor]) -> list[float]:
-    """Metric values as floats, the device's in one transfer: one host synchronisation per optimiser
-    step, however many micro-batches it had."""
-    on_device = [v for v in values if torch.is_tensor(v)]
-    if not on_device:
-        return [float(v) for v in values]
-    dev = on_device[0].device
-    stacked = torch.stack(
-        [v.double() if torch.is_tensor(v) else torch.tensor(float(v), dtype=torch.float64, device=dev) for v in values]
-    )
-    return stacked.tolist()
+def _double(x: float | torch.Tensor) -> float | torch.Tensor:
+    """A metric as float64 on its device; a Python number (an unused metric's 0.0) stays one, added as a
+    scalar, never copied to the device."""
+    return x.detach().double() if torch.is_tensor(x) else x
 
 
 def optimizer_step(

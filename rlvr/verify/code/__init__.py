@@ -32,7 +32,7 @@ from rlvr.verify.code.asserts import AssertSite, AssertTests, _compiled_tests, c
 from rlvr.verify.code.bwrap import SandboxError, sandbox_mode, sandbox_problem
 from rlvr.verify.code.extract import extract_code
 from rlvr.verify.code.launcher import DEFAULT_LIMITS, UID_BASE, UID_SPAN, Limits, RunResult, run_program
-from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tests_json, parse_io_tests, parse_shown
+from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tests_json, parse_io, parse_io_tests
 from rlvr.verify.code.verdict import CodeVerdict
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ def make_check(solution: str, tests: str) -> AssertTests | IOTests:
         except json.JSONDecodeError:
             data = None  # perhaps Python that starts with a brace; the checks below decide
         if isinstance(data, dict) or f'"{STDIN_STDOUT}"' in tests:
-            return IOTests(solution, parse_io_tests(tests), parse_shown(tests))
+            return IOTests(solution, *parse_io(tests))
     _compiled_tests(tests)  # ValueError if not valid Python; cached for the run itself
     return AssertTests(solution, tests)
 

@@ -55,14 +55,14 @@ def io_tests_json(cases: Sequence[tuple[str, str]], *, shown: Sequence[int] = ()
     return json.dumps(data | ({SHOWN: sorted(shown)} if shown else {}))
 
 
-def parse_shown(tests: str) -> frozenset[int]:
-    """The indices a stdin/stdout tests JSON marks as shown in the prompt (parse_io_tests checks the rest)."""
-    return frozenset(json.loads(tests).get(SHOWN, []))
-
-
 def parse_io_tests(tests: str) -> tuple[tuple[str, str], ...]:
-    """(stdin, expected stdout) cases from `{"stdin_stdout": [{"stdin": ..., "stdout": ...}, ...]}`,
-    with an optional `"shown": [indices]` of the cases the prompt shows.
+    """(stdin, expected stdout) cases from `{"stdin_stdout": [{"stdin": ..., "stdout": ...}, ...]}`."""
+    return parse_io(tests)[0]
+
+
+def parse_io(tests: str) -> tuple[tuple[tuple[str, str], ...], frozenset[int]]:
+    """The cases of a stdin/stdout tests JSON and the indices of those its prompt shows (the optional
+    `"shown": [indices]`), read and checked once.
 
     Raises ValueError naming what is wrong: not JSON, other keys, no cases, a case without
     string "stdin" and "stdout", a shown index that names no case.
@@ -90,7 +90,7 @@ def parse_io_tests(tests: str) -> tuple[tuple[str, str], ...]:
     shown = data.get(SHOWN, [])
     if not isinstance(shown, list) or not all(type(i) is int and 0 <= i < len(cases) for i in shown):
         raise ValueError(f"stdin/stdout tests: {SHOWN!r} must list indices of cases (0 to {len(cases) - 1}), got {shown!r}")
-    return tuple((case["stdin"], case["stdout"]) for case in cases)
+    return tuple((case["stdin"], case["stdout"]) for case in cases), frozenset(shown)
 
 
 def normalise_output(text: str) -> list[str]:

@@ -259,6 +259,13 @@ def _worker(home: Path, api: str, *args: str, env: dict | None = None) -> subpro
     )
 
 
+def _driver(home: Path, api: str, run: str, iterations: int, env: dict | None = None) -> tuple[list[str], dict]:
+    """`rlvr train placed.toml --run RUN` as the driver on machine `home`: (the command, its environment)."""
+    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", run, "--iterations", str(iterations)]
+    own = {"PREFECT_API_URL": api, "PREFECT_HOME": str(home / "prefect"), "COLUMNS": "200"}
+    return cmd, {**os.environ, **(env or {}), **own}
+
+
 def _reference_and_placed(tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch, pool: str, *homes: str):
     """The reference: `config` with 8 prompts an iteration, 2 iterations, trained here unplaced. Then the same
     run with rollout, verify and update placed on `pool`, written as placed.toml into the driver's folder.
@@ -444,8 +451,7 @@ def test_a_worker_refuses_a_run_outside_its_allow_list_and_the_driver_says_why(
     worker = _worker(
         worker_home, prefect_server, "--stages", "rollout", "--pool", "fenced", "--name", "fenced", "--allow", str(allowed)
     )
-    env = {**os.environ, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
-    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", str(tmp_path / "run"), "--iterations", "1"]
+    cmd, env = _driver(driver_home, prefect_server, str(tmp_path / "run"), 1)
     try:
         driver = subprocess.run(cmd, cwd=driver_home, env=env, capture_output=True, text=True, timeout=600)
     finally:
@@ -525,8 +531,7 @@ def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
     beat = {"RLVR_HEARTBEAT_SECONDS": "10", "RLVR_API_OUTAGE_SECONDS": str(bound_s)}
     if bound_s < down_s:  # Prefect's client retries a refused connection itself for up to a minute first
         beat["PREFECT_CLIENT_MAX_RETRIES"] = "0"
-    driver_env = {**os.environ, **beat, "PREFECT_API_URL": api, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
-    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", s3_uri, "--iterations", "2"]
+    cmd, driver_env = _driver(driver_home, api, s3_uri, 2, beat)
     said = (driver_home / "driver.log").open("w+")
     server = _start_server(server_home, port)
     procs = [server]
@@ -576,8 +581,7 @@ def test_a_full_disk_on_a_worker_names_it_and_a_resume_after_freeing_space_compl
     from tests.helpers.mounts import mount, tmpfs
 
     ref, driver_home, worker_home = _reference_and_placed(tmp_path, small_config, monkeypatch, "small", "worker")
-    env = {**os.environ, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
-    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", s3_uri, "--iterations", "2"]
+    cmd, env = _driver(driver_home, prefect_server, s3_uri, 2)
     cache = worker_home / "cache"
     with tmpfs(cache, "1500k"):
         worker = _worker(worker_home, prefect_server, "--stages", "rollout,verify,update", "--pool", "small", "--name", "small")
@@ -617,14 +621,7 @@ def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_chang
     beat = {"RLVR_HEARTBEAT_SECONDS": "10"}
     # A stalls long enough for B to start and commit on a loaded machine before A's network is back
     a_env = beat | {"AWS_ENDPOINT_URL": s3_link, FAULT_ENV: "rollout:1:before_record:stall=90"}
-    env = {
-        **os.environ,
-        **beat,
-        "PREFECT_API_URL": prefect_server,
-        "PREFECT_HOME": str(driver_home / "prefect"),
-        "COLUMNS": "200",
-    }
-    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", s3_uri, "--iterations", "2"]
+    cmd, env = _driver(driver_home, prefect_server, s3_uri, 2, beat)
     said = (driver_home / "driver.log").open("w+")
     procs = [p1, p2]
     try:
@@ -698,14 +695,7 @@ def test_four_runs_on_one_server_and_one_bucket_each_equal_running_alone(
         for k, (uri, config) in enumerate(zip(runs, configs, strict=True)):
             home = _machine(tmp_path, f"driver{k}")
             (home / "placed.toml").write_text(config.to_toml())
-            env = {
-                **os.environ,
-                **beat,
-                "PREFECT_API_URL": prefect_server,
-                "PREFECT_HOME": str(home / "prefect"),
-                "COLUMNS": "200",
-            }
-            cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", uri, "--iterations", "2"]
+            cmd, env = _driver(home, prefect_server, uri, 2, beat)
             log = (home / "driver.log").open("w")
             drivers.append(subprocess.Popen(cmd, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
         procs += drivers

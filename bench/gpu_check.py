@@ -1,6 +1,6 @@
 """GPU check: the GRPO update in bf16 on CUDA against fp32 on the CPU, for the tiny model and SmolLM2.
 
-    bash scripts/gpu-check.sh                          # one NVIDIA GPU, no network, a few minutes
+    bash scripts/gpu-check.sh bf16                     # one NVIDIA GPU, no network, a few minutes
     python bench/gpu_check.py --device cpu --models tiny --steps 1 --out /tmp/g.json   # the CPU dry run (tests)
 
 For each model (tiny: a 2-layer Llama of width 128; smollm2: the prepared SmolLM2-135M-Instruct folder
@@ -79,7 +79,7 @@ def one_step(
     bf16: bool,
     *,
     lr: float,
-    micro_batch_tokens: int,
+    micro_batch_tokens: int | str,
     logprobs: bool = False,
 ) -> dict:
     """One update step from the folder's weights: its loss, grad norm, seconds and completion tokens;
@@ -171,10 +171,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--lr", type=float, default=1e-6)
     ap.add_argument(
         "--micro-batch-tokens",
-        type=int,
+        type=bench_update.tokens_arg,
         default=UpdateSection().micro_batch_tokens,
-        help="update.micro_batch_tokens (the config's default, sized for the CPU; on a GPU each micro-batch "
-        "is a whole forward/backward of kernel launches, so raise it there)",
+        help="update.micro_batch_tokens: a number, or auto (the default: 512 on the CPU, by the free memory on CUDA)",
     )
     ap.add_argument("--out", type=Path, default=RESULTS)
     return ap.parse_args(argv)

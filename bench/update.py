@@ -6,6 +6,8 @@
     python bench/update.py --trl-no-gc                      # TRL without its default gradient checkpointing
     python bench/update.py --layouts packed                 # ours with packed micro-batches only (default: packed and padded)
     python bench/update.py --layouts packed,packed-bf16     # ours in fp32 and with bf16 autocast (update.bf16), side by side
+    python bench/update.py --device cuda --layouts auto,auto-bf16 --trl-bf16   # on a GPU (bench/gpu.py runs this)
+    python bench/update.py --no-trl ...                     # ours only, where trl is not installed
 
 Needs the bench extra (`pip install -e ".[bench]"`, i.e. trl). No network: the model is a randomly
 initialised Llama built here (default hidden 576 / 30 layers / vocab 49152, the shape of
@@ -25,12 +27,15 @@ step (same lr, betas, weight decay, grad-norm clip):
           num_items_in_batch), split into per_device_train_batch_size chunks with gradient
           accumulation as its training loop does, then grad-norm clip + its optimiser's step.
           TRL never generates here: only its loss path, backward and the optimiser step are timed.
-Each side runs in its own worker process (so its peak memory is its own); the parent alternates
+`auto` layouts leave update.packing (and, by default, update.micro_batch_tokens) on "auto": what a run
+gets on that device (rlvr.train.budget). Each side runs in its own worker process (so its peak memory is its own); the parent alternates
 them (ours-packed, ours-padded, trl, ours-packed, ...) after one warm-up step each and reports medians. Peak memory of a
 side is the high-water mark of its worker's resident set during its timed steps (VmHWM, reset through
 /proc/self/clear_refs before each step) minus its resident set after loading, before any step:
 imports are left out; optimiser state, gradients, activations, logits, what the allocator keeps,
-and the weights (safetensors maps them lazily, so they page in during the first step) count.
+and the weights (safetensors maps them lazily, so they page in during the first step) count. With
+--device cuda it is GPU memory instead: torch.cuda.max_memory_allocated during the step, less what
+was allocated once the side was built (`*_maxrss_mb` is then the step's whole peak).
 
 Prints `key: value` lines and writes them with machine, versions and settings to
 bench/results/update.json (the bench conventions are in bench/README.md). Tokens = completion tokens trained on.
@@ -60,6 +65,7 @@ from rlvr.config import UpdateSection
 from rlvr.models.load import load_policy
 from rlvr.train import grpo
 from rlvr.train.batch import TrainRow, collate, micro_batches
+from rlvr.train.budget import attention_for
 from rlvr.train.logprobs import policy_token_logprobs
 from rlvr.train.loop import grpo_steps
 from rlvr.train.optim import enable_gradient_checkpointing, make_optimizer
@@ -106,7 +112,8 @@ def build_model(args: argparse.Namespace, folder: Path) -> Path:
 def build_batch(args: argparse.Namespace, model_path: Path) -> dict:
     """P x G synthetic rows: token ids, old logprobs (model's own + noise), advantages."""
     g = torch.Generator().manual_seed(args.seed)
-    model, tok = load_policy(model_path, torch.device("cpu"))
+    device = torch.device(args.device)
+    model, tok = load_policy(model_path, device)
     vocab = model.config.vocab_size
     lo = 8  # keep clear of special tokens
     rewards = torch.randint(0, 2, (args.prompts * args.group,), generator=g).float()  # (N,)
@@ -127,7 +134,7 @@ def build_batch(args: argparse.Namespace, model_path: Path) -> dict:
     with torch.no_grad():
         out: dict[int, list[float]] = {}
         for mb in micro_batches(rows, 4096):
-            lp = policy_token_logprobs(model, collate(mb, pad, torch.device("cpu")))  # (b, T-1)
+            lp = policy_token_logprobs(model, collate(mb, pad, device)).cpu()  # (b, T-1)
             for b, r in enumerate(mb):
                 P, R = len(r.prompt_ids), len(r.response_ids)
                 noisy = lp[b, P - 1 : P + R - 1] + args.logprob_noise * torch.randn(R, generator=g)  # (R,)
@@ -144,6 +151,10 @@ def _rss_mb(field: str) -> float:
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _cuda_mb() -> float:
+    return torch.cuda.memory_allocated() / 2**20
 
 
 def _reset_peak() -> bool:
@@ -169,7 +180,8 @@ def _describe(model: torch.nn.Module, opt: torch.optim.Optimizer) -> dict:
     }
 
 
-LAYOUTS = ("packed", "padded", "packed-bf16", "padded-bf16")  # ours: micro-batch layout, and bf16 autocast or not
+# ours: micro-batch layout (auto: update.packing = "auto", rlvr.train.budget), and bf16 autocast or not
+LAYOUTS = ("packed", "padded", "auto", "packed-bf16", "padded-bf16", "auto-bf16")
 
 
 def update_section(args: argparse.Namespace, layout: str) -> UpdateSection:
@@ -182,17 +194,18 @@ def update_section(args: argparse.Namespace, layout: str) -> UpdateSection:
         epochs=1,
         minibatches=1,
         micro_batch_tokens=args.micro_batch_tokens,
-        packing=layout.removesuffix("-bf16") == "packed",
+        packing="auto" if layout.startswith("auto") else layout.removesuffix("-bf16") == "packed",
         bf16=layout.endswith("-bf16"),
         max_grad_norm=1.0,
         gradient_checkpointing=args.ours_gc,
-        device="cpu",
+        device=args.device,
     )
 
 
 def _ours(args: argparse.Namespace, model_path: Path, batch: dict, layout: str):
     cfg = update_section(args, layout)
-    model, _ = load_policy(model_path, torch.device("cpu"))
+    device = torch.device(args.device)
+    model, _ = load_policy(model_path, device, attention=attention_for(cfg, device))
     if cfg.gradient_checkpointing:  # as rlvr.train.update.run_update does
         enable_gradient_checkpointing(model)
     opt, sched, _ = make_optimizer(model, cfg, None)
@@ -202,7 +215,7 @@ def _ours(args: argparse.Namespace, model_path: Path, batch: dict, layout: str):
         (m,) = grpo_steps(
             model, opt, sched, rows, cfg=cfg, temperature=1.0, pad_id=batch["pad_id"], norm_constant=float(args.completion_len)
         )
-        return {"loss": m["loss"], "grad_norm": m["grad_norm"], "micro_batches": m["micro_batches"]}
+        return {k: m[k] for k in ("loss", "grad_norm", "micro_batches", "micro_batch_tokens")}
 
     return step, _describe(model, opt)
 
@@ -232,7 +245,7 @@ def trl_config(args: argparse.Namespace, out_dir: str, n_rows: int):
 
     return GRPOConfig(
         output_dir=out_dir,
-        use_cpu=True,
+        use_cpu=args.device == "cpu",
         use_vllm=False,
         bf16=args.trl_bf16,
         report_to=[],
@@ -316,16 +329,25 @@ def worker(args: argparse.Namespace) -> None:
         step, info = _trl(args, Path(model_path), batch)
     else:
         step, info = _ours(args, Path(model_path), batch, layout=args.worker.removeprefix("ours-"))
-    print(TAG + json.dumps(info | {"rss_mb": _rss_mb("VmRSS")}), flush=True)
+    cuda = args.device == "cuda"
+    print(TAG + json.dumps(info | {"rss_mb": _cuda_mb() if cuda else _rss_mb("VmRSS")}), flush=True)
     for line in sys.stdin:
         if line.strip() != "step":
             break
-        base = _rss_mb("VmRSS")
-        exact = _reset_peak()
+        if cuda:  # GPU memory: allocated by tensors, as torch.cuda.max_memory_allocated counts it
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        base = _cuda_mb() if cuda else _rss_mb("VmRSS")
+        exact = cuda or _reset_peak()
         t0 = time.perf_counter()
         out = step()
+        if cuda:
+            torch.cuda.synchronize()
         seconds = time.perf_counter() - t0
-        peak = _rss_mb("VmHWM") if exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        if cuda:
+            peak = torch.cuda.max_memory_allocated() / 2**20
+        else:
+            peak = _rss_mb("VmHWM") if exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
             TAG
             + json.dumps(
@@ -368,6 +390,11 @@ class Side:
 # ---- parent -------------------------------------------------------------------------------
 
 
+def tokens_arg(s: str) -> int | str:
+    """update.micro_batch_tokens from the command line: a number, or auto."""
+    return s if s == "auto" else int(s)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", help="an HF folder to use instead of a random Llama")
@@ -385,12 +412,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--lr", type=float, default=1e-6)
     ap.add_argument("--eps-low", type=float, default=0.2)
     ap.add_argument("--eps-high", type=float, default=0.28, help="DAPO clip-higher")
-    ap.add_argument("--micro-batch-tokens", type=int, default=UpdateSection().micro_batch_tokens, help="ours")
+    ap.add_argument(
+        "--micro-batch-tokens",
+        type=tokens_arg,
+        default=UpdateSection().micro_batch_tokens,
+        help='ours: update.micro_batch_tokens, a number or "auto" (512 on the CPU; on CUDA by the free memory)',
+    )
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where every side runs")
+    ap.add_argument("--no-trl", action="store_true", help="ours only: no TRL side (where trl is not installed)")
     ap.add_argument("--layouts", default="packed,padded", help="ours: micro-batch layouts to run, each its own side")
     ap.add_argument("--ours-gc", action="store_true", help="ours: gradient checkpointing (off by default)")
     ap.add_argument("--trl-batch", type=int, default=8, help="TRL per_device_train_batch_size (its default 8)")
     ap.add_argument("--trl-no-gc", action="store_true", help="TRL: turn off its default gradient checkpointing")
-    ap.add_argument("--trl-bf16", action="store_true", help="TRL: its default bf16 autocast (ours is fp32 on CPU)")
+    ap.add_argument("--trl-bf16", action="store_true", help="TRL: bf16 (its default on a GPU; off here, as ours is fp32 on CPU)")
     ap.add_argument("--repeats", type=int, default=3, help="timed steps per side, after one warm-up step each")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS)
@@ -429,7 +463,7 @@ def summarise(runs: dict[str, list[dict]], workers: dict[str, dict], *, tokens: 
             f"{key}_peak_mb": round(peak[n] - workers[n]["rss_mb"]),
             f"{key}_maxrss_mb": round(peak[n]),
         }
-    for n in (n for n in runs if n != "trl"):
+    for n in (n for n in runs if n != "trl" and "trl" in runs):
         key = n.replace("-", "_")
         pairs = [t["seconds"] / o["seconds"] for o, t in zip(timed[n], timed["trl"], strict=True)]
         warm = runs[n][0], runs["trl"][0]  # the same weights on all sides only before the first step
@@ -452,7 +486,8 @@ def summarise(runs: dict[str, list[dict]], workers: dict[str, dict], *, tokens: 
             f"bf16_grad_norm_rel_diff_{key}": abs(runs[n][0]["grad_norm"] - runs[twin][0]["grad_norm"])
             / max(runs[twin][0]["grad_norm"], 1e-12),
         }
-    out["trl_loss_backward_s"] = round(statistics.median(x["loss_backward_s"] for x in timed["trl"]), 3)
+    if "trl" in runs:
+        out["trl_loss_backward_s"] = round(statistics.median(x["loss_backward_s"] for x in timed["trl"]), 3)
     return out
 
 
@@ -482,11 +517,12 @@ def main() -> None:
         folder = Path(tmp)
         t = time.perf_counter()
         model_path = build_model(args, folder)
+        model_cfg = json.loads((model_path / "config.json").read_text())
         batch = build_batch(args, model_path)
         torch.save(batch, folder / "batch.pt")
         (folder / "model_path.txt").write_text(str(model_path))
         build_s = time.perf_counter() - t
-        names = [f"ours-{layout}" for layout in layouts] + ["trl"]
+        names = [f"ours-{layout}" for layout in layouts] + ([] if args.no_trl else ["trl"])
         sides = {n: Side(n, [*argv, "--worker-dir", tmp]) for n in names}
         runs: dict[str, list[dict]] = {n: [] for n in names}
         try:
@@ -508,11 +544,12 @@ def main() -> None:
     figures = summarise(runs, workers, tokens=sum(len(r.response_ids) for r in rows)) | {"build_s": round(build_s, 1)}
     for k, v in figures.items():
         print(f"{k}: {v}")
-    model_cfg = json.loads((Path(args.model) / "config.json").read_text()) if args.model else None
     result = {
         "figures": figures,
         "workers": workers,
         "runs": runs,
+        "lengths": [[len(r.prompt_ids), len(r.response_ids)] for r in rows],  # prompt, completion: the model FLOPs
+        "model_config": model_cfg,
         "machine": {
             "cores": os.cpu_count(),
             "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
@@ -524,7 +561,6 @@ def main() -> None:
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("worker")}
         | {
             "command": "python bench/update.py " + " ".join(argv),
-            "model_config": model_cfg,
             **{
                 f"ours-{layout}": update_section(args, layout).model_dump()
                 | {"temperature": 1.0, "dtype": "float32 weights" + (", bf16 autocast" if layout.endswith("-bf16") else "")}
@@ -539,7 +575,7 @@ def main() -> None:
                 "epsilon_high": args.eps_high,
                 "gradient_checkpointing": not args.trl_no_gc,
                 "bf16": args.trl_bf16,
-                "use_cpu": True,
+                "use_cpu": args.device == "cpu",
                 "use_vllm": False,
                 "optim": "transformers default",
                 "log-prob path": "TRL's fused/chunked LM head (always on in this TRL)",

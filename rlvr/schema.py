@@ -187,6 +187,7 @@ class StepMetrics:
     tokens: I64 = 0
     sequences: I64 = 0
     micro_batches: I32 = 0
+    micro_batch_tokens: I32 | None = None  # the token budget the step ran with (update.micro_batch_tokens, "auto" settled)
     groups_used: I32 = 0
     groups_dropped: I32 = 0  # zero-variance groups: no signal
     truncated_masked: I32 = 0  # responses left out by mask_truncated

@@ -8,7 +8,7 @@ Test: pytest tests/unit/config/test_config.py
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -188,17 +188,20 @@ class UpdateSection(_Section):
         1, ge=1, description="mu: passes over the iteration's batch; the ratio is always against the rollout's logprobs."
     )
     minibatches: int = Field(2, ge=1, description="Optimiser steps per epoch; the batch is split into this many parts.")
-    micro_batch_tokens: int = Field(
-        512,
-        ge=1,
+    micro_batch_tokens: Annotated[int, Field(ge=1)] | Literal["auto"] = Field(
+        "auto",
         description="Token budget of one forward/backward (packing: the sum of the packed prompt+response "
-        "lengths; padded: rows x longest row); a longer sequence gets one of its own; gradients accumulate. Raise it on a GPU.",
+        "lengths; padded: rows x longest row); a longer sequence gets one of its own; gradients accumulate. "
+        "auto: 512 on the CPU (measured fastest there); on CUDA the most that the free memory holds after the "
+        "update's state, from the model's shape, a power of two in [512, 65536] (rlvr.train.budget). Set a number "
+        "for a run whose bytes must not depend on the card's free memory.",
     )
-    packing: bool = Field(
-        False,
+    packing: bool | Literal["auto"] = Field(
+        "auto",
         description="Padding-free micro-batches: sequences side by side in one row, attention kept inside each "
-        "(position ids restart at 0). Off by default: on CPU (sdpa) right-padded length-sorted rows were 15% faster "
-        "(bench/update.py); try it on a GPU with flash attention.",
+        "(position ids restart at 0). auto: on where attention is varlen (CUDA, bf16 and flash-attn installed: the "
+        "policy is loaded as flash_attention_2), else right-padded rows with sdpa, which on CPU were 15% faster "
+        "than packed (bench/update.py).",
     )
     tis_cap: float = Field(
         0.0,

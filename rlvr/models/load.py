@@ -41,16 +41,18 @@ def resolve_device(name: str) -> torch.device:
 _LOADING = threading.Lock()
 
 
-def load_policy(path: Path, device: torch.device) -> tuple[PreTrainedModel, AutoTokenizer]:
+def load_policy(path: Path, device: torch.device, *, attention: str | None = None) -> tuple[PreTrainedModel, AutoTokenizer]:
     """A policy folder as a transformers model (fp32) and its tokenizer. A LoRA adapter folder
-    (rlvr.models.lora) is loaded onto its checked base and merged: full weights either way."""
+    (rlvr.models.lora) is loaded onto its checked base and merged: full weights either way.
+    `attention`: transformers' attn_implementation (None: the model's default, sdpa)."""
     with _LOADING:
         if is_adapter(path):
-            model = merge_adapter(_full_weights(base_of(path), device), path)
+            model = merge_adapter(_full_weights(base_of(path), device, attention), path)
         else:
-            model = _full_weights(path, device)
+            model = _full_weights(path, device, attention)
         return model, AutoTokenizer.from_pretrained(path)
 
 
-def _full_weights(path: Path, device: torch.device) -> PreTrainedModel:
-    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device)
+def _full_weights(path: Path, device: torch.device, attention: str | None = None) -> PreTrainedModel:
+    kw = {"attn_implementation": attention} if attention else {}
+    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kw).to(device)

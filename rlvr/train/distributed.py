@@ -58,10 +58,17 @@ class Dist:
         return t.tolist()
 
     def max(self, value: float) -> float:
+        return self._reduce(value, tdist.ReduceOp.MAX)
+
+    def min(self, value: float) -> float:
+        return self._reduce(value, tdist.ReduceOp.MIN)
+
+    def _reduce(self, value: float, op: tdist.ReduceOp) -> float:
+        """One number over all ranks, on the host (gloo; on CUDA the group is "cpu:gloo,cuda:nccl")."""
         if self.world == 1:
             return value
         t = torch.tensor([value], dtype=torch.float64)
-        tdist.all_reduce(t, op=tdist.ReduceOp.MAX)
+        tdist.all_reduce(t, op=op)
         return float(t)
 
 

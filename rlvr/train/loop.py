@@ -27,6 +27,7 @@ from transformers import PreTrainedModel
 from rlvr.config import UpdateSection
 from rlvr.train import grpo
 from rlvr.train.batch import TrainRow, collate, micro_batches
+from rlvr.train.budget import resolve_layout
 from rlvr.train.distributed import Dist
 from rlvr.train.logprobs import ResponseLogprobs, response_logprobs, rows_logprobs
 
@@ -220,8 +221,10 @@ def grpo_steps(
 ) -> list[dict]:
     """All optimiser steps of one iteration; one metrics dict per step. `model` is the policy, or
     its FSDP2-sharded ResponseLogprobs (then `dist.sharded`). `on_progress(done, total)` counts this
-    process's sequences through forward and backward, over all epochs."""
+    process's sequences through forward and backward, over all epochs. update.micro_batch_tokens and
+    update.packing on "auto" are settled here, by the device (rlvr.train.budget)."""
     device = next(model.parameters()).device
+    cfg = resolve_layout(cfg, model, optimizer, dist)
     obj = objective_of(cfg)
     tis, kl = (cfg.tis_cap > 0 or cfg.mis_cap > 0) and cfg.objective == "grpo", ref_model is not None and cfg.kl_beta > 0
     n_truncated = sum(r.truncated for r in rows) if cfg.mask_truncated else 0
@@ -253,7 +256,8 @@ def grpo_steps(
             metrics.append(
                 {"epoch": epoch, "step": len(metrics)}
                 | step_metrics(sums, maxes, totals, kl=kl, tis=tis, first=not metrics)
-                | {"grad_norm": grad_norm, "lr": lr, "micro_batches": len(mbs), "truncated_masked": n_truncated}
+                | {"grad_norm": grad_norm, "lr": lr, "micro_batches": len(mbs), "micro_batch_tokens": cfg.micro_batch_tokens}
+                | {"truncated_masked": n_truncated}
                 | {"seconds": time.perf_counter() - t0, "peak_memory_mb": peak_memory_mb(device), "world_size": dist.world}
             )
     model.eval()

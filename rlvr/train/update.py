@@ -30,6 +30,7 @@ from rlvr.seeds import derive_seed
 from rlvr.store.commit import write_table
 from rlvr.train import warm as warm_pool
 from rlvr.train.batch import load_rows
+from rlvr.train.budget import attention_for
 from rlvr.train.distributed import Dist, shard_fsdp2
 from rlvr.train.logprobs import ResponseLogprobs
 from rlvr.train.loop import fill_missing_logprobs, grpo_steps, peak_memory_mb
@@ -77,7 +78,7 @@ def _policy(
         if u.gradient_checkpointing:
             enable_gradient_checkpointing(net)
         return model, tok, net, dist
-    model, tok = load_policy(path, device)
+    model, tok = load_policy(path, device, attention=attention_for(u, device))
     if device.type == "cpu":
         own_memory(model)
     if u.gradient_checkpointing:

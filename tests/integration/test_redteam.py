@@ -51,6 +51,8 @@ or an ordinary user with unprivileged user namespaces; ~20 s on 2 cores)
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -1148,31 +1150,69 @@ def test_the_corpus_covers_every_tier_with_40_attacks():
         assert e["reward"] == 0.0 or paid == 1.0, e["attack"]
 
 
-def test_math_and_retrieval_attacks_get_their_stated_reward(tmp_path: Path):
-    entries = [e for e in CORPUS if e["tier"] != "code"]
-    rows = _score(tmp_path, entries)
-    assert _misjudged(entries, rows) == []
+def _family(e: dict) -> str:
+    """A case's family in its test id: what it must get. paid (a right answer keeps its reward),
+    refused (a wrong answer, or a form the contract does not list, earns 0), partial (code_reward =
+    fraction: the share of the asserts it passes)."""
+    if e.get("code_reward") == "fraction" and 0 < e["reward"] < 1:
+        return "partial"
+    return "refused" if e["reward"] == 0 else "paid"
 
 
-@pytest.mark.parametrize("table", ["refused", "paid"])
-def test_entries_the_contract_changed_get_their_reward_and_reason(tmp_path: Path, table: str):
-    entries = {"refused": REFUSED, "paid": PAID}[table]
-    rows = _score(tmp_path, entries)
-    got = [(e["attack"], row["reward"], row["reason"]) for e, row in zip(entries, rows, strict=True)]
-    assert got == [(e["attack"], e["reward"], e["reason"]) for e in entries]
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60]
+
+
+def _cases(table: str, entries: list[dict]) -> list:
+    """One pytest case per entry, named table/tier/family/number-attack."""
+    return [
+        pytest.param(table, k, id=f"{table}/{e['tier']}/{_family(e)}/{k:04d}-{_slug(e['attack'])}") for k, e in enumerate(entries)
+    ]
+
+
+TABLES = {"redteam": CORPUS, "refused": REFUSED, "paid": PAID}
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], list[dict]]:
+    """(table, part) -> that part's rows, scored once in one verify pass; part "code" needs the sandbox."""
+    done: dict[tuple[str, str], list[dict]] = {}
+
+    def get(table: str, part: str) -> list[dict]:
+        if (table, part) not in done:
+            if part == "code":
+                try:
+                    sandbox_mode()
+                except SandboxError as err:
+                    pytest.skip(f"no sandbox here: {err}")
+            entries = [e for e in TABLES[table] if (e["tier"] == "code") == (part == "code")]
+            done[table, part] = _score(tmp_path_factory.mktemp(f"{table}-{part}"), entries)
+        return done[table, part]
+
+    return get
+
+
+def _entry_and_row(scored: Callable[[str, str], list[dict]], table: str, k: int) -> tuple[dict, dict]:
+    entries = TABLES[table]
+    part = "code" if entries[k]["tier"] == "code" else "text"
+    same = [j for j, e in enumerate(entries) if (e["tier"] == "code") == (part == "code")]
+    return entries[k], scored(table, part)[same.index(k)]
+
+
+@pytest.mark.parametrize(("table", "k"), _cases("redteam", CORPUS))
+def test_attack_gets_its_stated_reward(scored: Callable[[str, str], list[dict]], table: str, k: int):
+    e, row = _entry_and_row(scored, table, k)
+    assert _misjudged([e], [row]) == []
+    if e["tier"] == "code":
+        assert row["verifier"] == "sandbox"
+
+
+@pytest.mark.parametrize(("table", "k"), _cases("refused", REFUSED) + _cases("paid", PAID))
+def test_entry_the_contract_changed_gets_its_reward_and_reason(scored: Callable[[str, str], list[dict]], table: str, k: int):
+    e, row = _entry_and_row(scored, table, k)
+    assert (row["reward"], row["reason"]) == (e["reward"], e["reason"])
     if table == "refused":
-        assert all(row["reward"] < 1.0 and not row["correct"] for row in rows)
-
-
-def test_code_attacks_get_their_stated_reward(tmp_path: Path):
-    try:
-        sandbox_mode()
-    except SandboxError as err:
-        pytest.skip(f"no sandbox here: {err}")
-    entries = [e for e in CORPUS if e["tier"] == "code"]
-    rows = _score(tmp_path, entries)
-    assert _misjudged(entries, rows) == []
-    assert all(r["verifier"] == "sandbox" for r in rows)
+        assert row["reward"] < 1.0 and not row["correct"]
 
 
 def _gold_response(row: dict) -> str:

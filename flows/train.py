@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 
-from prefect import flow, task
+from prefect import Task, flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 from rlvr.flows.lifecycle import reclaim_sigterm
@@ -33,8 +33,9 @@ from rlvr.store.locks import writer_lock
 from rlvr.store.run import open_run
 
 TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, "evaluate": evaluate_task}
-# a placed stage under rollout.max_staleness >= 1: run_placed in a task of the flow's thread pool, so it can wait beside the others
-placed_task = task(run_placed, name="placed", cache_policy=NO_CACHE)
+# a placed stage: run_placed (submit to the pool, wait for the commit) as a task of the flow, so that
+# under rollout.max_staleness >= 1 it waits in the flow's thread pool beside the others
+wait_placed = task(run_placed, name="placed", cache_policy=NO_CACHE)
 
 
 def _stages(run_dir: str) -> list[dict]:
@@ -51,18 +52,20 @@ def _stages(run_dir: str) -> list[dict]:
         return results
     results = []
     for k, (stage, i) in enumerate(plan):
-        results.append(_run_stage(run_dir, stage, i, config.placement.pool(stage)))
+        fn, args = where(run_dir, config, stage, i)
+        results.append(fn(*args))  # returns when the stage is committed, or raises
         update_progress_artifact(bar, progress=100.0 * (k + 1) / len(plan))
     track_task(run_dir)  # [tracking]: what an earlier process committed and never sent; the tracker closed
     return results
 
 
-def _run_stage(run_dir: str, stage: str, i: int | None, pool: str | None) -> dict:
-    """One stage, returning when it is committed: in this process, or, placed ([placement]), on a
-    worker of `pool` (rlvr.tasks.placed: submitted, watched, resubmitted if its worker dies)."""
-    if pool is not None:
-        return run_placed(run_dir, stage, i, pool)
-    return prepare_task(run_dir) if i is None else TASKS[stage](run_dir, i)
+def where(run_dir: str, config, stage: str, i: int | None) -> tuple[Task, tuple]:
+    """Where a stage runs, decided here only: the task that runs it and its arguments. In this
+    process (prepare_task, or the stage's task), or, placed ([placement]), on a worker of its pool
+    (wait_placed: submitted, watched, resubmitted if its worker dies)."""
+    if (pool := config.placement.pool(stage)) is not None:
+        return wait_placed, (run_dir, stage, i, pool)
+    return (prepare_task, (run_dir,)) if i is None else (TASKS[stage], (run_dir, i))
 
 
 def _overlapped(run_dir: str, config, plan: list[tuple], deps: dict[tuple, list[tuple]], bar) -> list[dict]:
@@ -72,12 +75,8 @@ def _overlapped(run_dir: str, config, plan: list[tuple], deps: dict[tuple, list[
     pool's first-in-first-out queue never holds a stage whose inputs cannot come."""
     futures: dict[tuple, object] = {}
     for stage, i in plan:
-        args = (run_dir,) if i is None else (run_dir, i)
-        wait = [futures[d] for d in deps[(stage, i)]]
-        if (pool := config.placement.pool(stage)) is not None:  # on a worker: this thread waits for its commit
-            futures[(stage, i)] = placed_task.submit(run_dir, stage, i, pool, wait_for=wait)
-        else:
-            futures[(stage, i)] = (prepare_task if i is None else TASKS[stage]).submit(*args, wait_for=wait)
+        fn, args = where(run_dir, config, stage, i)
+        futures[(stage, i)] = fn.submit(*args, wait_for=[futures[d] for d in deps[(stage, i)]])
     results = []
     for k, key in enumerate(plan):
         results.append(futures[key].result())  # a failed stage raises here; the stages after it never start

@@ -50,7 +50,7 @@ from prefect.context import TaskRunContext
 from prefect.settings import PREFECT_API_URL
 from prefect.states import Completed, Crashed
 from prefect.variables import Variable
-from rlvr.tasks.stages import AFTER_COMMIT, RETRIES, RETRY_DELAY_S, STAGE_FUNCTIONS, call_prepare, call_stage, retry_transient
+from rlvr.tasks.stages import RETRIES, RETRY_DELAY_S, call_any, retry_transient
 
 from rlvr.errors import RlvrError
 from rlvr.files import code_fingerprint
@@ -150,11 +150,7 @@ class _PlacedStage:
         req.check_code(self.worker or {})
         req.check_allowed(self.worker or {}, self.allow)
         with _beating(str(run.id), self.worker or {}), made_by(self.worker or {}):
-            if req.iteration is None:
-                result = call_prepare(req.run)
-            else:
-                fn = STAGE_FUNCTIONS[req.stage]
-                result = call_stage(fn, req.stage, req.run, req.iteration, after_commit=AFTER_COMMIT.get(req.stage))
+            result = call_any(req.stage, req.run, req.iteration)
         return {**result, "worker": self.worker}
 
 

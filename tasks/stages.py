@@ -131,6 +131,14 @@ update_task = _stage_task(stages.update, "update", after_commit=AFTER_COMMIT["up
 evaluate_task = _stage_task(stages.evaluate, "evaluate", after_commit=AFTER_COMMIT["evaluate"])
 
 
+def call_any(stage: str, run_dir: str, iteration: int | None) -> dict:
+    """A stage in this process, by name (what a placed stage's worker runs): prepare, or stage(run, i)
+    with its after-commit hook, as the stage's own task runs it."""
+    if iteration is None:
+        return call_prepare(run_dir)
+    return call_stage(STAGE_FUNCTIONS[stage], stage, run_dir, iteration, after_commit=AFTER_COMMIT.get(stage))
+
+
 @task(name="track", cache_policy=NO_CACHE)
 def track_task(run_dir: str) -> None:
     """At the end of a flow: send what the tracker still lacks (parts committed by an earlier process

@@ -316,12 +316,12 @@ def test_exact_numbers_cross_only_as_well_formed_values():
     from decimal import Decimal
     from fractions import Fraction
 
-    from rlvr.verify.code import harness
+    from rlvr.verify.code.harness import wire
 
-    assert harness.decode(harness.encode([Fraction(-3, 4), Decimal("1.50")])) == [Fraction(-3, 4), Decimal("1.50")]
+    assert wire.decode(wire.encode([Fraction(-3, 4), Decimal("1.50")])) == [Fraction(-3, 4), Decimal("1.50")]
     for bad in ({"fraction": [1, 0]}, {"fraction": [True, 2]}, {"fraction": [1]}, {"decimal": 5}, {"decimal": "1.5x"}):
-        with pytest.raises(harness.NotPlainData):
-            harness.decode(bad)
+        with pytest.raises(wire.NotPlainData):
+            wire.decode(bad)
 
 
 @needs_sandbox

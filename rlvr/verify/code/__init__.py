@@ -6,9 +6,9 @@
     launcher.py  one sandboxed run: bwrap started with rlimits and a uid drop, its streams read, its
                  status classified
     bwrap.py     bwrap's command line: namespaces, the root it sees, and whether it runs here (sandbox_mode)
-    harness.py   the program inside the sandbox: the launcher's exec, the assert harness, and the
-                 solution's own process (forked from it before it reads the tests) that answers
-                 calls as plain data (a real file, copied in)
+    harness/     the program inside the sandbox (standard library only, copied in compiled): the
+                 launcher's exec, the assert harness, and the solution's own process (forked from
+                 it before it reads the tests) that answers calls as plain data
     asserts.py   assert-style tests (HumanEval): per-assert fraction, across a process boundary
     prompt.py    what the prompt gives: helpers the tests trust (run on both sides), shown examples
     stdio.py     stdin/stdout tests: one run per case, output compared on the host

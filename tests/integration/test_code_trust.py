@@ -19,7 +19,8 @@ from rlvr.data import humaneval
 from rlvr.verify.code import AssertTests, IOTests, check_assert_tests, check_many, run_program, sandbox_problem
 from rlvr.verify.code import prompt as code_prompt
 from rlvr.verify.code.asserts import _compiled_tests
-from rlvr.verify.code.prompt import prompt_code, prompt_facts, split_prompt
+from rlvr.verify.code.prompt import prompt_facts, split_prompt
+from rlvr.verify.code.prompt_text import prompt_code
 
 needs_sandbox = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no code sandbox here: {sandbox_problem()}")
 # HumanEval problems whose test calls a name the prompt defines besides the entry point (scripted below)

@@ -2,17 +2,19 @@
 
     verdicts = check_many([make_check(extract_code(response), problem_tests) for ...])
 
-    extract.py   which part of a response is the program (extract_code)
-    launcher.py  one sandboxed run: bwrap started with rlimits and a uid drop, its streams read, its
-                 status classified
-    bwrap.py     bwrap's command line: namespaces, the root it sees, and whether it runs here (sandbox_mode)
-    harness/     the program inside the sandbox (standard library only, copied in compiled): the
-                 launcher's exec, the assert harness, and the solution's own process (forked from
-                 it before it reads the tests) that answers calls as plain data
-    asserts.py   assert-style tests (HumanEval): per-assert fraction, across a process boundary
-    prompt.py    what the prompt gives: helpers the tests trust (run on both sides), shown examples
-    stdio.py     stdin/stdout tests: one run per case, output compared on the host
-    verdict.py   CodeVerdict, what every kind returns
+    extract.py      which part of a response is the program (extract_code)
+    launcher.py     one sandboxed run: bwrap started with rlimits and a uid drop, its streams read, its
+                    status classified
+    bwrap.py        bwrap's command line: namespaces, the root it sees, and whether it runs here (sandbox_mode)
+    harness/        the program inside the sandbox (standard library only, copied in compiled): the
+                    launcher's exec, the assert harness, and the solution's own process (forked from
+                    it before it reads the tests) that answers calls as plain data
+    asserts.py      assert-style tests (HumanEval): per-assert fraction, across a process boundary
+    prompt.py       what the prompt gives: helpers the tests trust (run on both sides), entry points
+    prompt_text.py  the code a prompt's text gives (fenced, indented or bare)
+    examples.py     the example calls a prompt shows with their answers (they pay nothing)
+    stdio.py        stdin/stdout tests: one run per case, output compared on the host
+    verdict.py      CodeVerdict, what every kind returns
 
 Each module's docstring says what it decides and what it does not defend. A SandboxError (the
 sandbox itself broke) is never a 0 score: it propagates. Test: tests/integration/test_sandbox.py,

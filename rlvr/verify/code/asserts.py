@@ -66,8 +66,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlvr.verify.code.examples import call_key
 from rlvr.verify.code.launcher import DEFAULT_LIMITS, Limits, _last_line, _launch, limit_values, new_uid
-from rlvr.verify.code.prompt import call_key, module_reads, prompt_facts, split_prompt
+from rlvr.verify.code.prompt import module_reads, prompt_facts, split_prompt
 from rlvr.verify.code.verdict import CodeVerdict
 
 # "entered site i" records before the harness reports only sites it had not entered since

@@ -10,6 +10,8 @@
                     launcher's exec, the assert harness, and the solution's own process (forked from
                     it before it reads the tests) that answers calls as plain data
     asserts.py      assert-style tests (HumanEval): per-assert fraction, across a process boundary
+    instrument.py   the test program made ready: asserts rewritten to report, which sites count
+    taint.py        which asserts test the solution (a taint by name from what the tests ask of it)
     prompt.py       what the prompt gives: helpers the tests trust (run on both sides), entry points
     prompt_text.py  the code a prompt's text gives (fenced, indented or bare)
     examples.py     the example calls a prompt shows with their answers (they pay nothing)
@@ -30,9 +32,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from rlvr.verify.code.asserts import AssertSite, AssertTests, _compiled_tests, check_assert_tests, instrument_asserts
+from rlvr.verify.code.asserts import AssertTests, check_assert_tests
 from rlvr.verify.code.bwrap import SandboxError, sandbox_mode, sandbox_problem
 from rlvr.verify.code.extract import extract_code
+from rlvr.verify.code.instrument import AssertSite, compiled_tests, instrument_asserts
 from rlvr.verify.code.launcher import DEFAULT_LIMITS, UID_BASE, UID_SPAN, Limits, RunResult, run_program
 from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tests_json, parse_io, parse_io_tests
 from rlvr.verify.code.verdict import CodeVerdict
@@ -79,7 +82,7 @@ def make_check(solution: str, tests: str) -> AssertTests | IOTests:
             data = None  # perhaps Python that starts with a brace; the checks below decide
         if isinstance(data, dict) or f'"{STDIN_STDOUT}"' in tests:
             return IOTests(solution, *parse_io(tests))
-    _compiled_tests(tests)  # ValueError if not valid Python; cached for the run itself
+    compiled_tests(tests)  # ValueError if not valid Python; cached for the run itself
     return AssertTests(solution, tests)
 
 

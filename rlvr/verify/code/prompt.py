@@ -61,7 +61,7 @@ decorators are dropped with it, so a registry they fill (`@register def square`)
 tests' process; a helper statement that needs the solution runs in
 the harness before the tests, so a solution that breaks it (its stub raising for the helper's call)
 fails at startup, and one whose helper names the stub only in a branch the tests never take still
-makes the asserts on it tests of the solution (asserts._callers: a sanity assert on the prompt's
+makes the asserts on it tests of the solution (instrument._callers: a sanity assert on the prompt's
 `encode` counts in the fraction); a class whose methods are all stubs is a helper,
 so tests that build it (`Counter()`) get the prompt's empty class (an instance of the solution's
 could not cross to the tests' process: rlvr.verify.code.harness).

@@ -25,7 +25,8 @@ from rlvr import data
 from rlvr.config import DatasetSection, PromptSection, TaskSection
 from rlvr.files import text_sha256
 from rlvr.problems.readers import DatasetError, Record, read_records
-from rlvr.verify.code.prompt import prompt_code, tests_with_prompt
+from rlvr.verify.code.prompt import tests_with_prompt
+from rlvr.verify.code.prompt_text import prompt_code
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "prompt": ("prompt", "question", "problem", "input", "query", "instruction"),

@@ -9,7 +9,7 @@
                (a <cite> span is supported within one sentence of a source: verify_citations.sql)
     math.py    symbolic math by math-verify, in worker processes with a per-row timeout
     code/      code run against its tests in the bubblewrap sandbox
-    logic.py   propositional formulas: parser and truth tables (never eval)
+    logic/     propositional formulas: parser, truth tables, verdicts (never eval)
     pool.py    the worker processes of math.py and plugins.py: one job each at a time, a deadline per
                job, a dead or hung worker killed and replaced
 

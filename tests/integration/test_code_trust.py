@@ -18,8 +18,9 @@ from rlvr.data import humaneval
 
 from rlvr.verify.code import AssertTests, IOTests, check_assert_tests, check_many, run_program, sandbox_problem
 from rlvr.verify.code import prompt as code_prompt
-from rlvr.verify.code.asserts import _compiled_tests
-from rlvr.verify.code.prompt import prompt_code, prompt_facts, split_prompt
+from rlvr.verify.code.instrument import compiled_tests
+from rlvr.verify.code.prompt import prompt_facts, split_prompt
+from rlvr.verify.code.prompt_text import prompt_code
 
 needs_sandbox = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no code sandbox here: {sandbox_problem()}")
 # HumanEval problems whose test calls a name the prompt defines besides the entry point (scripted below)
@@ -53,7 +54,7 @@ def test_the_affected_humaneval_problems_are_scripted_and_their_helpers_are_the_
             found[int(p["task_id"].split("/")[1])] = names
     assert found == AFFECTED
     for number, names in AFFECTED.items():
-        compiled = _compiled_tests(rows[number]["tests"])
+        compiled = compiled_tests(rows[number]["tests"])
         assert not names & set(compiled.names)  # never asked of the solution
         assert names <= prompt_facts(split_prompt(rows[number]["tests"])[0]).helper_names
     for p in problems:  # every entry point is a stub, so every prompt's helpers are found
@@ -129,7 +130,7 @@ def test_fraction_counts_only_asserts_that_test_the_solution_beyond_the_prompts_
         "    r = candidate(7)\n    assert r == 8\n    assert abs(candidate(1) - candidate(9)) == 8\n    x = 3\n    assert x == 3\n"
         "check(f)\n",
     )
-    compiled = _compiled_tests(program)
+    compiled = compiled_tests(program)
     assert [(s.text, k) for s, k in zip(compiled.sites, compiled.counted, strict=True)] == [
         ("assert True", False),
         ("assert candidate(1) == 2", False),  # the prompt's own example
@@ -316,12 +317,12 @@ def test_exact_numbers_cross_only_as_well_formed_values():
     from decimal import Decimal
     from fractions import Fraction
 
-    from rlvr.verify.code import harness
+    from rlvr.verify.code.harness import wire
 
-    assert harness.decode(harness.encode([Fraction(-3, 4), Decimal("1.50")])) == [Fraction(-3, 4), Decimal("1.50")]
+    assert wire.decode(wire.encode([Fraction(-3, 4), Decimal("1.50")])) == [Fraction(-3, 4), Decimal("1.50")]
     for bad in ({"fraction": [1, 0]}, {"fraction": [True, 2]}, {"fraction": [1]}, {"decimal": 5}, {"decimal": "1.5x"}):
-        with pytest.raises(harness.NotPlainData):
-            harness.decode(bad)
+        with pytest.raises(wire.NotPlainData):
+            wire.decode(bad)
 
 
 @needs_sandbox

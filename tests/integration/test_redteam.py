@@ -62,6 +62,7 @@ from rlvr.config import VerifySection
 from rlvr.verify import score_with_stats
 from rlvr.verify.code import SandboxError, io_tests_json, sandbox_mode
 from rlvr.verify.code import prompt as code_prompt
+from rlvr.verify.code.prompt_text import prompt_code
 from tests.helpers import DATA
 from tests.helpers.verify_inputs import write_inputs
 
@@ -315,7 +316,7 @@ def _prompted(prompts: dict[str, str], answer: str, tests: str) -> dict[str, dic
             "task": "code",
             "prompt": prompt,
             "answer": answer,
-            "tests": code_prompt.tests_with_prompt(code_prompt.prompt_code(prompt), tests),
+            "tests": code_prompt.tests_with_prompt(prompt_code(prompt), tests),
         }
         for name, prompt in prompts.items()
     }
@@ -354,7 +355,7 @@ PROBLEMS["rt9a-decode-nie"] = {
     "prompt": DECODE_PROMPT,
     "answer": "def decode(s):\n    return ''.join(chr((ord(c) - 97 - 3) % 26 + 97) for c in s)\n",
     "tests": code_prompt.tests_with_prompt(
-        code_prompt.prompt_code(DECODE_PROMPT),
+        prompt_code(DECODE_PROMPT),
         "import random\nimport string\n\n\ndef check(candidate):\n    for _ in range(50):\n"
         "        s = ''.join(random.choice(string.ascii_lowercase) for _ in range(12))\n"
         "        assert candidate(encode(s)) == s\n\n\ncheck(decode)\n",

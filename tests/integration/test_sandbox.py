@@ -264,14 +264,14 @@ def corpus(store: Path, port: int) -> list[tuple]:
 def sandbox_processes() -> list[psutil.Process]:
     """Sandbox processes alive now, leaving out those under another checkout's bwrap (the machine
     may be shared with other test runs; a survivor of ours is orphaned, so it has no such parent)."""
-    from rlvr.verify.code.bwrap import bwrap_binary
+    from rlvr.verify.code.bwrap import HARNESS, bwrap_binary
 
     ours = bwrap_binary()
     found = []
     for proc in psutil.process_iter(["uids", "cmdline"]):
         uid = proc.info["uids"].real if proc.info["uids"] else -1
         cmd = " ".join(proc.info["cmdline"] or [])
-        if UID_BASE <= uid < UID_BASE + UID_SPAN or "bwrap" in cmd or "harness.py" in cmd:
+        if UID_BASE <= uid < UID_BASE + UID_SPAN or "bwrap" in cmd or HARNESS in cmd:
             try:
                 chain = [" ".join(p.cmdline()) for p in (proc, *proc.parents())]
             except psutil.Error:
@@ -510,7 +510,7 @@ def test_tests_are_not_readable_by_the_solution():
     assert verdict.passed, verdict.reason
 
 
-# The solution's process is a fork of the harness (harness.py _fork_solution): it must hold none of
+# The solution's process is a fork of the harness (harness/runner.py _fork_solution): it must hold none of
 # what the harness is given afterwards. This probe reads every readable byte of its own memory
 # (ctypes, /proc/self/maps) and looks for a string constant of the test program; it also counts its
 # open fds (0, 1, 2 and its two pipes only: no secret memfd, no report pipe). The marker is never
@@ -567,16 +567,16 @@ def test_the_forked_solution_process_holds_nothing_of_the_tests():
 
 
 def test_patching_the_forked_harness_changes_only_the_solutions_own_answers():
-    # The fork starts with the harness's modules loaded (its __main__, _json, builtins): patching them
+    # The fork starts with the harness's modules loaded (its serve and wire, _json, builtins): patching them
     # changes what this solution's own process sends, never how the harness counts, and nothing of the
     # next program (its own sandbox, its own harness).
     poisoner = (
         "import _json, builtins, os, sys\n"
-        "m = sys.modules['__main__']\n"
-        "m.encode = lambda x: 5\n"
-        "m.decode = lambda x: [1, 1]\n"
-        "m.dumps = lambda x: b'[\"ok\", 5]\\n'\n"
-        "m.loads = lambda s: ['ok', 5]\n"
+        "for m in (sys.modules['harness.serve'], sys.modules['harness.wire']):\n"
+        "    m.encode = lambda x: 5\n"
+        "    m.decode = lambda x: [1, 1]\n"
+        "    m.dumps = lambda x: b'[\"ok\", 5]\\n'\n"
+        "    m.loads = lambda s: ['ok', 5]\n"
         "_json.make_encoder = _json.make_scanner = None\n"
         "builtins.AssertionError = type('Never', (Exception,), {})\n"
         "os.write = lambda fd, data: len(data)\n"
@@ -615,13 +615,14 @@ def test_the_solution_cannot_read_or_trace_the_harness():
 
 
 def test_the_harness_wire_is_json_without_importing_it():
-    # harness.loads/dumps are _json's C scanner and encoder (json's module costs 12 ms a start): the
+    # wire.loads/dumps are _json's C scanner and encoder (json's module costs 12 ms a start): the
     # same text and values as json's own, the same refusals (ValueError, RecursionError), and no re
     import json
     import subprocess
     import sys
+    from pathlib import Path
 
-    from rlvr.verify.code import harness
+    from rlvr.verify.code.harness import wire
 
     values = [
         None,
@@ -643,32 +644,33 @@ def test_the_harness_wire_is_json_without_importing_it():
         {"a": 1, "": [True, False]},
     ]
     for v in values:
-        line = harness.dumps(v)
+        line = wire.dumps(v)
         assert line == json.dumps(v, separators=(",", ":")).encode() + b"\n"
-        assert harness.loads(line) == json.loads(line) and harness.loads(line.decode()) == json.loads(line)
-    nan = harness.loads(harness.dumps(float("nan")))
+        assert wire.loads(line) == json.loads(line) and wire.loads(line.decode()) == json.loads(line)
+    nan = wire.loads(wire.dumps(float("nan")))
     assert nan != nan
     texts = ["  [1, 2] \r\n", '\t"x"', '{"a":1,"a":2}', "1e400", "-1e-400", "12345678901234567890123", "[1.0,2E3]"]
     for t in texts:
-        assert repr(harness.loads(t)) == repr(json.loads(t))
+        assert repr(wire.loads(t)) == repr(json.loads(t))
     for bad in ["", " ", "[1,]", "[1] [2]", '{"a"}', "nan", "01", '"\x01"', '"\\ud800', "[" * 10, "tru", "{'a': 1}", '"abc']:
         with pytest.raises(ValueError):
             json.loads(bad)
         with pytest.raises(ValueError):
-            harness.loads(bad)
+            wire.loads(bad)
     with pytest.raises(ValueError):
-        harness.loads(b"\xff\xfe")
+        wire.loads(b"\xff\xfe")
     with pytest.raises(RecursionError):
-        harness.loads("[" * 100_000 + "]" * 100_000)
+        wire.loads("[" * 100_000 + "]" * 100_000)
     with pytest.raises(TypeError):
-        harness.dumps(object())
+        wire.dumps(object())
     with pytest.raises(ValueError):  # a cycle: json's own refusal, and the next call still works
         cyclic: list = []
         cyclic.append(cyclic)
-        harness.dumps(cyclic)
-    assert harness.dumps([1]) == b"[1]\n"
-    path = harness.__file__
-    probe = f"import sys; exec(compile(open({path!r}).read(), 'harness.py', 'exec'), {{'__name__': 'probe'}}); "
+        wire.dumps(cyclic)
+    assert wire.dumps([1]) == b"[1]\n"
+    # the whole package imported as the sandbox imports it: `harness`, from the folder holding it
+    folder = str(Path(wire.__file__).parents[1])
+    probe = f"import sys; sys.path.insert(0, {folder!r}); import harness.start, harness.runner; "
     probe += "print(sorted({'re', 'enum', 'json'} & set(sys.modules)))"
     imported = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True, check=True)
     assert imported.stdout.strip() == "[]", imported.stdout

@@ -2,17 +2,21 @@
 
     verdicts = check_many([make_check(extract_code(response), problem_tests) for ...])
 
-    extract.py   which part of a response is the program (extract_code)
-    launcher.py  one sandboxed run: bwrap started with rlimits and a uid drop, its streams read, its
-                 status classified
-    bwrap.py     bwrap's command line: namespaces, the root it sees, and whether it runs here (sandbox_mode)
-    harness.py   the program inside the sandbox: the launcher's exec, the assert harness, and the
-                 solution's own process (forked from it before it reads the tests) that answers
-                 calls as plain data (a real file, copied in)
-    asserts.py   assert-style tests (HumanEval): per-assert fraction, across a process boundary
-    prompt.py    what the prompt gives: helpers the tests trust (run on both sides), shown examples
-    stdio.py     stdin/stdout tests: one run per case, output compared on the host
-    verdict.py   CodeVerdict, what every kind returns
+    extract.py      which part of a response is the program (extract_code)
+    launcher.py     one sandboxed run: bwrap started with rlimits and a uid drop, its streams read, its
+                    status classified
+    bwrap.py        bwrap's command line: namespaces, the root it sees, and whether it runs here (sandbox_mode)
+    harness/        the program inside the sandbox (standard library only, copied in compiled): the
+                    launcher's exec, the assert harness, and the solution's own process (forked from
+                    it before it reads the tests) that answers calls as plain data
+    asserts.py      assert-style tests (HumanEval): per-assert fraction, across a process boundary
+    instrument.py   the test program made ready: asserts rewritten to report, which sites count
+    taint.py        which asserts test the solution (a taint by name from what the tests ask of it)
+    prompt.py       what the prompt gives: helpers the tests trust (run on both sides), entry points
+    prompt_text.py  the code a prompt's text gives (fenced, indented or bare)
+    examples.py     the example calls a prompt shows with their answers (they pay nothing)
+    stdio.py        stdin/stdout tests: one run per case, output compared on the host
+    verdict.py      CodeVerdict, what every kind returns
 
 Each module's docstring says what it decides and what it does not defend. A SandboxError (the
 sandbox itself broke) is never a 0 score: it propagates. Test: tests/integration/test_sandbox.py,
@@ -28,9 +32,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from rlvr.verify.code.asserts import AssertSite, AssertTests, _compiled_tests, check_assert_tests, instrument_asserts
+from rlvr.verify.code.asserts import AssertTests, check_assert_tests
 from rlvr.verify.code.bwrap import SandboxError, sandbox_mode, sandbox_problem
 from rlvr.verify.code.extract import extract_code
+from rlvr.verify.code.instrument import AssertSite, compiled_tests, instrument_asserts
 from rlvr.verify.code.launcher import DEFAULT_LIMITS, UID_BASE, UID_SPAN, Limits, RunResult, run_program
 from rlvr.verify.code.stdio import STDIN_STDOUT, IOTests, check_io_tests, io_tests_json, parse_io, parse_io_tests
 from rlvr.verify.code.verdict import CodeVerdict
@@ -77,7 +82,7 @@ def make_check(solution: str, tests: str) -> AssertTests | IOTests:
             data = None  # perhaps Python that starts with a brace; the checks below decide
         if isinstance(data, dict) or f'"{STDIN_STDOUT}"' in tests:
             return IOTests(solution, *parse_io(tests))
-    _compiled_tests(tests)  # ValueError if not valid Python; cached for the run itself
+    compiled_tests(tests)  # ValueError if not valid Python; cached for the run itself
     return AssertTests(solution, tests)
 
 

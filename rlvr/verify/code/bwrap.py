@@ -30,7 +30,8 @@ Mode = Literal["root", "userns"]
 
 WORKDIR = "/tmp"
 OPT = "/opt/rlvr"  # read-only: the harness, and the allowlisted packages under packages/
-HARNESS = f"{OPT}/harness.pyc"  # harness.py compiled (launcher.harness_code)
+HARNESS_DIR = f"{OPT}/harness"  # the harness package, compiled (launcher.harness_files)
+HARNESS = f"{HARNESS_DIR}/start.pyc"  # the script the sandbox runs (harness/start.py)
 PACKAGES = f"{OPT}/packages"
 # what Python needs from /etc: the loader's cache (multiarch libraries), time zone, user names
 ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf")
@@ -137,6 +138,7 @@ def _mount_args(*, hide: Sequence[str | Path], tmp_mb: int, packages: Sequence[s
         if any(v == c or v in c.parents for v in visible):
             args += ["--perms", "0755", "--tmpfs", str(c), "--remount-ro", str(c)]
     args += ["--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", OPT, "--perms", "0755", "--dir", PACKAGES]
+    args += ["--perms", "0755", "--dir", HARNESS_DIR]
     for name, where in package_dirs(packages).items():
         args += ["--ro-bind", str(where), f"{PACKAGES}/{name}"]
     args += ["--size", str(tmp_mb << 20), "--perms", "01777", "--tmpfs", WORKDIR]

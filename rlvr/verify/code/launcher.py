@@ -14,8 +14,8 @@ PyPI or a system `bwrap`):
   /tmp (the only writable place and the working directory), /opt/rlvr (the harness, read-only)
   and, per task, the packages of an allowlist (`packages=("numpy",)`) under /opt/rlvr/packages.
   No repository, no run store, no home folder, no installed package's data is there to read;
-- rlimits (CPU seconds, address space, file size, processes, no core files) set by harness.py's
-  `exec` role inside the sandbox, which then drops to an unprivileged uid and execs the program.
+- rlimits (CPU seconds, address space, file size, processes, no core files) set by the harness's
+  `exec` role (harness/limits.py) inside the sandbox, which then drops to an unprivileged uid and execs the program.
 
 Two modes (`sandbox_mode`): started as root, bwrap runs without a user namespace, keeps only
 CAP_SETUID/SETGID, and each program drops to a random uid in [UID_BASE, UID_BASE + UID_SPAN):
@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Literal
 
 from rlvr.verify.code.bwrap import (
-    HARNESS,
+    HARNESS_DIR,
     PACKAGES,
     WORKDIR,
     SandboxError,
@@ -204,12 +204,12 @@ def _kill_group(pid: int) -> None:
 
 
 def exec_command(limits: Limits, uid: int, program: list[str]) -> list[str]:
-    """harness.py's `exec` role: rlimits, drop to `uid`, exec `program`."""
+    """The harness's `exec` role (harness/limits.py): rlimits, drop to `uid`, exec `program`."""
     return ["exec", *map(str, limit_values(limits)), str(uid), "--", *program]
 
 
 def limit_values(limits: Limits) -> list[int]:
-    """(cpu seconds, address space bytes, file bytes, processes), as harness.py's limit_and_drop reads them."""
+    """(cpu seconds, address space bytes, file bytes, processes), as the harness's limit_and_drop reads them."""
     return [limits.cpu_seconds, limits.memory_mb << 20, limits.file_mb << 20, limits.processes]
 
 
@@ -218,13 +218,19 @@ def new_uid() -> int:
 
 
 @functools.cache
-def harness_code() -> bytes:
-    """harness.py as the .pyc the sandbox runs (HARNESS): compiled once here, by this interpreter,
-    whose base interpreter the sandbox starts (same version, same bytecode), so no sandbox compiles
-    600 lines at each start (6 ms of it). The header's flags, mtime and size are never read: a .pyc
-    named on the command line is checked for its magic number only."""
-    code = compile((Path(__file__).parent / "harness.py").read_bytes(), "harness.py", "exec", dont_inherit=True, optimize=0)
-    return importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(code)
+def harness_files() -> dict[str, bytes]:
+    """The harness package (harness/*.py) as the .pyc files the sandbox runs, by their paths there
+    (under HARNESS_DIR; bwrap.HARNESS is its start.py): compiled once here, by this interpreter, whose
+    base interpreter the sandbox starts (same version, same bytecode), so no sandbox compiles the
+    harness at each start (6 ms of it). The header is the magic number, then zeros: a .pyc named on
+    the command line is checked for its magic number only, and one imported without its source for
+    its magic number and flags (zero: a timestamp .pyc, whose mtime and size only a source is checked
+    against)."""
+    files = {}
+    for path in sorted((Path(__file__).parent / "harness").glob("*.py")):
+        code = compile(path.read_bytes(), f"harness/{path.name}", "exec", dont_inherit=True, optimize=0)
+        files[f"{HARNESS_DIR}/{path.stem}.pyc"] = importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(code)
+    return files
 
 
 def _launch(
@@ -238,14 +244,14 @@ def _launch(
     header: dict | None = None,
     payload: bytes = b"",
 ) -> tuple[RunResult, bytes]:
-    """One sandboxed run of harness.py `command`, and what it wrote on its report pipe.
+    """One sandboxed run of the harness's `command` (harness/start.py), and what it wrote on its report pipe.
 
     With a `header`, the harness gets a memfd holding the header as one JSON line (with
     "report_fd", the write end of a fresh pipe, the report pipe, added) then `payload`; the memfd's
     number is appended to `command`. The report pipe is read here beside stdout and stderr.
     """
     mode = sandbox_mode()
-    fds = {path: _memfd(Path(path).name, data) for path, data in {HARNESS: harness_code(), **files}.items()}
+    fds = {path: _memfd(Path(path).name, data) for path, data in {**harness_files(), **files}.items()}
     stdin_fd = _memfd("stdin", stdin.encode()) if stdin is not None else None
     status_r, status_w = os.pipe()
     report_r, report_w = os.pipe() if header is not None else (None, None)

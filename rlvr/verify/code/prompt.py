@@ -1,7 +1,7 @@
 """What a code problem's prompt tells the checker: the definitions it gives (helpers the tests
 trust) and the examples it shows (which pay nothing in fraction mode).
 
-    tests = tests_with_prompt(prompt_code, tests)   # a dataset's row: the prompt's code rides along
+    tests = tests_with_prompt(prompt_code, tests)   # a dataset's row: the prompt's code (prompt_text.py) rides along
     prompt_code, program = split_prompt(tests)      # the checker: the two apart again
     facts = prompt_facts(prompt_code, program)      # helpers, entry points, shown examples
 
@@ -15,16 +15,8 @@ the solution cannot reach them, and in the solution's process before the solutio
 may use them without repeating them, as HumanEval's own `exec(prompt + completion)` allows). The
 tests call the prompt's own definitions whatever the solution redefines.
 
-The prompt's code (`prompt_code`) is its fenced Python (```python, ```py3 or ~~~python blocks, and
-unlabelled ones that parse and define something, a table `PRIMES: list = [...]` too) and the code of
-its prose (indented blocks, and runs of lines at the margin that parse and define something: "Given
-the helper" then `def poly` unfenced), joined in the order of the text (a helper in one block, the
-stub in the next; a block's `>>>` transcripts, which do not parse, left out: a block of examples
-alone is empty), else its last fenced block, else the whole prompt when it is Python, else its
-indented code (markdown's four-space code block) when that defines something, else its runs of lines
-that are Python with a def, class or import, joined, when there are two or more (a helper, a line of
-prose, the stub), else the longest such run with a def (the instruct format: "Complete the following
-Python function." before or after HumanEval's code). The entry points are the prompt's stubs:
+The prompt's code is found in its text by rlvr.verify.code.prompt_text, its shown examples read by
+rlvr.verify.code.examples. The entry points are the prompt's stubs:
 functions whose body is only a docstring, imports, `pass`, `...`, `raise NotImplementedError` (any
 message, `from None` or not) or `return [None]` (the `# your code here` placeholder; HumanEval's 164
 are all stubs). The helpers are its module-level code less the stubs and the usage examples: its
@@ -48,29 +40,16 @@ never runs. A prompt without a stub (a helper shown in prose, the task named in 
 entry points the names the tests ask that its code does not define; where there are none either, it
 has no helpers: with nothing marked as the task, a function with a body may be the one to fix.
 
-Examples: calls of an entry point in the prompt's text (`>>> f(1)` then `2`, an answer wrapped over
-the next lines, `f(1) ==> 2`, `f(1) -> 2`, `f(1) → 2`, `f(1)  # => 2`, `f(1)  # returns 2`, `f(1)
-should return 2`, `f(1) should be 2`, `f(1) gives 2`, `f(1)  # Output: 2`, `print(f(1))  # Output: 2`,
-`` `f(1)` returns `2` ``, LeetCode's `Input: x = 1` then `Output: 2` for a prompt with one stub; a
-call by keyword, `>>> f(x=1)`, is also the positional call `f(1)`): `shown_calls` gives their arguments; an assert that calls the candidate only on shown arguments
-is the prompt's own example (asserts.py leaves it out of the fraction, and a solution failing one
-earns 0). Such a line in the prompt's prose, outside its code (`bigger(2, 3) -> 3` above the
-```python block), rides along with the code as a comment (`prompt_code`), so the checker reads it too.
-
-What it decides: which prompt code is trusted, which names are entry points, which calls are shown.
-What it does not defend: a prompt whose helper is itself wrong (it is ground truth); an example
-given in words only ("for a list of three ones it returns 3") or with a verb not read (`f(1) is 2`,
-`f(1) yields 2`); a stub-less prompt whose function
+What it decides: which prompt code is trusted, which names are entry points. What it does not
+defend: a prompt whose helper is itself wrong (it is ground truth); a stub-less prompt whose function
 with a body is the task while the tests also ask another name (that function is then trusted: the
 tests call the prompt's own, so a right fix of it fails and an unchanged copy is paid only if the
 prompt's version already passes); a stub written another way (`return 0`, `return ...`, `assert
 False`, `print("todo")`): it is a function with a body, so alone it leaves the prompt without
 helpers (the solution's own `poly` is asked again) and beside another stub it is a helper the tests
 call instead of the solution's; a real helper whose body is only `return None` (taken for a stub:
-neither side gets it); a helper given only in words or in a block of another language; a usage
-example that reads no entry point (`y = poly([1], 2)`) runs as a helper does, before the tests; the
-prompt's `>>>` examples in a block of their own, and a prose example whose answer is on the next line,
-are not read as shown calls; a table filled by a
+neither side gets it); a usage example that reads no entry point (`y = poly([1], 2)`) runs as a
+helper does, before the tests; a table filled by a
 builtin's call run for its effect (`list(map(SQUARES.add, ...))`) or in a `with` or `match` block:
 that statement is left out, so the tests see the table as the statements before it left it (empty);
 a read the names do not show (`globals()['f']` in a helper's body) is not followed, so a call of
@@ -82,19 +61,22 @@ decorators are dropped with it, so a registry they fill (`@register def square`)
 tests' process; a helper statement that needs the solution runs in
 the harness before the tests, so a solution that breaks it (its stub raising for the helper's call)
 fails at startup, and one whose helper names the stub only in a branch the tests never take still
-makes the asserts on it tests of the solution (asserts._callers: a sanity assert on the prompt's
+makes the asserts on it tests of the solution (instrument._callers: a sanity assert on the prompt's
 `encode` counts in the fraction); a class whose methods are all stubs is a helper,
 so tests that build it (`Counter()`) get the prompt's empty class (an instance of the solution's
-could not cross to the tests' process: harness.py).
+could not cross to the tests' process: rlvr.verify.code.harness).
+
+Test: the doctests (tests/unit/verify/test_doctests.py), tests/integration/test_code_trust.py,
+tests/integration/test_redteam.py, tests/integration/test_humaneval.py.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import re
-import textwrap
 from dataclasses import dataclass
+
+from rlvr.verify.code.examples import shown_calls
 
 PROMPT_BEGIN = "# rlvr: the prompt's code (helpers the tests trust; the solution gets them too)"
 PROMPT_END = "# rlvr: end of the prompt's code"
@@ -119,235 +101,6 @@ class PromptFacts:
         if not self.after:
             return self.helpers
         return f"{self.before}\n{AFTER_SOLUTION}\n{self.after}"
-
-
-def prompt_code(prompt: str) -> str | None:
-    """The code a prompt gives: its fenced blocks that are Python (``` or ~~~ fences labelled python,
-    py, python3 or py3, or unlabelled and defining something, and parsing once their `>>>`
-    transcripts are left out) and the indented code of its prose (markdown's code block: after a
-    blank line, four spaces in, with a def, class or import), joined in the order of the text (a
-    helper in a first block, the stub in a second; a block of `>>>` examples alone left out), and the
-    runs of its prose's lines at the margin that parse and define something ("Given the helper" then
-    an unfenced `def poly`); else the last fenced block; else the whole prompt when it is Python; else
-    its indented code; else its runs of lines that are Python and define something, joined, when
-    there are two or more (a helper, "Complete the following function.", the stub); else the longest
-    run of its lines that is Python with a def (the instruct format: an instruction then the code).
-
-    >>> prompt_code("Complete it:\\n```python\\ndef f(x):\\n    pass\\n```"), prompt_code("Add two numbers.")
-    ('def f(x):\\n    pass\\n', None)
-    >>> prompt_code("Given\\n\\n    def g(x):\\n        return 2 * x\\n\\nwrite f(x).")
-    'def g(x):\\n    return 2 * x\\n'
-    >>> prompt_code("Complete the following Python function.\\n\\ndef f(x):\\n    \'\'\'Twice x.\'\'\'\\n\\nThen stop.")
-    "def f(x):\\n    \'\'\'Twice x.\'\'\'\\n"
-    """
-    code = _prompt_code(prompt)
-    return code if code is None else _with_prose_examples(prompt, code)
-
-
-_EXAMPLES = "# rlvr: the examples the prompt's text shows outside its code"
-
-
-_LEETCODE = re.compile(r"^[ \t]*\**Input\**:\**[ \t]*([^\n]+)\n(?:[ \t]*\n)?[ \t]*\**Output\**:\**[ \t]*([^\n]+)$", re.M)
-
-
-def _with_prose_examples(prompt: str, code: str) -> str:
-    """`code` with, after it as comments, the lines of the prompt's text outside it that show a call of
-    one of its functions with the answer on the same line (`bigger(2, 3) -> 3` in the prose above a
-    ```python block, `` `bigger(2, 3)` returns `3` ``, `bigger(2, 3) should be 3`), and LeetCode's
-    examples of its one stub (`Input: a = 2, b = 3` then `Output: 3`, carried as `bigger(a = 2, b =
-    3) -> 3`): shown calls (`shown_calls`) the tests text then carries with the code.
-
-    >>> _with_prose_examples("bigger(2, 3) -> 3\\n\\n```python\\ndef bigger(a, b):\\n    pass\\n```", "def bigger(a, b):\\n    pass\\n").splitlines()[-1]
-    '# bigger(2, 3) -> 3'
-    """
-    try:
-        names = frozenset(n.name for n in ast.parse(code).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    except (SyntaxError, ValueError):
-        return code
-    inside = {line.strip() for line in code.split("\n")}
-    shown = [
-        line.strip()
-        for line in prompt.split("\n")[:2000]
-        if line.strip() not in inside and any(n + "(" in line for n in names) and shown_calls(line.strip(), names)
-    ]
-    stubs = [n.name for n in ast.parse(code).body if _is_stub(n)]
-    if len(stubs) == 1:  # LeetCode's "Input: n = 123" then "Output: 6": the call of the one stub they show
-        for m in _LEETCODE.finditer(prompt[:200_000]):
-            line = f"{stubs[0]}({m.group(1).strip()}) -> {m.group(2).strip()}"
-            if shown_calls(line, frozenset(stubs)):
-                shown.append(line)
-    return code if not shown else code.rstrip("\n") + "\n\n" + "\n".join([_EXAMPLES, *("# " + s for s in shown)]) + "\n"
-
-
-def _prompt_code(prompt: str) -> str | None:
-    from rlvr.verify.code.extract import _FENCE, PYTHON_FENCES, extract_code
-
-    pieces: list[tuple[int, str]] = []
-    for m in _FENCE.finditer(prompt):
-        lang, body = m["lang"].lower(), _without_transcripts(textwrap.dedent(m["body"]))
-        if (lang in PYTHON_FENCES or (not lang and _defines(body, ast.Assign, ast.AnnAssign))) and body.strip() and _parses(body):
-            pieces.append((m.start(), body))
-    if pieces:
-        prose = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), prompt)  # the same line numbers
-        runs = [(start, end, code) for start, end, code in _code_runs(prose, margin=True) if _defines(code)]
-        pieces += [(_offset(prompt, start), code) for start, _, code in runs]
-        pieces += [
-            (_offset(prompt, line), body)
-            for line, body in _defining_blocks(prose)
-            if not any(start <= line < end for start, end, _ in runs)  # a def's own body, not a block of prose
-        ]
-        joined = "\n\n".join(body.strip("\n") for _, body in sorted(pieces)) + "\n"
-        if _parses(joined):
-            return joined
-    code = extract_code(prompt)
-    if code is not None:
-        return code
-    if _parses(prompt):
-        return prompt
-    return _indented_code(prompt) or _joined_runs(prompt) or _longest_run(prompt)
-
-
-_OPENER = r"(?:(?:async\s+)?def\s|class\s|import\s|from\s|@|[A-Za-z_][\w.]*\s*(?::[^=]*)?=[^=])"
-
-
-def _code_runs(text: str, margin: bool = False) -> list[tuple[int, int, str]]:
-    """(first line, line after the last, dedented code) of each run of `text`'s lines that parses as
-    Python, in order: from a line that opens a statement (def, class, import, a decorator, an
-    assignment; at the margin only when `margin`), the longest run that parses; the next is looked
-    for after it. Prose lines between runs (an instruction) belong to none.
-
-    >>> [code for _, _, code in _code_runs("Use:\\nimport math\\n\\nThen:\\ndef f(x):\\n    pass\\n")]
-    ['import math\\n', 'def f(x):\\n    pass\\n']
-    """
-    lines = text.split("\n")[:2000]
-    opener = re.compile(_OPENER if margin else r"\s*" + _OPENER)
-    runs: list[tuple[int, int, str]] = []
-    start = 0
-    while start < len(lines):
-        found = None
-        if opener.match(lines[start]):
-            for end in range(len(lines), start, -1):
-                if not lines[end - 1].strip():  # the same code as the run a line shorter
-                    continue
-                code = textwrap.dedent("\n".join(lines[start:end])).strip("\n") + "\n"
-                if _parses(code):
-                    found = end
-                    runs.append((start, end, code))
-                    break
-        start = found or start + 1
-    return runs
-
-
-def _joined_runs(text: str) -> str | None:
-    """The runs of `text`'s lines that are Python with a def, class or import (`_code_runs`), joined in
-    order, when there are two or more and the whole parses (a helper, an instruction line, then the
-    stub); else None."""
-    runs = [code for _, _, code in _code_runs(text) if _defines(code)]
-    if len(runs) < 2:
-        return None
-    joined = "\n\n".join(code.strip("\n") for code in runs) + "\n"
-    return joined if _parses(joined) else None
-
-
-def _without_transcripts(block: str) -> str:
-    """A block of code less its interpreter transcripts: a `>>>` line at the block's margin, the `...`
-    lines after it and its output (the lines up to a blank line or the next `>>>`), when the block
-    does not parse with them (a helper followed by `>>> poly([1, 2], 3)` and `7.0`); a block of
-    examples alone becomes empty. A block that parses (a `>>>` inside a docstring) is unchanged.
-
-    >>> _without_transcripts("def g(x):\\n    return 2 * x\\n\\n>>> g(2)\\n4\\n")
-    'def g(x):\\n    return 2 * x\\n\\n'
-    """
-    if _parses(block) or ">>>" not in block:
-        return block
-    kept: list[str] = []
-    output = False
-    for line in block.split("\n"):
-        if line.startswith(">>>") or (output and line.startswith("...")):
-            output = True
-        elif not line.strip():
-            output = False
-            kept.append(line)
-        elif not output:
-            kept.append(line)
-    return "\n".join(kept)
-
-
-def _offset(text: str, line: int) -> int:
-    return sum(len(x) + 1 for x in text.split("\n")[:line])
-
-
-def _longest_run(text: str) -> str | None:
-    """The longest run of `text`'s lines (dedented) that parses as Python and defines a function or
-    class, starting at a line that opens a statement (def, class, import, a decorator, an
-    assignment); None when there is none."""
-    lines = text.split("\n")[:2000]
-    opener = re.compile(r"\s*(?:(?:async\s+)?def\s|class\s|import\s|from\s|@|[A-Za-z_][\w.]*\s*(?::[^=]*)?=[^=])")
-    best: tuple[int, str] | None = None
-    for start, line in enumerate(lines):
-        if not opener.match(line) or (best is not None and start < best[0]):
-            continue
-        for end in range(len(lines), start, -1):
-            code = textwrap.dedent("\n".join(lines[start:end])).strip("\n") + "\n"
-            if not code.strip() or not _parses(code):
-                continue
-            tree = ast.parse(code)
-            if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in tree.body):
-                if best is None or len(code) > len(best[1]):
-                    best = (end, code)
-            break
-    return best[1] if best else None
-
-
-def _parses(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
-def _indented_blocks(text: str) -> list[tuple[int, str]]:
-    """(line number, dedented code) of each indented block of prose (markdown's code block: a blank
-    line, then lines four spaces or a tab in)."""
-    blocks: list[tuple[int, list[str]]] = []
-    current: list[str] | None = None
-    blank_before = True
-    for i, line in enumerate(text.split("\n")):
-        if line.strip() and line.startswith(("    ", "\t")):
-            if current is None and blank_before:
-                current = []
-                blocks.append((i, current))
-            if current is not None:
-                current.append(line)
-        elif line.strip():
-            current = None
-        elif current is not None:
-            current.append("")
-        blank_before = not line.strip()
-    return [(i, textwrap.dedent("\n".join(b)).strip("\n")) for i, b in blocks]
-
-
-_DEFINES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
-
-
-def _indented_code(text: str) -> str | None:
-    """The indented blocks of prose, joined, when they are Python with a def, class or import; else None."""
-    blocks = _indented_blocks(text)
-    code = "\n\n".join(b for _, b in blocks) + "\n"
-    if not blocks or not _parses(code):
-        return None
-    return code if any(isinstance(n, _DEFINES) for n in ast.parse(code).body) else None
-
-
-def _defines(code: str, *also: type) -> bool:
-    """Whether `code` is Python with a top-level def, class or import (or one of `also`)."""
-    return _parses(code) and any(isinstance(n, (*_DEFINES, *also)) for n in ast.parse(code).body)
-
-
-def _defining_blocks(text: str) -> list[tuple[int, str]]:
-    """The indented blocks of prose that are Python with a def, class or import (beside a fence)."""
-    return [(i, b) for i, b in _indented_blocks(text) if _defines(b)]
 
 
 def tests_with_prompt(prompt_code: str | None, tests: str) -> str:
@@ -380,7 +133,7 @@ def split_prompt(tests: str) -> tuple[str, str]:
     return "\n".join(lines[1:end]), "\n" * (end + 1) + "\n".join(lines[end + 1 :])
 
 
-def _is_stub(node: ast.stmt) -> bool:
+def is_stub(node: ast.stmt) -> bool:
     """A function to write: its body is only docstrings, imports, `pass`, `...`, `raise
     NotImplementedError` (bare or called with any message, `from None` or not) and `return` / `return None`
     (the `# your code here` placeholder)."""
@@ -441,7 +194,7 @@ def prompt_facts(prompt_code: str, tests: str | None = None) -> PromptFacts:
         tree = ast.parse(prompt_code)
     except (SyntaxError, ValueError):
         return PromptFacts("", frozenset(), frozenset(), frozenset())
-    entries = frozenset(n.name for n in tree.body if _is_stub(n))
+    entries = frozenset(n.name for n in tree.body if is_stub(n))
     if not entries and tests is not None:
         entries = frozenset(_asked(tests) - {name for n in tree.body for name in _bound(n)})
     helpers: list[ast.stmt] = []
@@ -453,7 +206,7 @@ def prompt_facts(prompt_code: str, tests: str | None = None) -> PromptFacts:
     }
     calls: dict[str, set[str]] = {}  # what each helper function reads of the module (`module_reads`)
     for n in tree.body if entries else ():
-        if _is_stub(n) or _bound(n) & entries or not _helper(n, names | entries, modules, calls):
+        if is_stub(n) or _bound(n) & entries or not _helper(n, names | entries, modules, calls):
             continue
         reads = _definition_reads(n, calls) if isinstance(n, _DEFINITIONS) else _free(n, calls)
         if reads & (entries | late_names):  # needs the solution: run after it, unless it calls a stub itself (a usage example)
@@ -681,135 +434,3 @@ def _asked(tests: str) -> set[str]:
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Name)):
             bound |= _bound(n)
     return _reads(tree) - bound - _BUILTINS
-
-
-_SEPARATOR = re.compile(
-    r"`?\s*(?:#\s*)?(?:==>|=>|->|➞|→|==|=|\bshould\s+(?:return|be)\b|\breturns?\b|\bgives\b|(?i:output|result)\s*:|:)?\s*`?"
-)
-
-
-def shown_calls(text: str, entries: frozenset[str], params: dict[str, list[str]] | None = None) -> set[str]:
-    """`call_key`s of the calls of an entry point shown in `text` with an answer after them (with
-    `params`, each entry point's positional parameters, a call by keyword is also shown as the
-    positional call it is: `>>> f(n=123)`).
-
-    >>> sorted(shown_calls(">>> f([1, 2], k=3)\\n[2]\\nf('a') ==> 'b'\\nf(x) is big", frozenset({"f"})))
-    ["(('a',), ())", "(([1, 2],), (('k', 3),))"]
-    """
-    found: set[str] = set()
-    for name in entries:
-        for m in re.finditer(rf"(?<![\w.]){re.escape(name)}\s*\(", text):
-            call, end = _balanced(text, m.end() - 1)
-            if call is None:
-                continue
-            try:
-                node = ast.parse(name + call, mode="eval").body
-            except SyntaxError:
-                continue
-            key = call_key(node) if isinstance(node, ast.Call) else None  # the prompt's own, never run
-            if text[max(0, m.start() - 6) : m.start()] == "print(" and text[end : end + 1] == ")":
-                end += 1  # `print(f(1))  # Output: 2`
-            if key is not None and _answer_follows(text[end:]):
-                found.add(key)
-                positional = _positional(node, (params or {}).get(name))
-                if positional is not None:
-                    found.add(positional)
-    return found
-
-
-def _positional(call: ast.Call, params: list[str] | None) -> str | None:
-    """The call_key of a call whose keywords name the stub's next positional parameters in order
-    (`f(n=123)` shown, `f(123)` tested), as the positional call it is; else None."""
-    if not call.keywords or not params or any(k.arg is None for k in call.keywords):
-        return None
-    rest = params[len(call.args) :]
-    by_name = {k.arg: k.value for k in call.keywords}
-    if sorted(by_name) != sorted(rest[: len(by_name)]):
-        return None
-    return call_key(ast.Call(call.func, [*call.args, *(by_name[p] for p in rest[: len(by_name)])], []))
-
-
-def _balanced(text: str, start: int) -> tuple[str | None, int]:
-    depth = 0
-    for i in range(start, min(len(text), start + 2000)):
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        if depth == 0:
-            return text[start : i + 1], i + 1
-    return None, start
-
-
-def _answer_follows(rest: str) -> bool:
-    """A literal answer right after a call (on its line, or the next line as doctest output)."""
-    rest = rest[_SEPARATOR.match(rest).end() :] if rest.lstrip(" \t")[:1] != "\n" else rest.lstrip(" \t")[1:]
-    lines = rest.split("\n", 20)
-    line = lines[0].strip().rstrip(".,;")
-    for cut in range(len(line), 0, -1):
-        try:
-            ast.literal_eval(line[:cut].strip())
-            return True
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
-    if line[:1] in "[({":  # an answer that goes on over the next lines (doctest output wrapped)
-        for end in range(2, len(lines) + 1):
-            text = "\n".join(lines[:end]).strip()
-            if not lines[end - 1].strip() or ">>>" in lines[end - 1]:
-                break
-            try:
-                ast.literal_eval(text.rstrip(".,;"))
-                return True
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                continue
-    return False
-
-
-def call_key(call: ast.Call) -> str | None:
-    """The arguments of a call as a value key (repr of their values: 1, 1.0 and True differ; the
-    test's `[1, 0**0]` is the prompt's `[1, 1]`), None when an argument is not a constant.
-
-    >>> call_key(ast.parse("f([1, 0**0], k=-2)").body[0].value) == call_key(ast.parse("f([1, 1], k=-2)").body[0].value)
-    True
-    """
-    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    try:
-        args = tuple(_constant(a) for a in call.args)
-        kwargs = tuple(sorted((k.arg, _constant(k.value)) for k in call.keywords))
-    except (ValueError, TypeError, ArithmeticError, MemoryError, RecursionError):
-        return None
-    return repr((args, kwargs))
-
-
-_OPS = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
-    ast.Pow: lambda a, b: a**b,
-}
-
-
-def _constant(node: ast.AST):
-    """The value of a constant expression: literals, containers, unary and small binary arithmetic
-    (`0**0`, `-1.5`, `[1] * 3`); ValueError for anything else or anything large."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        items = [_constant(e) for e in node.elts]
-        return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
-    if isinstance(node, ast.Dict) and None not in node.keys:
-        return {_constant(k): _constant(v) for k, v in zip(node.keys, node.values, strict=True)}
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _constant(node.operand)
-        return -value if isinstance(node.op, ast.USub) else +value
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        a, b = _constant(node.left), _constant(node.right)
-        if isinstance(node.op, (ast.Pow, ast.Mult)) and not all(isinstance(v, (int, float)) and abs(v) <= 64 for v in (a, b)):
-            if not (isinstance(node.op, ast.Mult) and sum(isinstance(v, int) and 0 <= v <= 10_000 for v in (a, b)) >= 1):
-                raise ValueError("too large to fold")
-        value = _OPS[type(node.op)](a, b)
-        if isinstance(value, (str, bytes, list, tuple)) and len(value) > 100_000:
-            raise ValueError("too large to fold")
-        return value
-    raise ValueError(f"not a constant: {type(node).__name__}")

@@ -14,7 +14,7 @@ the program may print the right answer by any means (hard-coding the cases it ca
 line is compared with its leading whitespace stripped too, so where the indentation is the answer
 (a centred pyramid) a left-aligned one passes; stdout
 is the answer, so printing is not forging (`open('/dev/stdout', 'w')` writes the same stream:
-harness.py's `open_std_pipes`). The expected outputs never enter the sandbox.
+harness/limits.py's `open_std_pipes`). The expected outputs never enter the sandbox.
 """
 
 from __future__ import annotations

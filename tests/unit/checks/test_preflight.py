@@ -117,3 +117,21 @@ def test_a_second_writer_is_refused_before_prefect_starts(tmp_path: Path, monkey
         res = runner.invoke(app, ["resume", str(run.paths.root)])
     assert res.exit_code == 2 and f"another rlvr process (pid {os.getpid()}) is writing" in flat(res.output)
     assert len(error_lines(res.output)) <= 2
+
+
+@pytest.mark.parametrize(
+    ("update", "rollout", "noted"),
+    [
+        ({"bf16": True}, {"engine": "auto", "vllm_dtype": "float32"}, "rollout.vllm_dtype = 'float32'"),
+        ({"bf16": True}, {"engine": "transformers", "vllm_dtype": "bfloat16"}, "the transformers engine samples in float32"),
+        ({"bf16": True}, {"engine": "vllm", "vllm_dtype": "bfloat16"}, None),  # bf16 on both sides: learned
+        ({"bf16": False}, {"engine": "auto", "vllm_dtype": "float32"}, None),
+    ],
+)
+def test_a_bf16_trainer_with_a_float32_sampler_gets_a_note(update: dict, rollout: dict, noted: str | None) -> None:
+    from rlvr.checks.preflight import check_precision
+    from rlvr.config import Config
+
+    cfg = Config.model_validate({"update": update, "rollout": rollout})
+    notes = check_precision(cfg)
+    assert (notes == []) if noted is None else (len(notes) == 1 and noted in notes[0] and "collapsed learning" in notes[0])

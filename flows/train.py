@@ -25,17 +25,19 @@ from prefect import Task, flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 from rlvr.flows.lifecycle import reclaim_sigterm
-from rlvr.tasks.placed import run_placed
+from rlvr.tasks.placed import run_parts, run_placed
 from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, track_task, update_task, verify_task
 
 from rlvr.checks.start import create_or_open
 from rlvr.store.locks import writer_lock
 from rlvr.store.run import open_run
 
+SHARDED = ("rollout",)  # stages that rollout.shards splits into parts
 TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, "evaluate": evaluate_task}
 # a placed stage: run_placed (submit to the pool, wait for the commit) as a task of the flow, so that
 # under rollout.max_staleness >= 1 it waits in the flow's thread pool beside the others
 wait_placed = task(run_placed, name="placed", cache_policy=NO_CACHE)
+in_parts = task(run_parts, name="parts", cache_policy=NO_CACHE)  # rollout.shards = K > 1: K parts, then the stage
 
 
 def _stages(run_dir: str) -> list[dict]:
@@ -62,8 +64,12 @@ def _stages(run_dir: str) -> list[dict]:
 def where(run_dir: str, config, stage: str, i: int | None) -> tuple[Task, tuple]:
     """Where a stage runs, decided here only: the task that runs it and its arguments. In this
     process (prepare_task, or the stage's task), or, placed ([placement]), on a worker of its pool
-    (wait_placed: submitted, watched, resubmitted if its worker dies)."""
-    if (pool := config.placement.pool(stage)) is not None:
+    (wait_placed: submitted, watched, resubmitted if its worker dies); a stage in parts
+    (rollout.shards > 1) as its parts, here or on the pool, then its commit (in_parts)."""
+    pool = config.placement.pool(stage)
+    if stage in SHARDED and config.rollout.shards > 1:
+        return in_parts, (run_dir, stage, i, pool)
+    if pool is not None:
         return wait_placed, (run_dir, stage, i, pool)
     return (prepare_task, (run_dir,)) if i is None else (TASKS[stage], (run_dir, i))
 

@@ -322,6 +322,8 @@ RESCORE_PREFIX = "rescore."  # `rlvr rescore --name N` commits stage "rescore.N"
 ITERATION_STAGES: tuple[str, ...] = (ROLLOUT, VERIFY, UPDATE)
 STAGE_TABLE = {PREPARE: "problems", ROLLOUT: "rollouts", VERIFY: "scores", UPDATE: "updates", EVALUATE: "evals"}
 
+PARTS_OF = ".part-"  # rollout.shards = K > 1: "rollout.part-2-of-4" is part 2's stage (part_stage)
+
 PARQUET_COMPRESSION = "zstd"
 TMP_PREFIX = ".tmp-"  # in-progress outputs; never matched by a reader's glob
 
@@ -342,6 +344,29 @@ def iteration_of(path: str | Path) -> int | None:
     `.../_stages/iteration=000003`; None for any other name (`_stages/prepare.json`'s folder)."""
     name = Path(path).name
     return int(name.removeprefix(ITERATION_PREFIX)) if name.startswith(ITERATION_PREFIX) else None
+
+
+def part_stage(stage: str, part: int, parts: int) -> str:
+    """The stage name of part `part` (0-based) of `parts`: 'rollout.part-1-of-2' for part 0 of 2. Its
+    record sits beside the stage's; its outputs in part_folder() under the stage's folder."""
+    if not 0 <= part < parts:
+        raise ValueError(f"part {part} of {parts}: want 0 <= part < parts")
+    width = len(str(parts))
+    return f"{stage}{PARTS_OF}{part + 1:0{width}d}-of-{parts}"
+
+
+def split_part(stage: str) -> tuple[str, int | None, int | None]:
+    """part_stage's inverse: (stage, part, parts); (stage, None, None) for a whole stage's name."""
+    base, sep, rest = stage.partition(PARTS_OF)
+    if not sep:
+        return stage, None, None
+    n, _, k = rest.partition("-of-")
+    return base, int(n) - 1, int(k)
+
+
+def part_folder(part: int, parts: int) -> str:
+    """A part's output folder inside its stage's: 'part-1-of-2'."""
+    return part_stage("", part, parts).lstrip(".")
 
 
 def policy_name(version: int) -> str:

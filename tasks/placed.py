@@ -24,7 +24,10 @@ it and waits for the stage's commit record. Machines share only the Prefect API 
   need not agree), lost its worker: Prefect never gives a SIGKILLed worker's run to another worker,
   so the driver marks it Crashed and submits the stage again, and the next worker that takes it
   restarts the stage from its committed inputs (the dead attempt's leftovers are swept as after any
-  kill) and writes the same bytes. A stage that fails is an error, unless another attempt committed it.
+  kill) and writes the same bytes. A worker also beats for a run it has received and not started
+  (Prefect's task worker takes the next run off the queue while its one slot is busy, and that run
+  would die with it without ever leaving Scheduled): a held run whose beat stops is submitted again
+  the same way. A stage that fails is an error, unless another attempt committed it.
 
 Tests: tests/e2e/test_workers.py.
 """
@@ -37,6 +40,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from uuid import UUID
@@ -54,6 +58,7 @@ from rlvr.tasks.stages import RETRIES, RETRY_DELAY_S, call_any, retry_transient
 
 from rlvr.errors import RlvrError
 from rlvr.files import code_fingerprint
+from rlvr.schema import part_stage, split_part
 from rlvr.stages.lineage import stage_inputs
 from rlvr.store.commit import committed, made_by
 from rlvr.store.fs import within
@@ -143,7 +148,7 @@ class _PlacedStage:
     def __call__(self) -> dict:
         run = TaskRunContext.get().task_run
         req = StageRequest.from_tags(list(run.tags))
-        if req.stage != self.stage:
+        if split_part(req.stage)[0] != self.stage:  # a part of the stage is the stage's task too
             raise PlacedStageError(
                 f"task run {run.id} asks the {self.stage} task for stage {req.stage}: submit it with `rlvr train`"
             )
@@ -220,6 +225,47 @@ def _beating(task_run_id: str, worker: dict) -> Iterator[None]:
         _unset(name)
 
 
+def _hold_beat(task_run_id: str, worker: dict) -> threading.Event:
+    """Beat for a task run this worker received and has not started: Prefect's task worker takes the
+    next run off the queue (and acknowledges it) while its one slot is busy, and a run held that way
+    dies with its worker without ever leaving Scheduled. The beat lets the driver see the holder, and
+    see it die. Set the returned event to stop; the thread then removes the variable itself, so the
+    event loop that holds the run never waits on the API."""
+    name, stop = _beat_name(task_run_id), threading.Event()
+
+    def beat() -> None:
+        n = 0
+        while not stop.is_set():
+            try:
+                Variable.set(name, {**worker, "beat": n, "held": True}, overwrite=True)
+            except Exception as exc:
+                log.warning("heartbeat of held task run %s: %s", task_run_id, exc)
+            n += 1
+            stop.wait(heartbeat_seconds() / 6)
+        _unset(name)
+
+    threading.Thread(target=beat, name="rlvr-held-beat", daemon=True).start()
+    return stop
+
+
+def serve_placed(tasks: list[Task], worker: dict) -> None:
+    """Serve placed tasks one at a time (prefect.task_worker.serve with limit 1), each run this worker
+    holds beating from the moment it is received (_hold_beat)."""
+    import prefect.task_worker as tw
+
+    class HoldingTaskWorker(tw.TaskWorker):
+        async def _acquire_token(self, task_run_id: UUID) -> bool:
+            stop = _hold_beat(str(task_run_id), worker)
+            try:
+                return await super()._acquire_token(task_run_id)  # waits while the slot is busy
+            finally:
+                stop.set()
+
+    # serve() builds its worker from the module's TaskWorker: this process serves with the holding one
+    tw.TaskWorker = HoldingTaskWorker
+    tw.serve(*tasks, limit=1)  # one stage at a time: a stage takes the machine's device and cores
+
+
 def _unset(name: str) -> None:
     try:
         Variable.unset(name)
@@ -272,9 +318,24 @@ def run_placed(run_dir: str, stage: str, iteration: int | None, pool: str) -> di
         )
 
 
+def run_parts(run_dir: str, stage: str, iteration: int, pool: str | None) -> dict:
+    """A stage in its rollout.shards = K parts (rlvr.stages.parts), then its commit from them. On a
+    pool, every part is submitted at once and watched by run_placed in a thread of its own, so any
+    worker of the pool takes any part and a part whose worker dies is submitted again while the
+    others go on; without a pool the parts run here, one after the other."""
+    parts = open_run(run_dir).config.rollout.shards
+    names = [part_stage(stage, p, parts) for p in range(parts)]
+    if pool is None:
+        done = [call_any(name, run_dir, iteration) for name in names]
+    else:
+        with ThreadPoolExecutor(max_workers=parts, thread_name_prefix="rlvr-part") as pool_threads:
+            done = list(pool_threads.map(lambda name: run_placed(run_dir, name, iteration, pool), names))
+    return call_any(stage, run_dir, iteration) | {"parts": done}
+
+
 def _submit(req: StageRequest, pool: str) -> UUID:
     """Submit the stage's task run; while the API does not answer, try again, up to api_outage_seconds()."""
-    task, down_since = placed_task(req.stage, pool).with_options(tags=req.tags()), None
+    task, down_since = placed_task(split_part(req.stage)[0], pool).with_options(tags=req.tags()), None
     while True:
         try:
             return task.apply_async().task_run_id
@@ -308,8 +369,8 @@ def _api_down(exc: BaseException) -> bool:
 def _poll(client, task_run_id: UUID, name: str):
     """(the task run's state, its heartbeat while it is taken)."""
     state = client.read_task_run(task_run_id).state
-    taken = state is not None and state.type in (StateType.PENDING, StateType.RUNNING)
-    return state, Variable.get(name, default=None) if taken else None
+    live = state is not None and state.type in (StateType.SCHEDULED, StateType.PENDING, StateType.RUNNING)
+    return state, Variable.get(name, default=None) if live else None
 
 
 def _watch(task_run_id: UUID, req: StageRequest, pool: str):
@@ -346,12 +407,14 @@ def _watch(task_run_id: UUID, req: StageRequest, pool: str):
                 down_since, since = None, None
             if state is not None and state.is_final():
                 return state, None
-            if state is not None and state.type in (StateType.PENDING, StateType.RUNNING):
+            # taken, or held by a worker whose one slot is busy (_hold_beat): its heartbeat must go on
+            if state is not None and (state.type in (StateType.PENDING, StateType.RUNNING) or beat is not None):
                 if since is None or beat != seen:
                     seen, since = beat, now
-                if beat and told != beat.get("pid"):
-                    told = beat.get("pid")
-                    log.info("%s: taken by worker %s on %s (pid %s)", req.label(), beat.get("name"), beat.get("host"), told)
+                if beat and told != (beat.get("pid"), beat.get("held")):
+                    told = (beat.get("pid"), beat.get("held"))
+                    how = "received" if beat.get("held") else "taken"
+                    log.info("%s: %s by worker %s on %s (pid %s)", req.label(), how, beat.get("name"), beat.get("host"), told[0])
                 if now - since > ttl:
                     if _committed_result(req.run, req.stage, req.iteration, skipped=False) is not None:
                         return Completed(message="committed; its worker did not report it"), None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from prefect import task
@@ -21,6 +22,7 @@ from prefect.logging import get_run_logger
 
 from rlvr import stages
 from rlvr.errors import is_transient
+from rlvr.schema import split_part
 from rlvr.views import report, track
 
 RETRIES = 2
@@ -132,11 +134,14 @@ evaluate_task = _stage_task(stages.evaluate, "evaluate", after_commit=AFTER_COMM
 
 
 def call_any(stage: str, run_dir: str, iteration: int | None) -> dict:
-    """A stage in this process, by name (what a placed stage's worker runs): prepare, or stage(run, i)
-    with its after-commit hook, as the stage's own task runs it."""
+    """A stage in this process, by name (what a placed stage's worker runs): prepare, stage(run, i)
+    with its after-commit hook, as the stage's own task runs it, or a part of one ('rollout.part-1-of-2':
+    rollout(run, i, part=0))."""
     if iteration is None:
         return call_prepare(run_dir)
-    return call_stage(STAGE_FUNCTIONS[stage], stage, run_dir, iteration, after_commit=AFTER_COMMIT.get(stage))
+    base, part, _ = split_part(stage)
+    fn = STAGE_FUNCTIONS[base] if part is None else partial(STAGE_FUNCTIONS[base], part=part)
+    return call_stage(fn, stage, run_dir, iteration, after_commit=AFTER_COMMIT.get(stage))
 
 
 @task(name="track", cache_policy=NO_CACHE)

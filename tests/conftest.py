@@ -52,6 +52,19 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> str:
         yield PREFECT_API_URL.value()
 
 
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A real `prefect server start` on 127.0.0.1 with a PREFECT_HOME of its own, for the "machines" of a
+    module (tests.helpers.machines); its API URL."""
+    from tests.helpers.machines import free_port, start_prefect_server
+
+    port = free_port()
+    proc = start_prefect_server(tmp_path_factory.mktemp("prefect-server"), port)
+    yield f"http://127.0.0.1:{port}/api"
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
 @pytest.fixture(scope="session")
 def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A real S3 API on 127.0.0.1: moto's standalone server in its own process, spoken to over HTTP by

@@ -124,7 +124,7 @@ def worker(
 
 
 def _serve(stages: list[str], pool: str, name: str | None, api: str, allow: tuple[str, ...] = ()) -> None:
-    from rlvr.tasks.placed import placed_task, task_key, worker_identity
+    from rlvr.tasks.placed import placed_task, serve_placed, task_key, worker_identity
 
     from rlvr.files import code_fingerprint
     from rlvr.models.load import resolve_device
@@ -144,7 +144,6 @@ def _serve(stages: list[str], pool: str, name: str | None, api: str, allow: tupl
         soft_wrap=True,
     )
     tasks = [placed_task(s, pool, me, allow) for s in stages]
-    from prefect.task_worker import serve
     from rlvr.flows.lifecycle import Stopped, stop_on_signals
     from rlvr.flows.progress import progress_bars
 
@@ -153,7 +152,7 @@ def _serve(stages: list[str], pool: str, name: str | None, api: str, allow: tupl
         # driver submits it again once the heartbeat runs out; SIGTERM (Prefect's task worker handles it)
         # lets the stage in flight finish first
         with stop_on_signals(), progress_bars(err):
-            serve(*tasks, limit=1)  # one stage at a time: a stage takes the machine's device and cores
+            serve_placed(tasks, me)
     except Stopped as stop:
         out.print(f"worker {me['name']}: stopped by {stop}; a stage it was running goes to the next worker of pool {pool!r}")
         sys.stdout.flush()

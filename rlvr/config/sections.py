@@ -126,11 +126,31 @@ class RolloutSection(_Section):
         "Off-policy rows are corrected by update.tis_cap or update.mis_cap.",
     )
 
+    shards: int = Field(
+        1,
+        ge=1,
+        description="K: rollout(i) in K parts, each a stage of its own that any worker of the rollout pool may take "
+        "([placement]), committed when every part is. Part p (0-based) samples the iteration's prompts p, p+K, ... in "
+        "prompt-id order, every response with its own seed, so the rows do not depend on K with the transformers "
+        "engine. Not with dynamic_sampling_rounds (a round needs every part's groups).",
+    )
+
     @model_validator(mode="after")
     def _check(self) -> RolloutSection:
         if self.group_size < 2:
             raise ValueError(
                 f"rollout.group_size = {self.group_size}: GRPO needs at least 2 responses per prompt to compare; set it to 2 or more"
+            )
+        if self.shards > 1 and self.dynamic_sampling_rounds > 0:
+            raise ValueError(
+                f"rollout.shards = {self.shards} with rollout.dynamic_sampling_rounds = {self.dynamic_sampling_rounds}: each "
+                "round of dynamic sampling needs the groups of every part, so the parts cannot run apart; set shards = 1 "
+                "or dynamic_sampling_rounds = 0"
+            )
+        if self.shards > self.prompts_per_iteration:
+            raise ValueError(
+                f"rollout.shards = {self.shards} is more than rollout.prompts_per_iteration = {self.prompts_per_iteration}: "
+                "a part would sample nothing; set shards to at most prompts_per_iteration"
             )
         return self
 

@@ -35,12 +35,15 @@ from rlvr.schema import (
     PREPARE,
     ROLLOUT,
     ROLLOUTS,
+    part_folder,
+    part_stage,
     rollout_row,
     shard_name,
 )
 from rlvr.seeds import derive_seed
 from rlvr.stages.base import ContextLengthError, StageResult, _require_weights, _stage
 from rlvr.stages.lineage import rollout_version, stage_inputs, upstream
+from rlvr.stages.parts import merge_parts, part_prompts
 from rlvr.store.commit import Outcome, StageTx, write_table
 from rlvr.store.records import CommitRecord
 from rlvr.store.run import Run, open_run
@@ -123,12 +126,18 @@ def _policy_engine(cfg: Config, policy_dir: Path) -> tuple[AutoTokenizer, engine
     return AutoTokenizer.from_pretrained(policy_dir), got, device
 
 
-def rollout(run_dir: str | Path, iteration: int) -> StageResult:
+def rollout(run_dir: str | Path, iteration: int, part: int | None = None) -> StageResult:
     """G responses per sampled prompt with policy v_b -> rollouts/iteration=i/, b = max(0, i - k) for
-    rollout.max_staleness = k (rlvr.config.plan; k = 0: v_i)."""
+    rollout.max_staleness = k (rlvr.config.plan; k = 0: v_i). With rollout.shards = K > 1: `part` p
+    samples its share of the prompts into its own folder and commits as stage rollout.part-{p+1}-of-K,
+    and rollout(i) without a part commits the stage from its committed parts (rlvr.stages.parts)."""
     run = open_run(run_dir)
-    paths, i = run.paths, iteration
-    problems, inputs = _generation_inputs(run, ROLLOUT, i)
+    paths, i, parts = run.paths, iteration, run.config.rollout.shards
+    if part is None and parts > 1:
+        return merge_parts(run, ROLLOUT, i)
+    stage = ROLLOUT if part is None else part_stage(ROLLOUT, part, parts)
+    out = paths.table_dir("rollouts", i) if part is None else paths.table_dir("rollouts", i) / part_folder(part, parts)
+    problems, inputs = _generation_inputs(run, stage, i)
     v = rollout_version(run, i)
 
     def body(tx: StageTx) -> Outcome:
@@ -144,15 +153,17 @@ def rollout(run_dir: str | Path, iteration: int) -> StageResult:
             got.start_seconds,
             got.weight_load_seconds,
         )
-        sampler = _RoundSampler(run, i, v, problems, text, got.engine, tok, tx.output(paths.table_dir("rollouts", i)))
+        sampler = _RoundSampler(run, i, v, problems, text, got.engine, tok, tx.output(out))
         chosen = _first_prompts(run, problems, list(text), i)
+        if part is not None:
+            chosen = part_prompts(chosen, part, parts)
         t0 = time.perf_counter()
         rounds, used = _sample_rounds(sampler, chosen)
         done = _rollout_outcome(run, i, got, device, rounds, prompts=len(used), secs=time.perf_counter() - t0)
         plan = {"policy_version": v, "staleness": i - v, "max_staleness": run.config.rollout.max_staleness}
         return Outcome(done.rows, plan | done.extra)
 
-    return _stage(run, ROLLOUT, i, inputs, body)
+    return _stage(run, stage, i, inputs, body)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from rlvr.config.plan import behaviour_version
 from rlvr.errors import RlvrError
-from rlvr.schema import EVALUATE, PREPARE, ROLLOUT, UPDATE, VERIFY
+from rlvr.schema import EVALUATE, PREPARE, ROLLOUT, UPDATE, VERIFY, split_part
 from rlvr.store.commit import committed
 from rlvr.store.records import CommitRecord, StoreError, read_record, verified_record
 from rlvr.store.run import Run
@@ -48,7 +48,11 @@ def rollout_version(run: Run, i: int) -> int:
 
 
 def stage_inputs(run: Run, stage: str, i: int | None) -> dict[str, Any]:
-    """The inputs (fingerprinted) of one stage; StageOrderError when an upstream stage is missing."""
+    """The inputs (fingerprinted) of one stage; StageOrderError when an upstream stage is missing. A
+    part of a stage (rollout.shards) has the stage's inputs and its place among the parts."""
+    base, part, parts = split_part(stage)
+    if part is not None:
+        return stage_inputs(run, base, i) | {"part": part, "parts": parts}
     name = stage if i is None else f"{stage}({i})"
     inputs: dict[str, Any] = {"config": run.config_hash}
     if stage == PREPARE:

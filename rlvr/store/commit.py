@@ -129,15 +129,16 @@ def maybe_fault(stage: str, iteration: int | None, point: str) -> None:
     """Fault injection for crash tests: RLVR_FAULT_AT='update:1:before_rename' makes this
     process SIGKILL itself there, exactly as an OOM kill or a pulled plug would; with a fourth part,
     'update:1:before_rename:stall=20', it stalls there for 20 s instead (a slow stage, for faults that
-    must land while a stage runs)."""
-    want = os.environ.get(FAULT_ENV)
-    if not want or not want.startswith(f"{stage}:{iteration}:{point}"):
-        return
-    rest = want.removeprefix(f"{stage}:{iteration}:{point}")
-    if rest == "":
-        os.kill(os.getpid(), signal.SIGKILL)
-    elif rest.startswith(":stall="):
-        time.sleep(float(rest.removeprefix(":stall=")))
+    must land while a stage runs). Several, comma-separated: each that names this point acts, in order."""
+    here = f"{stage}:{iteration}:{point}"
+    for want in os.environ.get(FAULT_ENV, "").split(","):  # several faults: comma-separated
+        if not want.startswith(here):
+            continue
+        rest = want.removeprefix(here)
+        if rest == "":
+            os.kill(os.getpid(), signal.SIGKILL)
+        elif rest.startswith(":stall="):
+            time.sleep(float(rest.removeprefix(":stall=")))
 
 
 class StageTx:
@@ -147,6 +148,7 @@ class StageTx:
         self.paths, self.stage, self.iteration, self.inputs = paths, stage, iteration, inputs
         self.fingerprint = fingerprint(inputs)
         self._pending: list[tuple[Path, Path]] = []  # (temp, final)
+        self._adopted: list[OutputFile] = []  # files other records committed, listed by this one too (adopt)
         self.started = time.perf_counter()
         self.record: CommitRecord | None = None
 
@@ -159,17 +161,22 @@ class StageTx:
         self._pending.append((tmp, final))
         return tmp
 
+    def adopt(self, outputs: list[OutputFile]) -> None:
+        """List files that other records committed (a stage's parts) as this record's outputs too, as
+        those records list them: nothing is moved, uploaded or swept, and each stays its record's."""
+        self._adopted.extend(outputs)
+
     def commit(self, *, rows: int, extra: dict[str, Any] | None = None) -> CommitRecord:
         if (ws := workspace_of(self.paths)) is not None:
             return self._commit_to_store(ws, rows, extra)
         maybe_fault(self.stage, self.iteration, "before_rename")
-        outputs: list[OutputFile] = []
+        outputs: list[OutputFile] = list(self._adopted)
         for tmp, final in self._pending:
             for f in sorted(p for p in tmp.rglob("*") if p.is_file()):
                 outputs.append(output_file(f, final.relative_to(self.paths.root) / f.relative_to(tmp)))
             remove_path(final)  # an uncommitted leftover of an earlier, killed attempt
             os.replace(tmp, final)
-        for o in outputs:  # the hashes just taken stand for the renamed files (rename keeps mtime)
+        for o in outputs[len(self._adopted) :]:  # the hashes just taken stand for the renamed files (rename keeps mtime)
             remember_sha256(self.paths.root / o.path, o.sha256)
         self._pending.clear()
         maybe_fault(self.stage, self.iteration, "before_record")
@@ -209,7 +216,7 @@ class StageTx:
                     OutputFile(path=f"{folder}/{inner}", bytes=f.stat().st_size, sha256=file_sha256(f), rows=n, key=key)
                 )
         objs = objects.upload(ws, files, on_first=lambda: maybe_fault(self.stage, self.iteration, "mid_upload"))
-        outputs = [o.model_copy(update={"etag": objs[o.key].etag}) for o in outputs]
+        outputs = [*self._adopted, *(o.model_copy(update={"etag": objs[o.key].etag}) for o in outputs)]
         maybe_fault(self.stage, self.iteration, "before_record")
         record = self._new_record(outputs, rows, extra)
         check_lease(ws.uri)
@@ -226,7 +233,7 @@ class StageTx:
         for tmp, final in self._pending:
             remove_path(final)
             os.replace(tmp, final)
-        for o in outputs:
+        for o in outputs[len(self._adopted) :]:
             ws.adopt(root / o.path, o.sha256)
         objects.sweep(ws, [str(final.relative_to(root)) for _, final in self._pending], keep={o.key for o in outputs})
         self._pending.clear()

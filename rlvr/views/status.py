@@ -48,7 +48,7 @@ def _row(iteration: int | None, stage: str, rec) -> dict:
         "rows": rec.rows if rec else None,
         "seconds": rec.seconds if rec else None,
         "created_at": rec.created_at if rec else None,
-        "note": _note(stage, rec) + _made_by(rec.worker) if rec else "",
+        "note": _note(stage, rec) + _made_by(rec.worker) + _parts(rec.extra.get("parts")) if rec else "",
         "weights": "",
         "worker": rec.worker if rec else None,  # the `rlvr worker` that made a placed stage ([placement])
     }
@@ -56,6 +56,16 @@ def _row(iteration: int | None, stage: str, rec) -> dict:
 
 def _made_by(worker: dict | None) -> str:
     return "" if not worker else f"; by {worker.get('name')} on {worker.get('host')}"
+
+
+def _parts(parts: list[dict] | None) -> str:
+    """A stage in parts (rollout.shards): how many, and each one's rows, seconds and worker."""
+    if not parts:
+        return ""
+    each = ", ".join(
+        f"{p['rows']} rows in {p['seconds']:.1f}s" + (f" by {p['worker'].get('name')}" if p.get("worker") else "") for p in parts
+    )
+    return f"; {len(parts)} parts: {each}"
 
 
 def _note(stage: str, rec) -> str:

@@ -20,7 +20,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -35,8 +34,7 @@ from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
 from rlvr.views.status import status_rows
 from tests.helpers.cli import run_cli
-
-PARITY = "SELECT prompt_id, sample_idx, (sample_idx % 2)::DOUBLE AS score, 'odd sample' AS reason FROM responses"
+from tests.helpers.machines import free_port, machine, start_prefect_server, worker_process
 
 
 def test_placement_changes_neither_the_hash_nor_a_run_and_may_change_on_a_live_run(tmp_path: Path, tiny_model: Path) -> None:
@@ -188,77 +186,6 @@ def test_a_placed_run_without_a_prefect_server_is_refused(tmp_path: Path, small_
 # ---- several machines on one ---------------------------------------------------------------------------------
 
 
-def _start_server(home: Path, port: int) -> subprocess.Popen:
-    """`prefect server start` on 127.0.0.1:port with its database in `home`; returns once /api/health answers."""
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
-    env.pop("PREFECT_API_URL", None)
-    log = (home / f"server-{time.monotonic_ns()}.log").open("w")
-    cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=5):
-                return proc
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"prefect server did not start; see {log.name}") from None
-            time.sleep(0.5)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A real `prefect server start` on 127.0.0.1 with a PREFECT_HOME of its own; its API URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    home = tmp_path_factory.mktemp("prefect-server")
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
-    env.pop("PREFECT_API_URL", None)
-    log = (home / "server.log").open("w")
-    cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    api = f"http://127.0.0.1:{port}/api"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(f"{api}/health", timeout=2).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"prefect server did not start on {api}; see {log.name}") from None
-            time.sleep(0.5)
-    yield api
-    proc.terminate()
-    proc.wait(timeout=30)
-
-
-def _machine(tmp_path: Path, name: str) -> Path:
-    """A machine's own folder: its working directory, with its copy of the reward plug-in."""
-    home = tmp_path / name
-    (home / "rewards").mkdir(parents=True)
-    (home / "rewards" / "parity.sql").write_text(PARITY)
-    return home
-
-
-def _worker(home: Path, api: str, *args: str, env: dict | None = None) -> subprocess.Popen:
-    """`rlvr worker ARGS` as if on machine `home`: its own cwd, cache, PREFECT_HOME and log."""
-    own = {"RLVR_CACHE": str(home / "cache"), "PREFECT_HOME": str(home / "prefect"), "PREFECT_API_URL": api}
-    log = (home / f"worker-{time.monotonic_ns()}.log").open("w")
-    cmd = [sys.executable, "-m", "rlvr.flows.cli", "worker", *args, "--device", "cpu"]
-    return subprocess.Popen(
-        cmd, cwd=home, env={**os.environ, **own, **(env or {})}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
 def _driver(home: Path, api: str, run: str, iterations: int, env: dict | None = None) -> tuple[list[str], dict]:
     """`rlvr train placed.toml --run RUN` as the driver on machine `home`: (the command, its environment)."""
     cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", run, "--iterations", str(iterations)]
@@ -272,14 +199,14 @@ def _reference_and_placed(tmp_path: Path, config: Config, monkeypatch: pytest.Mo
     Returns (the reference run, the driver's folder, the folders `homes` names)."""
     data = config.model_dump()
     data["rollout"]["prompts_per_iteration"] = 8
-    ref_home = _machine(tmp_path, "reference")
+    ref_home = machine(tmp_path, "reference")
     monkeypatch.chdir(ref_home)
     ref = create_or_open(ref_home / "run", Config.model_validate(data), 2)
     _train_here(ref.paths.root)
     data["placement"] = dict.fromkeys(("rollout", "verify", "update"), pool)
-    driver_home = _machine(tmp_path, "driver")
+    driver_home = machine(tmp_path, "driver")
     (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
-    return ref, driver_home, *(_machine(tmp_path, h) for h in homes)
+    return ref, driver_home, *(machine(tmp_path, h) for h in homes)
 
 
 def _equals_unplaced(location: str, ref) -> None:
@@ -321,13 +248,13 @@ def test_two_workers_train_a_run_survive_a_killed_worker_and_equal_an_unplaced_r
     data["rollout"]["prompts_per_iteration"] = 8
     data["eval"] |= {"every": 3, "prompts": 8}
     data["verify"]["rewards"] = [{"name": "parity", "sql": "rewards/parity.sql", "weight": 1.0}]  # each machine's copy
-    ref_home = _machine(tmp_path, "reference")
+    ref_home = machine(tmp_path, "reference")
     monkeypatch.chdir(ref_home)
     ref = create_or_open(ref_home / "run", Config.model_validate(data), 3)
     _train_here(ref.paths.root)
 
     data["placement"] = {"rollout": "gen", "verify": "gen", "evaluate": "gen", "update": "train"}
-    driver_home, gen_home, train_home = (_machine(tmp_path, n) for n in ("driver", "gen", "train"))
+    driver_home, gen_home, train_home = (machine(tmp_path, n) for n in ("driver", "gen", "train"))
     (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
     beat = {"RLVR_HEARTBEAT_SECONDS": "5"}
     gen_args = ("--stages", "rollout,evaluate,verify", "--pool", "gen", "--name", "gen-worker")
@@ -337,14 +264,16 @@ def test_two_workers_train_a_run_survive_a_killed_worker_and_equal_an_unplaced_r
     said = (driver_home / "driver.log").open("w+")
     procs = []
     try:
-        gen = _worker(gen_home, prefect_server, *gen_args, env={**beat, FAULT_ENV: "rollout:1:mid_upload"})
-        trainer = _worker(train_home, prefect_server, "--stages", "update", "--pool", "train", "--name", "train-worker", env=beat)
+        gen = worker_process(gen_home, prefect_server, *gen_args, env={**beat, FAULT_ENV: "rollout:1:mid_upload"})
+        trainer = worker_process(
+            train_home, prefect_server, "--stages", "update", "--pool", "train", "--name", "train-worker", env=beat
+        )
         driver = subprocess.Popen(
             cmd, cwd=driver_home, env=driver_env, stdout=said, stderr=subprocess.STDOUT, start_new_session=True
         )
         procs += [gen, trainer, driver]
         assert gen.wait(timeout=600) == -9, "the rollout worker SIGKILLed itself in the middle of rollout 1's upload"
-        restarted = _worker(gen_home, prefect_server, *gen_args, env=beat)  # started again, without the fault
+        restarted = worker_process(gen_home, prefect_server, *gen_args, env=beat)  # started again, without the fault
         procs.append(restarted)
         assert orphans(s3_uri), "it died with part of rollout 1 uploaded"
         second = run_cli("train", "--run", s3_uri, "--iterations", "3", env=driver_env)
@@ -401,19 +330,19 @@ def test_two_workers_train_an_async_run_that_equals_an_unplaced_one(
     data["rollout"] |= {"prompts_per_iteration": 8, "max_staleness": 1}
     data["eval"] |= {"every": 3, "prompts": 8}
     data["verify"]["rewards"] = [{"name": "parity", "sql": "rewards/parity.sql", "weight": 1.0}]
-    ref_home = _machine(tmp_path, "reference")
+    ref_home = machine(tmp_path, "reference")
     monkeypatch.chdir(ref_home)
     ref = create_or_open(ref_home / "run", Config.model_validate(data), 3)
     _train_here(ref.paths.root)
 
     data["placement"] = {"rollout": "gen", "verify": "gen", "evaluate": "gen", "update": "train"}
-    driver_home, gen_home, train_home = (_machine(tmp_path, n) for n in ("driver", "gen", "train"))
+    driver_home, gen_home, train_home = (machine(tmp_path, n) for n in ("driver", "gen", "train"))
     (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
     run = tmp_path / "store" / "run"
     env = {**os.environ, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
     workers = [
-        _worker(gen_home, prefect_server, "--stages", "rollout,verify,evaluate", "--pool", "gen", "--name", "gen-worker"),
-        _worker(train_home, prefect_server, "--stages", "update", "--pool", "train", "--name", "train-worker"),
+        worker_process(gen_home, prefect_server, "--stages", "rollout,verify,evaluate", "--pool", "gen", "--name", "gen-worker"),
+        worker_process(train_home, prefect_server, "--stages", "update", "--pool", "train", "--name", "train-worker"),
     ]
     try:
         cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", str(run), "--iterations", "3"]
@@ -445,10 +374,10 @@ def test_a_worker_refuses_a_run_outside_its_allow_list_and_the_driver_says_why(
     tmp_path: Path, prefect_server: str, small_config: Config, tiny_model: Path
 ) -> None:
     data = small_config.model_dump() | {"placement": {"rollout": "fenced"}}
-    driver_home, worker_home = _machine(tmp_path, "driver"), _machine(tmp_path, "worker")
+    driver_home, worker_home = machine(tmp_path, "driver"), machine(tmp_path, "worker")
     (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
     allowed = tmp_path / "allowed"
-    worker = _worker(
+    worker = worker_process(
         worker_home, prefect_server, "--stages", "rollout", "--pool", "fenced", "--name", "fenced", "--allow", str(allowed)
     )
     cmd, env = _driver(driver_home, prefect_server, str(tmp_path / "run"), 1)
@@ -483,10 +412,10 @@ def test_a_worker_running_other_code_refuses_the_stage_and_the_driver_says_why(
     from rlvr.files import code_fingerprint
 
     data = small_config.model_dump() | {"placement": {"rollout": "elsewhere"}}
-    driver_home, other_home = _machine(tmp_path, "driver"), _machine(tmp_path, "other")
+    driver_home, other_home = machine(tmp_path, "driver"), machine(tmp_path, "other")
     (driver_home / "placed.toml").write_text(Config.model_validate(data).to_toml())
     code = {"PYTHONPATH": str(_other_rlvr(tmp_path / "other-rlvr"))}
-    worker = _worker(other_home, prefect_server, "--stages", "rollout", "--pool", "elsewhere", "--name", "old", env=code)
+    worker = worker_process(other_home, prefect_server, "--stages", "rollout", "--pool", "elsewhere", "--name", "old", env=code)
     env = {**os.environ, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect"), "COLUMNS": "200"}
     try:
         cmd = [
@@ -526,18 +455,20 @@ def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
     the server is back; past it, it stops saying so and `rlvr resume` finishes. The worker is not taken
     for dead, and the run equals an unplaced one."""
     ref, driver_home, gen_home, server_home = _reference_and_placed(tmp_path, small_config, monkeypatch, "gen", "gen", "server")
-    port = _free_port()
+    port = free_port()
     api = f"http://127.0.0.1:{port}/api"
     beat = {"RLVR_HEARTBEAT_SECONDS": "10", "RLVR_API_OUTAGE_SECONDS": str(bound_s)}
     if bound_s < down_s:  # Prefect's client retries a refused connection itself for up to a minute first
         beat["PREFECT_CLIENT_MAX_RETRIES"] = "0"
     cmd, driver_env = _driver(driver_home, api, s3_uri, 2, beat)
     said = (driver_home / "driver.log").open("w+")
-    server = _start_server(server_home, port)
+    server = start_prefect_server(server_home, port)
     procs = [server]
     try:
         stall = {FAULT_ENV: "rollout:1:before_record:stall=25"}  # the outage lands while rollout 1 runs
-        gen = _worker(gen_home, api, "--stages", "rollout,verify,update", "--pool", "gen", "--name", "gen", env=beat | stall)
+        gen = worker_process(
+            gen_home, api, "--stages", "rollout,verify,update", "--pool", "gen", "--name", "gen", env=beat | stall
+        )
         driver = subprocess.Popen(
             cmd, cwd=driver_home, env=driver_env, stdout=said, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -548,7 +479,7 @@ def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
         server.send_signal(signal.SIGINT)
         server.wait(timeout=60)
         time.sleep(down_s)
-        procs.append(_start_server(server_home, port))
+        procs.append(start_prefect_server(server_home, port))
         code = driver.wait(timeout=600)
         resumed = run_cli("resume", s3_uri, env=driver_env) if code != 0 else None
     finally:
@@ -584,7 +515,9 @@ def test_a_full_disk_on_a_worker_names_it_and_a_resume_after_freeing_space_compl
     cmd, env = _driver(driver_home, prefect_server, s3_uri, 2)
     cache = worker_home / "cache"
     with tmpfs(cache, "1500k"):
-        worker = _worker(worker_home, prefect_server, "--stages", "rollout,verify,update", "--pool", "small", "--name", "small")
+        worker = worker_process(
+            worker_home, prefect_server, "--stages", "rollout,verify,update", "--pool", "small", "--name", "small"
+        )
         try:
             driver = subprocess.run(cmd, cwd=driver_home, env=env, capture_output=True, text=True, timeout=600)
             said = driver.stdout + driver.stderr
@@ -625,7 +558,9 @@ def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_chang
     said = (driver_home / "driver.log").open("w+")
     procs = [p1, p2]
     try:
-        a = _worker(a_home, f"{api_link}/api", "--stages", "rollout,verify,update", "--pool", "gen", "--name", "a", env=a_env)
+        a = worker_process(
+            a_home, f"{api_link}/api", "--stages", "rollout,verify,update", "--pool", "gen", "--name", "a", env=a_env
+        )
         driver = subprocess.Popen(cmd, cwd=driver_home, env=env, stdout=said, stderr=subprocess.STDOUT, start_new_session=True)
         procs += [a, driver]
         deadline = time.monotonic() + 450
@@ -636,7 +571,7 @@ def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_chang
         s3_steer.set(cut=True)
         api_steer.set(cut=True)
         procs.append(
-            _worker(b_home, prefect_server, "--stages", "rollout,verify,update", "--pool", "gen", "--name", "b", env=beat)
+            worker_process(b_home, prefect_server, "--stages", "rollout,verify,update", "--pool", "gen", "--name", "b", env=beat)
         )
         while "rollout 1: committed by b" not in (driver_home / "driver.log").read_text():
             assert time.monotonic() < deadline, (driver_home / "driver.log").read_text()[-3000:]
@@ -676,7 +611,7 @@ def test_four_runs_on_one_server_and_one_bucket_each_equal_running_alone(
         data = small_config.model_dump()
         data["run"]["seed"] = k
         data["rollout"]["prompts_per_iteration"] = 8
-        home = _machine(tmp_path, f"reference{k}")
+        home = machine(tmp_path, f"reference{k}")
         monkeypatch.chdir(home)
         ref = create_or_open(home / "run", Config.model_validate(data), 2)
         _train_here(ref.paths.root)
@@ -687,13 +622,13 @@ def test_four_runs_on_one_server_and_one_bucket_each_equal_running_alone(
     procs = []
     try:
         for k in range(4):
-            home = _machine(tmp_path, f"worker{k}")
+            home = machine(tmp_path, f"worker{k}")
             procs.append(
-                _worker(home, prefect_server, "--stages", "rollout,verify,update", "--pool", "shared", "--name", f"w{k}")
+                worker_process(home, prefect_server, "--stages", "rollout,verify,update", "--pool", "shared", "--name", f"w{k}")
             )
         drivers = []
         for k, (uri, config) in enumerate(zip(runs, configs, strict=True)):
-            home = _machine(tmp_path, f"driver{k}")
+            home = machine(tmp_path, f"driver{k}")
             (home / "placed.toml").write_text(config.to_toml())
             cmd, env = _driver(home, prefect_server, uri, 2, beat)
             log = (home / "driver.log").open("w")

@@ -105,20 +105,23 @@ def _note(msg: str) -> None:
     err.print(f"note: {msg}", highlight=False)
 
 
+def _nothing_to_do(run_dir: str) -> None:
+    from rlvr.store.run import open_run
+
+    out.print(
+        f"run {run_dir}: all {len(open_run(run_dir).config.stage_plan())} stages are committed, nothing to do "
+        f"(more iterations: `rlvr train --run {run_dir} --iterations N`)",
+        soft_wrap=True,
+    )
+    _print_status(run_dir)
+
+
 def _run_flow(run_dir: str, todo: list[tuple[str, int | None]]) -> None:
     """The train flow on `run_dir` to its target (`todo`: check_start's stages to compute), then the
     run's status. Stopped by a signal: the signal's exit code; a full disk outside a stage: one line;
     anything else not a user error: `bug`."""
     if not todo:
-        from rlvr.store.run import open_run
-
-        out.print(
-            f"run {run_dir}: all {len(open_run(run_dir).config.stage_plan())} stages are committed, nothing to do "
-            f"(more iterations: `rlvr train --run {run_dir} --iterations N`)",
-            soft_wrap=True,
-        )
-        _print_status(run_dir)
-        return
+        return _nothing_to_do(run_dir)
     from rlvr.flows.lifecycle import Stopped, ensure_server, exit_now, stop_on_signals
 
     from rlvr.store.commit import disk_full

@@ -92,23 +92,7 @@ def worker(
     store. Start as many workers per pool as you like; each takes one stage at a time. A worker that
     dies mid-stage is noticed by the driver (no heartbeat), and the next worker of the pool runs the
     stage again from its committed inputs."""
-    from rlvr.config.sections import check_pool_name
-
-    try:
-        wanted = parse_stages(stages)
-    except ValueError as exc:
-        fail(exc)
-    try:
-        check_pool_name(pool)
-    except ValueError as exc:
-        fail(ValueError(f"--pool: {exc}"))
-    roots = allowed_roots(allow or [])
-    if device is not None:
-        if device not in ("auto", "cpu", "cuda"):
-            fail(ValueError(f"--device {device!r}: use auto, cpu or cuda"))
-        os.environ["RLVR_DEVICE"] = device
-    if cache is not None:
-        os.environ["RLVR_CACHE"] = str(cache.resolve())
+    wanted, roots = _options(stages, pool, device, cache, allow or [])
     from rlvr.flows.start import prefect_env
 
     prefect_env()
@@ -121,6 +105,31 @@ def worker(
         command="rlvr worker",
     )
     _serve(wanted, pool, name, api, roots)
+
+
+def _options(
+    stages: str, pool: str, device: str | None, cache: Path | None, allow: list[str]
+) -> tuple[list[str], tuple[str, ...]]:
+    """The worker's options checked (a bad one exits with its flag named): its stages and allowed roots;
+    --device and --cache go into this process's environment (RLVR_DEVICE, RLVR_CACHE)."""
+    from rlvr.config.sections import check_pool_name
+
+    try:
+        wanted = parse_stages(stages)
+    except ValueError as exc:
+        fail(exc)
+    try:
+        check_pool_name(pool)
+    except ValueError as exc:
+        fail(ValueError(f"--pool: {exc}"))
+    roots = allowed_roots(allow)
+    if device is not None:
+        if device not in ("auto", "cpu", "cuda"):
+            fail(ValueError(f"--device {device!r}: use auto, cpu or cuda"))
+        os.environ["RLVR_DEVICE"] = device
+    if cache is not None:
+        os.environ["RLVR_CACHE"] = str(cache.resolve())
+    return wanted, roots
 
 
 def _serve(stages: list[str], pool: str, name: str | None, api: str, allow: tuple[str, ...] = ()) -> None:

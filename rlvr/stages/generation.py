@@ -291,6 +291,18 @@ def _max_model_len(policy_dir: Path) -> int:
     return int(min(conf.get("max_position_embeddings", 2048), 4096))
 
 
+def _check_context(requests: list[Request], sampling: Sampling, context: int) -> None:
+    """ContextLengthError, naming the prompt, when the longest prompt and max_new_tokens exceed the context."""
+    longest = max(requests, key=lambda r: len(r.prompt_token_ids), default=None)
+    if longest is not None and len(longest.prompt_token_ids) + sampling.max_new_tokens > context:
+        fix = "lower rollout.max_new_tokens, or use" if len(longest.prompt_token_ids) < context else "use"
+        raise ContextLengthError(
+            f"prompt {longest.prompt_id!r} has {len(longest.prompt_token_ids)} tokens; with rollout.max_new_tokens = "
+            f"{sampling.max_new_tokens} that exceeds the model's context of {context} tokens: {fix} a model with a "
+            "longer context (model.path)"
+        )
+
+
 def _generate(
     engine: engines.Engine,
     tok,
@@ -318,15 +330,7 @@ def _generate(
         Request(pid, s, text[pid], derive_seed(cfg.run.seed, i, seed_tag + pid, s)) for pid in prompt_ids for s in range(G)
     ]
     sampling = sampling or Sampling(cfg.rollout.max_new_tokens, cfg.rollout.temperature, cfg.rollout.top_p)
-    context = _max_model_len(policy_dir)
-    longest = max(requests, key=lambda r: len(r.prompt_token_ids), default=None)
-    if longest is not None and len(longest.prompt_token_ids) + sampling.max_new_tokens > context:
-        fix = "lower rollout.max_new_tokens, or use" if len(longest.prompt_token_ids) < context else "use"
-        raise ContextLengthError(
-            f"prompt {longest.prompt_id!r} has {len(longest.prompt_token_ids)} tokens; with rollout.max_new_tokens = "
-            f"{sampling.max_new_tokens} that exceeds the model's context of {context} tokens: {fix} a model with a "
-            "longer context (model.path)"
-        )
+    _check_context(requests, sampling, _max_model_len(policy_dir))
     n_rows, tokens, shards, t0 = 0, 0, [], time.perf_counter()
     progress(label, i, done=counted, total=counted + len(requests), unit="responses")
     for k, batch in enumerate(engine.generate(requests, sampling)):  # one shard per batch: memory stays bounded

@@ -1,0 +1,199 @@
+"""Rollout on two workers against one: rollout.shards = 2, each part in a worker pinned to one core.
+
+    .venv/bin/python bench/scale.py                     # SmolLM2 recipe, 16 prompts x 8, 3 repeats: ~10 min on 2 cores
+    .venv/bin/python bench/scale.py --prompts 4 --repeats 1 --max-new-tokens 8 --out /tmp/s.json   # seconds (a test)
+
+Two worker processes start first, each pinned to one core with `taskset` (core 0 and core 1), each
+with torch and rlvr imported, waiting for lines "RUN ITERATION PART" on stdin; each runs that stage
+(rlvr.stages.rollout) and answers with its seconds. Per repeat, alternating:
+  - one worker: rollout(i) of a run with rollout.shards = 1, on the worker of core 0;
+  - two workers: rollout(i) of the same run with rollout.shards = 2, part 1 on core 0 and part 2 on
+    core 1 at once, then the stage's commit from its parts in this process.
+Both runs sample policy v0 in every iteration (rollout.max_staleness past the iterations), so no
+update runs between repeats. The engine stays warm in each worker across repeats, as in an
+`rlvr worker`; each run's first repeat loads the model (reported apart, left out of the ratio).
+No Prefect here: the placed protocol's own overhead (submitting, polling, heartbeats) is not in the
+figure; tests/e2e/test_shards.py runs the same parts through it.
+
+rollout_2workers_ratio = the one worker's seconds / the two workers' seconds, median over repeats
+(issue 40's goal: >= 1.8). Where the time goes is read from each part's commit record: engine
+start or weight load, generation, and the rest (prompts, writing, commit). Writes
+bench/results/scale.json (bench/README.md's conventions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+RESULTS = Path(__file__).parent / "results" / "scale.json"
+TAG = "@@scale "
+
+
+def worker() -> None:
+    """Answer 'RUN ITERATION PART' lines: run that rollout stage (PART -1: the whole stage)."""
+    from rlvr import stages
+    from rlvr.store.records import read_record
+    from rlvr.store.run import open_run
+
+    print(TAG + json.dumps({"ready": True, "cpus": sorted(os.sched_getaffinity(0))}), flush=True)
+    for line in sys.stdin:
+        run, i, part = line.split()
+        t0 = time.perf_counter()
+        res = stages.rollout(run, int(i), part=None if part == "-1" else int(part))
+        secs = time.perf_counter() - t0
+        rec = read_record(open_run(run).paths.record(res.stage if part == "-1" else _part(run, int(part)), int(i)))
+        print(TAG + json.dumps({"seconds": secs, "rows": res.rows, "extra": rec.extra}), flush=True)
+
+
+def _part(run: str, part: int) -> str:
+    from rlvr.schema import part_stage
+    from rlvr.store.run import open_run
+
+    return part_stage("rollout", part, open_run(run).config.rollout.shards)
+
+
+class Worker:
+    def __init__(self, core: int, env: dict):
+        cmd = ["taskset", "-c", str(core), sys.executable, __file__, "--worker"]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.ready = self.read()
+
+    def send(self, run: Path, i: int, part: int) -> None:
+        self.proc.stdin.write(f"{run} {i} {part}\n")
+        self.proc.stdin.flush()
+
+    def read(self) -> dict:
+        for line in self.proc.stdout:
+            if line.startswith(TAG):
+                return json.loads(line[len(TAG) :])
+            sys.stderr.write(line)
+        raise RuntimeError(f"a worker exited with code {self.proc.wait()}")
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def make_run(folder: Path, args: argparse.Namespace, shards: int) -> Path:
+    """The recipe with this bench's batch, shards, and every rollout on v0; prepared."""
+    from rlvr import stages
+    from rlvr.checks.start import create_or_open
+    from rlvr.config import Config
+    from rlvr.config.load import load_config
+
+    data = load_config(args.recipe).model_dump()
+    data["rollout"] |= {
+        "prompts_per_iteration": args.prompts,
+        "max_new_tokens": args.max_new_tokens,
+        "shards": shards,
+        "dynamic_sampling_rounds": 0,  # parts cannot do a round together
+        "max_staleness": args.repeats + 1,  # rollout(i) samples v0 for every i here: no update between repeats
+        "engine": args.engine,
+        "device": "cpu",
+    }
+    data["eval"]["every"] = 0
+    run = create_or_open(folder, Config.model_validate(data), args.repeats + 1)
+    stages.prepare(str(run.paths.root))
+    return run.paths.root
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--recipe", type=Path, default=Path(__file__).resolve().parents[1] / "recipes" / "smollm2-arithmetic.toml")
+    ap.add_argument("--prompts", type=int, default=16)
+    ap.add_argument("--max-new-tokens", type=int, default=48)
+    ap.add_argument("--engine", default="transformers", choices=["transformers", "vllm"])
+    ap.add_argument("--repeats", type=int, default=3, help="timed repeats of each side, after one that loads the model")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    return ap.parse_args(argv)
+
+
+def _split(rec_extra: list[dict], seconds: float) -> dict:
+    """Where one side's seconds went: the slowest part's engine start or weight load and generation; the rest."""
+    load = max(x.get("weight_load_seconds", 0) if x.get("warm") else x.get("engine_start_seconds", 0) for x in rec_extra)
+    gen = max(x.get("generation_seconds", 0) for x in rec_extra)
+    return {"load_s": round(load, 2), "generate_s": round(gen, 2), "other_s": round(seconds - load - gen, 2)}
+
+
+def main() -> int:
+    args = parse_args()
+    if args.worker:
+        worker()
+        return 0
+    if (os.cpu_count() or 1) < 2:
+        raise SystemExit("bench/scale.py pins two workers to cores 0 and 1: this machine has one core")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="rlvr-bench-scale-") as tmp:
+        one, two = make_run(Path(tmp) / "one", args, 1), make_run(Path(tmp) / "two", args, 2)
+        workers = [Worker(0, env), Worker(1, env)]
+        try:
+            for r in range(1 + args.repeats):
+                t0 = time.perf_counter()
+                workers[0].send(one, r, -1)
+                a = workers[0].read()
+                t_one = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                for k, w in enumerate(workers):
+                    w.send(two, r, k)
+                parts = [w.read() for w in workers]
+                from rlvr import stages
+
+                merged = stages.rollout(str(two), r)  # the stage's commit from its parts
+                t_two = time.perf_counter() - t0
+                rows.append(
+                    {
+                        "repeat": r,
+                        "one_worker_s": round(t_one, 2),
+                        "two_workers_s": round(t_two, 2),
+                        "ratio": round(t_one / t_two, 3),
+                        "rows": [a["rows"], merged.rows],
+                        "one_worker": _split([a["extra"]], t_one),
+                        "two_workers": _split([p["extra"] for p in parts], t_two),
+                        "tokens": [a["extra"].get("tokens"), sum(p["extra"].get("tokens", 0) for p in parts)],
+                    }
+                )
+                print(f"# repeat {r}{' (loads the model)' if r == 0 else ''}: {rows[-1]}", file=sys.stderr, flush=True)
+        finally:
+            for w in workers:
+                w.close()
+    timed = rows[1:] or rows
+    figures = {
+        "rollout_2workers_ratio": round(statistics.median(x["ratio"] for x in timed), 3),
+        "rollout_1worker_s": round(statistics.median(x["one_worker_s"] for x in timed), 2),
+        "rollout_2workers_s": round(statistics.median(x["two_workers_s"] for x in timed), 2),
+        "goal_rollout_2workers_ratio": 1.8,
+    }
+    for k, v in figures.items():
+        print(f"{k}: {v}")
+    result = {
+        "figures": figures,
+        "repeats": rows,
+        "machine": {
+            "cores": os.cpu_count(),
+            "cpu": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+            "load_average_end": os.getloadavg(),
+        },
+        "settings": {"command": "python bench/scale.py " + " ".join(sys.argv[1:])} | {k: str(v) for k, v in vars(args).items()},
+        "not_measured": "update_2nodes_ratio (a multi-node update is not built yet); the placed protocol's overhead",
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""bench/scale.py at its smallest, on the tiny recipe: two pinned workers, the two sides, the JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the bench pins its two workers to cores 0 and 1")
+def test_bench_scale_smallest(tmp_path: Path, tiny_model: Path) -> None:
+    out = tmp_path / "scale.json"
+    cmd = [sys.executable, str(ROOT / "bench" / "scale.py"), "--recipe", str(ROOT / "recipes" / "tiny-demo.toml")]
+    cmd += ["--prompts", "2", "--max-new-tokens", "4", "--repeats", "1", "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    got = json.loads(out.read_text())
+    assert got["figures"]["rollout_2workers_ratio"] > 0 and len(got["repeats"]) == 2
+    for r in got["repeats"]:
+        assert r["rows"][0] == r["rows"][1] > 0  # both sides sampled the same number of responses
+        assert r["tokens"][0] == r["tokens"][1]  # and the same tokens (the transformers engine: seeds decide)
+    assert f"rollout_2workers_ratio: {got['figures']['rollout_2workers_ratio']}" in done.stdout

@@ -32,9 +32,10 @@ import pyarrow.parquet as pq
 from rlvr.config import Config, ConfigError
 from rlvr.rollout import engines
 from rlvr.rollout.sampler import Sampling
-from rlvr.schema import EVAL_SCORE_COLUMNS, EVALS, EVALUATE, shard_name
+from rlvr.schema import EVAL_SCORE_COLUMNS, EVALS, EVALUATE, part_folder, part_stage, shard_name
 from rlvr.stages.base import StageResult, _require_weights, _stage
 from rlvr.stages.generation import _generate, _generation_inputs, _policy_engine, _prompt_ids, iteration_prompts
+from rlvr.stages.parts import merge_parts, merged_extra, part_prompts
 from rlvr.store.commit import Outcome, StageTx, write_table
 from rlvr.store.records import CommitRecord
 from rlvr.store.run import Run, open_run
@@ -77,12 +78,18 @@ def eval_prompts(text: dict[str, list[int]], *, limit: int, seed: int) -> list[s
     return iteration_prompts(ids, limit, seed=seed, iteration=0, round=0) if limit else ids
 
 
-def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
+def evaluate(run_dir: str | Path, iteration: int, part: int | None = None) -> StageResult:
     """Policy v_i on the held-out split -> evals/iteration=i/: eval.samples responses per problem at
-    eval.temperature (greedy by default), scored by the same verifiers and weights as training."""
+    eval.temperature (greedy by default), scored by the same verifiers and weights as training. With
+    rollout.shards = K > 1, as rollout(i): `part` p evaluates its share of the problems, and without a
+    part the stage is committed from its parts, its figures computed over all of their rows."""
     run = open_run(run_dir)
-    cfg, paths, i = run.config, run.paths, iteration
-    problems, inputs = _generation_inputs(run, EVALUATE, i)
+    cfg, paths, i, parts = run.config, run.paths, iteration, run.config.rollout.shards
+    if part is None and parts > 1:
+        return merge_parts(run, EVALUATE, i, extra=lambda recs: _merged_figures(run, recs))
+    stage = EVALUATE if part is None else part_stage(EVALUATE, part, parts)
+    out = paths.table_dir("evals", i) if part is None else paths.table_dir("evals", i) / part_folder(part, parts)
+    problems, inputs = _generation_inputs(run, stage, i)
 
     def body(tx: StageTx) -> Outcome:
         _require_weights(run, i, f"evaluate({i})")
@@ -93,8 +100,10 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
                 "start a run with task.n_test > 0, or set eval.every = 0"
             )
         ids = eval_prompts(text, limit=cfg.eval.prompts, seed=cfg.run.seed)
+        if part is not None:
+            ids = part_prompts(ids, part, parts)
         rows, stats = evaluate_policy(run_spec(run, problems, i), ids, text)
-        n = write_table(rows.select(EVALS.names), EVALS, tx.output(paths.table_dir("evals", i)) / shard_name(0))
+        n = write_table(rows.select(EVALS.names), EVALS, tx.output(out) / shard_name(0))
         log.info(
             "evaluate %d: policy v%d on %d held-out problems x %d: accuracy %.3f, pass@%d %.3f",
             i,
@@ -107,7 +116,18 @@ def evaluate(run_dir: str | Path, iteration: int) -> StageResult:
         )
         return Outcome(n, stats)
 
-    return _stage(run, EVALUATE, i, inputs, body)
+    return _stage(run, stage, i, inputs, body)
+
+
+def _merged_figures(run: Run, recs: list[CommitRecord]) -> dict:
+    """evaluate(i)'s figures over all of its parts' rows (eval_stats), the engine, the slowest part's
+    generation seconds, and the parts (rlvr.stages.parts.merged_extra)."""
+    cfg, root = run.config, run.paths.root
+    rows = pa.concat_tables([pq.read_table(f) for r in recs for f in r.parquet_files(root)])
+    stats = eval_stats(
+        rows, problems=sum(r.extra["problems"] for r in recs), samples=cfg.eval.samples, temperature=cfg.eval.temperature
+    )
+    return merged_extra(recs) | stats
 
 
 def evaluate_policy(spec: EvalSpec, ids: list[str], text: dict[str, list[int]]) -> tuple[pa.Table, dict]:

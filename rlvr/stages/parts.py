@@ -15,6 +15,7 @@ Tests: tests/unit/stages/test_parts.py, tests/e2e/test_shards.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rlvr.schema import part_stage
@@ -34,8 +35,9 @@ def part_prompts(chosen: list[str], part: int, parts: int) -> list[str]:
     return sorted(chosen)[part::parts]
 
 
-def merge_parts(run: Run, stage: str, i: int) -> StageResult:
-    """Commit stage(i) from its committed parts; StageOrderError naming the parts still missing."""
+def merge_parts(run: Run, stage: str, i: int, extra: Callable[[list[CommitRecord]], dict[str, Any]] | None = None) -> StageResult:
+    """Commit stage(i) from its committed parts; StageOrderError naming the parts still missing. The
+    record's extra is extra(parts' records), by default merged_extra."""
     parts = run.config.rollout.shards
 
     def body(tx: StageTx) -> Outcome:
@@ -52,7 +54,7 @@ def merge_parts(run: Run, stage: str, i: int) -> StageResult:
             )
         for rec in recs:
             tx.adopt(rec.outputs)
-        return Outcome(sum(r.rows for r in recs), merged_extra(recs))
+        return Outcome(sum(r.rows for r in recs), (extra or merged_extra)(recs))
 
     return _stage(run, stage, i, stage_inputs(run, stage, i), body)
 
@@ -62,9 +64,10 @@ def merged_extra(recs: list[CommitRecord]) -> dict[str, Any]:
     the first, sums and the slowest part's seconds, and one entry a part: its stage, rows, seconds and
     the worker that made it."""
     out = {k: v for k, v in recs[0].extra.items() if k not in SUMMED + SLOWEST + ("rounds", "tokens_per_s")}
-    out |= {k: sum(r.extra.get(k, 0) for r in recs) for k in SUMMED}
-    out |= {k: max(r.extra.get(k, 0.0) for r in recs) for k in SLOWEST}
-    out["tokens_per_s"] = round(out["tokens"] / max(out["generation_seconds"], 1e-9), 1)
+    out |= {k: sum(r.extra[k] for r in recs) for k in SUMMED if k in recs[0].extra}
+    out |= {k: max(r.extra[k] for r in recs) for k in SLOWEST if k in recs[0].extra}
+    if "tokens" in out:
+        out["tokens_per_s"] = round(out["tokens"] / max(out.get("generation_seconds", 0.0), 1e-9), 1)
     out["parts"] = [
         {"stage": r.stage, "rows": r.rows, "seconds": r.seconds, "tokens": r.extra.get("tokens", 0), "worker": r.worker}
         for r in recs

@@ -36,6 +36,7 @@ UPDATE_COLS = ", ".join(c for c in UPDATES.names if c not in ("seconds", "peak_m
 def _config(small_config: Config, shards: int, parity: Path, **placement: str) -> Config:
     data = small_config.model_dump()
     data["rollout"] |= {"prompts_per_iteration": 8, "shards": shards}
+    data["eval"] |= {"every": 1, "prompts": 5}  # evaluate(0..2) in parts too
     data["verify"]["rewards"] = [{"name": "parity", "sql": str(parity), "weight": 1.0}]  # every group has signal
     data["placement"] = placement
     return Config.model_validate(data)
@@ -48,6 +49,8 @@ def _same_run(mine: str, theirs: str, iterations: int) -> None:
     assert run_sql(mine, scores).to_pylist() == run_sql(theirs, scores).to_pylist()
     q = f"SELECT {UPDATE_COLS} FROM updates ORDER BY global_step"
     assert run_sql(mine, q).to_pylist() == run_sql(theirs, q).to_pylist()
+    evals = "SELECT * FROM evals ORDER BY ALL"
+    assert run_sql(mine, evals).to_pylist() == run_sql(theirs, evals).to_pylist()
     a, b = open_run(mine).paths.policy_dir(iterations), open_run(theirs).paths.policy_dir(iterations)
     assert file_sha256(a / "model.safetensors") == file_sha256(b / "model.safetensors")
 
@@ -65,6 +68,12 @@ def _same_responses(mine: str, theirs: str) -> None:
         assert x["response_logprobs"] == pytest.approx(y["response_logprobs"], abs=1e-5)
     scores = "SELECT * FROM scores ORDER BY ALL"
     assert run_sql(mine, scores).to_pylist() == run_sql(theirs, scores).to_pylist()
+    evals = "SELECT * FROM evals ORDER BY ALL"
+    assert run_sql(mine, evals).to_pylist() == run_sql(theirs, evals).to_pylist()
+    figures = ("problems", "accuracy", "pass_at_1", "reward_mean")
+    for i in range(3):
+        a, b = (read_record(open_run(r).paths.record("evaluate", i)).extra for r in (mine, theirs))
+        assert {k: a[k] for k in figures} == {k: b[k] for k in figures}
 
 
 def test_a_run_in_three_parts_equals_one_in_one_part(
@@ -91,7 +100,10 @@ def test_a_run_in_three_parts_equals_one_in_one_part(
         assert [o.path for o in own.outputs] == [
             o.path for o in rec.outputs if o.path.startswith(f"rollouts/iteration=000001/part-{k + 1}-of-3/")
         ]
-    assert {r["stage"] for r in results} == {"prepare", "rollout", "verify", "update"}
+    assert {r["stage"] for r in results} == {"prepare", "rollout", "verify", "update", "evaluate"}
+    assert [p["stage"] for p in read_record(paths.record("evaluate", 2)).extra["parts"]] == [
+        f"evaluate.part-{k}-of-3" for k in (1, 2, 3)
+    ]
     notes = {(r["stage"], r["iteration"]): r["note"] for r in status_rows(str(paths.root))}
     assert "3 parts" in notes[("rollout", 1)]
     assert all(r["skipped"] for r in train(str(paths.root))), "a second run of the flow skips every stage, parts too"

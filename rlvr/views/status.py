@@ -46,12 +46,18 @@ def _row(iteration: int | None, stage: str, rec) -> dict:
         "stage": stage,
         "committed": rec is not None,
         "rows": rec.rows if rec else None,
-        "seconds": rec.seconds if rec else None,
+        "seconds": _seconds(rec) if rec else None,
         "created_at": rec.created_at if rec else None,
         "note": _note(stage, rec) + _made_by(rec.worker) + _parts(rec.extra.get("parts")) if rec else "",
         "weights": "",
         "worker": rec.worker if rec else None,  # the `rlvr worker` that made a placed stage ([placement])
     }
+
+
+def _seconds(rec) -> float:
+    """A stage's seconds; for a stage in parts, its slowest part's (they run side by side) and the commit."""
+    parts = rec.extra.get("parts")
+    return round(max(p["seconds"] for p in parts) + rec.seconds, 3) if parts else rec.seconds
 
 
 def _made_by(worker: dict | None) -> str:

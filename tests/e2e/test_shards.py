@@ -104,8 +104,9 @@ def test_a_run_in_three_parts_equals_one_in_one_part(
     assert [p["stage"] for p in read_record(paths.record("evaluate", 2)).extra["parts"]] == [
         f"evaluate.part-{k}-of-3" for k in (1, 2, 3)
     ]
-    notes = {(r["stage"], r["iteration"]): r["note"] for r in status_rows(str(paths.root))}
-    assert "3 parts" in notes[("rollout", 1)]
+    shown = {(r["stage"], r["iteration"]): r for r in status_rows(str(paths.root))}
+    assert "3 parts" in shown[("rollout", 1)]["note"]
+    assert shown[("rollout", 1)]["seconds"] >= max(p["seconds"] for p in rec.extra["parts"])  # the slowest part's, and the commit
     assert all(r["skipped"] for r in train(str(paths.root))), "a second run of the flow skips every stage, parts too"
 
 

@@ -3,7 +3,7 @@
 The SQL tier (sql/verify.sql) decides plain numbers and plain strings; rows whose gold answer is
 symbolic (LaTeX, sqrt, powers, intervals, sets, expressions) come here as (gold, pred) pairs.
 
-What reaches this tier is already in the gold's shape (issue 19), because math-verify evaluates what
+What reaches this tier is already in the gold's shape, because math-verify evaluates what
 it reads and would pay an answer that only restates the question ('3 * 4' for 12, '\\binom{10}{3}'
 for 120): a gold that is a value (a number, a fraction, a repeating decimal) takes a number only and
 never comes here; for a closed-form or expression gold ('2\\sqrt{3}', 'x^2+1') SQL refuses, before
@@ -96,7 +96,7 @@ def inequality_interval(pred: str) -> str | None:
     '0 \\le x < 1' -> '[0, 1)', '1 > x > 0' -> '(0, 1)', 'x \\ge 2' -> '[2, \\infty)', '3 > x' ->
     '(-\\infty, 3)'. Spaces are dropped first, as the SQL tier passes the answer ('0\\lex\\le1': the
     longest relation is read first). math-verify does not equate an inequality with an interval, so for
-    an interval gold this form of a right answer was refused (issue 19, round 4)."""
+    an interval gold this form of a right answer would be refused."""
     text = re.sub(r"\s+|\\[,;:! ]", "", pred).strip("$")  # spaces, and LaTeX's ('x < -2 \\;\\text{or}\\; x > 3')
     if m := _CHAIN.fullmatch(text):
         a, op1, _, op2, b = m.groups()
@@ -120,7 +120,7 @@ _OR = re.compile(r"\\text\s*\{\s*or\s*\}|\bor\b|\\lor\b|\\vee\b|∨|\\cup\b|∪"
 def inequalities_interval(pred: str) -> str | None:
     """inequality_interval for one inequality, or for several joined by 'or' (also in \\text{}, \\lor,
     \\cup) as the union of their intervals: 'x < -2 \\text{ or } x > 3' -> '(-\\infty, -2) \\cup (3,
-    \\infty)' (issue 19, round 9). None when any part is not an inequality."""
+    \\infty)'. None when any part is not an inequality."""
     parts = [inequality_interval(p) for p in _OR.split(pred)]
     return None if None in parts else " \\cup ".join(parts)  # type: ignore[arg-type]
 
@@ -128,8 +128,8 @@ def inequalities_interval(pred: str) -> str | None:
 @functools.cache
 def _keep_case() -> None:
     """math-verify reads LaTeX through latex2sympy, whose default lower-cases every symbol: M and m
-    are one symbol to it, so '0' was paid for '\\frac{(M-m)g}{M+m}' and '\\frac{m}{2}' for
-    '\\frac{Mm}{M+m}' (issue 19, round 4's red team). Its parser is called with symbols kept as they
+    are one symbol to it, so '0' would be paid for '\\frac{(M-m)g}{M+m}' and '\\frac{m}{2}' for
+    '\\frac{Mm}{M+m}'. Its parser is called with symbols kept as they
     are written; math-verify has no option for this, so its module's reference to latex2sympy is
     replaced, once per process, before anything is parsed (parse_latex_cached looks it up per call)."""
     import math_verify.parser

@@ -98,7 +98,7 @@ def check_many(
 
     Runs share the cores, and a program may keep them busy (its processes spinning) while it passes
     its own tests, so that the runs beside it hit their wall-clock limit: the group-mates of a
-    rollout fail and its advantage rises (issue 19, round 3). So every run killed at its wall-clock
+    rollout fail and its advantage rises. So every run killed at its wall-clock
     limit is run again once the batch is done, beside the other such runs only, and that verdict
     counts; a program that is slow on its own is slow again. CPU-second limits are per process and
     need no second run.

@@ -204,7 +204,7 @@ def _gate(kinds: tuple[str, ...]) -> tuple[bool, ...]:
     """The sites a fraction needs passed before it pays anything: the prompt's own examples, when the
     fraction leaves them out. They pay nothing, and a solution that fails one earns 0, so a constant
     (`return False` where the examples expect True, `return None`) is not paid for the tests its
-    constant happens to match (issue 19, round 3: `return False` earned 1.0 on HumanEval/40 and /54,
+    constant happens to match (`return False` would earn 1.0 on HumanEval/40 and /54,
     whose every assert beyond the examples expects False).
 
     >>> _gate(("other", "test", "example")), _gate(("other", "example"))

@@ -13,7 +13,7 @@ import re
 # character removed, the curly apostrophes VERDICT_APOSTROPHES read as "'" ("Can’t tell" -> "can'ttell"),
 # VERDICT_STRIP characters trimmed from the end and VERDICT_LEAD ones from the start
 # ("Cannot be determined." -> "cannotbedetermined"; "True!" -> "true", but "!true" is a negation and no
-# verdict: issue 19, round 3, where it was paid as true), then one VERDICT_FONTS command around the
+# verdict at all), then one VERDICT_FONTS command around the
 # whole of it dropped and trimmed again ("\\textsc{true}" -> "true"; "\\overline{true}" or
 # "\\neg\\textsc{true}" are no verdict). The whitespace-free keys are those of the verify SQL's norm_answer macro
 # (lower case, whitespace removed, one trailing '.' dropped), so a SQL macro can look norm_answer's
@@ -59,7 +59,7 @@ VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
 )
 VERDICTS: dict[str, str] = dict(VERDICT_PAIRS)
 
-# A verdict in a sentence (red team round 13), read from the same normalised key, so only as a whole
+# A verdict in a sentence, read from the same normalised key, so only as a whole
 # sentence of one of these forms, whose every word states the one verdict:
 #   'Yes, it follows.'  'No, it does not follow.'  (yes/no before a verdict of its own kind)
 #   'The statement is true.'  'The conclusion is unknown.'  'It is false.'  'The answer: true'

@@ -8,7 +8,7 @@
 -- norm_latex(s): \text{..}, \textbf{..}, \textrm{..}, \mathrm{..}, \mbox{..} replaced by their contents,
 -- a space each side, and \frac12 spelled \frac{1}{2}; a pass of its own, before whitespace is
 -- removed (run in the same pass, the contents' own spaces survived it: '5\text{ cm}' was '5 cm',
--- never equal to '5cm'; issue 19). A \boxed{..} inside the tag (up to five levels of braces) is
+-- never equal to '5cm'). A \boxed{..} inside the tag (up to five levels of braces) is
 -- its contents, and so is a box inside that box (two passes: '\boxed{\boxed{12}}' is 12); the math
 -- delimiters \( \) \[ \] are dropped: '<answer>\boxed{12}</answer>' and '\(12\)' are 12. An answer that is all markdown bold or code ('**12**', '`12`')
 -- is its contents,
@@ -58,8 +58,8 @@ CREATE OR REPLACE MACRO plain_decimal(s) AS regexp_full_match(s, '-?\d+(?:\.\d+)
 
 -- digit_gap(x): x splits digits by spacing (whitespace, LaTeX \, \; \: \! '\ ' or ~) other than
 -- thousands grouping, so it holds several numbers where norm_answer, which removes spacing, would
--- read one: '1 2' is not 12, '12 13' not 1213, '10 00' and '1 0 0 0' not 1000 (issue 19, round 3's red
--- team). A grouped number is one: a first group of one to three digits, not starting with 0, then
+-- read one: '1 2' is not 12, '12 13' not 1213, '10 00' and '1 0 0 0' not 1000.
+-- A grouped number is one: a first group of one to three digits, not starting with 0, then
 -- groups of exactly three ('1 000', '1\,000\,000', '12 345.5'; '0 012' is two). The costly check runs only on texts with a gap (CASE).
 CREATE OR REPLACE MACRO digit_gap(x) AS
     CASE WHEN regexp_matches(x, '\d(?:\s|\\[,;:! ]|~)+\d')

@@ -14,8 +14,8 @@ CREATE OR REPLACE MACRO looks_symbolic(n) AS
 CREATE OR REPLACE MACRO text_words(x) AS
     regexp_matches(x, '\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|operatorname)\s*\{(?:[^{}\\]|\\[,;:! ])*(?:[A-Za-z]|[\[\]()<>=+,;|\d%])');
 
--- unsimplified(n): n (normalised) is a closed form with a step still to take (issue 19, rounds 4 and 5:
--- math-verify pays each for its simplified form):
+-- unsimplified(n): n (normalised) is a closed form with a step still to take (math-verify
+-- would pay each for its simplified form):
 --   a fraction whose leading integers cancel ('\frac{2\sqrt{2}}{12}', '\cfrac{(2)\sqrt{2}}{12}',
 --   '\frac{4}{6}x', '2\sqrt{2}/12', 'x^{4/2}'; a sum above does not cancel, '\frac{2+\sqrt{5}}{4}', nor
 --   does the base of a power, '\frac{2^{1/2}}{2}'), one over a negative number or over 1, a fraction in a
@@ -69,7 +69,7 @@ CREATE OR REPLACE MACRO unsimplified(n0) AS
 -- ops_beyond(a, g): the answer a applies a kind of operation the gold g has none of: trigonometry,
 -- logarithms and exponentials (e^ counts for the gold), the gamma function, floor or ceiling,
 -- absolute value bars, max or min, set operations: 'x^2+\sin\frac{\pi}{2}', 'x^2+\log_{10}10', 'x^2+|-1|'
--- for x^2+1, '(0,1)\cup\emptyset' for (0,1) are not in the gold's form (issue 19, round 5). Both normalised.
+-- for x^2+1, '(0,1)\cup\emptyset' for (0,1) are not in the gold's form. Both normalised.
 CREATE OR REPLACE MACRO ops_beyond(a, g) AS
     (regexp_matches(a, '\\(?:a(?:rc)?)?(?:sin|cos|tan|sec|csc|cot)h?(?:[^a-z]|$)') AND NOT regexp_matches(g, '\\(?:a(?:rc)?)?(?:sin|cos|tan|sec|csc|cot)'))
     OR (regexp_matches(a, '\\(?:log|ln|lg|exp)(?:[^a-z]|$)') AND NOT regexp_matches(g, '\\(?:log|ln|lg|exp)|e\^'))
@@ -82,7 +82,7 @@ CREATE OR REPLACE MACRO ops_beyond(a, g) AS
 -- 'a_{n} =', 'S_{10} =', 'P(A) =', 'AB =', '\theta =', '\Delta x =', '\overline{AB} =', '(x, y) =', 'x \in',
 -- '\frac{dy}{dx} =', '[ABC] =', '|AB| =', '\cos\theta =', '\sin^2\theta =', '\text{Area} ='. A name is a
 -- letter, two to four capitals, a Greek letter or one of these forms; a word ('not =', 'wrong =') or
--- another command ('\sqrt{13} =', '\neg =') is not, so the '=' after it stays (issue 19, round 7).
+-- another command ('\sqrt{13} =', '\neg =') is not, so the '=' after it stays.
 -- (raw or normalised text: case and spaces either way). What is left is the answer.
 CREATE OR REPLACE MACRO strip_name(s) AS regexp_replace(s,
     '^\s*(?:(?:m\s*)?(?:[A-Za-df-z]|[A-Z]{2,4}|\\(?:[aA]lpha|[bB]eta|[gG]amma|[dD]elta|epsilon|zeta|eta|[tT]heta|kappa|[lL]ambda|mu|nu|[xX]i|[pP]hi|rho|[sS'
@@ -98,7 +98,7 @@ CREATE OR REPLACE MACRO strip_name(s) AS regexp_replace(s,
 -- \quad, \text, ...), a
 -- name in front left out ('f(x) =', 'A =', 'x \in'). An answer written with more than one atom more
 -- than its gold is not in the gold's form: 'x^2+1+x-x', '\frac{\sqrt{2}}{2}\cdot\frac{1}{3}',
--- '(0, \log_2 2)', '$3\sqrt{2}$ $2\sqrt{3}$' (issue 19, round 5: math-verify pays each); '(x-1)(x+1)'
+-- '(0, \log_2 2)', '$3\sqrt{2}$ $2\sqrt{3}$' (math-verify would pay each); '(x-1)(x+1)'
 -- for x^2-1 is within one.
 CREATE OR REPLACE MACRO value_atoms(s) AS len(regexp_extract_all(
     regexp_replace(regexp_replace(strip_name(s), '(?:^|[^A-Za-z\\])(?:and|or)(?:[^A-Za-z]|$)', ' ', 'g'),
@@ -110,11 +110,11 @@ CREATE OR REPLACE MACRO value_atoms(s) AS len(regexp_extract_all(
 -- unevaluated(n): n (normalised) holds arithmetic that still needs evaluating: an operator between two
 -- literal numbers ('3*4', '7+12', '5-9', '\sqrt{4\cdot3}', 'x^2+2-1'; a number beside a symbol is a
 -- coefficient, not an operand: '2+3\sqrt{2}', '3+4i' are values), an integer power of an integer
--- ('2^3'), a factorial, \binom / \choose, sums, products, integrals, limits (issue 19: echoing
+-- ('2^3'), a factorial, \binom / \choose, sums, products, integrals, limits (echoing
 -- 'What is 3 * 4?' as '3 * 4' is not an answer). A fraction a/b is a number, not an operation. A
 -- literal in braces or parentheses after an operator is read as the literal ('\sqrt{4\cdot{3}}',
--- '\sqrt{(2)^2\cdot 3}', 'x^2+2+(-1)': issue 19, round 3). A power of a bracket of numbers, matrix arithmetic
--- and a sum with a radical in a denominator are not in a value's form either (round 9: '(1+\sqrt{2})^2' for
+-- '\sqrt{(2)^2\cdot 3}', 'x^2+2+(-1)'). A power of a bracket of numbers, matrix arithmetic
+-- and a sum with a radical in a denominator are not in a value's form either ('(1+\sqrt{2})^2' for
 -- 3+2\sqrt{2}, '2\begin{pmatrix}...', '\frac{1}{3-2\sqrt{2}}').
 -- dec_places(n): the most decimal places of a number in n, trailing zeros aside ('(0.5000004, 3)': 7).
 CREATE OR REPLACE MACRO dec_places(n) AS
@@ -149,8 +149,8 @@ CREATE OR REPLACE MACRO unit_word(w) AS regexp_full_match(w, '[msgNJWV]') OR reg
 -- value_tail(x): x (raw) without what follows its value and does not change it: a unit in \text{} or
 -- \mathrm{} ('36\pi \text{ cm}^2', '2\sqrt{3}~\text{m}': unit_word) or an integer qualifier whose letter
 -- the answer has (', k \in \mathbb{Z}', '\text{ for integer } k': k, m or n over the integers only; x \in,
--- \mathbb{N} or \mathbb{R} restrict or change the answer); x as it is otherwise (issue 19, rounds 6
--- and 7: a tail of any plain words had been dropped, 'doubtful', 'millions' and 'degrees' with it).
+-- \mathbb{N} or \mathbb{R} restrict or change the answer); x as it is otherwise (other
+-- plain words stay: 'doubtful', 'millions' and 'degrees' hedge or change the answer).
 CREATE OR REPLACE MACRO value_tail(x) AS
     CASE WHEN NOT regexp_matches(x, '\\(?:text|mathrm|mbox|in)') THEN x  -- (the common case, one cheap test)
          WHEN regexp_matches(x, '[\d}\w)]\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{\s*[a-zA-Z]{1,12}\.?(?:\s+[a-zA-Z]{1,12}\.?)?\s*\}(?:\^\s*\{?[23]'
@@ -169,7 +169,7 @@ CREATE OR REPLACE MACRO value_tail(x) AS
 -- uni_math(x): Unicode math as LaTeX, for a symbolic answer ('√2' -> '\sqrt{2}', '2√3' -> '2\sqrt{3}',
 -- '√(x+1)' -> '\sqrt{x+1}', '∛2' -> '\sqrt[3]{2}', '⁴√2' -> '\sqrt[4]{2}', 'x²' -> 'x^{2}', 'x⁻¹' -> 'x^{-1}', '½' ->
 -- '\frac{1}{2}'), which math-verify does
--- not read (round 13: '<answer>5√2</answer>' had been refused for 5\sqrt{2}).
+-- not read (so '<answer>5√2</answer>' would be refused for 5\sqrt{2}).
 CREATE OR REPLACE MACRO uni_math(x) AS
     CASE WHEN regexp_matches(x, '[√∛⁰¹²³⁴⁵⁶⁷⁸⁹⁻½⅓⅔¼¾]')
          THEN translate(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
@@ -181,9 +181,9 @@ CREATE OR REPLACE MACRO uni_math(x) AS
          ELSE x END;
 
 -- eq_computed(x): the sides of x before its last '=' compute the last one, so the last side is the answer
--- (verify.sql joined; round 16: '\sqrt{72} = 6\sqrt{2}', 'c = \sqrt{6^2+6^2} = \sqrt{72} = 6\sqrt{2}', '(x-2)(x+2) =
+-- (verify.sql joined; '\sqrt{72} = 6\sqrt{2}', 'c = \sqrt{6^2+6^2} = \sqrt{72} = 6\sqrt{2}', '(x-2)(x+2) =
 -- x^2-4', '\int_0^1 \frac{dx}{1+x^2} = \frac{\pi}{4}', '\theta = \arctan 1 = \frac{\pi}{4}', '\sin 60^\circ =
--- \frac{\sqrt{3}}{2}' had been several values): the side just before it holds an operation the last side is the
+-- \frac{\sqrt{3}}{2}' are each one value, not several): the side just before it holds an operation the last side is the
 -- value of (an integral, sum, limit, function, binomial, factorial, product of brackets, power of a number, \cdot
 -- or \times, a sum under a root or in a fraction, a root of a number with a square factor). 'x = 2\sqrt{3} = 3\sqrt{2}' and '\arctan 1 =
 -- \frac{\pi}{4} = \frac{\pi}{3}' compute nothing at their last '=' and stay several values; like '4 \times 4 = 12' for a
@@ -199,7 +199,7 @@ CREATE OR REPLACE MACRO eq_computed(x) AS list_transform([regexp_extract(x, '([^
 -- after it left out: 'set' for values in braces ('\{1,2\}', '\left\{0,1\right\}', '{0,1}', '\{0;1\}'),
 -- 'tuple' for values in brackets ('(1,2)', '[0,1)'), 'list' for values without any ('0,1'), '' else
 -- (one value, or brackets inside: '(1,2),(3,4)', '\{0\}\cup(0,1)'). A set, a tuple or interval and a
--- bare list are three shapes (issue 19, rounds 4 and 5: math-verify pays '\{0, 1\}' and '0, 1' for (0, 1)).
+-- bare list are three shapes (math-verify would pay '\{0, 1\}' and '0, 1' for (0, 1)).
 CREATE OR REPLACE MACRO shape_of(x) AS
     CASE WHEN NOT regexp_matches(x, '[,;]') THEN ''
          WHEN regexp_full_match(x, '(?:\\left)?\\\{(?:[^\\]|\\[^{}])*[,;](?:[^\\]|\\[^{}])*(?:\\right)?\\\}|\{[^{}]*[,;][^{}]*\}') THEN 'set'
@@ -215,7 +215,7 @@ CREATE OR REPLACE MACRO set_shape(n) AS shape_of(regexp_replace(strip_name(n), '
 -- two sizes).
 -- case_clash(a, g): the answer a has a letter, word or command that the gold g has only in another case
 -- ('n^2+1' for N^2+1, '\Pi' for \pi, '2Xyz' for 2xyz): another variable or constant, which the
--- identical-text shortcut (lower case) and math-verify both paid (issue 19, rounds 4 and 5). Runs on
+-- identical-text shortcut (lower case) and math-verify would both pay. Runs on
 -- symbolic rows only (verify.sql).
 CREATE OR REPLACE MACRO letters(s) AS list_distinct(regexp_extract_all(regexp_replace(strip_name(s),
     '\\mathbb\s*\{[^{}]*\}|\\(?:text\w*|math(?:rm|sf|tt|it|bf)|mbox|hbox|boldsymbol|bm|operatorname)(?:[^a-zA-Z]|$)|\\[bB]igg?[lrm]?(?:[^a-zA-Z]|$)', ' ', 'g'),

@@ -217,7 +217,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             WHEN gold_verdict IS NOT NULL THEN 'sql_exact'  -- logic verdicts
             WHEN task = 'logic' THEN CASE WHEN COALESCE(pred_formula, '') IN ('', gold_formula) THEN 'sql_exact' ELSE 'logic' END
             -- a value gold takes a value: only a number SQL reads is an answer; an expression ('3*4',
-            -- '\binom{10}{3}', '\sqrt{144}', '12=13'), even an equal one, is wrong here (issue 19)
+            -- '\binom{10}{3}', '\sqrt{144}', '12=13'), even an equal one, is wrong here: it restates the question
             WHEN gold_num IS NOT NULL THEN 'sql_numeric'
             WHEN COALESCE(pred, '') = '' THEN 'sql_exact'
             WHEN NOT gold_sym THEN 'sql_exact'
@@ -335,7 +335,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         END AS correct
     FROM (
         -- frac_open: a fraction answer not in lowest terms ('24/2' for 12, '12/1', '14/16' for 7/8) is a
-        -- division still to be done, not a value (issue 19: 'What is 24 / 2?' echoed); a gold written
+        -- division still to be done, not a value ('What is 24 / 2?' echoed as '24/2'); a gold written
         -- that way itself takes its own text
         SELECT *, CASE WHEN pred_rat IS NOT NULL AND (contains(pred_b, '/') OR contains(pred_b, 'frac'))
                             AND pred_b <> COALESCE(gold_body, '') AND (gcd(pred_rat.n, pred_rat.d) <> 1 OR pred_rat.d = 1)

@@ -27,7 +27,7 @@ FROM (
         w.correct * v.score AS reward_correct,
         w.format * CAST(v.format_ok AS DOUBLE) AS reward_format,
         -- a citation supports an answer: with a wrong one it supports nothing the response says, and a
-        -- wrong answer earns 0 (the red team: the right quote beside a wrong answer was paid 0.5)
+        -- wrong answer earns 0 (else the right quote beside a wrong answer would earn the citation weight)
         CASE WHEN v.citations > 0 AND COALESCE(v.correct, false) THEN w.citation * v.citations_supported / v.citations
              ELSE 0.0 END AS reward_citation,
         CASE WHEN l_cache <= 0 OR v.n_tok <= l_max - l_cache THEN 0.0

@@ -23,9 +23,9 @@ MEMBERS = {"OSError": ("errno", "strerror", "filename", "filename2"), "ImportErr
 
 class NotPlainData(BaseException):
     """A value that cannot cross the process boundary (not one of the JSON-like builtins). Not an
-    Exception (and not the TypeError it once was): a test's `except TypeError:` or `except Exception:`
-    must not take the harness's refusal for an error the solution raised (red team round 12: a
-    solution returning `object()` passed every test that expects a TypeError)."""
+    Exception (nor a TypeError): a test's `except TypeError:` or `except Exception:`
+    must not take the harness's refusal for an error the solution raised (else a
+    solution returning `object()` would pass every test that expects a TypeError)."""
 
 
 def encode(x):

@@ -55,7 +55,7 @@ def _same_run(mine: str, theirs: str, iterations: int) -> None:
     assert file_sha256(a / "model.safetensors") == file_sha256(b / "model.safetensors")
 
 
-def _same_responses(mine: str, theirs: str) -> None:
+def _same_responses(mine: str, theirs: str, iterations: int = 2) -> None:
     """The same responses, token for token, and the same scores. The logprobs agree to float32's last
     bits only: a part's batches hold other prompts, so the padded shapes, and with them the order of
     the sums inside a forward pass, differ."""
@@ -71,7 +71,7 @@ def _same_responses(mine: str, theirs: str) -> None:
     evals = "SELECT * FROM evals ORDER BY ALL"
     assert run_sql(mine, evals).to_pylist() == run_sql(theirs, evals).to_pylist()
     figures = ("problems", "accuracy", "pass_at_1", "reward_mean")
-    for i in range(3):
+    for i in range(iterations + 1):
         a, b = (read_record(open_run(r).paths.record("evaluate", i)).extra for r in (mine, theirs))
         assert {k: a[k] for k in figures} == {k: b[k] for k in figures}
 
@@ -108,6 +108,25 @@ def test_a_run_in_three_parts_equals_one_in_one_part(
     assert "3 parts" in shown[("rollout", 1)]["note"]
     assert shown[("rollout", 1)]["seconds"] >= max(p["seconds"] for p in rec.extra["parts"])  # the slowest part's, and the commit
     assert all(r["skipped"] for r in train(str(paths.root))), "a second run of the flow skips every stage, parts too"
+
+
+def test_parts_with_asynchronous_rollout_sample_what_one_part_samples(
+    tmp_path: Path, prefect_api: str, small_config: Config, tiny_model: Path
+) -> None:
+    """rollout.max_staleness = 1: rollout(i) in parts samples v_{i-1} while update(i-1) trains, as one part does."""
+    from rlvr.flows.train import train
+
+    parity = tmp_path / "parity.sql"
+    parity.write_text(PARITY)
+    runs = {}
+    for k in (1, 2):
+        cfg = _config(small_config, k, parity).model_dump()
+        cfg["rollout"]["max_staleness"] = 1
+        runs[k] = create_or_open(tmp_path / f"k{k}", Config.model_validate(cfg), 3)
+        train(str(runs[k].paths.root))
+    _same_responses(str(runs[2].paths.root), str(runs[1].paths.root), iterations=3)
+    versions = run_sql(str(runs[2].paths.root), "SELECT DISTINCT iteration, policy_version FROM rollouts ORDER BY 1").to_pylist()
+    assert versions == [{"iteration": i, "policy_version": max(0, i - 1)} for i in range(3)]
 
 
 def test_parts_whose_worker_dies_are_taken_by_a_worker_that_joined_late(

@@ -34,7 +34,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import torch
@@ -175,13 +174,6 @@ def goals(shapes: dict) -> dict:
     return out
 
 
-def _version(pkg: str) -> str | None:
-    try:
-        return version(pkg)
-    except PackageNotFoundError:
-        return None
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="cpu: a dry run of every path (tests)")
@@ -217,7 +209,7 @@ def main() -> int:
         "peak_source": peak_source,
         "trl": "ran" if trl else ("--no-trl" if args.no_trl else f"not importable: {trl_probe.stderr.strip().splitlines()[-1:]}"),
         "machine": {"cpu": platform.machine(), "python": platform.python_version()},
-        "versions": {p: _version(p) for p in ("torch", "transformers", "trl", "accelerate", "flash-attn")},
+        "versions": {p: bench_update.package_version(p) for p in ("torch", "transformers", "trl", "accelerate", "flash-attn")},
         "settings": vars(args) | {"out": str(out)},
     }
     with tempfile.TemporaryDirectory(prefix="rlvr-gpu-") as tmp:

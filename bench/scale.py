@@ -52,15 +52,8 @@ def worker() -> None:
         t0 = time.perf_counter()
         res = stages.rollout(run, int(i), part=None if part == "-1" else int(part))
         secs = time.perf_counter() - t0
-        rec = read_record(open_run(run).paths.record(res.stage if part == "-1" else _part(run, int(part)), int(i)))
+        rec = read_record(open_run(run).paths.record(res.stage, int(i)))  # a part's result names the part's stage
         print(TAG + json.dumps({"seconds": secs, "rows": res.rows, "extra": rec.extra}), flush=True)
-
-
-def _part(run: str, part: int) -> str:
-    from rlvr.schema import part_stage
-    from rlvr.store.run import open_run
-
-    return part_stage("rollout", part, open_run(run).config.rollout.shards)
 
 
 class Worker:

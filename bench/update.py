@@ -434,7 +434,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def _version(pkg: str) -> str | None:
+def package_version(pkg: str) -> str | None:
+    """The installed version of a package, or None when it is not installed."""
     try:
         return version(pkg)
     except PackageNotFoundError:
@@ -557,7 +558,7 @@ def main() -> None:
             "python": platform.python_version(),
             "torch_threads": torch.get_num_threads(),
         },
-        "versions": {p: _version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
+        "versions": {p: package_version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("worker")}
         | {
             "command": "python bench/update.py " + " ".join(argv),

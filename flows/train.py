@@ -68,7 +68,7 @@ def where(run_dir: str, config, stage: str, i: int | None) -> tuple[Task, tuple]
     (rollout.shards > 1) as its parts, here or on the pool, then its commit (in_parts)."""
     pool = config.placement.pool(stage)
     if stage in SHARDED and config.rollout.shards > 1:
-        return in_parts, (run_dir, stage, i, pool)
+        return in_parts, (run_dir, stage, i, pool, config.rollout.shards)
     if pool is not None:
         return wait_placed, (run_dir, stage, i, pool)
     return (prepare_task, (run_dir,)) if i is None else (TASKS[stage], (run_dir, i))

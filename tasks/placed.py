@@ -199,53 +199,46 @@ def _beat_name(task_run_id: str) -> str:
     return f"rlvr-beat-{task_run_id}"
 
 
-@contextmanager
-def _beating(task_run_id: str, worker: dict) -> Iterator[None]:
-    """Renew the task run's heartbeat (a counter in a Prefect Variable) every ttl/6 while the block runs."""
+def _beat(task_run_id: str, payload: dict) -> tuple[threading.Event, threading.Thread]:
+    """A thread that renews the task run's heartbeat (`payload` and a counter, in a Prefect Variable)
+    every ttl/6 until the event is set, then removes the variable itself."""
     name, stop = _beat_name(task_run_id), threading.Event()
 
     def beat() -> None:
         n = 0
         while True:
             try:
-                Variable.set(name, {**worker, "beat": n}, overwrite=True)
+                Variable.set(name, {**payload, "beat": n}, overwrite=True)
             except Exception as exc:  # the API did not answer: the next beat tries again (the driver waits ttl)
                 log.warning("heartbeat of task run %s: %s", task_run_id, exc)
             n += 1
             if stop.wait(heartbeat_seconds() / 6):
-                return
+                break
+        _unset(name)
 
     thread = threading.Thread(target=beat, name="rlvr-heartbeat", daemon=True)
     thread.start()
+    return stop, thread
+
+
+@contextmanager
+def _beating(task_run_id: str, worker: dict) -> Iterator[None]:
+    """The task run's heartbeat while the block runs (the stage)."""
+    stop, thread = _beat(task_run_id, worker)
     try:
         yield
     finally:
         stop.set()
         thread.join()
-        _unset(name)
 
 
 def _hold_beat(task_run_id: str, worker: dict) -> threading.Event:
     """Beat for a task run this worker received and has not started: Prefect's task worker takes the
     next run off the queue (and acknowledges it) while its one slot is busy, and a run held that way
     dies with its worker without ever leaving Scheduled. The beat lets the driver see the holder, and
-    see it die. Set the returned event to stop; the thread then removes the variable itself, so the
+    see it die. Set the returned event to stop; the beat's own thread removes the variable, so the
     event loop that holds the run never waits on the API."""
-    name, stop = _beat_name(task_run_id), threading.Event()
-
-    def beat() -> None:
-        n = 0
-        while not stop.is_set():
-            try:
-                Variable.set(name, {**worker, "beat": n, "held": True}, overwrite=True)
-            except Exception as exc:
-                log.warning("heartbeat of held task run %s: %s", task_run_id, exc)
-            n += 1
-            stop.wait(heartbeat_seconds() / 6)
-        _unset(name)
-
-    threading.Thread(target=beat, name="rlvr-held-beat", daemon=True).start()
-    return stop
+    return _beat(task_run_id, {**worker, "held": True})[0]
 
 
 def serve_placed(tasks: list[Task], worker: dict) -> None:
@@ -318,12 +311,11 @@ def run_placed(run_dir: str, stage: str, iteration: int | None, pool: str) -> di
         )
 
 
-def run_parts(run_dir: str, stage: str, iteration: int, pool: str | None) -> dict:
-    """A stage in its rollout.shards = K parts (rlvr.stages.parts), then its commit from them. On a
+def run_parts(run_dir: str, stage: str, iteration: int, pool: str | None, parts: int) -> dict:
+    """A stage in its `parts` (rollout.shards; rlvr.stages.parts), then its commit from them. On a
     pool, every part is submitted at once and watched by run_placed in a thread of its own, so any
     worker of the pool takes any part and a part whose worker dies is submitted again while the
     others go on; without a pool the parts run here, one after the other."""
-    parts = open_run(run_dir).config.rollout.shards
     names = [part_stage(stage, p, parts) for p in range(parts)]
     if pool is None:
         done = [call_any(name, run_dir, iteration) for name in names]

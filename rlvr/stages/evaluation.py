@@ -32,10 +32,10 @@ import pyarrow.parquet as pq
 from rlvr.config import Config, ConfigError
 from rlvr.rollout import engines
 from rlvr.rollout.sampler import Sampling
-from rlvr.schema import EVAL_SCORE_COLUMNS, EVALS, EVALUATE, part_folder, part_stage, shard_name
+from rlvr.schema import EVAL_SCORE_COLUMNS, EVALS, EVALUATE, shard_name
 from rlvr.stages.base import StageResult, _require_weights, _stage
 from rlvr.stages.generation import _generate, _generation_inputs, _policy_engine, _prompt_ids, iteration_prompts
-from rlvr.stages.parts import merge_parts, merged_extra, part_prompts
+from rlvr.stages.parts import merge_parts, merged_extra, part_prompts, stage_and_folder
 from rlvr.store.commit import Outcome, StageTx, write_table
 from rlvr.store.records import CommitRecord
 from rlvr.store.run import Run, open_run
@@ -84,11 +84,10 @@ def evaluate(run_dir: str | Path, iteration: int, part: int | None = None) -> St
     rollout.shards = K > 1, as rollout(i): `part` p evaluates its share of the problems, and without a
     part the stage is committed from its parts, its figures computed over all of their rows."""
     run = open_run(run_dir)
-    cfg, paths, i, parts = run.config, run.paths, iteration, run.config.rollout.shards
+    cfg, i, parts = run.config, iteration, run.config.rollout.shards
     if part is None and parts > 1:
         return merge_parts(run, EVALUATE, i, extra=lambda recs: _merged_figures(run, recs))
-    stage = EVALUATE if part is None else part_stage(EVALUATE, part, parts)
-    out = paths.table_dir("evals", i) if part is None else paths.table_dir("evals", i) / part_folder(part, parts)
+    stage, out = stage_and_folder(run, EVALUATE, i, part)
     problems, inputs = _generation_inputs(run, stage, i)
 
     def body(tx: StageTx) -> Outcome:

@@ -35,15 +35,13 @@ from rlvr.schema import (
     PREPARE,
     ROLLOUT,
     ROLLOUTS,
-    part_folder,
-    part_stage,
     rollout_row,
     shard_name,
 )
 from rlvr.seeds import derive_seed
 from rlvr.stages.base import ContextLengthError, StageResult, _require_weights, _stage
 from rlvr.stages.lineage import rollout_version, stage_inputs, upstream
-from rlvr.stages.parts import merge_parts, part_prompts
+from rlvr.stages.parts import merge_parts, part_prompts, stage_and_folder
 from rlvr.store.commit import Outcome, StageTx, write_table
 from rlvr.store.records import CommitRecord
 from rlvr.store.run import Run, open_run
@@ -132,11 +130,10 @@ def rollout(run_dir: str | Path, iteration: int, part: int | None = None) -> Sta
     samples its share of the prompts into its own folder and commits as stage rollout.part-{p+1}-of-K,
     and rollout(i) without a part commits the stage from its committed parts (rlvr.stages.parts)."""
     run = open_run(run_dir)
-    paths, i, parts = run.paths, iteration, run.config.rollout.shards
+    i, parts = iteration, run.config.rollout.shards
     if part is None and parts > 1:
         return merge_parts(run, ROLLOUT, i)
-    stage = ROLLOUT if part is None else part_stage(ROLLOUT, part, parts)
-    out = paths.table_dir("rollouts", i) if part is None else paths.table_dir("rollouts", i) / part_folder(part, parts)
+    stage, out = stage_and_folder(run, ROLLOUT, i, part)
     problems, inputs = _generation_inputs(run, stage, i)
     v = rollout_version(run, i)
 

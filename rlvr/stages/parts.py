@@ -16,9 +16,10 @@ Tests: tests/unit/stages/test_parts.py, tests/e2e/test_shards.py.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from rlvr.schema import part_stage
+from rlvr.schema import STAGE_TABLE, part_folder, part_stage
 from rlvr.stages.base import StageResult, _stage
 from rlvr.stages.lineage import StageOrderError, stage_inputs
 from rlvr.store.commit import Outcome, StageTx, committed
@@ -33,6 +34,16 @@ def part_prompts(chosen: list[str], part: int, parts: int) -> list[str]:
     """Part `part` of `parts`: the prompt ids at positions part, part + parts, ... in id order. Balanced
     (sizes differ by at most one), and a function of the ids alone."""
     return sorted(chosen)[part::parts]
+
+
+def stage_and_folder(run: Run, stage: str, i: int, part: int | None) -> tuple[str, Path]:
+    """The name and output folder of stage(i), or of its part `part`: 'rollout.part-1-of-2' writing
+    into rollouts/iteration=i/part-1-of-2/."""
+    folder = run.paths.table_dir(STAGE_TABLE[stage], i)
+    if part is None:
+        return stage, folder
+    parts = run.config.rollout.shards
+    return part_stage(stage, part, parts), folder / part_folder(part, parts)
 
 
 def merge_parts(run: Run, stage: str, i: int, extra: Callable[[list[CommitRecord]], dict[str, Any]] | None = None) -> StageResult:

@@ -7,10 +7,8 @@ run in as many parts in one process."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,10 +23,9 @@ from rlvr.store.records import read_record
 from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
 from rlvr.views.status import status_rows
-from tests.helpers.machines import machine, worker_process
+from tests.helpers.machines import PARITY, driver_command, machine, stop_all, worker_process
 
 pytestmark = pytest.mark.slow
-PARITY = "SELECT prompt_id, sample_idx, (sample_idx % 2)::DOUBLE AS score, 'odd sample' AS reason FROM responses"
 ROWS = "SELECT * FROM rollouts ORDER BY iteration, prompt_id, sample_idx"
 UPDATE_COLS = ", ".join(c for c in UPDATES.names if c not in ("seconds", "peak_memory_mb"))  # but the wall clock
 
@@ -147,9 +144,7 @@ def test_parts_whose_worker_dies_are_taken_by_a_worker_that_joined_late(
     args = ("--stages", "rollout", "--pool", "gen")
     stall = ",".join(f"rollout.part-{p}-of-2:1:before_rename:stall=600" for p in (1, 2))
     run = str(tmp_path / "placed-run")
-    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", run, "--iterations", "2"]
-    env = {**os.environ, **beat, "PREFECT_API_URL": prefect_server, "PREFECT_HOME": str(driver_home / "prefect")}
-    env["COLUMNS"] = "200"
+    cmd, env = driver_command(driver_home, prefect_server, run, 2, beat)
     log_path = driver_home / "driver.log"
     procs = []
     try:
@@ -170,11 +165,7 @@ def test_parts_whose_worker_dies_are_taken_by_a_worker_that_joined_late(
         procs.append(late)
         driver.wait(timeout=600)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
+        stop_all(procs)
     log = log_path.read_text()
     assert driver.returncode == 0, log[-4000:]
     for p in (1, 2):

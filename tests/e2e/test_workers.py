@@ -34,7 +34,7 @@ from rlvr.store.run import open_run
 from rlvr.views.sql import run_sql
 from rlvr.views.status import status_rows
 from tests.helpers.cli import run_cli
-from tests.helpers.machines import free_port, machine, start_prefect_server, worker_process
+from tests.helpers.machines import driver_command, free_port, machine, start_prefect_server, stop_all, worker_process
 
 
 def test_placement_changes_neither_the_hash_nor_a_run_and_may_change_on_a_live_run(tmp_path: Path, tiny_model: Path) -> None:
@@ -186,13 +186,6 @@ def test_a_placed_run_without_a_prefect_server_is_refused(tmp_path: Path, small_
 # ---- several machines on one ---------------------------------------------------------------------------------
 
 
-def _driver(home: Path, api: str, run: str, iterations: int, env: dict | None = None) -> tuple[list[str], dict]:
-    """`rlvr train placed.toml --run RUN` as the driver on machine `home`: (the command, its environment)."""
-    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", run, "--iterations", str(iterations)]
-    own = {"PREFECT_API_URL": api, "PREFECT_HOME": str(home / "prefect"), "COLUMNS": "200"}
-    return cmd, {**os.environ, **(env or {}), **own}
-
-
 def _reference_and_placed(tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch, pool: str, *homes: str):
     """The reference: `config` with 8 prompts an iteration, 2 iterations, trained here unplaced. Then the same
     run with rollout, verify and update placed on `pool`, written as placed.toml into the driver's folder.
@@ -282,11 +275,7 @@ def test_two_workers_train_a_run_survive_a_killed_worker_and_equal_an_unplaced_r
         trainer.send_signal(signal.SIGINT)  # Ctrl-C on an idle worker: it stops at once
         assert trainer.wait(timeout=30) == 130
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
+        stop_all(procs)
     said.seek(0)
     errs = said.read()
     assert driver.returncode == 0, errs[-4000:]
@@ -380,7 +369,7 @@ def test_a_worker_refuses_a_run_outside_its_allow_list_and_the_driver_says_why(
     worker = worker_process(
         worker_home, prefect_server, "--stages", "rollout", "--pool", "fenced", "--name", "fenced", "--allow", str(allowed)
     )
-    cmd, env = _driver(driver_home, prefect_server, str(tmp_path / "run"), 1)
+    cmd, env = driver_command(driver_home, prefect_server, str(tmp_path / "run"), 1)
     try:
         driver = subprocess.run(cmd, cwd=driver_home, env=env, capture_output=True, text=True, timeout=600)
     finally:
@@ -460,7 +449,7 @@ def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
     beat = {"RLVR_HEARTBEAT_SECONDS": "10", "RLVR_API_OUTAGE_SECONDS": str(bound_s)}
     if bound_s < down_s:  # Prefect's client retries a refused connection itself for up to a minute first
         beat["PREFECT_CLIENT_MAX_RETRIES"] = "0"
-    cmd, driver_env = _driver(driver_home, api, s3_uri, 2, beat)
+    cmd, driver_env = driver_command(driver_home, api, s3_uri, 2, beat)
     said = (driver_home / "driver.log").open("w+")
     server = start_prefect_server(server_home, port)
     procs = [server]
@@ -483,11 +472,7 @@ def test_a_prefect_server_restart_in_a_placed_run_loses_nothing(
         code = driver.wait(timeout=600)
         resumed = run_cli("resume", s3_uri, env=driver_env) if code != 0 else None
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
+        stop_all(procs)
     said.seek(0)
     errs = said.read()
     # an outage of the API is not the death of the worker running rollout 1 (a slow start of another stage may be)
@@ -512,7 +497,7 @@ def test_a_full_disk_on_a_worker_names_it_and_a_resume_after_freeing_space_compl
     from tests.helpers.mounts import mount, tmpfs
 
     ref, driver_home, worker_home = _reference_and_placed(tmp_path, small_config, monkeypatch, "small", "worker")
-    cmd, env = _driver(driver_home, prefect_server, s3_uri, 2)
+    cmd, env = driver_command(driver_home, prefect_server, s3_uri, 2)
     cache = worker_home / "cache"
     with tmpfs(cache, "1500k"):
         worker = worker_process(
@@ -554,7 +539,7 @@ def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_chang
     beat = {"RLVR_HEARTBEAT_SECONDS": "10"}
     # A stalls long enough for B to start and commit on a loaded machine before A's network is back
     a_env = beat | {"AWS_ENDPOINT_URL": s3_link, FAULT_ENV: "rollout:1:before_record:stall=90"}
-    cmd, env = _driver(driver_home, prefect_server, s3_uri, 2, beat)
+    cmd, env = driver_command(driver_home, prefect_server, s3_uri, 2, beat)
     said = (driver_home / "driver.log").open("w+")
     procs = [p1, p2]
     try:
@@ -584,11 +569,7 @@ def test_a_worker_cut_off_from_the_network_is_replaced_and_its_late_commit_chang
             assert time.monotonic() < deadline, a_log()[-3000:]
             time.sleep(0.5)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
+        stop_all(procs)
     said.seek(0)
     errs = said.read()
     assert "rollout 1: worker a (pid" in errs and "stopped its heartbeat for 10s" in errs, errs[-4000:]
@@ -630,17 +611,13 @@ def test_four_runs_on_one_server_and_one_bucket_each_equal_running_alone(
         for k, (uri, config) in enumerate(zip(runs, configs, strict=True)):
             home = machine(tmp_path, f"driver{k}")
             (home / "placed.toml").write_text(config.to_toml())
-            cmd, env = _driver(home, prefect_server, uri, 2, beat)
+            cmd, env = driver_command(home, prefect_server, uri, 2, beat)
             log = (home / "driver.log").open("w")
             drivers.append(subprocess.Popen(cmd, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
         procs += drivers
         codes = [d.wait(timeout=900) for d in drivers]
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
+        stop_all(procs)
     logs = [(tmp_path / f"driver{k}" / "driver.log").read_text() for k in range(4)]
     assert codes == [0] * 4, [log[-2000:] for log in logs]
     workers = set()

@@ -57,3 +57,19 @@ def worker_process(home: Path, api: str, *args: str, env: dict | None = None) ->
     return subprocess.Popen(
         cmd, cwd=home, env={**os.environ, **own, **(env or {})}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
+
+
+def driver_command(home: Path, api: str, run: str, iterations: int, env: dict | None = None) -> tuple[list[str], dict]:
+    """`rlvr train placed.toml --run RUN` as the driver on machine `home`: (the command, its environment)."""
+    cmd = [sys.executable, "-m", "rlvr.flows.cli", "train", "placed.toml", "--run", run, "--iterations", str(iterations)]
+    own = {"PREFECT_API_URL": api, "PREFECT_HOME": str(home / "prefect"), "COLUMNS": "200"}
+    return cmd, {**os.environ, **(env or {}), **own}
+
+
+def stop_all(procs: list[subprocess.Popen]) -> None:
+    """Terminate every process still running (a test's machines), then wait for each."""
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        p.wait(timeout=30)

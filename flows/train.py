@@ -25,6 +25,7 @@ from prefect import Task, flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 from rlvr.flows.lifecycle import reclaim_sigterm
+from rlvr.tasks.gang import run_gang
 from rlvr.tasks.placed import run_parts, run_placed
 from rlvr.tasks.stages import artifact_key, evaluate_task, prepare_task, rollout_task, track_task, update_task, verify_task
 
@@ -38,6 +39,7 @@ TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, 
 # under rollout.max_staleness >= 1 it waits in the flow's thread pool beside the others
 wait_placed = task(run_placed, name="placed", cache_policy=NO_CACHE)
 in_parts = task(run_parts, name="parts", cache_policy=NO_CACHE)  # rollout.shards = K > 1: K parts, then the stage
+on_nodes = task(run_gang, name="nodes", cache_policy=NO_CACHE)  # update.nnodes = N > 1: N workers at once
 
 
 def _stages(run_dir: str) -> list[dict]:
@@ -65,10 +67,13 @@ def where(run_dir: str, config, stage: str, i: int | None) -> tuple[Task, tuple]
     """Where a stage runs, decided here only: the task that runs it and its arguments. In this
     process (prepare_task, or the stage's task), or, placed ([placement]), on a worker of its pool
     (wait_placed: submitted, watched, resubmitted if its worker dies); a stage in parts
-    (rollout.shards > 1) as its parts, here or on the pool, then its commit (in_parts)."""
+    (rollout.shards > 1) as its parts, here or on the pool, then its commit (in_parts); the update on
+    several workers of its pool at once (update.nnodes > 1: on_nodes)."""
     pool = config.placement.pool(stage)
     if stage in SHARDED and config.rollout.shards > 1:
         return in_parts, (run_dir, stage, i, pool, config.rollout.shards)
+    if stage == "update" and config.update.nnodes > 1:
+        return on_nodes, (run_dir, stage, i, pool, config.update.nnodes)
     if pool is not None:
         return wait_placed, (run_dir, stage, i, pool)
     return (prepare_task, (run_dir,)) if i is None else (TASKS[stage], (run_dir, i))

@@ -323,6 +323,7 @@ ITERATION_STAGES: tuple[str, ...] = (ROLLOUT, VERIFY, UPDATE)
 STAGE_TABLE = {PREPARE: "problems", ROLLOUT: "rollouts", VERIFY: "scores", UPDATE: "updates", EVALUATE: "evals"}
 
 PARTS_OF = ".part-"  # rollout.shards = K > 1: "rollout.part-2-of-4" is part 2's stage (part_stage)
+NODES_OF = ".node-"  # update.nnodes = N > 1: "update.node-2-of-4" is the update's node 2 (node_stage)
 
 PARQUET_COMPRESSION = "zstd"
 TMP_PREFIX = ".tmp-"  # in-progress outputs; never matched by a reader's glob
@@ -362,6 +363,28 @@ def split_part(stage: str) -> tuple[str, int | None, int | None]:
         return stage, None, None
     n, _, k = rest.partition("-of-")
     return base, int(n) - 1, int(k)
+
+
+def node_stage(stage: str, node: int, nodes: int) -> str:
+    """The name of node `node` (0-based) of a stage that runs on `nodes` machines at once (update.nnodes):
+    'update.node-1-of-2'. Unlike a part it commits nothing of its own: node 0 commits the stage."""
+    if not 0 <= node < nodes:
+        raise ValueError(f"node {node} of {nodes}: want 0 <= node < nodes")
+    return f"{stage}{NODES_OF}{node + 1:0{len(str(nodes))}d}-of-{nodes}"
+
+
+def split_node(stage: str) -> tuple[str, int | None, int | None]:
+    """node_stage's inverse: (stage, node, nodes); (stage, None, None) for any other name."""
+    base, sep, rest = stage.partition(NODES_OF)
+    if not sep:
+        return stage, None, None
+    n, _, k = rest.partition("-of-")
+    return base, int(n) - 1, int(k)
+
+
+def base_stage(stage: str) -> str:
+    """The stage a part or a node belongs to ('rollout.part-1-of-2' -> 'rollout'); the name itself else."""
+    return split_node(split_part(stage)[0])[0]
 
 
 def part_folder(part: int, parts: int) -> str:

@@ -24,10 +24,10 @@ it and waits for the stage's commit record. Machines share only the Prefect API 
   need not agree), lost its worker: Prefect never gives a SIGKILLed worker's run to another worker,
   so the driver marks it Crashed and submits the stage again, and the next worker that takes it
   restarts the stage from its committed inputs (the dead attempt's leftovers are swept as after any
-  kill) and writes the same bytes. A worker also beats for a run it has received and not started
-  (Prefect's task worker takes the next run off the queue while its one slot is busy, and that run
-  would die with it without ever leaving Scheduled): a held run whose beat stops is submitted again
-  the same way. A stage that fails is an error, unless another attempt committed it.
+  kill) and writes the same bytes. A worker listens for runs only while its one slot is free
+  (serve_placed), and beats for a run from the moment it receives it: a received run whose beat
+  stops is submitted again the same way. A stage that fails is an error, unless another attempt
+  committed it.
 
 Tests: tests/e2e/test_workers.py.
 """
@@ -58,7 +58,7 @@ from rlvr.tasks.stages import RETRIES, RETRY_DELAY_S, call_any, retry_transient
 
 from rlvr.errors import RlvrError
 from rlvr.files import code_fingerprint
-from rlvr.schema import part_stage, split_part
+from rlvr.schema import base_stage, part_stage, split_node
 from rlvr.stages.lineage import stage_inputs
 from rlvr.store.commit import committed, made_by
 from rlvr.store.fs import within
@@ -72,7 +72,7 @@ MAX_LOST = 3  # workers a stage may lose (SIGKILL, OOM, a lost machine) before t
 POLL_S = 0.5
 API_OUTAGE_ENV = "RLVR_API_OUTAGE_SECONDS"
 DEFAULT_API_OUTAGE_S = 600.0  # a Prefect server restart takes 10-30 s; a longer outage stops the driver, to resume
-_TAG = {"run": "rlvr-run:", "stage": "rlvr-stage:", "iteration": "rlvr-iteration:", "code": "rlvr-code:"}
+_TAG = {"run": "rlvr-run:", "stage": "rlvr-stage:", "iteration": "rlvr-iteration:", "code": "rlvr-code:", "gang": "rlvr-gang:"}
 
 
 class PlacedStageError(RlvrError, RuntimeError):
@@ -95,10 +95,16 @@ class StageRequest:
     stage: str
     iteration: int | None
     code: str = ""  # the submitting driver's code_fingerprint(); "" from a driver that sent none
+    gang: str = ""  # a node of a stage on several machines (update.nnodes): the attempt its nodes share
 
     def tags(self) -> list[str]:
         tags = [_TAG["run"] + self.run, _TAG["stage"] + self.stage, _TAG["code"] + self.code]
+        tags += [_TAG["gang"] + self.gang] if self.gang else []
         return tags + ([] if self.iteration is None else [_TAG["iteration"] + str(self.iteration)])
+
+    def commits(self) -> str:
+        """The stage whose commit record ends this request: a node's stage (node 0 commits it), else its own."""
+        return split_node(self.stage)[0]
 
     @classmethod
     def from_tags(cls, tags: list[str]) -> StageRequest:
@@ -106,7 +112,7 @@ class StageRequest:
         if "run" not in got or "stage" not in got:
             raise PlacedStageError(f"a placed task run without its request tags ({sorted(tags)}): submit it with `rlvr train`")
         iteration = int(got["iteration"]) if "iteration" in got else None
-        return cls(got["run"], got["stage"], iteration, got.get("code", ""))
+        return cls(got["run"], got["stage"], iteration, got.get("code", ""), got.get("gang", ""))
 
     def check_code(self, worker: dict) -> None:
         """Refuse a request from a driver whose rlvr is not this worker's (see the module docstring)."""
@@ -148,14 +154,14 @@ class _PlacedStage:
     def __call__(self) -> dict:
         run = TaskRunContext.get().task_run
         req = StageRequest.from_tags(list(run.tags))
-        if split_part(req.stage)[0] != self.stage:  # a part of the stage is the stage's task too
+        if base_stage(req.stage) != self.stage:  # a part or a node of the stage is the stage's task too
             raise PlacedStageError(
                 f"task run {run.id} asks the {self.stage} task for stage {req.stage}: submit it with `rlvr train`"
             )
         req.check_code(self.worker or {})
         req.check_allowed(self.worker or {}, self.allow)
         with _beating(str(run.id), self.worker or {}), made_by(self.worker or {}):
-            result = call_any(req.stage, req.run, req.iteration)
+            result = call_any(req.stage, req.run, req.iteration, gang=req.gang)
         return {**result, "worker": self.worker}
 
 
@@ -233,18 +239,29 @@ def _beating(task_run_id: str, worker: dict) -> Iterator[None]:
 
 
 def _hold_beat(task_run_id: str, worker: dict) -> threading.Event:
-    """Beat for a task run this worker received and has not started: Prefect's task worker takes the
-    next run off the queue (and acknowledges it) while its one slot is busy, and a run held that way
-    dies with its worker without ever leaving Scheduled. The beat lets the driver see the holder, and
-    see it die. Set the returned event to stop; the beat's own thread removes the variable, so the
-    event loop that holds the run never waits on the API."""
+    """Beat for a task run this worker received and has not started (a run acknowledged and then lost with
+    its worker would never leave Scheduled). The beat lets the driver see the holder, and see it die.
+    Set the returned event to stop; the beat's own thread removes the variable, so the event loop that
+    holds the run never waits on the API."""
     return _beat(task_run_id, {**worker, "held": True})[0]
 
 
 def serve_placed(tasks: list[Task], worker: dict) -> None:
-    """Serve placed tasks one at a time (prefect.task_worker.serve with limit 1), each run this worker
-    holds beating from the moment it is received (_hold_beat)."""
+    """Serve placed tasks one at a time (prefect.task_worker.serve with limit 1), listening for runs
+    only while the one slot is free.
+
+    Prefect's task worker subscribes once and takes the next run while its slot is busy; its server side
+    then sends one more into the socket. Runs held that way wait for a busy worker while another sits
+    idle, and a node of an update on several machines (rlvr.tasks.gang) held by the worker that runs
+    another node of its gang would wait for it forever. Here a worker opens its subscription when its
+    slot is free and closes it once it has a run: closing gives back to the queue whatever the server
+    sent past that one. Each run this worker holds still beats from the moment it is received
+    (_hold_beat)."""
+    import anyio
     import prefect.task_worker as tw
+    from prefect.client.schemas.objects import TaskRun
+    from prefect.client.subscriptions import Subscription
+    from prefect.settings import get_current_settings
 
     class HoldingTaskWorker(tw.TaskWorker):
         async def _acquire_token(self, task_run_id: UUID) -> bool:
@@ -253,6 +270,22 @@ def serve_placed(tasks: list[Task], worker: dict) -> None:
                 return await super()._acquire_token(task_run_id)  # waits while the slot is busy
             finally:
                 stop.set()
+
+        async def _subscribe_to_task_scheduling(self) -> None:
+            base_url = get_current_settings().api.url
+            keys = " | ".join(sorted(self.task_keys))
+            log.info("listening for runs of %s while this worker is free", keys)
+            while True:
+                while self._limiter is not None and self._limiter.available_tokens < 1:
+                    await anyio.sleep(0.2)
+                sub = Subscription(TaskRun, "/task_runs/subscriptions/scheduled", self.task_keys, self.client_id, base_url)
+                try:
+                    task_run = await sub.__anext__()
+                finally:
+                    if sub._websocket is not None:  # (a Subscription has no close of its own)
+                        await sub._connect.__aexit__(None, None, None)
+                if await self._acquire_token(task_run.id):
+                    self._runs_task_group.start_soon(self._safe_submit_scheduled_task_run, task_run)
 
     # serve() builds its worker from the module's TaskWorker: this process serves with the holding one
     tw.TaskWorker = HoldingTaskWorker
@@ -327,7 +360,7 @@ def run_parts(run_dir: str, stage: str, iteration: int, pool: str | None, parts:
 
 def _submit(req: StageRequest, pool: str) -> UUID:
     """Submit the stage's task run; while the API does not answer, try again, up to api_outage_seconds()."""
-    task, down_since = placed_task(split_part(req.stage)[0], pool).with_options(tags=req.tags()), None
+    task, down_since = placed_task(base_stage(req.stage), pool).with_options(tags=req.tags()), None
     while True:
         try:
             return task.apply_async().task_run_id
@@ -366,8 +399,9 @@ def _poll(client, task_run_id: UUID, name: str):
 
 
 def _watch(task_run_id: UUID, req: StageRequest, pool: str):
-    """Poll the task run until it ends: (its final state, None), or (None, the last heartbeat) when the
-    worker that took it stopped beating for heartbeat_seconds() on this machine's clock.
+    """Poll the task run until it ends: (its final state, its worker's last heartbeat, if one was seen), or
+    (None, the last heartbeat) when the worker that took it stopped beating for heartbeat_seconds() on this
+    machine's clock.
 
     The heartbeat's age counts only while the API answers: a server restart or a lost network stops the
     worker's beats too, and is not its death. While the API does not answer, the stage's commit record
@@ -384,8 +418,8 @@ def _watch(task_run_id: UUID, req: StageRequest, pool: str):
                 if not _api_down(exc):
                     raise
                 down_since = down_since or asked
-                if _committed_result(req.run, req.stage, req.iteration, skipped=False) is not None:
-                    return Completed(message="committed while the Prefect API did not answer"), None
+                if _committed_result(req.run, req.commits(), req.iteration, skipped=False) is not None:
+                    return Completed(message="committed while the Prefect API did not answer"), seen
                 if time.monotonic() - down_since > api_outage_seconds():
                     raise _outage(req, exc) from exc
                 if down_since == asked:
@@ -398,7 +432,7 @@ def _watch(task_run_id: UUID, req: StageRequest, pool: str):
                 log.info("%s: the Prefect API answers again after %.0fs; its heartbeat is read anew", req.label(), away)
                 down_since, since = None, None
             if state is not None and state.is_final():
-                return state, None
+                return state, seen
             # taken, or held by a worker whose one slot is busy (_hold_beat): its heartbeat must go on
             if state is not None and (state.type in (StateType.PENDING, StateType.RUNNING) or beat is not None):
                 if since is None or beat != seen:
@@ -408,8 +442,8 @@ def _watch(task_run_id: UUID, req: StageRequest, pool: str):
                     how = "received" if beat.get("held") else "taken"
                     log.info("%s: %s by worker %s on %s (pid %s)", req.label(), how, beat.get("name"), beat.get("host"), told[0])
                 if now - since > ttl:
-                    if _committed_result(req.run, req.stage, req.iteration, skipped=False) is not None:
-                        return Completed(message="committed; its worker did not report it"), None
+                    if _committed_result(req.run, req.commits(), req.iteration, skipped=False) is not None:
+                        return Completed(message="committed; its worker did not report it"), seen
                     return None, seen
             else:  # scheduled (no worker took it yet), or awaiting a retry on its worker
                 since = None
@@ -420,7 +454,7 @@ def _watch(task_run_id: UUID, req: StageRequest, pool: str):
                         req.label(),
                         pool,
                         pool,
-                        req.stage,
+                        base_stage(req.stage),
                     )
             time.sleep(POLL_S)
 

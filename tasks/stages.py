@@ -22,7 +22,7 @@ from prefect.logging import get_run_logger
 
 from rlvr import stages
 from rlvr.errors import is_transient
-from rlvr.schema import split_part
+from rlvr.schema import split_node, split_part
 from rlvr.views import report, track
 
 RETRIES = 2
@@ -133,12 +133,17 @@ update_task = _stage_task(stages.update, "update", after_commit=AFTER_COMMIT["up
 evaluate_task = _stage_task(stages.evaluate, "evaluate", after_commit=AFTER_COMMIT["evaluate"])
 
 
-def call_any(stage: str, run_dir: str, iteration: int | None) -> dict:
+def call_any(stage: str, run_dir: str, iteration: int | None, gang: str = "") -> dict:
     """A stage in this process, by name (what a placed stage's worker runs): prepare, stage(run, i)
-    with its after-commit hook, as the stage's own task runs it, or a part of one ('rollout.part-1-of-2':
-    rollout(run, i, part=0))."""
+    with its after-commit hook, as the stage's own task runs it, a part of one ('rollout.part-1-of-2':
+    rollout(run, i, part=0)), or a node of an update on several machines ('update.node-2-of-2', of the
+    attempt `gang`: rlvr.tasks.gang)."""
     if iteration is None:
         return call_prepare(run_dir)
+    if split_node(stage)[1] is not None:
+        from rlvr.tasks.gang import run_node  # (gang builds on placed, which imports this module)
+
+        return run_node(stage, run_dir, iteration, gang)
     base, part, _ = split_part(stage)
     fn = STAGE_FUNCTIONS[base] if part is None else partial(STAGE_FUNCTIONS[base], part=part)
     return call_stage(fn, stage, run_dir, iteration, after_commit=AFTER_COMMIT.get(stage))

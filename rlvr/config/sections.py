@@ -247,6 +247,13 @@ class UpdateSection(_Section):
     )
     gradient_checkpointing: bool = Field(False, description="Recompute activations in backward to save memory.")
     nproc: int = Field(1, ge=1, description="Processes for the update (torchrun, data parallel; gloo on CPU, nccl on CUDA).")
+    nnodes: int = Field(
+        1,
+        ge=1,
+        description="Machines for the update: N > 1 runs update(i) on N workers of placement.update's pool at once, "
+        "nproc processes each (torchrun, one world of nnodes * nproc ranks; all start or none, and a lost node restarts "
+        "them all). The same bytes as nproc = nnodes * nproc on one machine.",
+    )
     strategy: Literal["ddp", "fsdp2"] = Field(
         "ddp",
         description="With nproc > 1: ddp = full replicas, gradients all-reduced; fsdp2 = parameters, gradients and "
@@ -272,9 +279,10 @@ class UpdateSection(_Section):
             raise ValueError(
                 f"update.dual_clip = {self.dual_clip}: the dual-clip constant must be > 1 (e.g. 3.0), or 0 to turn it off"
             )
-        if self.lora_on and self.nproc > 1:
+        if self.lora_on and self.nproc * self.nnodes > 1:
             raise ValueError(
-                f"update.lora with update.nproc = {self.nproc}: LoRA updates run in one process for now; set update.nproc = 1"
+                f"update.lora with update.nproc = {self.nproc}, update.nnodes = {self.nnodes}: LoRA updates run in one "
+                "process for now; set update.nproc = 1 and update.nnodes = 1"
             )
         for name in ("tis_cap", "mis_cap"):
             if 0 < getattr(self, name) < 1:

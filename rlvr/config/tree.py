@@ -9,7 +9,7 @@ import json
 from typing import Any, get_args
 
 import tomli_w
-from pydantic import BaseModel
+from pydantic import BaseModel, model_validator
 
 from rlvr.config import plan
 from rlvr.config.sections import (
@@ -41,6 +41,16 @@ class Config(_Section):
     checkpoint: CheckpointSection = CheckpointSection()
     tracking: TrackingSection = TrackingSection()
     placement: PlacementSection = PlacementSection()
+
+    @model_validator(mode="after")
+    def _nodes_placed(self) -> Config:
+        # the nodes of an update are workers of a pool: the driver alone is one machine
+        if self.update.nnodes > 1 and self.placement.update is None:
+            raise ValueError(
+                f"update.nnodes = {self.update.nnodes} runs the update on {self.update.nnodes} workers of a pool: set "
+                "placement.update = POOL and start that many `rlvr worker --pool POOL --stages update`, or set update.nnodes = 1"
+            )
+        return self
 
     def eval_points(self) -> list[int]:
         """Policy versions that get evaluated: multiples of eval.every up to run.iterations, and the last."""

@@ -6,7 +6,8 @@
     evaluation.py   evaluate(run, i), and evaluate_policy: the one evaluation it and `rlvr eval` run
                     (greedy or pass@k with the unbiased estimator)
     scoring.py      verify(run, i): rlvr.verify over the rollouts, scores committed
-    training.py     update(run, i): rlvr.train in-process or under torchrun, v_{i+1} committed
+    training.py     update(run, i): rlvr.train in-process or under torchrun, v_{i+1} committed;
+                    update_node: another machine's share of an update on several (update.nnodes)
     base.py         StageResult and the skip-or-commit wrapper every stage uses
     lineage.py      each stage's inputs (its fingerprint) and what is still to compute
     ingest.py       `rlvr import`: responses made elsewhere committed as an iteration's rollouts
@@ -21,10 +22,12 @@ from rlvr.stages.evaluation import evaluate
 from rlvr.stages.generation import iteration_prompts, mixture_prompts, rollout
 from rlvr.stages.preparation import SandboxUnavailable, prepare
 from rlvr.stages.scoring import verify
-from rlvr.stages.training import launch_update, update
+from rlvr.stages.training import GangAborted, Node, launch_update, update, update_node
 
 __all__ = [
     "ContextLengthError",
+    "GangAborted",
+    "Node",
     "SandboxUnavailable",
     "StageResult",
     "evaluate",
@@ -34,5 +37,6 @@ __all__ = [
     "prepare",
     "rollout",
     "update",
+    "update_node",
     "verify",
 ]

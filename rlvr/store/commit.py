@@ -129,12 +129,17 @@ def maybe_fault(stage: str, iteration: int | None, point: str) -> None:
     """Fault injection for crash tests: RLVR_FAULT_AT='update:1:before_rename' makes this
     process SIGKILL itself there, exactly as an OOM kill or a pulled plug would; with a fourth part,
     'update:1:before_rename:stall=20', it stalls there for 20 s instead (a slow stage, for faults that
-    must land while a stage runs). Several, comma-separated: each that names this point acts, in order."""
+    must land while a stage runs); 'update:1:mid_step:machine', in a process a worker started (a torchrun
+    rank), SIGKILLs the process group of its parent too: the worker, torchrun and the rank, as a lost
+    machine. Several, comma-separated: each that names this point acts, in order."""
     here = f"{stage}:{iteration}:{point}"
     for want in os.environ.get(FAULT_ENV, "").split(","):  # several faults: comma-separated
         if not want.startswith(here):
             continue
         rest = want.removeprefix(here)
+        if rest == ":machine":
+            os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)
+            os.kill(os.getpid(), signal.SIGKILL)  # (a rank runs in a session of its own)
         if rest == "":
             os.kill(os.getpid(), signal.SIGKILL)
         elif rest.startswith(":stall="):

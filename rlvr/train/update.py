@@ -16,6 +16,7 @@ Tests: tests/integration/test_update.py (1 vs 2 processes with DDP and FSDP2, ex
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -27,7 +28,7 @@ from rlvr.models.load import load_policy, resolve_device
 from rlvr.progress import progress
 from rlvr.schema import UPDATES, StepMetrics
 from rlvr.seeds import derive_seed
-from rlvr.store.commit import write_table
+from rlvr.store.commit import maybe_fault, write_table
 from rlvr.train import warm as warm_pool
 from rlvr.train.batch import load_rows
 from rlvr.train.budget import attention_for
@@ -127,6 +128,12 @@ def run_update(spec: UpdateSpec, *, warm: bool = False) -> dict:
     return out | {"warm": held is not None}
 
 
+def _progress(iteration: int, done: int, total: int) -> None:
+    progress("update", iteration, done=done, total=total, unit="sequences")
+    if done:  # crash tests: a machine lost in the middle of a step (tests/e2e/test_nodes.py)
+        maybe_fault("update", iteration, "mid_step")
+
+
 def _train(
     spec: UpdateSpec, state: TrainerState, rows: list, temperature: float, stats: dict, *, dist: Dist, device: torch.device
 ) -> dict:
@@ -150,7 +157,7 @@ def _train(
             norm_constant=float(cfg.rollout.max_new_tokens),
             ref_model=state.ref,
             dist=dist,
-            on_progress=lambda done, total: progress("update", spec.iteration, done=done, total=total, unit="sequences"),
+            on_progress=partial(_progress, spec.iteration),
         )
         if rows
         else []

@@ -129,8 +129,9 @@ def test_parts_with_asynchronous_rollout_sample_what_one_part_samples(
 def test_parts_whose_worker_dies_are_taken_by_a_worker_that_joined_late(
     tmp_path: Path, prefect_server: str, prefect_api: str, small_config: Config, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The first worker stalls in whichever part of rollout 1 it takes, and holds the other one (received, not
-    started: its one slot is busy); it is SIGKILLed there. Both parts go to a worker that joins late."""
+    """The first worker stalls in whichever part of rollout 1 it takes; busy, it takes no other run (it listens
+    only while its slot is free), so the other part waits in the queue. It is SIGKILLed there: its part is
+    submitted again, and both go to a worker that joins late."""
     from rlvr.flows.train import train
 
     ref_home = machine(tmp_path, "reference")
@@ -155,12 +156,11 @@ def test_parts_whose_worker_dies_are_taken_by_a_worker_that_joined_late(
             )
         procs += [first, driver]
         deadline = time.monotonic() + 600
-        # it took one part (and stalls there) and received the other, which it holds: its one slot is busy
-        said = [f"rollout.part-{p}-of-2 1: received by worker first" for p in (1, 2)] + ["of-2 1: taken by worker first"]
-        while not all(line in log_path.read_text() for line in said):
+        while "of-2 1: taken by worker first" not in log_path.read_text():  # it stalls in that part
             assert time.monotonic() < deadline and driver.poll() is None, log_path.read_text()[-4000:]
             time.sleep(0.5)
-        first.send_signal(signal.SIGKILL)  # stalled in one part, holding the other
+        time.sleep(3)  # time for a busy worker to take, or be sent, the other part, which it must not
+        first.send_signal(signal.SIGKILL)
         late = worker_process(late_home, prefect_server, *args, "--name", "late", env=beat)
         procs.append(late)
         driver.wait(timeout=600)
@@ -168,8 +168,8 @@ def test_parts_whose_worker_dies_are_taken_by_a_worker_that_joined_late(
         stop_all(procs)
     log = log_path.read_text()
     assert driver.returncode == 0, log[-4000:]
-    for p in (1, 2):
-        assert f"stopped its heartbeat for 5s; the driver submits rollout.part-{p}-of-2 1 again" in log, log[-4000:]
+    again = [p for p in (1, 2) if f"stopped its heartbeat for 5s; the driver submits rollout.part-{p}-of-2 1 again" in log]
+    assert len(again) == 1, log[-4000:]  # the part it stalled in; the other one it never took
     _same_run(run, str(ref.paths.root), 2)
     paths = open_run(run).paths
     made = {i: {p["stage"]: p["worker"]["name"] for p in read_record(paths.record("rollout", i)).extra["parts"]} for i in (0, 1)}

@@ -361,3 +361,48 @@ def test_own_memory_moves_weights_off_the_checkpoint_file(tiny_model: Path) -> N
     assert all(torch.equal(p, before[n]) for n, p in model.named_parameters())
     if model.config.tie_word_embeddings:
         assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
+
+
+@pytest.mark.parametrize("strategy", ["ddp", "fsdp2"])
+def test_two_nodes_of_one_process_write_the_bytes_of_two_processes(
+    scored_run: Path, small_config: Config, tmp_path: Path, strategy: str
+) -> None:
+    """update.nnodes: two torchrun nodes of one process each (static rendezvous at node 0's endpoint,
+    as two machines run it) take the step of one machine's two processes, byte for byte; node 1
+    writes nothing (global rank 0, on node 0, writes the checkpoint)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.helpers.machines import free_port
+
+    cfg = _cfg(small_config, micro_batch_tokens=256, minibatches=2, nproc=1, strategy=strategy)
+    local = _spec(
+        scored_run, _cfg(small_config, micro_batch_tokens=256, minibatches=2, nproc=2, strategy=strategy), tmp_path / "local"
+    )
+    stats = stages.launch_update(local, 2)
+    port = free_port()
+    specs = [_spec(scored_run, cfg, tmp_path / f"node{r}") for r in range(2)]
+    with ThreadPoolExecutor(2) as pool:
+        nodes = [pool.submit(stages.launch_update, specs[r], 1, stages.Node(r, 2, "127.0.0.1", port)) for r in range(2)]
+        got = [f.result() for f in nodes]
+    assert got[1] == {} and not Path(specs[1].policy_out).exists()  # node 1 holds rank 1: no stats, no files
+    assert got[0]["world_size"] == stats["world_size"] == 2 and got[0]["sequences"] == stats["sequences"] > 0
+    for name in ("model.safetensors", "trainer_state.pt"):
+        assert (Path(local.policy_out) / name).read_bytes() == (Path(specs[0].policy_out) / name).read_bytes(), name
+    timing = ("seconds", "peak_memory_mb")  # the machine's, not the step's
+    drop = [{k: v for k, v in m.items() if k not in timing} for m in read_metrics(Path(local.metrics_out))]
+    assert drop == [{k: v for k, v in m.items() if k not in timing} for m in read_metrics(Path(specs[0].metrics_out))]
+
+
+def test_a_node_stops_when_its_gang_is_given_up(scored_run: Path, small_config: Config, tmp_path: Path) -> None:
+    """A node whose peers never come (one lost before the rendezvous) stops as soon as the driver gives
+    up on the gang (Node.aborted), with its torchrun and ranks, instead of waiting out torchrun's timeout."""
+    import time
+
+    from tests.helpers.machines import free_port
+
+    spec = _spec(scored_run, _cfg(small_config, nproc=1), tmp_path / "alone")
+    t0 = time.monotonic()
+    node = stages.Node(0, 2, "127.0.0.1", free_port(), aborted=lambda: time.monotonic() - t0 > 3)
+    with pytest.raises(stages.GangAborted, match="node 1 of 2"):
+        stages.launch_update(spec, 1, node)
+    assert time.monotonic() - t0 < 40

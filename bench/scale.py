@@ -1,4 +1,5 @@
-"""Rollout on two workers against one: rollout.shards = 2, each part in a worker pinned to one core.
+"""Rollout on two workers against one (rollout.shards = 2), and the update on two nodes against one
+(update.nnodes = 2), each worker pinned to one core.
 
     .venv/bin/python bench/scale.py                     # SmolLM2 recipe, 16 prompts x 8, 3 repeats: ~10 min on 2 cores
     .venv/bin/python bench/scale.py --prompts 4 --repeats 1 --max-new-tokens 8 --out /tmp/s.json   # seconds (a test)
@@ -15,8 +16,12 @@ update runs between repeats. The engine stays warm in each worker across repeats
 No Prefect here: the placed protocol's own overhead (submitting, polling, heartbeats) is not in the
 figure; tests/e2e/test_shards.py runs the same parts through it.
 
+Then the update: update(0)'s step (on the first run's scored rollouts) as one node on core 0, then as two
+nodes of one process each, one world (update.nnodes = 2: torchrun's static rendezvous, as
+rlvr.tasks.gang runs it, without Prefect), each a fresh torchrun with its model load, outputs thrown away.
+
 rollout_2workers_ratio = the one worker's seconds / the two workers' seconds, median over repeats
-(issue 40's goal: >= 1.8). Where the time goes is read from each part's commit record: engine
+(issue 40's goal: >= 1.8); update_2nodes_ratio the same for the update (goal: >= 1.6). Where the time goes is read from each part's commit record: engine
 start or weight load, generation, and the rest (prompts, writing, commit). Writes
 bench/results/scale.json (bench/README.md's conventions).
 """
@@ -41,19 +46,40 @@ TAG = "@@scale "
 
 
 def worker() -> None:
-    """Answer 'RUN ITERATION PART' lines: run that rollout stage (PART -1: the whole stage)."""
+    """Answer 'RUN ITERATION PART' lines: run that rollout stage (PART -1: the whole stage); and
+    'update RUN ITERATION NODE NODES PORT': update(i)'s step as node NODE of NODES (torchrun, one process,
+    rendezvous at 127.0.0.1:PORT; NODES = 1: torchrun alone), its outputs thrown away."""
     from rlvr import stages
     from rlvr.store.records import read_record
     from rlvr.store.run import open_run
 
     print(TAG + json.dumps({"ready": True, "cpus": sorted(os.sched_getaffinity(0))}), flush=True)
     for line in sys.stdin:
+        if line.startswith("update "):
+            print(TAG + json.dumps(update_node(*line.split()[1:])), flush=True)
+            continue
         run, i, part = line.split()
         t0 = time.perf_counter()
         res = stages.rollout(run, int(i), part=None if part == "-1" else int(part))
         secs = time.perf_counter() - t0
         rec = read_record(open_run(run).paths.record(res.stage, int(i)))  # a part's result names the part's stage
         print(TAG + json.dumps({"seconds": secs, "rows": res.rows, "extra": rec.extra}), flush=True)
+
+
+def update_node(run: str, i: str, node: str, nodes: str, port: str) -> dict:
+    from rlvr import stages
+    from rlvr.schema import UPDATE
+    from rlvr.stages.lineage import stage_inputs
+    from rlvr.stages.training import _spec
+    from rlvr.store.run import open_run
+
+    r = open_run(run)
+    with tempfile.TemporaryDirectory(prefix="rlvr-bench-node-") as tmp:
+        spec = _spec(r, int(i), stage_inputs(r, UPDATE, int(i)), Path(tmp) / "policy", Path(tmp) / "metrics.parquet")
+        at = stages.Node(int(node), int(nodes), "127.0.0.1", int(port)) if int(nodes) > 1 else None
+        t0 = time.perf_counter()
+        stats = stages.launch_update(spec, 1, at)
+        return {"seconds": time.perf_counter() - t0, "stats": stats}
 
 
 class Worker:
@@ -63,7 +89,10 @@ class Worker:
         self.ready = self.read()
 
     def send(self, run: Path, i: int, part: int) -> None:
-        self.proc.stdin.write(f"{run} {i} {part}\n")
+        self.say(f"{run} {i} {part}")
+
+    def say(self, line: str) -> None:
+        self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
     def read(self) -> dict:
@@ -108,6 +137,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--max-new-tokens", type=int, default=48)
     ap.add_argument("--engine", default="transformers", choices=["transformers", "vllm"])
     ap.add_argument("--repeats", type=int, default=3, help="timed repeats of each side, after one that loads the model")
+    ap.add_argument("--update-repeats", type=int, default=2, help="timed repeats of the update, 1 node against 2")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return ap.parse_args(argv)
@@ -118,6 +148,39 @@ def _split(rec_extra: list[dict], seconds: float) -> dict:
     load = max(x.get("weight_load_seconds", 0) if x.get("warm") else x.get("engine_start_seconds", 0) for x in rec_extra)
     gen = max(x.get("generation_seconds", 0) for x in rec_extra)
     return {"load_s": round(load, 2), "generate_s": round(gen, 2), "other_s": round(seconds - load - gen, 2)}
+
+
+def time_updates(run: Path, workers: list[Worker], repeats: int) -> list[dict]:
+    """update(0)'s step on one pinned node, then on two (one process each, one world), `repeats` times each:
+    the same micro-batches, shared by two cores instead of one. Each is a fresh torchrun, model load included."""
+    import socket
+
+    from rlvr import stages
+
+    stages.verify(str(run), 0)
+    out = []
+    for r in range(repeats):
+        workers[0].say(f"update {run} 0 0 1 0")
+        one = workers[0].read()
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        for k, w in enumerate(workers):
+            w.say(f"update {run} 0 {k} 2 {port}")
+        two = [w.read() for w in workers]
+        t_two = max(x["seconds"] for x in two)
+        out.append(
+            {
+                "repeat": r,
+                "one_node_s": round(one["seconds"], 2),
+                "two_nodes_s": round(t_two, 2),
+                "ratio": round(one["seconds"] / t_two, 3),
+                "sequences": [one["stats"]["sequences"], two[0]["stats"]["sequences"]],
+                "world_size": [one["stats"]["world_size"], two[0]["stats"]["world_size"]],
+            }
+        )
+        print(f"# update repeat {r}: {out[-1]}", file=sys.stderr, flush=True)
+    return out
 
 
 def main() -> int:
@@ -159,6 +222,7 @@ def main() -> int:
                     }
                 )
                 print(f"# repeat {r}{' (loads the model)' if r == 0 else ''}: {rows[-1]}", file=sys.stderr, flush=True)
+            updates = time_updates(one, workers, args.update_repeats)
         finally:
             for w in workers:
                 w.close()
@@ -168,12 +232,17 @@ def main() -> int:
         "rollout_1worker_s": round(statistics.median(x["one_worker_s"] for x in timed), 2),
         "rollout_2workers_s": round(statistics.median(x["two_workers_s"] for x in timed), 2),
         "goal_rollout_2workers_ratio": 1.8,
+        "update_2nodes_ratio": round(statistics.median(x["ratio"] for x in updates), 3),
+        "update_1node_s": round(statistics.median(x["one_node_s"] for x in updates), 2),
+        "update_2nodes_s": round(statistics.median(x["two_nodes_s"] for x in updates), 2),
+        "goal_update_2nodes_ratio": 1.6,
     }
     for k, v in figures.items():
         print(f"{k}: {v}")
     result = {
         "figures": figures,
         "repeats": rows,
+        "update_repeats": updates,
         "machine": {
             "cores": os.cpu_count(),
             "cpu": platform.processor() or platform.machine(),
@@ -181,7 +250,7 @@ def main() -> int:
             "load_average_end": os.getloadavg(),
         },
         "settings": {"command": "python bench/scale.py " + " ".join(sys.argv[1:])} | {k: str(v) for k, v in vars(args).items()},
-        "not_measured": "update_2nodes_ratio (a multi-node update is not built yet); the placed protocol's overhead",
+        "not_measured": "a whole iteration at K = 2 and N = 2; the placed protocol's overhead (Prefect, heartbeats)",
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -1,4 +1,5 @@
-"""bench/scale.py at its smallest, on the tiny recipe: two pinned workers, the two sides, the JSON."""
+"""bench/scale.py at its smallest, on the tiny recipe: two pinned workers, the two sides of the rollout and of
+the update, the JSON."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tests.helpers import ROOT
 def test_bench_scale_smallest(tmp_path: Path, tiny_model: Path) -> None:
     out = tmp_path / "scale.json"
     cmd = [sys.executable, str(ROOT / "bench" / "scale.py"), "--recipe", str(ROOT / "recipes" / "tiny-demo.toml")]
-    cmd += ["--prompts", "2", "--max-new-tokens", "4", "--repeats", "1", "--out", str(out)]
+    cmd += ["--prompts", "2", "--max-new-tokens", "4", "--repeats", "1", "--update-repeats", "1", "--out", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     got = json.loads(out.read_text())
@@ -26,3 +27,6 @@ def test_bench_scale_smallest(tmp_path: Path, tiny_model: Path) -> None:
         assert r["rows"][0] == r["rows"][1] > 0  # both sides sampled the same number of responses
         assert r["tokens"][0] == r["tokens"][1]  # and the same tokens (the transformers engine: seeds decide)
     assert f"rollout_2workers_ratio: {got['figures']['rollout_2workers_ratio']}" in done.stdout
+    (u,) = got["update_repeats"]
+    assert u["world_size"] == [1, 2] and u["sequences"][0] == u["sequences"][1]  # one step, on one node or two
+    assert got["figures"]["update_2nodes_ratio"] == u["ratio"] > 0

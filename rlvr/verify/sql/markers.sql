@@ -16,7 +16,9 @@ CREATE OR REPLACE MACRO marker_pattern() AS '(?s)<answer>.*?</answer>|' || box_p
 -- A bullet '- ' that opens a line is no sign.
 CREATE OR REPLACE MACRO marker_glued(t) AS regexp_matches(
     -- (the math openers \( \[ are no brackets; a box in a box is one box)
-    regexp_replace(replace(replace(t, '\(', '$'), '\[', '$'), '(?:\\boxed\s*\{\s*)+\\boxed', '\\boxed', 'g'),
+    CASE WHEN contains(t, '\boxed') AND strlen(t) - strlen(replace(t, '\boxed', '')) > 6  -- (two boxes at least)
+         THEN regexp_replace(replace(replace(t, '\(', '$'), '\[', '$'), '(?:\\boxed\s*\{\s*)+\\boxed', '\\boxed', 'g')
+         ELSE replace(replace(t, '\(', '$'), '\[', '$') END,
     '[-−\d.](?:\\boxed|<answer>)|[^\s]\s*[-−]\s*(?:\\boxed|<answer>)|\s[<>]\s*(?:\\boxed|<answer>)'
     || '|(?:[+/^|({_≤≥≠≈]|\\(?:approx|sim|simeq|geq?|leq?|[gl]t|neq?|notin|pm|mp|log|ln|sqrt|[dt]?frac|cancelto|left|times|cdot'
     || '|div|sin|cos|tan|exp|lfloor|lceil)\b)\s*(?:\\boxed|<answer>)');
@@ -37,15 +39,21 @@ CREATE OR REPLACE MACRO marker_body(m) AS
          WHEN starts_with(m, '\boxed') THEN regexp_extract(m, '(?s)^\\boxed\s*\{(.*)\}$', 1)
          ELSE trim(split_part(m, '####', 2)) END;
 
--- last_line(t): the last line that holds more than whitespace (string functions, not a regex over the whole text).
-CREATE OR REPLACE MACRO last_line(t) AS string_split(rtrim(t, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)), chr(10))[-1];
+-- last_line(t): the last line that holds more than whitespace. (rtrim with a set costs more than the rest of
+-- the pass; a text that ends in no whitespace, the common case, is split as it is.)
+CREATE OR REPLACE MACRO last_line(t) AS CASE
+    WHEN suffix(t, ' ') OR suffix(t, chr(9)) OR suffix(t, chr(10)) OR suffix(t, chr(11)) OR suffix(t, chr(12)) OR suffix(t, chr(13))
+    THEN string_split(rtrim(t, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)), chr(10))[-1]
+    ELSE string_split(t, chr(10))[-1] END;
 
 -- final_answer(t): the content of a final-answer line, the response's last non-empty line when it opens
 -- with 'The final answer is', 'Final Answer:' or 'Answer:' (markdown bold and a colon allowed; Minerva's
 -- 'Final Answer: The final answer is $18$. I hope it is correct.' is 18); '' when it does not.
 -- Llama-3 writes 'The final answer is: $\boxed{18}$': that line's box is a marker already.
 CREATE OR REPLACE MACRO final_answer(t) AS list_transform([last_line(t)], lambda fa_line:
-    CASE WHEN NOT contains(lower(fa_line), 'answer') THEN '' ELSE regexp_extract(fa_line,
+    CASE WHEN NOT regexp_matches(fa_line, '(?i)^[\s>#*_]*(?:the\s+final|final|answer)')
+         THEN ''  -- (the opening of the pattern below, anchored: most lines fail it at once)
+         WHEN NOT contains(lower(fa_line), 'answer') THEN '' ELSE regexp_extract(fa_line,
     '(?i)^[\s>#*_]*(?:the\s+final\s+answer\s+is|final\s+answer\s*[*_]*\s*:|answer\s*[*_]*\s*:)[\s*_]*:?[\s*_]*'
     || '(?:the\s+final\s+answer\s+is\s*:?)?\s*(.*?)(?:\.?\s*I\s+hope\s+it\s+is\s+correct\.?)?[\s.*_]*$', 1) END)[1];
 
@@ -66,6 +74,12 @@ CREATE OR REPLACE MACRO value_unit(c) AS list_transform(
     lambda vu: CASE WHEN vu.unit <> '' AND unit_word(vu.unit) THEN vu.num ELSE c END)[1];
 -- unit_num(s): a gold with a unit ('5\text{ cm}', '30 cm') as its number; '' when it has none.
 CREATE OR REPLACE MACRO unit_num(s) AS CASE WHEN value_unit(s) <> s THEN value_unit(s) ELSE '' END;
+
+-- mark_norm(b): norm_answer of a marker's content b, by norm_plain when b holds digits and signs only (the
+-- common case); mark_value(b): its answer as markers are compared, a listed unit dropped (value_unit, which
+-- changes only a text with a letter).
+CREATE OR REPLACE MACRO mark_norm(b) AS CASE WHEN regexp_full_match(b, '[0-9,./%+$€£−-]*') THEN norm_plain(b) ELSE norm_answer(b) END;
+CREATE OR REPLACE MACRO mark_value(b) AS CASE WHEN regexp_matches(b, '[A-Za-z]') THEN norm_answer(value_unit(b)) ELSE mark_norm(b) END;
 
 -- arith_value(s): the value of a side of an equation that is a number or one kind of arithmetic on
 -- numbers: a sum or difference, a product, one division ('12 \times 3', '4 + 5 - 2', '36 / 3'); NULL for

@@ -50,6 +50,10 @@ CREATE OR REPLACE MACRO norm_cased(s) AS
             '\%', '%'),
         '^[+=:]|[.,]$', '', 'g'), '^\\([dtc]?frac)\{-', '-\\\1{');
 CREATE OR REPLACE MACRO norm_answer(s) AS lower(norm_cased(s));
+-- norm_plain(s): norm_answer of a text of digits and , . / % + - − $ € £ only, by the steps that act on it:
+-- the currency signs dropped, '−' as '-', a leading '+' and a trailing '.' or ',' dropped.
+CREATE OR REPLACE MACRO norm_plain(s) AS
+    regexp_replace(replace(replace(replace(replace(s, '$', ''), '€', ''), '£', ''), '−', '-'), '^\+|[.,]$', '', 'g');
 
 -- plain_decimal(s): s is a plain decimal ('42', '-3.5', '007'): digits, an optional '-' and one point
 -- with digits after it; norm_answer leaves such a text as it is, so a gold or an answer in this form
@@ -73,7 +77,7 @@ CREATE OR REPLACE MACRO digit_gap(x) AS
 CREATE OR REPLACE MACRO num_body(n) AS
     CASE WHEN contains(n, ',') AND regexp_full_match(n, '-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?%?')
          THEN replace(rtrim(n, '%'), ',', '')
-         ELSE rtrim(n, '%') END;
+         WHEN suffix(n, '%') THEN rtrim(n, '%') ELSE n END;  -- (rtrim costs even when there is nothing to trim)
 
 -- num_value(b): the value of a number body, or NULL when it is not a plain number:
 --   decimals with optional exponent ('2.50', '.5', '1e3'), fractions of integers ('3/4', '-1/2') and
@@ -89,7 +93,7 @@ CREATE OR REPLACE MACRO num_value(b) AS
             WHEN contains(b, 'frac') AND regexp_full_match(b, '-?\\[dt]?frac\{\d+\}\{0*[1-9]\d*\}')
                 THEN TRY_CAST(regexp_extract(b, '(-?)\\', 1) || regexp_extract(b, '\{(\d+)\}\{', 1) AS DOUBLE)
                      / TRY_CAST(regexp_extract(b, '\}\{(\d+)\}', 1) AS DOUBLE)
-            WHEN contains(b, 'overline') THEN CAST(num_rat(b).n AS DOUBLE) / CAST(num_rat(b).d AS DOUBLE)
+            WHEN contains(b, 'overline') THEN list_transform([num_rat(b)], lambda r: CAST(r.n AS DOUBLE) / CAST(r.d AS DOUBLE))[1]
         END);
 
 -- dec_canon(b): a plain decimal body ('-0042.50', '.5', '7.') in one canonical text form ('-42.5',

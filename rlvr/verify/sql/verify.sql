@@ -1,7 +1,7 @@
 -- verify(i), step 2: normalise and decide every row SQL can decide, into the temp table verify_rows
 -- (run by rlvr.verify.scoring after verify_markers.sql; macros: normalise.sql, symbolic.sql, markers.sql).
--- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance, for golds
--- that are not integers only), $strict_tasks, $lenient_tasks, $strict_default (verify.extraction).
+-- Parameters: $problems (Parquet files), $tol (relative numeric tolerance, for golds that are not integers
+-- only), $strict_tasks, $lenient_tasks, $strict_default (verify.extraction).
 -- Rewards are not set here: verify_groups.sql weighs the components (score, format_ok, citations).
 --
 -- The answer is what verify_markers.sql read from the response's markers (README "The answer contract").
@@ -36,10 +36,9 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     SELECT *,
         CASE WHEN gold_tdec IS NOT NULL THEN true ELSE COALESCE(rat_repeats(gold_n, gold_d), false) END AS gold_texts,
         -- answer_v, gold_v: a symbolic gold without a unit or an integer qualifier after it (macros.sql value_tail)
-        CASE WHEN gold_sym AND gold_num IS NULL AND regexp_matches(answer, '\\(?:text|mathrm|mbox|in)')
-             THEN value_tail(answer) ELSE answer END AS answer_v,
-        CASE WHEN gold_sym AND gold_num IS NULL AND regexp_matches(answer, '\\(?:text|mathrm|mbox|in)') AND value_tail(answer) <> answer
-             THEN norm_answer(value_tail(answer)) ELSE gold END AS gold_v
+        CASE WHEN gold_sym AND gold_num IS NULL AND regexp_matches(answer, '\\(?:text|mathrm|mbox|in)') THEN answer_t ELSE answer END AS answer_v,
+        CASE WHEN gold_sym AND gold_num IS NULL AND regexp_matches(answer, '\\(?:text|mathrm|mbox|in)') AND answer_t <> answer
+             THEN gold_t ELSE gold END AS gold_v
     FROM (
     SELECT * EXCLUDE (gold_rat, gold_q), gold_rat.n AS gold_n, gold_rat.d AS gold_d,  -- scalars: cheaper through the join
         COALESCE(gold_dec, q20_dec(gold_q)) AS gold_tdec,
@@ -47,7 +46,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     FROM (
     SELECT *, CASE WHEN gold_dec IS NULL THEN rat_q20(gold_rat.n, gold_rat.d) END AS gold_q
     FROM (
-    SELECT prompt_id, task, answer, gold, gold_sym, gold_body, 
+    SELECT prompt_id, task, answer, gold, gold_sym, gold_body, answer_t, gold_t,
         -- a canonical integer ('42', '-7', '0': most golds) is its own canonical decimal
         CASE WHEN regexp_full_match(gold_body, '0|-?[1-9]\d*') THEN gold_body ELSE dec_canon(gold_body) END AS gold_dec,
         num_rat(gold_body) AS gold_rat,
@@ -60,12 +59,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             SELECT *, sci_dec(num_body(gold_ntext)) AS gold_body  -- '1e3' is 1000
             FROM (
                 -- gold_ntext: the gold as a number is read (a unit after it dropped: '5\text{ cm}' -> '5')
-                SELECT *, CASE WHEN gold_unit <> '' THEN norm_answer(gold_unit) ELSE gold END AS gold_ntext
+                SELECT * EXCLUDE (norms), norms[1] AS gold, CASE WHEN gold_unit <> '' THEN norms[2] ELSE norms[1] END AS gold_ntext,
+                    norms[3] AS gold_t
                 FROM (
-                SELECT *, CASE WHEN regexp_matches(answer, '[A-Za-z]') THEN unit_num(answer) ELSE '' END AS gold_unit
+                -- the gold, its number without a unit (unit_num) and without a tail (value_tail, answer_t), normalised
+                -- in one list: each macro written once is planned once (planning the query costs more than running it)
+                SELECT *, list_transform([answer, gold_unit, answer_t], lambda s: norm_answer(s)) AS norms
                 FROM (
-                    SELECT prompt_id, task, answer,  -- a plain decimal gold is its own normal form
-                        CASE WHEN plain_decimal(answer) THEN answer ELSE norm_answer(answer) END AS gold,
+                    SELECT prompt_id, task, answer, value_tail(answer) AS answer_t,
+                        CASE WHEN regexp_matches(answer, '[A-Za-z]') THEN unit_num(answer) ELSE '' END AS gold_unit,
                         list_contains($strict_tasks, task) OR ($strict_default AND NOT list_contains($lenient_tasks, task)) AS strict
                     FROM read_parquet($problems, hive_partitioning = false)
                 )
@@ -111,7 +113,8 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         CASE WHEN extraction <> 'none' THEN extracted0 WHEN NOT strict THEN lenient_num END AS raw
     FROM (
         SELECT m.iteration, m.prompt_id, m.sample_idx, m.n_tok, m.format_ok, m.refused AS hedge, p.strict, m.extraction,
-            m.extracted AS extracted0, p.gold_num IS NOT NULL AS value_gold,
+            m.extracted AS extracted0, p.gold_num IS NOT NULL AS value_gold, p.task, p.gold_num, p.answer_v, p.gold_v, p.gold_pct,
+            p.gold_sym, p.gold_verdict, p.gold_formula, p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body, p.gs,
             CASE WHEN NOT p.strict AND m.lenient_line IS NOT NULL THEN nullif(lenient_number(m.lenient_line), '') END AS lenient_num
         FROM verify_markers AS m JOIN golds AS p USING (prompt_id)
     )
@@ -121,8 +124,10 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              THEN COALESCE(value_unit(eq_last(v)), v) ELSE v END AS extracted
     FROM (
         SELECT *, CASE WHEN raw IS NULL OR NOT value_gold THEN raw  -- symbolic, strings, verdicts: read as written
+                       WHEN regexp_matches(raw, '[A-Za-z]|\$[^$]*\$|\\\(') THEN
                        -- ('$18$', '\(18\)' around the whole: math delimiters)
-                       ELSE value_unit(trim(regexp_replace(raw, '^\s*(?:\$([^$]*)\$|\\\((.*)\\\))[\s.]*$', '\1\2'))) END AS v
+                       value_unit(trim(regexp_replace(raw, '^\s*(?:\$([^$]*)\$|\\\((.*)\\\))[\s.]*$', '\1\2')))
+                       ELSE trim(raw) END AS v  -- (no delimiters to drop, no unit: value_unit needs a letter)
         FROM readings
     )
 ), plain_flags AS (
@@ -181,18 +186,18 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.format_ok, h.extraction,
         h.extracted AS extracted0, h.pred AS pred0,
         -- sx0: a symbolic gold's answer; joined reads it without Unicode math, units or an integer qualifier
-        CASE WHEN p.gold_sym AND p.gold_num IS NULL THEN h.extracted END AS sx0,
+        CASE WHEN h.gold_sym AND h.gold_num IS NULL THEN h.extracted END AS sx0,
         h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec,
         h.hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
-        p.task, p.gold_num, p.answer_v AS answer, p.gold_v AS gold, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
-        p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body, p.gs,
+        h.task, h.gold_num, h.answer_v AS answer, h.gold_v AS gold, h.gold_pct, h.gold_sym, h.gold_verdict, h.gold_formula,
+        h.gold_n, h.gold_d, h.gold_int, h.gold_tdec, h.gold_texts, h.gold_body, h.gs,
         -- no answer where the contract asks for one (verify.extraction = 'strict', the default)
-        p.strict AND h.extraction = 'none' AS unasked,
+        h.strict AND h.extraction = 'none' AS unasked,
         -- a verdict negated by a tilde is no verdict ('~true'; norm_latex reads '~' as a LaTeX space)
-        CASE WHEN p.gold_verdict IS NOT NULL AND NOT regexp_matches(h.extracted, '[~～∼˜]') THEN norm_verdict(h.pred) END AS pred_verdict,
-        CASE WHEN p.task = 'logic' AND p.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
-    FROM decimals AS h JOIN golds AS p USING (prompt_id)
+        CASE WHEN h.gold_verdict IS NOT NULL AND NOT regexp_matches(h.extracted, '[~～∼˜]') THEN norm_verdict(h.pred) END AS pred_verdict,
+        CASE WHEN h.task = 'logic' AND h.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
+    FROM decimals AS h  -- (the gold's columns came with the first join, in readings)
 ), joined AS (
     -- a symbolic answer is read in steps (symbolic.sql uni_math, value_tail: '5√2', '36\pi \text{ cm}^2', ', k \in \mathbb{Z}'); units are dropped, not
     -- compared

@@ -1,19 +1,11 @@
--- verify(i), step 1: what each response marks as its answer, into the temp table verify_markers
--- (run by rlvr.verify.scoring before verify.sql; macros: markers.sql). The contract, README "The answer
--- contract"; one table per rule in tests/unit/verify/test_contract.py.
--- Parameters: $rollouts (Parquet files), $multiple ('reject': markers that hold different answers are
--- a hedge, no answer; 'last': the last marker counts), $format_mode ('answer' | 'think_answer').
---
--- 1. Reasoning is never the answer: closed <think>...</think> spans are dropped; then a lone '</think>'
---    (the prompt opened the think block: DeepSeek-R1 distills) leaves only the text after it, and a
---    '<think>' never closed drops all after it. Closed <cite> spans are quotes of the sources, not answers.
--- 2. Markers (markers.sql): <answer> tags, \boxed{}, '####' lines, in order, and a final-answer line. Their
---    contents must agree after norm_answer (empty tags aside: an instruction's '<answer></answer>').
--- 3. An <answer> never closed, or a \boxed{ that cannot be read, refuses the response: no guess. So does a
---    marker inside an expression ('$-\boxed{12}$', '$\boxed{12}^2$' is glued at its right, and not the end),
---    and text after the last marker: the answer is the last thing the response says (markers.sql).
--- lenient_line is the last non-empty line of a response with no marker; verify.sql reads its number
--- (markers.sql lenient_number) for a task with verify.extraction = 'lenient' only.
+-- verify(i), step 1: what each response marks as its answer (the answer contract, docs/verifiers.md), into the
+-- temp table verify_markers; run by rlvr.verify.scoring before verify.sql; macros: markers.sql.
+-- Parameters: $rollouts (Parquet files), $multiple ('reject': markers that hold different answers are a hedge;
+-- 'last': the last marker counts), $format_mode ('answer' | 'think_answer').
+-- Reasoning is never the answer: <think> spans, all before a lone '</think>' (the prompt opened the block) and
+-- all after an unclosed '<think>' are dropped; <cite> spans are quotes. Refused, no guess: an unclosed <answer>,
+-- an unreadable \boxed{, a marker inside an expression, text after the last marker. lenient_line: the last
+-- line of a response with no marker, which verify.sql reads for lenient tasks only.
 CREATE OR REPLACE TEMP TABLE verify_markers AS
 WITH texts AS (
     SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok,

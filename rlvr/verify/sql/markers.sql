@@ -1,28 +1,27 @@
--- The answer contract (README "The answer contract"): where a response marks its answer, and which
--- forms a marker may hold. verify_markers.sql finds the markers, verify.sql reads their forms.
--- One table per rule: tests/unit/verify/test_contract.py.
---
--- box_pattern(): a \boxed{...} with braces nested up to five levels ('\boxed{\frac{\sqrt{\frac{1}{2}}}{3}}').
+-- The answer contract (docs/verifiers.md, "The answer contract"): where a response marks its answer and which
+-- forms a marker may hold; verify_markers.sql finds the markers, verify.sql reads their forms. One table per
+-- rule: tests/unit/verify/test_contract.py.
+-- box_pattern(): a \boxed{...} with braces nested up to five levels.
 CREATE OR REPLACE MACRO box_pattern() AS
     '\\boxed\s*\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*\}';
 
--- marker_pattern(): every marker but the final-answer line, in the order they are written: an
--- <answer>...</answer> tag (a box inside it is that tag's), a \boxed{}, a GSM8K '#### ...' line.
+-- marker_pattern(): every marker but the final-answer line, in order: an <answer> tag (a box inside it is the
+-- tag's), a \boxed{}, a GSM8K '#### ...' line.
 CREATE OR REPLACE MACRO marker_pattern() AS '(?s)<answer>.*?</answer>|' || box_pattern() || '|(?m:^)[ \t]*####[^\n]*';
 
--- marker_glued(t): a marker that is part of an expression, so its content is not the value the response
--- states: a digit, point, sign, operator, bracket or a relation or function command touches it from the left
--- ('$-\boxed{12}$', '3.<answer>12</answer>', '$\frac{1}{\boxed{12}}$', '$x \geq \boxed{12}$', '$2\boxed{6}$').
--- A bullet '- ' that opens a line is no sign.
+-- marker_glued(t): a marker that is part of an expression, so its content is not the stated value: a digit,
+-- point, sign, operator, bracket, relation or function command touches it from the left ('$-\boxed{12}$',
+-- '$x \geq \boxed{12}$'). A bullet '- ' that opens a line is no sign.
 CREATE OR REPLACE MACRO marker_glued(t) AS regexp_matches(
     -- (the math openers \( \[ are no brackets; a box in a box is one box)
-    regexp_replace(replace(replace(t, '\(', '$'), '\[', '$'), '(?:\\boxed\s*\{\s*)+\\boxed', '\\boxed', 'g'),
+    CASE WHEN contains(t, '\boxed') AND strlen(t) - strlen(replace(t, '\boxed', '')) > 6  -- (two boxes at least)
+         THEN regexp_replace(replace(replace(t, '\(', '$'), '\[', '$'), '(?:\\boxed\s*\{\s*)+\\boxed', '\\boxed', 'g')
+         ELSE replace(replace(t, '\(', '$'), '\[', '$') END,
     '[-−\d.](?:\\boxed|<answer>)|[^\s]\s*[-−]\s*(?:\\boxed|<answer>)|\s[<>]\s*(?:\\boxed|<answer>)'
     || '|(?:[+/^|({_≤≥≠≈]|\\(?:approx|sim|simeq|geq?|leq?|[gl]t|neq?|notin|pm|mp|log|ln|sqrt|[dt]?frac|cancelto|left|times|cdot'
     || '|div|sin|cos|tan|exp|lfloor|lceil)\b)\s*(?:\\boxed|<answer>)');
--- ends_answer(after): what follows the last marker closes it and says nothing more: whitespace, '.',
--- markdown '*', '$' and the LaTeX closers \) \], and at most a unit of unit_word's list or a % ('$\boxed{6}$
--- cm.', '$\boxed{6\pi}$ square units'): the answer is the last thing the response says.
+-- ends_answer(after): what follows the last marker closes it and says nothing more: whitespace, '.', '*', '$',
+-- \) \], and at most a % or a unit_word ('$\boxed{6}$ cm.').
 CREATE OR REPLACE MACRO ends_answer(after) AS list_transform(
     [regexp_extract(regexp_replace(after, '^(?:\s|[*$]|\\[)\]])*', ''),
                     '^(?:\\?%|(?:\\(?:text|mathrm)\s*\{\s*)?([A-Za-z]+(?:\s+[A-Za-z]+)?)\s*\}?\s*(?:\^\s*\{?[23]\}?)?)?((?s:.*))$',
@@ -37,29 +36,31 @@ CREATE OR REPLACE MACRO marker_body(m) AS
          WHEN starts_with(m, '\boxed') THEN regexp_extract(m, '(?s)^\\boxed\s*\{(.*)\}$', 1)
          ELSE trim(split_part(m, '####', 2)) END;
 
--- last_line(t): the last line that holds more than whitespace (string functions, not a regex over the whole text).
-CREATE OR REPLACE MACRO last_line(t) AS string_split(rtrim(t, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)), chr(10))[-1];
+-- last_line(t): the last line that holds more than whitespace. (rtrim with a set costs more than the rest of
+-- the pass; a text that ends in no whitespace, the common case, is split as it is.)
+CREATE OR REPLACE MACRO last_line(t) AS CASE
+    WHEN suffix(t, ' ') OR suffix(t, chr(9)) OR suffix(t, chr(10)) OR suffix(t, chr(11)) OR suffix(t, chr(12)) OR suffix(t, chr(13))
+    THEN string_split(rtrim(t, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)), chr(10))[-1]
+    ELSE string_split(t, chr(10))[-1] END;
 
--- final_answer(t): the content of a final-answer line, the response's last non-empty line when it opens
--- with 'The final answer is', 'Final Answer:' or 'Answer:' (markdown bold and a colon allowed; Minerva's
--- 'Final Answer: The final answer is $18$. I hope it is correct.' is 18); '' when it does not.
--- Llama-3 writes 'The final answer is: $\boxed{18}$': that line's box is a marker already.
+-- final_answer(t): the content of the last non-empty line when it opens with 'The final answer is', 'Final
+-- Answer:' or 'Answer:' (markdown allowed; Minerva's 'I hope it is correct.' dropped); '' when it does not.
 CREATE OR REPLACE MACRO final_answer(t) AS list_transform([last_line(t)], lambda fa_line:
-    CASE WHEN NOT contains(lower(fa_line), 'answer') THEN '' ELSE regexp_extract(fa_line,
+    CASE WHEN NOT regexp_matches(fa_line, '(?i)^[\s>#*_]*(?:the\s+final|final|answer)')
+         THEN ''  -- (the opening of the pattern below, anchored: most lines fail it at once)
+         WHEN NOT contains(lower(fa_line), 'answer') THEN '' ELSE regexp_extract(fa_line,
     '(?i)^[\s>#*_]*(?:the\s+final\s+answer\s+is|final\s+answer\s*[*_]*\s*:|answer\s*[*_]*\s*:)[\s*_]*:?[\s*_]*'
     || '(?:the\s+final\s+answer\s+is\s*:?)?\s*(.*?)(?:\.?\s*I\s+hope\s+it\s+is\s+correct\.?)?[\s.*_]*$', 1) END)[1];
 
--- lenient_number(t): verify.extraction = 'lenient' with no marker: the last number of the last non-empty
--- line, only when no other digit is on that line and only punctuation or a unit (unit_word) follows
--- ('So the total is 18 cm.'); '' otherwise, and then no answer is read ('3 * 6 = 18', '18 or 19').
+-- lenient_number(t): verify.extraction = 'lenient' with no marker: the last line's number, when no other digit
+-- is on the line and only punctuation or a unit_word follows; '' otherwise ('3 * 6 = 18', '18 or 19').
 CREATE OR REPLACE MACRO lenient_number(t) AS list_transform(
     [regexp_extract(last_line(t),
                     '^[^\d]*?([-−]?[$€£]?\d+(?:,\d{3})*(?:\.\d+)?(?:/\d+)?%?)[\s*]*([A-Za-z]*)[\s.!,;:*)$]*$', ['num', 'unit'])],
     lambda ln: CASE WHEN ln.unit = '' OR unit_word(ln.unit) THEN ln.num ELSE '' END)[1];
 
--- value_unit(c): a value with a unit from unit_word's list ('18 cm', '18\text{ cm}', '36\pi \text{ cm}^2' is
--- symbolic.sql value_tail's) as the value, '18'; a currency sign or a % stays with the number (norm_answer
--- drops $ € £; a % is compared both ways). c as it is otherwise.
+-- value_unit(c): a value with a unit_word ('18 cm', '18\text{ cm}') as the value; a currency sign or a % stays
+-- with the number. c as it is otherwise.
 CREATE OR REPLACE MACRO value_unit(c) AS list_transform(
     [regexp_extract(c, '^\s*([^\s~\\]*\d[^\s~\\]*?)\s*(?:~|\\[,;:! ])*\s*(?:\\(?:text|mathrm|mbox)\s*\{\s*)?'
                        || '([A-Za-z]+(?:\s+[A-Za-z]+)?\.?)\s*\}?\s*(?:\^\s*\{?[23]\}?)?\s*\.?\s*$', ['num', 'unit'])],
@@ -67,9 +68,14 @@ CREATE OR REPLACE MACRO value_unit(c) AS list_transform(
 -- unit_num(s): a gold with a unit ('5\text{ cm}', '30 cm') as its number; '' when it has none.
 CREATE OR REPLACE MACRO unit_num(s) AS CASE WHEN value_unit(s) <> s THEN value_unit(s) ELSE '' END;
 
--- arith_value(s): the value of a side of an equation that is a number or one kind of arithmetic on
--- numbers: a sum or difference, a product, one division ('12 \times 3', '4 + 5 - 2', '36 / 3'); NULL for
--- anything else, which then proves nothing (mixed operations are not evaluated).
+-- mark_norm(b): norm_answer of a marker's content b, by norm_plain when b holds digits and signs only (the
+-- common case); mark_value(b): its answer as markers are compared, a listed unit dropped (value_unit, which
+-- changes only a text with a letter).
+CREATE OR REPLACE MACRO mark_norm(b) AS CASE WHEN regexp_full_match(b, '[0-9,./%+$€£−-]*') THEN norm_plain(b) ELSE norm_answer(b) END;
+CREATE OR REPLACE MACRO mark_value(b) AS CASE WHEN regexp_matches(b, '[A-Za-z]') THEN norm_answer(value_unit(b)) ELSE mark_norm(b) END;
+
+-- arith_value(s): the value of a side that is a number, a sum or difference, a product or one division of
+-- numbers; NULL for anything else (mixed operations are not evaluated), which then proves nothing.
 CREATE OR REPLACE MACRO arith_ops(s) AS regexp_replace(replace(replace(replace(translate(s, '×·÷−⋅', '**/-*'),
     '\times', '*'), '\cdot', '*'), '\div', '/'), '\s|\$|\\[,;:! ]|(\d),(\d{3})', '\1\2', 'g');
 CREATE OR REPLACE MACRO arith_value(s) AS list_transform([arith_ops(s)], lambda ax: CASE
@@ -81,9 +87,8 @@ CREATE OR REPLACE MACRO arith_value(s) AS list_transform([arith_ops(s)], lambda 
     WHEN regexp_full_match(ax, '-?\d+(?:\.\d+)?/-?\d+(?:\.\d+)?')
         THEN CAST(split_part(ax, '/', 1) AS DOUBLE) / nullif(CAST(split_part(ax, '/', 2) AS DOUBLE), 0) END)[1];
 
--- eq_last(c): the last side of an equation ('x = 12', '12 \times 3 = 36', 'x = 3 \cdot 4 = 12' read 12) when
--- every earlier side is a name (symbolic.sql strip_name: 'x', 'f(3)', 'P(A)') or arithmetic whose value is
--- the last side's; NULL when a side does not hold ('4 \times 3 = 13', 'total = 12': a word is no name).
+-- eq_last(c): the last side of an equation when every earlier side is a name (strip_name) or arithmetic whose
+-- value is the last side's ('x = 3 \cdot 4 = 12' reads 12); NULL when a side does not hold ('4 \times 3 = 13').
 CREATE OR REPLACE MACRO eq_last(c) AS list_transform([string_split(c, '=')], lambda es:
     CASE WHEN list_bool_and(list_transform(es[1:-2], lambda side: strip_name(side || '=') = ''
                   OR COALESCE(abs(arith_value(side) - arith_value(es[-1])) <= 1e-9 * greatest(1.0, abs(arith_value(es[-1]))), false)))
@@ -98,9 +103,8 @@ CREATE OR REPLACE MACRO form_refused(c) AS CASE
     WHEN regexp_matches(c, '\\[A-Za-z]+|[-+*/^×·÷!]') THEN 'an expression to evaluate, not a value'
     ELSE 'not a value the contract reads' END;
 
--- think_answer_ok(t): the response is <think>...</think> then <answer>...</answer> and nothing else
--- (whitespace aside), each tag exactly once (verify.format = 'think_answer'; DeepSeek-R1's format
--- reward, Guo et al. 2025, sec. 2.2.2).
+-- think_answer_ok(t): <think>...</think> then <answer>...</answer> and nothing else, each tag once
+-- (verify.format = 'think_answer'; DeepSeek-R1's format reward, Guo et al. 2025, sec. 2.2.2).
 CREATE OR REPLACE MACRO think_answer_ok(t) AS
     regexp_full_match(t, '(?s)\s*<think>.*</think>\s*<answer>.*</answer>\s*')
     AND length(t) - length(replace(t, '<think>', '')) = 7

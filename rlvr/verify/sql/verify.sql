@@ -1,45 +1,22 @@
--- verify(i), step 2: normalise and decide every row SQL can decide, into the temp table verify_rows
--- (run by rlvr.verify.scoring after verify_markers.sql; macros: normalise.sql, symbolic.sql, markers.sql).
--- Parameters: $rollouts, $problems (lists of Parquet files), $tol (relative numeric tolerance, for golds
--- that are not integers only), $strict_tasks, $lenient_tasks, $strict_default (verify.extraction).
--- Rewards are not set here: verify_groups.sql weighs the components (score, format_ok, citations).
---
--- The answer is what verify_markers.sql read from the response's markers (README "The answer contract").
--- Decision (verifier):
---   sql_numeric  gold is a value (normalise.sql num_value, a unit after it dropped: '5\text{ cm}'): the
---                answer must be a value in a form the contract lists (markers.sql: a number, a fraction, a
---                LaTeX value, with a listed unit or currency, or the last side of an equation that holds);
---                anything else is refused, its form named (markers.sql form_refused). Compared exactly:
---                decimals as canonical text (dec_canon, any length), fractions and repeating decimals as
---                HUGEINT fractions (num_rat; one not in lowest terms, '24/2', is a division still to do:
---                frac_open; digits split by spaces, '1 2', are several numbers: split_num); within
---                |pred - gold| <= tol * max(1, |gold|) only when tol > 0 and the gold is not an integer.
---                A % on one side only is read both ways ('50%' = '50' = '0.5'). NaN and infinities never pay.
---                Tests: tests/unit/verify/test_verify_exact.py (against Python fractions, at the edges).
---   sql_exact    task 'exact', or a gold that is neither a number nor symbolic: the normalised strings
---                must be equal; a symbolic gold whose answer is the same text; a symbolic answer not in
---                the gold's form (not_value: symbolic.sql), which is wrong; logic verdicts (norm_verdict).
---   undecided    a symbolic gold SQL cannot compare: rlvr.verify.math (math-verify) fills these rows.
---   code         task 'code': run in the sandbox (rlvr.verify.code via verify_code.sql).
---   logic        a formula answer that is not the gold's, spelled alike: rlvr.verify.logic (verify_logic.sql).
--- Speed (bench/verify.py): golds are normalised once per problem, not once per response; each costly
--- step runs only on the rows that need it (CASE branches are evaluated on their own rows only); plain
--- decimals skip normalisation.
+-- verify(i), step 2: read and decide every row SQL can decide, into the temp table verify_rows (run by
+-- rlvr.verify.scoring after verify_markers.sql; macros: normalise.sql, symbolic.sql, markers.sql). Rewards are
+-- verify_rewards.sql's. Parameters: $problems (Parquet files), $tol (verify.numeric_tolerance), $strict_tasks,
+-- $lenient_tasks, $strict_default (verify.extraction). What each rule reads: docs/verifiers.md.
+-- verifier: sql_numeric (a value gold: the answer must be a value the contract lists, compared exactly, as
+-- canonical decimal text or HUGEINT fractions), sql_exact (strings, verdicts, a symbolic answer identical to the
+-- gold or not in its form: not_value), undecided (math-verify), code (the sandbox), logic (rlvr.verify.logic).
+-- Speed: golds are read once per problem; each costly step runs only on the rows that need it (CASE evaluates a
+-- branch on its own rows; OR and AND in a select list evaluate both sides); plain decimals skip normalisation.
 CREATE OR REPLACE TEMP TABLE verify_rows AS
 WITH golds0 AS (  -- each problem's gold, normalised once
-    -- gold_tdec: the gold's value as a canonical decimal (a decimal gold, or a fraction or repeating
-    -- decimal with a finite expansion of at most 20 places: '3/4' -> '0.75'); gold_texts: a decimal
-    -- answer is decided by comparing it with this text (exact at any length), which also holds when the
-    -- gold has no finite expansion ('1/3': no decimal equals it). Otherwise the answer goes to num_rat.
-    -- (OR and AND in a select list evaluate both sides on every row; CASE evaluates each branch on
-    -- its own rows only, so the costly HUGEINT steps below run only where the cheap ones leave a gap)
+    -- gold_tdec: the gold as a canonical decimal (with a finite expansion of at most 20 places); gold_texts: a
+    -- decimal answer is decided against this text, also when the gold has no finite expansion; else num_rat.
     SELECT *,
         CASE WHEN gold_tdec IS NOT NULL THEN true ELSE COALESCE(rat_repeats(gold_n, gold_d), false) END AS gold_texts,
-        -- answer_v, gold_v: a symbolic gold without a unit or an integer qualifier after it (macros.sql value_tail)
-        CASE WHEN gold_sym AND gold_num IS NULL AND regexp_matches(answer, '\\(?:text|mathrm|mbox|in)')
-             THEN value_tail(answer) ELSE answer END AS answer_v,
-        CASE WHEN gold_sym AND gold_num IS NULL AND regexp_matches(answer, '\\(?:text|mathrm|mbox|in)') AND value_tail(answer) <> answer
-             THEN norm_answer(value_tail(answer)) ELSE gold END AS gold_v
+        -- answer_v, gold_v: a symbolic gold without a unit or an integer qualifier after it (value_tail)
+        CASE WHEN gold_sym AND gold_num IS NULL AND regexp_matches(answer, '\\(?:text|mathrm|mbox|in)') THEN answer_t ELSE answer END AS answer_v,
+        CASE WHEN gold_sym AND gold_num IS NULL AND regexp_matches(answer, '\\(?:text|mathrm|mbox|in)') AND answer_t <> answer
+             THEN gold_t ELSE gold END AS gold_v
     FROM (
     SELECT * EXCLUDE (gold_rat, gold_q), gold_rat.n AS gold_n, gold_rat.d AS gold_d,  -- scalars: cheaper through the join
         COALESCE(gold_dec, q20_dec(gold_q)) AS gold_tdec,
@@ -47,7 +24,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     FROM (
     SELECT *, CASE WHEN gold_dec IS NULL THEN rat_q20(gold_rat.n, gold_rat.d) END AS gold_q
     FROM (
-    SELECT prompt_id, task, answer, gold, gold_sym, gold_body, 
+    SELECT prompt_id, task, answer, gold, gold_sym, gold_body, answer_t, gold_t,
         -- a canonical integer ('42', '-7', '0': most golds) is its own canonical decimal
         CASE WHEN regexp_full_match(gold_body, '0|-?[1-9]\d*') THEN gold_body ELSE dec_canon(gold_body) END AS gold_dec,
         num_rat(gold_body) AS gold_rat,
@@ -60,12 +37,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             SELECT *, sci_dec(num_body(gold_ntext)) AS gold_body  -- '1e3' is 1000
             FROM (
                 -- gold_ntext: the gold as a number is read (a unit after it dropped: '5\text{ cm}' -> '5')
-                SELECT *, CASE WHEN gold_unit <> '' THEN norm_answer(gold_unit) ELSE gold END AS gold_ntext
+                SELECT * EXCLUDE (norms), norms[1] AS gold, CASE WHEN gold_unit <> '' THEN norms[2] ELSE norms[1] END AS gold_ntext,
+                    norms[3] AS gold_t
                 FROM (
-                SELECT *, CASE WHEN regexp_matches(answer, '[A-Za-z]') THEN unit_num(answer) ELSE '' END AS gold_unit
+                -- the gold, its number (unit_num) and its value (value_tail), normalised in one list: a macro written
+                -- once is planned once (planning this query costs more than running it on the bench's rows)
+                SELECT *, list_transform([answer, gold_unit, answer_t], lambda s: norm_answer(s)) AS norms
                 FROM (
-                    SELECT prompt_id, task, answer,  -- a plain decimal gold is its own normal form
-                        CASE WHEN plain_decimal(answer) THEN answer ELSE norm_answer(answer) END AS gold,
+                    SELECT prompt_id, task, answer, value_tail(answer) AS answer_t,
+                        CASE WHEN regexp_matches(answer, '[A-Za-z]') THEN unit_num(answer) ELSE '' END AS gold_unit,
                         list_contains($strict_tasks, task) OR ($strict_default AND NOT list_contains($lenient_tasks, task)) AS strict
                     FROM read_parquet($problems, hive_partitioning = false)
                 )
@@ -77,8 +57,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     )
     )
 ), golds AS (
-    -- gs: what not_value asks of a symbolic gold, once per problem (answer_v and gold_v as not_value
-    -- reads them: raw and normalised), not once per response
+    -- gs: what not_value asks of a symbolic gold, once per problem
     SELECT * EXCLUDE (g_shape, g_atoms, g_letters), CASE WHEN gold_sym AND gold_num IS NULL THEN {
         'shape': g_shape,
         'lb': left(replace(strip_name(gold_v), '\left', ''), 1), 'rb': right(replace(gold_v, '\right', ''), 1),
@@ -103,15 +82,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         FROM golds0
     )
 ), readings AS (
-    -- the answer a marker holds (verify_markers.sql), or, with verify.extraction = 'lenient' and no marker,
-    -- the last line's lone number; a value gold reads it in the contract's forms (markers.sql): a value,
-    -- a value with a unit or currency, the last side of an equation whose earlier sides hold
+    -- the answer a marker holds or, lenient and with no marker, the last line's lone number; a value gold reads it
+    -- in the contract's forms (a value, with a unit or currency, the last side of an equation that holds)
     SELECT * EXCLUDE (lenient_num, extracted0, extraction),
         CASE WHEN extraction = 'none' AND NOT strict AND lenient_num IS NOT NULL THEN 'last_number' ELSE extraction END AS extraction,
         CASE WHEN extraction <> 'none' THEN extracted0 WHEN NOT strict THEN lenient_num END AS raw
     FROM (
         SELECT m.iteration, m.prompt_id, m.sample_idx, m.n_tok, m.format_ok, m.refused AS hedge, p.strict, m.extraction,
-            m.extracted AS extracted0, p.gold_num IS NOT NULL AS value_gold,
+            m.extracted AS extracted0, p.gold_num IS NOT NULL AS value_gold, p.task, p.gold_num, p.answer_v, p.gold_v, p.gold_pct,
+            p.gold_sym, p.gold_verdict, p.gold_formula, p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body, p.gs,
             CASE WHEN NOT p.strict AND m.lenient_line IS NOT NULL THEN nullif(lenient_number(m.lenient_line), '') END AS lenient_num
         FROM verify_markers AS m JOIN golds AS p USING (prompt_id)
     )
@@ -121,8 +100,10 @@ WITH golds0 AS (  -- each problem's gold, normalised once
              THEN COALESCE(value_unit(eq_last(v)), v) ELSE v END AS extracted
     FROM (
         SELECT *, CASE WHEN raw IS NULL OR NOT value_gold THEN raw  -- symbolic, strings, verdicts: read as written
+                       WHEN regexp_matches(raw, '[A-Za-z]|\$[^$]*\$|\\\(') THEN
                        -- ('$18$', '\(18\)' around the whole: math delimiters)
-                       ELSE value_unit(trim(regexp_replace(raw, '^\s*(?:\$([^$]*)\$|\\\((.*)\\\))[\s.]*$', '\1\2'))) END AS v
+                       value_unit(trim(regexp_replace(raw, '^\s*(?:\$([^$]*)\$|\\\((.*)\\\))[\s.]*$', '\1\2')))
+                       ELSE trim(raw) END AS v  -- (no delimiters to drop, no unit: value_unit needs a letter)
         FROM readings
     )
 ), plain_flags AS (
@@ -135,8 +116,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     FROM (
         SELECT plain_flags.*,
             CASE WHEN plain THEN extracted
-                 -- only digits and , . $ € £ − - + %: norm_answer comes down to dropping the currency signs,
-                 -- the unicode minus as '-', a leading '+' and a trailing '.' dropped (its own last step)
+                 -- digits and signs only: norm_answer comes down to these steps
                  WHEN regexp_full_match(extracted, '[0-9,.$€£−+%-]+')
                      THEN regexp_replace(replace(replace(replace(replace(extracted, '$', ''), '€', ''), '£', ''), '−', '-'), '^\+|\.$', '', 'g')
                  -- a mixed number written with a space ('1 1/2') is 1\frac{1}{2} (num_rat: a proper fraction only)
@@ -151,8 +131,9 @@ WITH golds0 AS (  -- each problem's gold, normalised once
         CASE WHEN NOT plain THEN CASE WHEN regexp_matches(extracted, '\d[eE][-+]?\d') THEN sci_dec(num_body(npred))
                                       -- '1.2 × 10¹': the exponent in superscript digits
                                       WHEN regexp_full_match(npred, '-?\d+(?:\.\d+)?(?:\\times|\\cdot|×)10[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}')
-                                          THEN sci_dec(translate(regexp_replace(npred, '(?:\\times|\\cdot|×)10', 'e'), '⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹', '-+0123456789'))
-                                      -- a repeating decimal in another notation ('0.\bar{3}', '0.(3)', '0.333...': macros.sql rep_notation)
+                                          THEN sci_dec(translate(regexp_replace(npred, '(?:\\times|\\cdot|×)10', 'e'),
+                                                                 '⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹', '-+0123456789'))
+                                      -- a repeating decimal in another notation (rep_notation)
                                       WHEN regexp_matches(npred, '\d\.\d*(?:\(\d+\)$|\\(?:bar|dot)|\.\.|…|\\[lc]?dots)') THEN rep_notation(npred)
                                       -- '1.9 \times 10^{1}', '6.02 \cdot 10^{23}': the same, in LaTeX
                                       WHEN contains(npred, '10^') AND regexp_full_match(npred, '-?\d+(?:\.\d+)?(?:\\times|\\cdot|×)10\^\{?[-+]?\d{1,3}\}?')
@@ -160,8 +141,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                                       ELSE num_body(npred) END END AS pred_body
     FROM normalised
 ), decimals AS (
-    -- pred_dec (dec_canon, in steps so that no part is computed twice): most answers are integers
-    -- already in canonical form; other decimals are split once into integer and fraction digits
+    -- pred_dec (dec_canon in steps, no part computed twice)
     SELECT * EXCLUDE (dec_s, dec_ip, dec_fp),
         CASE WHEN dec_ip IS NULL THEN dec_s ELSE dec_parts(starts_with(dec_s, '-'), dec_ip, dec_fp) END AS pred_dec
     FROM (
@@ -181,32 +161,28 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     SELECT h.iteration, h.prompt_id, h.sample_idx, h.n_tok, h.format_ok, h.extraction,
         h.extracted AS extracted0, h.pred AS pred0,
         -- sx0: a symbolic gold's answer; joined reads it without Unicode math, units or an integer qualifier
-        CASE WHEN p.gold_sym AND p.gold_num IS NULL THEN h.extracted END AS sx0,
+        CASE WHEN h.gold_sym AND h.gold_num IS NULL THEN h.extracted END AS sx0,
         h.npred, h.pred_pct, CASE WHEN isfinite(h.pred_num0) THEN h.pred_num0 END AS pred_num, h.pred_dec,
         h.hedge,
         CASE WHEN h.plain THEN h.pred ELSE h.pred_body END AS pred_b,
-        p.task, p.gold_num, p.answer_v AS answer, p.gold_v AS gold, p.gold_pct, p.gold_sym, p.gold_verdict, p.gold_formula,
-        p.gold_n, p.gold_d, p.gold_int, p.gold_tdec, p.gold_texts, p.gold_body, p.gs,
+        h.task, h.gold_num, h.answer_v AS answer, h.gold_v AS gold, h.gold_pct, h.gold_sym, h.gold_verdict, h.gold_formula,
+        h.gold_n, h.gold_d, h.gold_int, h.gold_tdec, h.gold_texts, h.gold_body, h.gs,
         -- no answer where the contract asks for one (verify.extraction = 'strict', the default)
-        p.strict AND h.extraction = 'none' AS unasked,
+        h.strict AND h.extraction = 'none' AS unasked,
         -- a verdict negated by a tilde is no verdict ('~true'; norm_latex reads '~' as a LaTeX space)
-        CASE WHEN p.gold_verdict IS NOT NULL AND NOT regexp_matches(h.extracted, '[~～∼˜]') THEN norm_verdict(h.pred) END AS pred_verdict,
-        CASE WHEN p.task = 'logic' AND p.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
-    FROM decimals AS h JOIN golds AS p USING (prompt_id)
+        CASE WHEN h.gold_verdict IS NOT NULL AND NOT regexp_matches(h.extracted, '[~～∼˜]') THEN norm_verdict(h.pred) END AS pred_verdict,
+        CASE WHEN h.task = 'logic' AND h.gold_verdict IS NULL THEN norm_formula(h.extracted) END AS pred_formula
+    FROM decimals AS h  -- (the gold's columns came with the first join, in readings)
 ), joined AS (
-    -- a symbolic answer is read in steps (symbolic.sql uni_math, value_tail: '5√2', '36\pi \text{ cm}^2', ', k \in \mathbb{Z}'); units are dropped, not
-    -- compared
-    -- and a chain of '=' whose earlier sides compute the last is read as its last side (macros.sql eq_computed:
-    -- '\sqrt{72} = 6\sqrt{2}', '(x-2)(x+2) = x^2-4', '\int_0^1 \frac{dx}{1+x^2} = \frac{\pi}{4}', '\sin 60^\circ =
-    -- \frac{\sqrt{3}}{2}'); a chain of values ('2\sqrt{3} = 3\sqrt{2}') stays several values (not_value)
-    SELECT * EXCLUDE (extracted0, pred0, sx0, sx1, sx2, sx3, sx),
+    -- a symbolic answer read in steps: Unicode math, a unit or qualifier after it dropped (uni_math, value_tail),
+    -- and a chain of '=' whose earlier sides compute the last read as its last side (eq_computed)
+    SELECT * EXCLUDE (extracted0, pred0, sx0, sx2, sx3, sx),
         COALESCE(sx, extracted0) AS extracted,
         CASE WHEN sx IS NOT NULL AND sx <> extracted0 THEN norm_answer(sx) ELSE pred0 END AS pred
     FROM (SELECT *, CASE WHEN sx3 IS NOT NULL AND contains(sx3, '=') AND NOT contains(gold, '=') AND eq_computed(sx3)
                          THEN trim(regexp_extract(sx3, '[^=]*$', 0)) ELSE sx3 END AS sx
     FROM (SELECT *, CASE WHEN sx2 IS NOT NULL THEN value_tail(sx2) END AS sx3
-          FROM (SELECT *, CASE WHEN sx1 IS NOT NULL THEN uni_math(sx1) END AS sx2
-                FROM (SELECT *, sx0 AS sx1 FROM joined0))))
+          FROM (SELECT *, CASE WHEN sx0 IS NOT NULL THEN uni_math(sx0) END AS sx2 FROM joined0)))
 ), routed AS (
     SELECT *,
         CASE
@@ -216,24 +192,19 @@ WITH golds0 AS (  -- each problem's gold, normalised once
             WHEN hedge IS NOT NULL THEN 'sql_exact'  -- several answers: wrong ($multiple = 'reject', or several final values)
             WHEN gold_verdict IS NOT NULL THEN 'sql_exact'  -- logic verdicts
             WHEN task = 'logic' THEN CASE WHEN COALESCE(pred_formula, '') IN ('', gold_formula) THEN 'sql_exact' ELSE 'logic' END
-            -- a value gold takes a value: only a number SQL reads is an answer; an expression ('3*4',
-            -- '\binom{10}{3}', '\sqrt{144}', '12=13'), even an equal one, is wrong here: it restates the question
+            -- a value gold takes a value: an expression, even an equal one ('3*4'), restates the question
             WHEN gold_num IS NOT NULL THEN 'sql_numeric'
             WHEN COALESCE(pred, '') = '' THEN 'sql_exact'
             WHEN NOT gold_sym THEN 'sql_exact'
-            -- the same text, in lower case: paid only when the case agrees too ('\pi(r^2-R^2)' is not
-            -- \pi(R^2-r^2); 'GmM' may be GMm: math-verify, which keeps case, decides the others)
+            -- the same text in lower case: paid only when the case agrees too (math-verify, which keeps case, decides)
             WHEN pred = gold AND norm_cased(extracted) = norm_cased(answer) THEN 'sql_exact'
             WHEN not_value IS NOT NULL THEN 'sql_exact'  -- wrong: see not_value
             ELSE 'undecided'
         END AS verifier
     FROM (
-        -- not_value: why a symbolic answer is not an answer in the gold's shape: arithmetic that still
-        -- needs evaluating, or several values (macros.sql unevaluated, hedged); a gold that is itself
-        -- such an expression ('2^{10}', 'x \to 0') allows its own kind
+        -- not_value: why a symbolic answer is not in the gold's form; a gold that is itself such a form allows it
         SELECT *, CASE WHEN gs IS NULL OR COALESCE(pred, '') = '' THEN NULL
-                       -- a letter the gold has in the other case ('n^2+1' for N^2+1, '\Pi' for \pi): another
-                       -- variable or constant, which the identical text (lower case) and math-verify both paid
+                       -- a letter the gold has in the other case ('n^2+1' for N^2+1): another variable
                        WHEN case_clash(extracted, gs.letters, gs.lower_letters, gs.upper)
                            THEN 'a variable or constant in another case than the gold''s: ' || trim(extracted) || ' against ' || answer
                        -- a question mark: a guess put as a question ('2\sqrt{3}-1\text{?}'), no answer stated
@@ -242,13 +213,11 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                        WHEN regexp_matches(extracted, '\^\s*\{?\s*\\circ|°') AND NOT gs.deg
                            THEN 'degrees, for a gold without them'
                        WHEN pred = gold THEN NULL
-                       -- plain words in the marker ('The length is 2\sqrt{3}', '2\sqrt{3} or 3\sqrt{2}'): the contract
-                       -- reads a value, never prose
+                       -- plain words in the marker: the contract reads a value, never prose
                        WHEN regexp_matches(regexp_replace(named, '\\[A-Za-z]+', ' ', 'g'), '[A-Za-z]{2,}\s+[A-Za-z]{2,}') AND NOT gs.list
                             AND NOT regexp_matches(answer, '[A-Za-z]{2,}\s+[A-Za-z]{2,}')
                            THEN 'words inside the marker'
-                       -- a set for a tuple or an interval, a bare list for either, or the reverse: math-verify
-                       -- pays '\{0, 1\}' and '0, 1' for (0, 1)
+                       -- a set for a tuple or an interval, a bare list for either, or the reverse
                        WHEN gs.shape IN ('set', 'tuple') AND pshape NOT IN ('', gs.shape)
                             AND NOT (gs.shape = 'set' AND pshape = 'list')  -- '1, 2, 3' lists a set
                            THEN 'a ' || pshape || ' for a ' || gs.shape
@@ -258,8 +227,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                            THEN 'another interval: the brackets differ from the gold''s'
                        WHEN gs.shape = 'list' AND pshape = 'tuple'  -- '(1, 2)' is a pair or an interval, not 1 and 2
                            THEN 'a tuple for a list'
-                       -- (a gold of several values, a list, a set or a union, may be written with 'or' and '=':
-                       -- 'x = 1 \text{ or } x = 2' for 1, 2; math-verify decides those)
+                       -- (a gold of several values may be written with 'or' and '=': math-verify decides those)
                        WHEN hedged(lower(norm_latex(extracted))) AND NOT gs.hedged AND NOT gs.list
                            THEN 'several values, one answer is expected'
                        WHEN contains(pred, '=') AND NOT contains(gold, '=') AND contains(named, '=')  -- (the raw text: a name is told by its case)
@@ -272,13 +240,11 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                            THEN 'an unevaluated expression: the answer must be a value in the gold''s form, simplified'
                        WHEN ops_beyond(lower(named), gold)  -- ('\cos\theta = \frac{\sqrt{3}}{2}': a name, not an operation)
                            THEN 'a function the gold does not use: the answer must be a value in the gold''s form, simplified'
-                       -- more values than the gold's form has, by more than one ('x^2+1+x-x'; macros.sql value_atoms;
-                       -- a gold with \pm is two values)
+                       -- more values than the gold's form, by more than one (a gold with \pm is two values)
                        WHEN value_atoms(norm_latex(named)) > gs.atoms_max
                            THEN 'written with more terms than the gold''s form (' || value_atoms(norm_latex(named))
                                 || ' values against ' || gs.atoms || '): simplify it'
-                       -- words in \text{} beside a symbolic answer ('2\sqrt{3} \text{ is wrong}', '... \text{ else }
-                       -- 3\sqrt{2}'): math-verify skips them, so they could deny or hedge it unread
+                       -- words in \text{} beside a symbolic answer: math-verify skips them, so they could deny it unread
                        WHEN text_words(CASE WHEN gs.list  -- 'x = 3 \text{ or } x = 5' lists
                                             THEN regexp_replace(named, '\\text\s*\{\s*(?:or|and)\s*\}', ',', 'g')
                                             ELSE named END) AND NOT gs.words
@@ -289,16 +255,14 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                        -- scientific notation for a symbolic gold ('2e1' for 2e: math-verify reads 2 e 1)
                        WHEN regexp_matches(pred, '\de[-+]?\d') AND NOT gs.sci
                            THEN 'a number in scientific notation; the gold is symbolic'
-                       -- an approximation of a closed form: a decimal of three places or more ('3.464102' for
-                       -- 2\sqrt{3}, 'x = 3.464102'; math-verify compares to 6 places); '(0.5, 3)' is exact
+                       -- an approximation of a closed form, three places or more ('(0.5, 3)' is exact)
                        WHEN regexp_matches(pred, '\d\.\d{3}') AND NOT gs.dec
                            THEN 'a decimal approximation; the gold is exact'
                        -- more decimal places than the gold has ('(0.5000004, 3)' for (0.5, 3): math-verify rounds to 6)
                        WHEN gs.dec AND dec_places(pred) > gs.places
                            THEN 'a decimal approximation: more decimal places than the gold''s' END AS not_value
         FROM (
-            -- named: the raw answer without a name in front (macros.sql strip_name); pshape: its set shape;
-            -- each once per symbolic row
+            -- named: the raw answer without a name in front (strip_name); pshape: its set shape
             SELECT *, CASE WHEN gs IS NOT NULL AND COALESCE(pred, '') <> '' THEN strip_name(extracted) END AS named,
                 CASE WHEN gs IS NOT NULL AND COALESCE(pred, '') <> '' THEN set_shape(pred) END AS pshape
             FROM joined
@@ -306,14 +270,11 @@ WITH golds0 AS (  -- each problem's gold, normalised once
     )
 ), decided AS (
     SELECT *,
-        CASE verifier
-            WHEN 'undecided' THEN NULL
-            WHEN 'code' THEN NULL
-            WHEN 'logic' THEN NULL
-            WHEN 'sql_numeric' THEN CASE  -- each branch runs on its own rows only
+        CASE WHEN verifier IN ('undecided', 'code', 'logic') THEN NULL
+            WHEN verifier = 'sql_numeric' THEN CASE  -- each branch runs on its own rows only
                 WHEN unasked OR frac_open OR split_num THEN false
-                -- a decimal answer against the gold's decimal text: exact, any length (the bare numbers:
-                -- '50%' = '50'; a % on one side only also as x/100: '50%' = '0.5', the gold's point moved)
+                -- a decimal answer against the gold's decimal text: exact, any length; a % on one side only
+                -- also as x/100 ('50%' = '0.5')
                 WHEN pred_dec IS NOT NULL AND (pred_dec = gold_tdec OR (pred_pct <> gold_pct
                      AND pred_dec = CASE WHEN pred_pct THEN dec_x100(gold_tdec) ELSE dec_d100(gold_tdec) END)) THEN true
                 WHEN $tol > 0 AND NOT gold_int AND COALESCE(
@@ -334,18 +295,15 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                       ELSE COALESCE(pred <> '' AND pred = gold, false) END
         END AS correct
     FROM (
-        -- frac_open: a fraction answer not in lowest terms ('24/2' for 12, '12/1', '14/16' for 7/8) is a
-        -- division still to be done, not a value ('What is 24 / 2?' echoed as '24/2'); a gold written
-        -- that way itself takes its own text
+        -- frac_open: a fraction not in lowest terms ('24/2' for 12) is a division still to do, unless the gold is one
         SELECT *, CASE WHEN pred_rat IS NOT NULL AND (contains(pred_b, '/') OR contains(pred_b, 'frac'))
                             AND pred_b <> COALESCE(gold_body, '') AND (gcd(pred_rat.n, pred_rat.d) <> 1 OR pred_rat.d = 1)
                        THEN true ELSE false END AS frac_open,  -- (CASE: the HUGEINT gcd on the fraction rows only)
-            -- split_num: digits split by spacing that is not thousands grouping ('1 2' for 12, '12 13' for
-            -- 1213: macros.sql digit_gap) are several numbers, not one; a gold written that way takes its own kind
+            -- split_num: digits split by spacing other than thousands groups (digit_gap) are several numbers
             CASE WHEN verifier = 'sql_numeric' AND NOT unasked AND digit_gap(extracted) AND NOT contains(pred_b, 'frac') THEN NOT digit_gap(answer)
                  ELSE false END AS split_num
         FROM (
-        -- pred_rat: the answer as a fraction (macros.sql num_rat), only on the rows the texts leave open
+        -- pred_rat: the answer as a fraction (num_rat), only on the rows the texts leave open
         SELECT *, CASE WHEN verifier = 'sql_numeric' AND NOT unasked AND (pred_dec IS NULL OR NOT gold_texts)
                        THEN num_rat(pred_b) END AS pred_rat
         FROM routed

@@ -1,40 +1,14 @@
--- verify(i): retrieval rows. A <cite>...</cite> span is SUPPORTED when it points at one fact: all of
--- these hold, compared after normalising case, whitespace and the glyphs of quotation marks (norm_ws;
--- a no-break space is a space, ‘ ’ ʼ are ' and “ ” „ are ": keeper’s quotes the source's keeper's, and
--- the other way round; a quote that differs in anything but those glyphs is still not found) and
--- leaving out the quotation marks around the span (cite_needle), and, for word boundaries,
--- splitting into words (cite_words: letters, digits, '_'; everything else separates, but a number is one
--- word with the . , : / - between its digits, its space-grouped thousands and its sign: 2.29, 29,500,
--- 3-5, 2:29, 12/29/1871, 1/29, 29 500 and -29 (also −29, –29) are one word each):
---   found        it occurs in one of its problem's sources, at word boundaries ('rnard took on' is
---                not a quote of 'Arnard took on');
---   one sentence it lies within one sentence of that source (cite_sentences, macros.sql: a sentence
---                ends at . ! ? … and any closing quote, then whitespace and no lower-case letter, at a
---                blank line, or at a line break before no lower-case letter; not after initials,
---                'Dr.', 'St.', 'Bros.' ..., unless a word that opens sentences follows ('Route B. It'),
---                nor inside 3.5), so the whole passage, every passage, two lines of a one-fact-a-line
---                passage, or the right sentence padded with words of its neighbours supports nothing.
---                Not defended: an abbreviation or initial that ends a sentence before a capitalised
---                word that is no opener ('Fenn Bros. Orla Fenn bought it') joins the two sentences;
---                an ellipsis (… or ...) that marks a pause before a capitalised word ('waited… Orla
---                came') cuts one, and a short quote of its second part is paid as a whole sentence;
---   long enough  at least $min_words words (verify.min_citation_words), or that whole sentence (its
---                end mark and quotes may be left out);
---   short enough at most $max_words words (verify.max_citation_words): a passage without sentence
---                marks is one sentence, and quoting it whole is still not a citation;
---   on point     it contains the gold answer as whole words ('29' is not in '1829', '2.29', '29,500',
---                '2:29', '12/29/1871', '1/29', '29 500' or '-29'; '-29' not in '29'; '3.5' not in '3, 5' or
---                '3-5'). Not defended: the answer in another role, as a word of its own ('the
---                29-year-old', 'B-29', 'Orla Fenn was born in Brede' for the builder Orla Fenn): the check
---                does not know which fact answers the question (meta.support does); and two numbers in a
---                row, the second of three digits, are read as one ('Route 29 100 miles' holds no 29);
---   more         it is not the answer alone (quoting 'Caervale' supports nothing);
---   new          no earlier span of the response is a supported quote of the same sentence (citing the
---                right sentence three times beside a junk span is 1 of 4, not 3 of 4).
--- Fills verify_rows' citations (spans cited), citations_supported (spans supported) and
--- citations_missing (each other span, quoted and cut at 60 characters, with the rule it broke, for
--- the reason). A response without a span cites nothing: 0 of 0; an empty span is never supported.
--- Parameters: $rollouts, $problems, $min_words, $max_words.
+-- verify(i): retrieval rows. A <cite>...</cite> span is supported when it points at one fact (docs/verifiers.md,
+-- the retrieval citation): compared after norm_ws and cite_needle, at word boundaries (cite_words), it is
+--   found        in one of its problem's sources;
+--   one sentence within one sentence of that source (cite_sentences), so a whole passage or a padded sentence is not;
+--   long enough  at least $min_words words (verify.min_citation_words), or that whole sentence;
+--   short enough at most $max_words words (verify.max_citation_words);
+--   on point     it holds the gold answer as whole words;
+--   more         it is not the answer alone;
+--   new          no earlier span of the response is a supported quote of the same sentence.
+-- Fills citations (spans), citations_supported and citations_missing (each other span, cut at 60 characters,
+-- with the rule it broke). No span: 0 of 0. Parameters: $rollouts, $problems, $min_words, $max_words.
 UPDATE verify_rows
 SET citations = c.n, citations_supported = c.ok, citations_missing = c.missing
 FROM (
@@ -52,8 +26,7 @@ FROM (
             FROM read_parquet($rollouts, hive_partitioning = false)
         ) AS s USING (iteration, prompt_id, sample_idx)
     ), sources AS (
-        -- chr(31) before each line break: a number at the end of one line and one at the start of the next
-        -- are two words ('29' then '500 carts' is not '29500')
+        -- chr(31) before each line break: numbers at the end of a line and the start of the next are two words
         SELECT prompt_id, norm_ws(source) AS source, cite_words(norm_ws(replace(source, chr(10), chr(31) || chr(10)))) AS source_words,
             cite_sentences(source) AS sentences
         FROM (SELECT prompt_id, unnest(sources) AS source FROM p)

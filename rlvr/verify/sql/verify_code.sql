@@ -1,7 +1,5 @@
--- verify(i): the code rows pass 1 (verify.sql) left to the sandbox tier: row_id (verify_rows'
--- rowid), the whole response (the code is taken from its fenced block), the problem's tests and its
--- entry point where the dataset names one (meta.entry_point: HumanEval's field; which block runs).
--- Parameters: $rollouts, $problems.
+-- verify(i): the code rows pass 1 left to the sandbox tier: row_id (verify_rows' rowid), the response, the
+-- problem's tests and its entry point where the dataset names one (meta.entry_point). Parameters: $rollouts, $problems.
 SELECT v.rowid AS row_id, prompt_id, r.response_text, p.tests,
     CASE WHEN json_valid(p.meta) THEN json_extract_string(p.meta, '$.entry_point') END AS entry_point
 FROM verify_rows AS v

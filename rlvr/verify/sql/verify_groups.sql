@@ -1,17 +1,10 @@
--- verify(i), pass 2 of 2, part 2: group advantages over verify_rewards (verify_rewards.sql: the rows of
--- verify_rows with their reward terms), in rlvr.schema.SCORES' columns, ordered by (iteration,
--- prompt_id, sample_idx). The plug-ins' reasons are added to the reason, and their list of components
--- is kept as is. $scoring names the scoring (rlvr.schema.DEFAULT_SCORING, or the name given to
--- `rlvr rescore`).
--- Parameters: $eps, $estimator ('grpo' | 'dr_grpo' | 'rloo'), $l_max, $l_cache, $overlong (length
--- shaping, see verify_rewards.sql).
--- Advantages (references: rlvr.train.grpo.group_advantages): grpo = (r - mean_g) / (std_g + eps) with the
--- sample std (Shao et al. 2024, DeepSeekMath, eq. 3; torch.std as in TRL and verl); dr_grpo =
--- r - mean_g (Liu et al. 2025); rloo = r - mean of the others = n / (n - 1) * (r - mean_g)
--- (Ahmadian et al. 2024). An all-equal group gets 0 under each.
--- Rows whose verifier failed (verifier_error) are left out of their group's baseline: group_size,
--- group_mean and group_std are over the other rows, and their own advantage is 0 (no gradient from a
--- reward nobody computed). The group stats are one hash aggregate joined back, not window functions.
+-- verify(i), pass 2, part 2: group advantages over verify_rewards, in rlvr.schema.SCORES' columns, ordered by
+-- (iteration, prompt_id, sample_idx); the plug-ins' reasons added to the reason. Parameters: $scoring (its
+-- name), $eps, $estimator, $l_max, $l_cache, $overlong (verify_rewards.sql).
+-- Advantages (rlvr.train.grpo.group_advantages): grpo = (r - mean_g) / (std_g + eps), sample std (Shao et al.
+-- 2024, eq. 3); dr_grpo = r - mean_g (Liu et al. 2025); rloo = n / (n - 1) * (r - mean_g) (Ahmadian et al.
+-- 2024). A row whose verifier failed is left out of its group's statistics and gets advantage 0 (no gradient
+-- from a reward nobody computed). The statistics are one hash aggregate joined back, not window functions.
 WITH g AS (
     SELECT iteration, prompt_id, count(*) AS n, avg(reward) AS m, COALESCE(stddev_samp(reward), 0.0) AS sd
     FROM verify_rewards($l_max, $l_cache, $overlong)

@@ -1,23 +1,15 @@
--- verify(i), step 1: what each response marks as its answer, into the temp table verify_markers
--- (run by rlvr.verify.scoring before verify.sql; macros: markers.sql). The contract, README "The answer
--- contract"; one table per rule in tests/unit/verify/test_contract.py.
--- Parameters: $rollouts (Parquet files), $multiple ('reject': markers that hold different answers are
--- a hedge, no answer; 'last': the last marker counts), $format_mode ('answer' | 'think_answer').
---
--- 1. Reasoning is never the answer: closed <think>...</think> spans are dropped; then a lone '</think>'
---    (the prompt opened the think block: DeepSeek-R1 distills) leaves only the text after it, and a
---    '<think>' never closed drops all after it. Closed <cite> spans are quotes of the sources, not answers.
--- 2. Markers (markers.sql): <answer> tags, \boxed{}, '####' lines, in order, and a final-answer line. Their
---    contents must agree after norm_answer (empty tags aside: an instruction's '<answer></answer>').
--- 3. An <answer> never closed, or a \boxed{ that cannot be read, refuses the response: no guess. So does a
---    marker inside an expression ('$-\boxed{12}$', '$\boxed{12}^2$' is glued at its right, and not the end),
---    and text after the last marker: the answer is the last thing the response says (markers.sql).
--- lenient_line is the last non-empty line of a response with no marker; verify.sql reads its number
--- (markers.sql lenient_number) for a task with verify.extraction = 'lenient' only.
+-- verify(i), step 1: what each response marks as its answer (the answer contract, docs/verifiers.md), into the
+-- temp table verify_markers; run by rlvr.verify.scoring before verify.sql; macros: markers.sql.
+-- Parameters: $rollouts (Parquet files), $multiple ('reject': markers that hold different answers are a hedge;
+-- 'last': the last marker counts), $format_mode ('answer' | 'think_answer').
+-- Reasoning is never the answer: <think> spans, all before a lone '</think>' (the prompt opened the block) and
+-- all after an unclosed '<think>' are dropped; <cite> spans are quotes. Refused, no guess: an unclosed <answer>,
+-- an unreadable \boxed{, a marker inside an expression, text after the last marker. lenient_line: the last
+-- line of a response with no marker, which verify.sql reads for lenient tasks only.
 CREATE OR REPLACE TEMP TABLE verify_markers AS
 WITH texts AS (
     SELECT iteration, prompt_id, sample_idx, num_response_tokens AS n_tok,
-        $format_mode = 'think_answer' AND think_answer_ok(response_text) AS think_ok,
+        CASE WHEN $format_mode = 'think_answer' THEN think_answer_ok(response_text) ELSE false END AS think_ok,
         CASE WHEN contains(t1, '<cite>') THEN regexp_replace(t1, '(?s)<cite>.*?</cite>', ' ', 'g') ELSE t1 END AS t
     FROM (
         SELECT *, CASE WHEN contains(t0, '</think>') THEN string_split(t0, '</think>')[-1]
@@ -29,27 +21,42 @@ WITH texts AS (
         )
     )
 ), found AS (
+    -- (each check below that a text without its marker cannot fail runs only on the texts that hold one)
     SELECT *, list_transform(ms, lambda m: {'kind': marker_kind(m), 'body': marker_body(m)})
               || CASE WHEN fl <> '' AND NOT regexp_matches(fl, '<answer>|\\boxed|####') THEN [{'kind': 'final_line', 'body': fl}]
                       ELSE [] END AS marks,
         -- every '\boxed' of the text inside a marker read whole, every '<answer>' closed
-        (length(t) - length(replace(t, '\boxed', ''))) // 6 <> COALESCE(list_sum(list_transform(ms,
-            lambda m: (length(m) - length(replace(m, '\boxed', ''))) // 6)), 0) AS box_bad,
-        (length(t) - length(replace(t, '<answer>', ''))) // 8 <> (length(t) - length(replace(t, '</answer>', ''))) // 9 AS tag_open,
+        CASE WHEN contains(t, '\boxed') THEN (strlen(t) - strlen(replace(t, '\boxed', ''))) // 6 <> COALESCE(list_sum(list_transform(ms,
+            lambda m: (strlen(m) - strlen(replace(m, '\boxed', ''))) // 6)), 0) ELSE false END AS box_bad,
+        CASE WHEN contains(t, 'answer>')
+             THEN (strlen(t) - strlen(replace(t, '<answer>', ''))) // 8 <> (strlen(t) - strlen(replace(t, '</answer>', ''))) // 9
+             ELSE false END AS tag_open,
         -- the last marker ends the response (a final-answer line does, being the last line)
-        len(ms) > 0 AND (fl = '' OR regexp_matches(fl, '<answer>|\\boxed|####'))
-            AND NOT ends_answer(string_split(t, ms[-1])[-1]) AS said_after,
-        len(ms) > 0 AND marker_glued(t) AS glued
+        CASE WHEN len(ms) = 0 OR NOT (fl = '' OR regexp_matches(fl, '<answer>|\\boxed|####')) THEN false
+             WHEN regexp_full_match(string_split(t, ms[-1])[-1], '(?s)(?:\s|[.*$]|\\[)\]])*') THEN false  -- (closing marks only)
+             ELSE NOT ends_answer(string_split(t, ms[-1])[-1]) END AS said_after,
+        CASE WHEN len(ms) > 0 THEN marker_glued(t) ELSE false END AS glued
     FROM (
-        SELECT *, CASE WHEN contains(t, '<answer>') OR contains(t, '\boxed') OR contains(t, '####')
-                       THEN regexp_extract_all(t, marker_pattern()) ELSE [] END AS ms,
+        SELECT *, CASE WHEN NOT (contains(t, '<answer>') OR contains(t, '\boxed') OR contains(t, '####')) THEN []
+                       -- one '<answer>', no other marker: the tag up to the first '</answer>' after it, as the pattern reads it
+                       WHEN NOT contains(t, '\boxed') AND NOT contains(t, '####') AND len(string_split(t, '<answer>')) = 2
+                           THEN CASE WHEN contains(split_part(t, '<answer>', 2), '</answer>')
+                                     THEN ['<answer>' || split_part(split_part(t, '<answer>', 2), '</answer>', 1) || '</answer>'] ELSE [] END
+                       ELSE regexp_extract_all(t, marker_pattern()) END AS ms,
             final_answer(t) AS fl
         FROM texts
     )
 ), agreed AS (
-    SELECT *, list_sort(list_distinct(list_filter(list_transform(marks, lambda m: norm_answer(value_unit(m.body))), lambda a: a <> ''))) AS said,
-        len(list_filter(marks, lambda m: m.kind = 'answer_tag')) AS n_tags,
-        list_filter(marks, lambda m: norm_answer(m.body) <> '')[1] AS first_filled  -- (once: norm_answer is not cheap)
+    -- said: the markers' answers (mark_value), distinct, when there are two markers or more (only a length
+    -- above 1 and its text are read below); first_filled: the first marker whose norm_answer is not empty
+    SELECT *,
+        CASE WHEN len(marks) > 1
+             THEN list_sort(list_distinct(list_filter(list_transform(marks, lambda m: mark_value(m.body)), lambda a: a <> '')))
+             ELSE [] END AS said,
+        CASE WHEN len(marks) > 1 THEN len(list_filter(marks, lambda m: m.kind = 'answer_tag'))
+             WHEN marks[1].kind = 'answer_tag' THEN 1 ELSE 0 END AS n_tags,
+        CASE WHEN len(marks) > 1 THEN list_filter(marks, lambda m: mark_norm(m.body) <> '')[1]
+             WHEN mark_norm(marks[1].body) <> '' THEN marks[1] END AS first_filled
     FROM found
 )
 SELECT iteration, prompt_id, sample_idx, n_tok,

@@ -1,21 +1,11 @@
--- verify(i), pass 2 of 2, part 1: the table macro verify_rewards(l_max, l_cache, overlong), every row of
--- verify_rows with its reward terms, once every row is decided (by SQL, math-verify, the sandbox or
--- rlvr.logic); verify_groups.sql reads it twice (group statistics, then the rows). A table macro, not a
--- CTE: it is inlined where it is read, so the group statistics read only the few columns they need and
--- nothing is materialised (a CTE read twice was: bench/README.md). Created per pass, after verify_rows
--- and the registered tables below exist (a table macro binds its tables when it is created).
--- Reward composition per task (config verify.weights): reward_correct = w.correct * score,
--- reward_format = w.format * format_ok, reward_citation = w.citation * citations_supported /
--- citations (retrieval; 0 without citations, and 0 beside a wrong answer), reward = their sum +
--- length_penalty + the plug-ins'.
--- reward_weights is an Arrow table registered on the connection: one row (task, correct, format,
--- citation) per task. plugin_rows (rlvr.verify.plugins, config [[verify.rewards]]) has one row per
--- response when there are plug-ins (empty otherwise): their weighted sum is added to the reward, a row
--- one of them could not score becomes verifier_error.
--- Length shaping is DAPO's soft overlong punishment (Yu et al. 2025, eq. 13): 0 up to
--- l_max - l_cache tokens (rollout.max_new_tokens, verify.overlong_buffer; l_cache 0 = off), then falling
--- linearly to -overlong (verify.overlong_penalty) at l_max; it is its own column and is added to the
--- reward before the group statistics.
+-- verify(i), pass 2, part 1: the table macro verify_rewards(l_max, l_cache, overlong): every row of verify_rows
+-- with its reward terms once every row is decided; verify_groups.sql reads it twice. A table macro, not a CTE:
+-- inlined where it is read, so nothing is materialised and the group statistics read only their columns.
+-- Created per pass, after verify_rows, reward_weights (one row of verify.weights per task) and plugin_rows
+-- (rlvr.verify.plugins: a row one could not score becomes verifier_error) exist.
+-- reward = w.correct * score + w.format * format_ok + w.citation * supported / cited (beside a correct answer
+-- only) + length_penalty + the plug-ins'. Length shaping: DAPO's soft overlong punishment (Yu et al. 2025, eq.
+-- 13), 0 up to l_max - l_cache tokens, then linear down to -overlong at l_max; l_cache 0 turns it off.
 CREATE OR REPLACE TEMP MACRO verify_rewards(l_max, l_cache, overlong) AS TABLE
 SELECT *, reward_correct + reward_format + reward_citation + length_penalty + plugin_reward AS reward
 FROM (
@@ -26,8 +16,7 @@ FROM (
         pl.components AS plugin_components,
         w.correct * v.score AS reward_correct,
         w.format * CAST(v.format_ok AS DOUBLE) AS reward_format,
-        -- a citation supports an answer: with a wrong one it supports nothing the response says, and a
-        -- wrong answer earns 0 (else the right quote beside a wrong answer would earn the citation weight)
+        -- a citation supports an answer: beside a wrong one it supports nothing the response says
         CASE WHEN v.citations > 0 AND COALESCE(v.correct, false) THEN w.citation * v.citations_supported / v.citations
              ELSE 0.0 END AS reward_citation,
         CASE WHEN l_cache <= 0 OR v.n_tok <= l_max - l_cache THEN 0.0

@@ -10,11 +10,11 @@ the update's commit record:
 
 - what one version is as stored: every file of policy/v_{i+1}/ (weights, config, tokenizer,
   trainer_state.pt), which the update uploads whole;
-- what a rollout worker downloads for it today (rlvr.store.commit.fetch_policy): every committed
-  file of the folder whose sha256 its cache lacks, so the changed ones, trainer_state.pt included;
+- what a rollout worker downloads for it (rlvr.store.commit.fetch_policy): every committed file
+  of the folder whose sha256 its cache lacks but trainer_state.pt, which only the update reads;
 - the store traffic per iteration with K rollout workers: one upload + K downloads, and the same
-  if the workers fetched only the weights, a bf16 copy, or a delta of the bf16 bits (the update
-  still uploading the whole version, plus the copy or the delta);
+  if the workers fetched the whole version (as rlvr did before), a bf16 copy, or a delta of the
+  bf16 bits (the update still uploading the whole version, plus the copy or the delta);
 - how fast this machine takes the sha256 of the weights file, which the commit does to every file
   it uploads and a worker to every file it downloads (rlvr.store);
 - what a delta would save: the fraction of fp32 elements whose bits changed, the same after both
@@ -43,7 +43,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 RESULTS = Path(__file__).parent / "results" / "weights.json"
 WEIGHTS = "model.safetensors"
-STATE = "trainer_state.pt"  # = rlvr.train.optim.TRAINER_STATE
 ZLIB_LEVEL, ZSTD_LEVEL = 1, 3  # the fast levels: a delta is made once per version, on the trainer's clock
 
 
@@ -156,14 +155,14 @@ def pair(root: Path, i: int, workers: list[int]) -> dict:
     from safetensors.torch import load_file
 
     from rlvr.files import file_sha256
-    from rlvr.schema import RunPaths
+    from rlvr.schema import TRAINER_STATE, RunPaths
 
     before, after = version_files(root, i), version_files(root, i + 1)
     cached = {f["sha256"] for f in before.values()}  # a worker that sampled v_i holds these objects
-    fetched = {n: f["bytes"] for n, f in after.items() if f["sha256"] not in cached}
+    changed = {n: f["bytes"] for n, f in after.items() if f["sha256"] not in cached}
+    fetched = {n: b for n, b in changed.items() if n != TRAINER_STATE}  # what an engine reads of it
     version_bytes = sum(f["bytes"] for f in after.values())
     download = sum(fetched.values())
-    weights_only = sum(b for n, b in fetched.items() if n != STATE)  # what an engine reads of it
     paths = RunPaths(root=root)
     old = load_file(str(paths.policy_dir(i) / WEIGHTS))
     new = load_file(str(paths.policy_dir(i + 1) / WEIGHTS))
@@ -175,8 +174,8 @@ def pair(root: Path, i: int, workers: list[int]) -> dict:
     zstd_delta = delta["bf16_xor_zstd_bytes"]
     traffic = {
         str(k): {
-            "today": version_bytes + k * download,
-            "weights_only": version_bytes + k * weights_only,
+            "whole_version": version_bytes + k * sum(changed.values()),
+            "weights_only": version_bytes + k * download,
             "bf16_copy": version_bytes + bf16_bytes + k * bf16_bytes,
             "bf16_xor_zstd_delta": version_bytes + zstd_delta + k * zstd_delta,
         }
@@ -188,10 +187,9 @@ def pair(root: Path, i: int, workers: list[int]) -> dict:
         "files": {n: f["bytes"] for n, f in sorted(after.items())},
         "version_bytes": version_bytes,
         "weights_bytes": after[WEIGHTS]["bytes"],
-        "trainer_state_bytes": after.get(STATE, {}).get("bytes", 0),
+        "trainer_state_bytes": after.get(TRAINER_STATE, {}).get("bytes", 0),
         "download_per_worker_bytes": download,
         "downloaded_files": sorted(fetched),
-        "weights_only_download_bytes": weights_only,
         "bf16_copy_bytes": bf16_bytes,
         "sha256_mb_per_s": round(after[WEIGHTS]["bytes"] / 1e6 / sha256_s, 1),
         "delta": delta,
@@ -221,7 +219,8 @@ def main() -> int:
         "bf16_xor_zstd_bytes": d["bf16_xor_zstd_bytes"],
         "fp32_xor_zstd_bytes": d["fp32_xor_zstd_bytes"],
         "bf16_xor_zstd_ratio": round(last["weights_bytes"] / d["bf16_xor_zstd_bytes"], 2),
-        **{f"traffic_today_{k}workers_bytes": v["today"] for k, v in last["traffic_per_iteration_bytes"].items()},
+        **{f"traffic_{k}workers_bytes": v["weights_only"] for k, v in last["traffic_per_iteration_bytes"].items()},
+        **{f"traffic_whole_version_{k}workers_bytes": v["whole_version"] for k, v in last["traffic_per_iteration_bytes"].items()},
         "sha256_mb_per_s": last["sha256_mb_per_s"],
         "update_s": round(update_s[-1], 2),
         "delta_encode_s": d["encode_s"],

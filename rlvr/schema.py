@@ -303,6 +303,12 @@ def eval_table_path(root: Path, table: str) -> Path:
     return root / f"{table}.parquet"
 
 
+# ---- policy versions ----------------------------------------------------------------------
+# policy/vN is a transformers folder plus TRAINER_STATE: the optimiser's moments, the scheduler, RNG and
+# data cursor, which only the next update reads (about twice the weights in fp32 AdamW)
+TRAINER_STATE = "trainer_state.pt"
+
+
 # ---- LoRA checkpoints (DESIGN.md, "LoRA adapters") ----------------------------------------
 # policy/vN of a LoRA run (N >= 1) holds an adapter, not full weights: PEFT's two files, the base's
 # config.json and tokenizer, trainer_state.pt, and BASE_REF naming the base (v0) by path and sha256

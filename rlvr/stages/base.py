@@ -56,4 +56,4 @@ def _require_weights(run: Run, version: int, needed_by: str, *, trainer_state: b
             f"{needed_by} needs policy v{version}, whose {what} [checkpoint] retention deleted on {pruned.created_at}; "
             "it cannot be recomputed in this run (keep more versions with checkpoint.keep_last / keep_every in new runs)"
         )
-    fetch_policy(run.paths, version)
+    fetch_policy(run.paths, version, trainer_state=trainer_state)

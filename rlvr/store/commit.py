@@ -47,7 +47,7 @@ import pyarrow.parquet as pq
 
 from rlvr.errors import DiskSpaceError
 from rlvr.files import file_sha256, remember_sha256
-from rlvr.schema import BASE_REF, PARQUET_COMPRESSION, PREPARE, TMP_PREFIX, UPDATE, RunPaths
+from rlvr.schema import BASE_REF, PARQUET_COMPRESSION, PREPARE, TMP_PREFIX, TRAINER_STATE, UPDATE, RunPaths
 from rlvr.store import objects
 from rlvr.store.folders import remove_path, stale_temporaries, write_text_atomic
 from rlvr.store.fs import Conflict
@@ -109,17 +109,20 @@ def remove_record(paths: RunPaths, stage: str, iteration: int | None) -> bool:
     return existed
 
 
-def fetch_policy(paths: RunPaths, version: int) -> Path:
+def fetch_policy(paths: RunPaths, version: int, *, trainer_state: bool = False) -> Path:
     """Policy v_version's folder, to read from. On object storage its committed files (all but those
     retention pruned) are brought into the working copy first, through the sha256-keyed cache, so the
-    trainer and the engines read local, checked files; a local run's folder is returned as it is."""
+    trainer and the engines read local, checked files; a local run's folder is returned as it is.
+    TRAINER_STATE comes only when asked for: the update reads it, while an engine, an evaluation or an
+    export reads the weights alone, and the state is about two thirds of a version's bytes."""
     folder = paths.policy_dir(version)
     if paths.uri is None:
         return folder
     rec = read_record(paths.record(PREPARE, None) if version == 0 else paths.record(UPDATE, version - 1))
     if rec is not None and rec._fetch is not None:
         inside, pruned = f"{folder.relative_to(paths.root)}/", pruned_files(paths)
-        rec._fetch([o for o in rec.outputs if o.path.startswith(inside) and o.path not in pruned])
+        skip = pruned if trainer_state else pruned | {f"{inside}{TRAINER_STATE}"}
+        rec._fetch([o for o in rec.outputs if o.path.startswith(inside) and o.path not in skip])
         if version != 0 and (folder / BASE_REF).is_file():  # a LoRA adapter: its base, v0, is read with it
             fetch_policy(paths, 0)
     return folder

@@ -27,13 +27,11 @@ from rlvr.config import CheckpointSection
 from rlvr.config.plan import behaviour_version
 from rlvr.errors import DiskSpaceError, RlvrError
 from rlvr.progress import fmt_bytes
-from rlvr.schema import EVALUATE, PREPARE, ROLLOUT, UPDATE, RunPaths
+from rlvr.schema import EVALUATE, PREPARE, ROLLOUT, TRAINER_STATE, UPDATE, RunPaths
 from rlvr.store.commit import put_text
 from rlvr.store.records import PruneRecord, read_pruned, read_record
 from rlvr.store.run import Run
 from rlvr.store.workspace import workspace_of
-
-TRAINER_STATE = "trainer_state.pt"  # = rlvr.train.optim.TRAINER_STATE (not imported: that pulls in torch)
 
 
 def plan(versions: list[int], *, keep_last: int, keep_every: int, needed: set[int]) -> tuple[list[int], list[int]]:

@@ -23,10 +23,9 @@ from torch.distributed.checkpoint.state_dict import (
 from transformers import AutoTokenizer, PreTrainedModel
 
 from rlvr.config import UpdateSection
+from rlvr.schema import TRAINER_STATE
 from rlvr.train.distributed import Dist
 from rlvr.train.lora import is_peft, save_adapter
-
-TRAINER_STATE = "trainer_state.pt"
 
 
 def own_memory(model: PreTrainedModel) -> None:

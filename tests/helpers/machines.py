@@ -25,6 +25,7 @@ def free_port() -> int:
 def start_prefect_server(home: Path, port: int) -> subprocess.Popen:
     """`prefect server start` on 127.0.0.1:port with its database in `home`; returns once /api/health answers."""
     env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env["PREFECT_API_LOG_RETRYABLE_ERRORS"] = "true"  # a 503's cause (a busy SQLite, say) goes to the log
     env.pop("PREFECT_API_URL", None)
     log = (home / f"server-{time.monotonic_ns()}.log").open("w")
     cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)]

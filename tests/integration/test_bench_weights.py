@@ -34,14 +34,16 @@ def test_bench_weights_smallest(tmp_path: Path, tiny_model: Path) -> None:
             assert 0.0 <= d[f] <= 1.0
         assert d["sparse_delta_bytes"] == 6 * d["bf16_changed"] and p["sha256_mb_per_s"] > 0
         assert 0 < d["bf16_xor_zstd_bytes"] <= d["bf16_tensor_bytes"] and 0 < d["fp32_xor_zstd_bytes"]
-        # the worker's cache holds v_i: it downloads the changed files only, the weights when a bit moved
-        assert "trainer_state.pt" in p["downloaded_files"] and "tokenizer.json" not in p["downloaded_files"]
+        # the worker's cache holds v_i: it downloads the changed files an engine reads, the weights when a bit moved
+        assert "trainer_state.pt" not in p["downloaded_files"] and "tokenizer.json" not in p["downloaded_files"]
         assert ("model.safetensors" in p["downloaded_files"]) == (d["fp32_changed"] > 0)
         assert p["download_per_worker_bytes"] == sum(p["files"][n] for n in p["downloaded_files"])
         t = p["traffic_per_iteration_bytes"]
         assert sorted(t) == ["1", "3"]
         for k in (1, 3):
-            assert t[str(k)]["today"] == p["version_bytes"] + k * p["download_per_worker_bytes"]
+            assert t[str(k)]["weights_only"] == p["version_bytes"] + k * p["download_per_worker_bytes"]
+            state = p["trainer_state_bytes"]
+            assert t[str(k)]["whole_version"] == t[str(k)]["weights_only"] + k * state
             assert t[str(k)]["bf16_copy"] == p["version_bytes"] + (k + 1) * p["bf16_copy_bytes"]
     last = got["pairs"][-1]
     assert last["delta"]["fp32_changed"] > 0  # the tiny recipe's lr (1e-3) moves the weights within two updates

@@ -215,6 +215,8 @@ def test_a_damaged_cache_file_is_never_used_and_an_unchanged_file_is_downloaded_
     assert fs.TRAFFIC.bytes_down - down == sum(o.bytes for o in v0.values())
     down = fs.TRAFFIC.bytes_down
     folder = fetch_policy(run.paths, 1)  # v1 shares config, tokenizer and (stand-in) weights with v0
+    assert fs.TRAFFIC.bytes_down == down, "an engine's fetch leaves out the trainer state; v0 has the rest"
+    folder = fetch_policy(run.paths, 1, trainer_state=True)  # the update's fetch
     state = next(o for o in _outputs(run, "update", 0) if o.path.endswith("trainer_state.pt"))
     assert fs.TRAFFIC.bytes_down - down == state.bytes, "only the file v0 does not have was downloaded"
     assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors", "tokenizer.json", "trainer_state.pt"]
@@ -224,7 +226,7 @@ def test_a_damaged_cache_file_is_never_used_and_an_unchanged_file_is_downloaded_
     os.utime(cached, ns=(1, 1))
     assert hashlib.sha256(cached.read_bytes()).hexdigest() != state.sha256
     open_run(s3_uri)
-    fetch_policy(run.paths, 1)
+    fetch_policy(run.paths, 1, trainer_state=True)
     assert hashlib.sha256((folder / "trainer_state.pt").read_bytes()).hexdigest() == state.sha256  # downloaded again
 
 

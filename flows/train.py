@@ -33,7 +33,7 @@ from rlvr.checks.start import create_or_open
 from rlvr.store.locks import writer_lock
 from rlvr.store.run import open_run
 
-SHARDED = ("rollout", "evaluate")  # stages that rollout.shards splits into parts
+SHARDED = ("rollout", "verify", "evaluate")  # stages that rollout.shards splits into parts
 TASKS = {"rollout": rollout_task, "verify": verify_task, "update": update_task, "evaluate": evaluate_task}
 # a placed stage: run_placed (submit to the pool, wait for the commit) as a task of the flow, so that
 # under rollout.max_staleness >= 1 it waits in the flow's thread pool beside the others

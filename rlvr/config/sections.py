@@ -129,10 +129,11 @@ class RolloutSection(_Section):
     shards: int = Field(
         1,
         ge=1,
-        description="K: rollout(i) and evaluate(i) each in K parts, each part a stage of its own that any worker of "
-        "the stage's pool may take ([placement]), the stage committed when every part is. Part p (0-based) takes the "
-        "prompts p, p+K, ... in prompt-id order, every response with its own seed, so the responses do not depend on "
-        "K with the transformers engine. Not with dynamic_sampling_rounds (a round needs every part's groups).",
+        description="K: rollout(i), verify(i) and evaluate(i) each in K parts, each part a stage of its own that any "
+        "worker of the stage's pool may take ([placement]), the stage committed when every part is. Part p (0-based) "
+        "takes the prompts p, p+K, ... in prompt-id order, every response with its own seed, so the responses do not "
+        "depend on K with the transformers engine; verify's part p scores rollout part p's groups (a reward plug-in "
+        "sees one part's responses). Not with dynamic_sampling_rounds (a round needs every part's groups).",
     )
 
     @model_validator(mode="after")

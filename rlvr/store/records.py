@@ -81,10 +81,12 @@ class CommitRecord(BaseModel):
         """What downstream stages depend on: the exact bytes this stage produced."""
         return text_sha256("".join(o.sha256 for o in self.outputs))[:16]
 
-    def parquet_files(self, root: Path) -> list[Path]:
-        """The record's Parquet files under `root`; on object storage downloaded first (once per
-        machine, into the sha256-keyed cache) and checked against the record (IntegrityError if not)."""
-        files = [o for o in self.outputs if o.path.endswith(".parquet")]
+    def parquet_files(self, root: Path, inside: str = "") -> list[Path]:
+        """The record's Parquet files under `root` (those in folder `inside` of the run only, when
+        given: one part's); on object storage downloaded first (once per machine, into the
+        sha256-keyed cache) and checked against the record (IntegrityError if not)."""
+        prefix = f"{inside.rstrip('/')}/" if inside else ""
+        files = [o for o in self.outputs if o.path.endswith(".parquet") and o.path.startswith(prefix)]
         if self._fetch is not None:
             self._fetch(files)
         return [root / o.path for o in files]

@@ -1,4 +1,4 @@
-"""rollout.shards: rollout(i) in K parts, each a stage of its own, committed together (rlvr.stages.parts).
+"""rollout.shards: rollout(i), verify(i) and evaluate(i) in K parts, each a stage of its own, committed together (rlvr.stages.parts).
 
 With the transformers engine every response depends only on its seed, so a run in K parts samples the
 responses of the same run in one part, token for token. On workers, a part whose worker dies is
@@ -98,9 +98,10 @@ def test_a_run_in_three_parts_equals_one_in_one_part(
             o.path for o in rec.outputs if o.path.startswith(f"rollouts/iteration=000001/part-{k + 1}-of-3/")
         ]
     assert {r["stage"] for r in results} == {"prepare", "rollout", "verify", "update", "evaluate"}
-    assert [p["stage"] for p in read_record(paths.record("evaluate", 2)).extra["parts"]] == [
-        f"evaluate.part-{k}-of-3" for k in (1, 2, 3)
-    ]
+    for stage, i in (("evaluate", 2), ("verify", 1)):
+        assert [p["stage"] for p in read_record(paths.record(stage, i)).extra["parts"]] == [
+            f"{stage}.part-{k}-of-3" for k in (1, 2, 3)
+        ]
     shown = {(r["stage"], r["iteration"]): r for r in status_rows(str(paths.root))}
     assert "3 parts" in shown[("rollout", 1)]["note"]
     assert shown[("rollout", 1)]["seconds"] >= max(p["seconds"] for p in rec.extra["parts"])  # the slowest part's, and the commit

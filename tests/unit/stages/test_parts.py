@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from rlvr.config import RolloutSection
 from rlvr.schema import part_folder, part_stage, split_part
 from rlvr.stages.parts import merged_extra, part_prompts
+from rlvr.stages.scoring import merged_scores
 from rlvr.store.records import CommitRecord
 
 
@@ -92,4 +93,18 @@ def test_the_stage_record_sums_its_parts_and_names_each() -> None:
     assert x["parts"] == [
         {"stage": "rollout.part-1-of-2", "rows": 12, "seconds": 2.5, "tokens": 100, "worker": {"name": "a"}},
         {"stage": "rollout.part-2-of-2", "rows": 8, "seconds": 2.5, "tokens": 60, "worker": {"name": "b"}},
+    ]
+
+
+def test_verify_commits_its_parts_counts_summed_and_the_mean_over_all_rows() -> None:
+    recs = [
+        _record("verify.part-1-of-2", 6, {"correct": 3, "reward_mean": 0.5, "code": 6, "timeouts": 1}, {"name": "a"}),
+        _record("verify.part-2-of-2", 2, {"correct": 2, "reward_mean": 1.0, "code": 2, "timeouts": 0}, {"name": "b"}),
+    ]
+    x = merged_scores(recs)
+    assert {k: x[k] for k in ("correct", "code", "timeouts")} == {"correct": 5, "code": 8, "timeouts": 1}
+    assert x["reward_mean"] == pytest.approx((6 * 0.5 + 2 * 1.0) / 8)  # over rows, not over parts
+    assert [(p["stage"], p["rows"], p["worker"]) for p in x["parts"]] == [
+        ("verify.part-1-of-2", 6, {"name": "a"}),
+        ("verify.part-2-of-2", 2, {"name": "b"}),
     ]

@@ -1,5 +1,5 @@
-"""Rollout on two workers against one (rollout.shards = 2), and the update on two nodes against one
-(update.nnodes = 2), each worker pinned to one core.
+"""Rollout and verify on two workers against one (rollout.shards = 2), the update on two nodes against
+one (update.nnodes = 2), and the whole iteration, each worker pinned to one core.
 
     .venv/bin/python bench/scale.py                     # SmolLM2 recipe, 16 prompts x 8, 3 repeats: ~10 min on 2 cores
     .venv/bin/python bench/scale.py --prompts 4 --repeats 1 --max-new-tokens 8 --out /tmp/s.json   # seconds (a test)
@@ -16,13 +16,19 @@ update runs between repeats. The engine stays warm in each worker across repeats
 No Prefect here: the placed protocol's own overhead (submitting, polling, heartbeats) is not in the
 figure; tests/e2e/test_shards.py runs the same parts through it.
 
-Then the update: update(0)'s step (on the first run's scored rollouts) as one node on core 0, then as two
-nodes of one process each, one world (update.nnodes = 2: torchrun's static rendezvous, as
-rlvr.tasks.gang runs it, without Prefect), each a fresh torchrun with its model load, outputs thrown away.
+Then verify(0) of each run: the whole stage on core 0, and its two parts on cores 0 and 1 at once
+followed by the stage's commit. Then the update: update(0)'s step (on the first run's scored
+rollouts) as one node on core 0, then as two nodes of one process each, one world (update.nnodes =
+2: torchrun's static rendezvous, as rlvr.tasks.gang runs it, without Prefect), each a fresh torchrun
+with its model load, outputs thrown away; each side's seconds split into torchrun's start, the load
+of weights and optimiser state, the steps and the checkpoint's write (rank 0's figures).
 
 rollout_2workers_ratio = the one worker's seconds / the two workers' seconds, median over repeats
-(issue 40's goal: >= 1.8); update_2nodes_ratio the same for the update (goal: >= 1.6). Where the time goes is read from each part's commit record: engine
-start or weight load, generation, and the rest (prompts, writing, commit). Writes
+(issue 40's goal: >= 1.8); update_2nodes_ratio the same for the update (goal: >= 1.6), and
+update_2nodes_step_ratio for its steps alone. iteration_2x2_ratio: rollout + verify + update on one
+core each against rollout and verify in two parts and the update on two nodes (K = 2, N = 2), the
+stages' medians added up. Where the rollout's time goes is read from each part's commit record:
+engine start or weight load, generation, and the rest (prompts, writing, commit). Writes
 bench/results/scale.json (bench/README.md's conventions).
 """
 
@@ -46,9 +52,10 @@ TAG = "@@scale "
 
 
 def worker() -> None:
-    """Answer 'RUN ITERATION PART' lines: run that rollout stage (PART -1: the whole stage); and
-    'update RUN ITERATION NODE NODES PORT': update(i)'s step as node NODE of NODES (torchrun, one process,
-    rendezvous at 127.0.0.1:PORT; NODES = 1: torchrun alone), its outputs thrown away."""
+    """Answer 'RUN ITERATION PART' lines: run that rollout stage (PART -1: the whole stage); 'verify RUN
+    ITERATION PART': the same for verify; and 'update RUN ITERATION NODE NODES PORT': update(i)'s step
+    as node NODE of NODES (torchrun, one process, rendezvous at 127.0.0.1:PORT; NODES = 1: torchrun
+    alone), its outputs thrown away."""
     from rlvr import stages
     from rlvr.store.records import read_record
     from rlvr.store.run import open_run
@@ -58,9 +65,10 @@ def worker() -> None:
         if line.startswith("update "):
             print(TAG + json.dumps(update_node(*line.split()[1:])), flush=True)
             continue
-        run, i, part = line.split()
+        stage = stages.verify if line.startswith("verify ") else stages.rollout
+        run, i, part = line.removeprefix("verify ").split()
         t0 = time.perf_counter()
-        res = stages.rollout(run, int(i), part=None if part == "-1" else int(part))
+        res = stage(run, int(i), part=None if part == "-1" else int(part))
         secs = time.perf_counter() - t0
         rec = read_record(open_run(run).paths.record(res.stage, int(i)))  # a part's result names the part's stage
         print(TAG + json.dumps({"seconds": secs, "rows": res.rows, "extra": rec.extra}), flush=True)
@@ -143,6 +151,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def _median(xs: list[float]) -> float | None:
+    return round(statistics.median(xs), 3) if xs else None
+
+
 def _split(rec_extra: list[dict], seconds: float) -> dict:
     """Where one side's seconds went: the slowest part's engine start or weight load and generation; the rest."""
     load = max(x.get("weight_load_seconds", 0) if x.get("warm") else x.get("engine_start_seconds", 0) for x in rec_extra)
@@ -150,14 +162,41 @@ def _split(rec_extra: list[dict], seconds: float) -> dict:
     return {"load_s": round(load, 2), "generate_s": round(gen, 2), "other_s": round(seconds - load - gen, 2)}
 
 
+def time_verify(one: Path, two: Path, workers: list[Worker]) -> dict:
+    """verify(0) of the run in one part on core 0, then of the run in two parts on cores 0 and 1 at
+    once, and its commit from the parts here (a stage commits once: one timing each)."""
+    from rlvr import stages
+
+    t0 = time.perf_counter()
+    workers[0].say(f"verify {one} 0 -1")
+    rows = workers[0].read()["rows"]
+    t_one, t0 = time.perf_counter() - t0, time.perf_counter()
+    for k, w in enumerate(workers):
+        w.say(f"verify {two} 0 {k}")
+    parts = [w.read()["rows"] for w in workers]
+    merged = stages.verify(str(two), 0)
+    t_two = time.perf_counter() - t0
+    return {"one_worker_s": round(t_one, 2), "two_workers_s": round(t_two, 2), "rows": [rows, merged.rows], "part_rows": parts}
+
+
+def _update_split(side: dict) -> dict:
+    """Where one torchrun's seconds went: rank 0's load, steps and checkpoint; the rest is torchrun
+    and Python starting, reading the rows, and the rendezvous."""
+    s = side["stats"]
+    known = {k: round(s[f"{k}_seconds"], 2) for k in ("load", "step", "save")}
+    return {"start_s": round(side["seconds"] - sum(known.values()), 2)} | {f"{k}_s": v for k, v in known.items()}
+
+
+def _ratio(a: float, b: float) -> float | None:
+    """a / b; None when b took no time (an update with no group to learn from has no step)."""
+    return round(a / b, 3) if b > 0 else None
+
+
 def time_updates(run: Path, workers: list[Worker], repeats: int) -> list[dict]:
     """update(0)'s step on one pinned node, then on two (one process each, one world), `repeats` times each:
     the same micro-batches, shared by two cores instead of one. Each is a fresh torchrun, model load included."""
     import socket
 
-    from rlvr import stages
-
-    stages.verify(str(run), 0)
     out = []
     for r in range(repeats):
         workers[0].say(f"update {run} 0 0 1 0")
@@ -169,14 +208,18 @@ def time_updates(run: Path, workers: list[Worker], repeats: int) -> list[dict]:
             w.say(f"update {run} 0 {k} 2 {port}")
         two = [w.read() for w in workers]
         t_two = max(x["seconds"] for x in two)
+        rank0 = next(x for x in two if x["stats"])  # node 0 holds global rank 0, which returns the stats
         out.append(
             {
                 "repeat": r,
                 "one_node_s": round(one["seconds"], 2),
                 "two_nodes_s": round(t_two, 2),
                 "ratio": round(one["seconds"] / t_two, 3),
-                "sequences": [one["stats"]["sequences"], two[0]["stats"]["sequences"]],
-                "world_size": [one["stats"]["world_size"], two[0]["stats"]["world_size"]],
+                "step_ratio": _ratio(one["stats"]["step_seconds"], rank0["stats"]["step_seconds"]),
+                "one_node": _update_split(one),
+                "two_nodes": _update_split(rank0 | {"seconds": t_two}),
+                "sequences": [one["stats"]["sequences"], rank0["stats"]["sequences"]],
+                "world_size": [one["stats"]["world_size"], rank0["stats"]["world_size"]],
             }
         )
         print(f"# update repeat {r}: {out[-1]}", file=sys.stderr, flush=True)
@@ -222,6 +265,7 @@ def main() -> int:
                     }
                 )
                 print(f"# repeat {r}{' (loads the model)' if r == 0 else ''}: {rows[-1]}", file=sys.stderr, flush=True)
+            verify = time_verify(one, two, workers)
             updates = time_updates(one, workers, args.update_repeats)
         finally:
             for w in workers:
@@ -236,12 +280,20 @@ def main() -> int:
         "update_1node_s": round(statistics.median(x["one_node_s"] for x in updates), 2),
         "update_2nodes_s": round(statistics.median(x["two_nodes_s"] for x in updates), 2),
         "goal_update_2nodes_ratio": 1.6,
+        "update_2nodes_step_ratio": _median([x["step_ratio"] for x in updates if x["step_ratio"] is not None]),
+        "verify_1worker_s": verify["one_worker_s"],
+        "verify_2workers_s": verify["two_workers_s"],
     }
+    one_core = figures["rollout_1worker_s"] + figures["verify_1worker_s"] + figures["update_1node_s"]
+    k2_n2 = figures["rollout_2workers_s"] + figures["verify_2workers_s"] + figures["update_2nodes_s"]
+    figures |= {"iteration_1x1_s": round(one_core, 2), "iteration_2x2_s": round(k2_n2, 2)}
+    figures["iteration_2x2_ratio"] = round(one_core / k2_n2, 3)
     for k, v in figures.items():
         print(f"{k}: {v}")
     result = {
         "figures": figures,
         "repeats": rows,
+        "verify": verify,
         "update_repeats": updates,
         "machine": {
             "cores": os.cpu_count(),
@@ -250,7 +302,7 @@ def main() -> int:
             "load_average_end": os.getloadavg(),
         },
         "settings": {"command": "python bench/scale.py " + " ".join(sys.argv[1:])} | {k: str(v) for k, v in vars(args).items()},
-        "not_measured": "a whole iteration at K = 2 and N = 2; the placed protocol's overhead (Prefect, heartbeats)",
+        "not_measured": "the placed protocol's overhead (Prefect, heartbeats); the iteration is its stages added up",
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -15,6 +15,7 @@ Tests: tests/integration/test_update.py (1 vs 2 processes with DDP and FSDP2, ex
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
@@ -110,22 +111,25 @@ def _load(spec: UpdateSpec, dist: Dist, device: torch.device) -> tuple[TrainerSt
 
 def run_update(spec: UpdateSpec, *, warm: bool = False) -> dict:
     """Train v_i -> v_{i+1}; rank 0 writes the checkpoint and the metrics. Returns stats (`warm`:
-    whether a held trainer was used). With warm (nproc = 1 only), the trainer held from the previous
-    update is used when it is v_i as committed, and what this one ends with is held for the next."""
+    whether a held trainer was used; where the time went: load_seconds, step_seconds, save_seconds).
+    With warm (nproc = 1 only), the trainer held from the previous update is used when it is v_i as
+    committed, and what this one ends with is held for the next."""
     dist, device = _placement(spec.config.update)
     rows, temperature, stats = load_rows(
         [Path(f) for f in spec.rollout_files], [Path(f) for f in spec.score_files], spec.config.update.objective
     )
     held = warm_pool.take(spec.policy_in_id, _setup(spec, device)) if warm else None  # cold leaves any held trainer be
     try:
+        t0 = time.perf_counter()
         state, dist = (held, dist) if held is not None else _load(spec, dist, device)
+        loaded = time.perf_counter() - t0
         out = _train(spec, state, rows, temperature, stats, dist=dist, device=device)
     except BaseException:
         warm_pool.drop()
         raise
     if warm:
         warm_pool.keep(state, spec.policy_out, _setup(spec, device))
-    return out | {"warm": held is not None}
+    return out | {"warm": held is not None, "load_seconds": round(loaded, 3)}
 
 
 def _progress(iteration: int, done: int, total: int) -> None:
@@ -145,6 +149,7 @@ def _train(
     rows, stats["logprobs_filled"] = fill_missing_logprobs(
         state.net, rows, temperature=temperature, pad_id=pad, cfg=u, device=device
     )
+    t0 = time.perf_counter()
     steps = (
         grpo_steps(
             state.net,
@@ -164,6 +169,7 @@ def _train(
     )
     if not steps:  # every group had equal rewards: nothing to learn; v_{i+1} = v_i, recorded as such
         steps = [{"lr": state.opt.param_groups[0]["lr"], "peak_memory_mb": peak_memory_mb(device), "world_size": dist.world}]
+    stepped, t0 = time.perf_counter() - t0, time.perf_counter()
     first = state.global_step
     rows_out = [asdict(StepMetrics(iteration=spec.iteration, global_step=first + k, **s, **stats)) for k, s in enumerate(steps)]
     state.global_step += sum(s.get("sequences", 0) > 0 for s in steps)
@@ -179,4 +185,5 @@ def _train(
     )
     if dist.rank == 0:
         write_table(rows_out, UPDATES, Path(spec.metrics_out))
-    return {**stats, "sequences": len(rows), "steps": len(steps), "loss": rows_out[-1]["loss"], "world_size": dist.world}
+    times = {"step_seconds": round(stepped, 3), "save_seconds": round(time.perf_counter() - t0, 3)}
+    return {**stats, "sequences": len(rows), "steps": len(steps), "loss": rows_out[-1]["loss"], "world_size": dist.world} | times

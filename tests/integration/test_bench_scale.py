@@ -30,3 +30,15 @@ def test_bench_scale_smallest(tmp_path: Path, tiny_model: Path) -> None:
     (u,) = got["update_repeats"]
     assert u["world_size"] == [1, 2] and u["sequences"][0] == u["sequences"][1]  # one step, on one node or two
     assert got["figures"]["update_2nodes_ratio"] == u["ratio"] > 0
+    if u["sequences"][0]:  # a step ran (the tiny recipe's groups may all be equal: then there is none)
+        assert got["figures"]["update_2nodes_step_ratio"] == u["step_ratio"] > 0
+    for side, total in (("one_node", u["one_node_s"]), ("two_nodes", u["two_nodes_s"])):  # the split adds up
+        split = u[side]
+        assert set(split) == {"start_s", "load_s", "step_s", "save_s"} and min(split.values()) >= 0, split
+        assert sum(split.values()) == pytest.approx(total, abs=0.05)
+    v = got["verify"]
+    assert v["rows"][0] == v["rows"][1] == sum(v["part_rows"]) > 0  # verify in two parts scored every row once
+    f = got["figures"]
+    added = f["rollout_1worker_s"] + f["verify_1worker_s"] + f["update_1node_s"]
+    assert f["iteration_1x1_s"] == pytest.approx(added, abs=0.02)
+    assert f["iteration_2x2_ratio"] == pytest.approx(f["iteration_1x1_s"] / f["iteration_2x2_s"], abs=0.002)

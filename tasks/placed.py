@@ -34,6 +34,7 @@ Tests: tests/e2e/test_workers.py.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import socket
@@ -354,7 +355,11 @@ def run_parts(run_dir: str, stage: str, iteration: int, pool: str | None, parts:
         done = [call_any(name, run_dir, iteration) for name in names]
     else:
         with ThreadPoolExecutor(max_workers=parts, thread_name_prefix="rlvr-part") as pool_threads:
-            done = list(pool_threads.map(lambda name: run_placed(run_dir, name, iteration, pool), names))
+            # each thread in a copy of this one's context: the flow run's, so its logs reach the API
+            futures = [
+                pool_threads.submit(contextvars.copy_context().run, run_placed, run_dir, n, iteration, pool) for n in names
+            ]
+            done = [f.result() for f in futures]
     return call_any(stage, run_dir, iteration) | {"parts": done}
 
 

@@ -169,6 +169,7 @@ def test_parts_whose_worker_dies_are_taken_by_a_worker_that_joined_late(
         stop_all(procs)
     log = log_path.read_text()
     assert driver.returncode == 0, log[-4000:]
+    assert "without a flow run id" not in log, "the part threads log in the flow run's context, to the API"
     again = [p for p in (1, 2) if f"stopped its heartbeat for 5s; the driver submits rollout.part-{p}-of-2 1 again" in log]
     assert len(again) == 1, log[-4000:]  # the part it stalled in; the other one it never took
     _same_run(run, str(ref.paths.root), 2)

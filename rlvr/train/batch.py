@@ -64,6 +64,33 @@ def micro_batches(rows: list[TrainRow], token_budget: int, *, packed: bool = Fal
     return out
 
 
+def rank_micro_batches(
+    rows: list[TrainRow], token_budget: int, *, packed: bool = False, ranks: int = 1
+) -> list[list[TrainRow] | None]:
+    """micro_batches(rows), laid out for `ranks` data-parallel ranks in the order Dist.share deals them
+    (rank r takes places r, r + ranks, ...). Each micro-batch goes, costliest first, to the rank with the
+    least cost so far (cost: the tokens a forward pass computes, padding included unless packed), so
+    that no rank waits at the gradients' sum for another with a whole micro-batch more, as dealing
+    them in turn did. A rank with fewer micro-batches than another has None in the places left. The
+    micro-batches are those of one process, so N processes compute what one does, summed in another
+    order. One rank: micro_batches(rows)."""
+    mbs = micro_batches(rows, token_budget, packed=packed)
+    if ranks == 1:
+        return mbs
+    dealt: list[list[list[TrainRow]]] = [[] for _ in range(ranks)]
+    load = [0] * ranks
+    for mb in sorted(mbs, key=lambda mb: -_cost(mb, packed)):  # (a stable sort: ties keep their order)
+        k = load.index(min(load))
+        dealt[k].append(mb)
+        load[k] += _cost(mb, packed)
+    depth = max(len(d) for d in dealt)
+    return [d[j] if j < len(d) else None for j in range(depth) for d in dealt]
+
+
+def _cost(mb: list[TrainRow], packed: bool) -> int:
+    return sum(r.length for r in mb) if packed else len(mb) * max(r.length for r in mb)
+
+
 def collate(rows: list[TrainRow], pad_id: int, device: torch.device, *, packed: bool = False) -> dict[str, torch.Tensor]:
     """One micro-batch: the model's input and the loss tensors.
 

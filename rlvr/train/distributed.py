@@ -37,10 +37,13 @@ class Dist:
         return Dist()
 
     def share(self, items: list) -> list:
-        """This rank's items: every world-th. Sharded ranks must all run as many forward/backward
+        """This rank's items: every world-th (rlvr.train.batch.rank_micro_batches deals them so; a None
+        is a place where this rank has none). Sharded ranks must all run as many forward/backward
         passes (FSDP2's all-gathers and reduce-scatters are collectives): short ones get None."""
         mine = items[self.rank :: self.world]
-        return mine + [None] * (-(-len(items) // self.world) - len(mine)) if self.sharded else mine
+        if not self.sharded:
+            return [m for m in mine if m is not None]
+        return mine + [None] * (-(-len(items) // self.world) - len(mine))
 
     def sum_grads(self, model: torch.nn.Module) -> None:
         if self.world == 1 or self.sharded:

@@ -26,7 +26,7 @@ from transformers import PreTrainedModel
 
 from rlvr.config import UpdateSection
 from rlvr.train import grpo
-from rlvr.train.batch import TrainRow, collate, micro_batches
+from rlvr.train.batch import TrainRow, collate, micro_batches, rank_micro_batches
 from rlvr.train.budget import resolve_layout
 from rlvr.train.distributed import Dist
 from rlvr.train.logprobs import ResponseLogprobs, response_logprobs, rows_logprobs
@@ -240,7 +240,7 @@ def grpo_steps(
             t0 = time.perf_counter()
             model.train()
             totals = grpo.Totals(tokens=sum(len(r.response_ids) for r in part), sequences=len(part), norm_constant=norm_constant)
-            mbs = micro_batches(part, cfg.micro_batch_tokens, packed=cfg.packing)
+            mbs = rank_micro_batches(part, cfg.micro_batch_tokens, packed=cfg.packing, ranks=dist.world)
             optimizer.zero_grad(set_to_none=True)
             sums, maxes = accumulate(
                 model,
@@ -256,8 +256,8 @@ def grpo_steps(
             metrics.append(
                 {"epoch": epoch, "step": len(metrics)}
                 | step_metrics(sums, maxes, totals, kl=kl, tis=tis, first=not metrics)
-                | {"grad_norm": grad_norm, "lr": lr, "micro_batches": len(mbs), "micro_batch_tokens": cfg.micro_batch_tokens}
-                | {"truncated_masked": n_truncated}
+                | {"grad_norm": grad_norm, "lr": lr, "micro_batches": sum(mb is not None for mb in mbs)}
+                | {"micro_batch_tokens": cfg.micro_batch_tokens, "truncated_masked": n_truncated}
                 | {"seconds": time.perf_counter() - t0, "peak_memory_mb": peak_memory_mb(device), "world_size": dist.world}
             )
     model.eval()

@@ -90,3 +90,28 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
     by SIGKILL, so a helper server never outlives the rlvr process that started it (Linux)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+
+def tied(cmd: list[str]) -> list[str]:
+    """`cmd`, started through this module so that it gets SIGTERM when the thread that starts it
+    dies, even by SIGKILL (Linux's parent-death signal, which execve keeps). For a child of a
+    multi-threaded process, where Popen's preexec_fn may deadlock: the shim sets the signal after
+    the fork, in a fresh interpreter, then becomes `cmd`. torchrun passes the SIGTERM on to its ranks,
+    so an update's processes do not outlive a worker killed alone."""
+    import sys
+
+    return [sys.executable, "-m", "rlvr.procs", str(os.getpid()), *cmd]
+
+
+def _exec_tied(argv: list[str]) -> None:
+    parent, cmd = int(argv[0]), argv[1:]
+    die_with_parent()
+    if os.getppid() != parent:  # the parent died before the signal was set: nobody would send it
+        raise SystemExit(f"rlvr.procs: the process that started {cmd[0]} is gone")
+    os.execvp(cmd[0], cmd)
+
+
+if __name__ == "__main__":
+    import sys
+
+    _exec_tied(sys.argv[1:])

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlvr.errors import RlvrError
+from rlvr.procs import tied
 from rlvr.schema import (
     PREPARE,
     ROLLOUT,
@@ -69,7 +70,8 @@ def launch_update(spec: UpdateSpec, nproc: int, node: Node | None = None) -> dic
         err_path = Path(tmp) / "stderr.txt"
         with err_path.open("w") as err:
             # (in this process group: a worker killed with its group takes torchrun and its ranks along)
-            proc = subprocess.Popen([*cmd, str(spec_path)], stdout=subprocess.DEVNULL, stderr=err)
+            # tied: a worker killed alone (not its group) takes torchrun along too
+            proc = subprocess.Popen(tied([*cmd, str(spec_path)]), stdout=subprocess.DEVNULL, stderr=err)
             while True:
                 try:
                     proc.wait(timeout=1.0)

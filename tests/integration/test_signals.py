@@ -125,3 +125,39 @@ def test_kill_tree_reaches_grandchildren() -> None:
         assert _gone(grandchild)
     finally:
         child.kill()
+
+
+def _gone(pid: int) -> bool:
+    """Exited: no such process, or a zombie nobody reaps (PID 1 of a container may not)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+@pytest.mark.parametrize("tie", [True, False], ids=["tied", "untied"])
+def test_a_tied_child_dies_with_the_process_that_started_it(tmp_path: Path, tie: bool) -> None:
+    """rlvr.procs.tied, as launch_update starts torchrun: the parent SIGKILLed alone, not its group
+    (a worker killed by hand, or by the OOM killer), takes its tied child along; an untied child
+    lives on (the control: what torchrun did)."""
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import subprocess, sys, time\nfrom rlvr.procs import tied\n"
+        f"cmd = ['sleep', '120']\np = subprocess.Popen(tied(cmd) if {tie} else cmd)\n"
+        "print(p.pid, flush=True)\ntime.sleep(120)\n"
+    )
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    try:
+        deadline = time.monotonic() + 30
+        while psutil.Process(child).name() != "sleep":  # the shim has set the signal and become `sleep`
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while not _gone(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(child) == tie
+    finally:
+        kill_tree([child], grace_s=0)

@@ -16,6 +16,7 @@ import ctypes
 import os
 import shutil
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -98,8 +99,6 @@ def tied(cmd: list[str]) -> list[str]:
     multi-threaded process, where Popen's preexec_fn may deadlock: the shim sets the signal after
     the fork, in a fresh interpreter, then becomes `cmd`. torchrun passes the SIGTERM on to its ranks,
     so an update's processes do not outlive a worker killed alone."""
-    import sys
-
     return [sys.executable, "-m", "rlvr.procs", str(os.getpid()), *cmd]
 
 
@@ -112,6 +111,4 @@ def _exec_tied(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
     _exec_tied(sys.argv[1:])

@@ -65,6 +65,9 @@ def worker() -> None:
         if line.startswith("update "):
             print(TAG + json.dumps(update_node(*line.split()[1:])), flush=True)
             continue
+        if line.startswith("probe "):
+            print(TAG + json.dumps({"seconds": probe(line.split()[1])}), flush=True)
+            continue
         stage = stages.verify if line.startswith("verify ") else stages.rollout
         run, i, part = line.removeprefix("verify ").split()
         t0 = time.perf_counter()
@@ -88,6 +91,38 @@ def update_node(run: str, i: str, node: str, nodes: str, port: str) -> dict:
         t0 = time.perf_counter()
         stats = stages.launch_update(spec, 1, at)
         return {"seconds": time.perf_counter() - t0, "stats": stats}
+
+
+def probe(kind: str) -> float:
+    """Seconds of a fixed single-threaded kernel: 'memory' streams 768 MB through RAM 20 times (a += b
+    over 256 MB tensors), 'compute' multiplies matrices that stay in the core's caches."""
+    import torch
+
+    if kind == "memory":
+        a, b = torch.ones(64 << 20), torch.ones(64 << 20)
+        t0 = time.perf_counter()
+        for _ in range(20):
+            a.add_(b)
+    else:
+        x, w1, w2 = torch.ones(512, 576), torch.ones(576, 1536), torch.ones(1536, 2048)
+        t0 = time.perf_counter()
+        for _ in range(60):
+            (x @ w1) @ w2
+    return time.perf_counter() - t0
+
+
+def time_probes(workers: list[Worker]) -> dict:
+    """Each probe alone on core 0, then on both cores at once: how much one core's work slows the
+    other's (the cores of one machine share its caches and memory bus; separate machines do not)."""
+    out = {}
+    for kind in ("compute", "memory"):
+        workers[0].say(f"probe {kind}")
+        alone = workers[0].read()["seconds"]
+        for w in workers:
+            w.say(f"probe {kind}")
+        both = statistics.mean(w.read()["seconds"] for w in workers)
+        out[kind] = {"alone_s": round(alone, 3), "both_s": round(both, 3), "slowdown": round(both / alone, 3)}
+    return out
 
 
 class Worker:
@@ -208,6 +243,10 @@ def time_updates(run: Path, workers: list[Worker], repeats: int) -> list[dict]:
             w.say(f"update {run} 0 {k} 2 {port}")
         two = [w.read() for w in workers]
         t_two = max(x["seconds"] for x in two)
+        for w in workers:  # one node on each core at once: the baseline with the other core as busy as it is in `two`
+            w.say(f"update {run} 0 0 1 0")
+        loaded = [w.read() for w in workers]
+        t_loaded = statistics.mean(x["seconds"] for x in loaded)
         rank0 = next(x for x in two if x["stats"])  # node 0 holds global rank 0, which returns the stats
         out.append(
             {
@@ -216,6 +255,9 @@ def time_updates(run: Path, workers: list[Worker], repeats: int) -> list[dict]:
                 "two_nodes_s": round(t_two, 2),
                 "ratio": round(one["seconds"] / t_two, 3),
                 "step_ratio": _ratio(one["stats"]["step_seconds"], rank0["stats"]["step_seconds"]),
+                "one_node_loaded_s": round(t_loaded, 2),
+                "loaded_ratio": round(t_loaded / t_two, 3),
+                "one_node_loaded": _update_split(loaded[0]),
                 "one_node": _update_split(one),
                 "two_nodes": _update_split(rank0 | {"seconds": t_two}),
                 "sequences": [one["stats"]["sequences"], rank0["stats"]["sequences"]],
@@ -267,6 +309,7 @@ def main() -> int:
                 print(f"# repeat {r}{' (loads the model)' if r == 0 else ''}: {rows[-1]}", file=sys.stderr, flush=True)
             verify = time_verify(one, two, workers)
             updates = time_updates(one, workers, args.update_repeats)
+            probes = time_probes(workers)
         finally:
             for w in workers:
                 w.close()
@@ -281,6 +324,8 @@ def main() -> int:
         "update_2nodes_s": round(statistics.median(x["two_nodes_s"] for x in updates), 2),
         "goal_update_2nodes_ratio": 1.6,
         "update_2nodes_step_ratio": _median([x["step_ratio"] for x in updates if x["step_ratio"] is not None]),
+        "update_1node_loaded_s": round(statistics.median(x["one_node_loaded_s"] for x in updates), 2),
+        "update_2nodes_ratio_loaded": round(statistics.median(x["loaded_ratio"] for x in updates), 3),
         "verify_1worker_s": verify["one_worker_s"],
         "verify_2workers_s": verify["two_workers_s"],
     }
@@ -295,6 +340,7 @@ def main() -> int:
         "repeats": rows,
         "verify": verify,
         "update_repeats": updates,
+        "probes": probes,
         "machine": {
             "cores": os.cpu_count(),
             "cpu": platform.processor() or platform.machine(),
@@ -302,7 +348,8 @@ def main() -> int:
             "load_average_end": os.getloadavg(),
         },
         "settings": {"command": "python bench/scale.py " + " ".join(sys.argv[1:])} | {k: str(v) for k, v in vars(args).items()},
-        "not_measured": "the placed protocol's overhead (Prefect, heartbeats); the iteration is its stages added up",
+        "not_measured": "the placed protocol's overhead (Prefect, heartbeats; bench/placed.py measures it); the iteration is "
+        "its stages added up",
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -36,6 +36,11 @@ def test_bench_scale_smallest(tmp_path: Path, tiny_model: Path) -> None:
         split = u[side]
         assert set(split) == {"start_s", "load_s", "step_s", "save_s"} and min(split.values()) >= 0, split
         assert sum(split.values()) == pytest.approx(total, abs=0.05)
+    assert got["figures"]["update_2nodes_ratio_loaded"] == u["loaded_ratio"] > 0  # the baseline with both cores busy
+    assert u["loaded_ratio"] == pytest.approx(u["one_node_loaded_s"] / u["two_nodes_s"], abs=0.002)
+    for kind in ("compute", "memory"):  # how much one core's work slows the other's
+        p = got["probes"][kind]
+        assert p["alone_s"] > 0 and p["slowdown"] == pytest.approx(p["both_s"] / p["alone_s"], abs=0.002)
     v = got["verify"]
     assert v["rows"][0] == v["rows"][1] == sum(v["part_rows"]) > 0  # verify in two parts scored every row once
     f = got["figures"]

@@ -73,6 +73,11 @@ MAX_LOST = 3  # workers a stage may lose (SIGKILL, OOM, a lost machine) before t
 POLL_S = 0.5
 API_OUTAGE_ENV = "RLVR_API_OUTAGE_SECONDS"
 DEFAULT_API_OUTAGE_S = 600.0  # a Prefect server restart takes 10-30 s; a longer outage stops the driver, to resume
+# One submission at a time from this driver: the parts' threads submit at once, and two task runs inserted
+# at the same moment into a Prefect server on SQLite (its default database) make one of them fail with
+# "database is locked"; the client tries it again after 2 s (bench/placed.py: every part after the first
+# started 2 s late). A submission takes tens of milliseconds, so queueing them costs nothing.
+_SUBMITTING = threading.Lock()
 _TAG = {"run": "rlvr-run:", "stage": "rlvr-stage:", "iteration": "rlvr-iteration:", "code": "rlvr-code:", "gang": "rlvr-gang:"}
 
 
@@ -368,7 +373,8 @@ def _submit(req: StageRequest, pool: str) -> UUID:
     task, down_since = placed_task(base_stage(req.stage), pool).with_options(tags=req.tags()), None
     while True:
         try:
-            return task.apply_async().task_run_id
+            with _SUBMITTING:
+                return task.apply_async().task_run_id
         except Exception as exc:
             if not _api_down(exc):
                 raise

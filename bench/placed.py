@@ -8,8 +8,8 @@ The same run twice, each driven by `rlvr train` against one `prefect server star
     torchrun (update.nproc = N);
   - placed: two `rlvr worker`s of pool gen take the parts of rollout and verify, two of pool train are
     the update's N nodes (update.nnodes = N, rlvr.tasks.gang); the driver commits each stage from its parts.
-No evaluation and no asynchronous rollout, so that no two stages overlap.
-    Every worker is a machine of its own (folder, cache, PREFECT_HOME; tests/helpers/machines.py).
+Every worker is a machine of its own (folder, cache, PREFECT_HOME; tests/helpers/machines.py). No
+evaluation and no asynchronous rollout, so that no two stages overlap.
 
 Each stage's commit record holds its own seconds, and a stage in parts lists its parts' seconds. A
 stage's work is its parts' seconds (the slowest part's when they run side by side, placed; their sum
@@ -62,14 +62,16 @@ def config(args: argparse.Namespace, placed: bool):
 
 def stage_clock(run: str) -> dict:
     """From the run's commit records: the wall clock from its first stage's start to its last commit, the
-    stages' work (see the module docstring) and how many stages and parts were committed."""
+    stages' work (see the module docstring), how many stages and parts were committed, and the workers
+    that committed them."""
     from rlvr.store.records import read_record
     from rlvr.store.run import open_run
 
     stages_dir = open_run(run).paths.stages
     names = sorted(p for p in stages_dir.glob("**/*.json") if stages_dir / "pruned" not in p.parents)
-    records = [read_record(p) for p in names if ".part-" not in p.name and ".node-" not in p.name]  # a stage lists its own
-    starts, ends, work, parts, spans = [], [], 0.0, 0, []
+    every = [read_record(p) for p in names]
+    records = [r for r, p in zip(every, names, strict=True) if ".part-" not in p.name and ".node-" not in p.name]
+    spans, parts = [], 0  # (start, end, stage, iteration) of each stage, its parts included
     for rec in records:
         own = rec.seconds
         if done := rec.extra.get("parts") or []:
@@ -77,13 +79,10 @@ def stage_clock(run: str) -> dict:
             own += max(secs) if any(p.get("worker") for p in done) else sum(secs)  # side by side on workers, or in turn
             parts += len(done)
         end = datetime.fromisoformat(rec.created_at).timestamp()
-        starts.append(end - own)
-        ends.append(end)
-        work += own
         spans.append((end - own, end, rec.stage, rec.iteration))
-    stages = len(records)
-    wall = max(ends) - min(starts)
     spans.sort()
+    wall = max(end for _, end, _, _ in spans) - spans[0][0]
+    work = sum(end - start for start, end, _, _ in spans)
     # each stage's wait: from the commit of the stage before it to its own start (its parts' start, with parts)
     waits = [{"stage": st, "iteration": i, "wait_s": round(a - spans[k - 1][1], 2)} for k, (a, _, st, i) in enumerate(spans) if k]
     by_stage = {st: round(sum(w["wait_s"] for w in waits if w["stage"] == st), 2) for st in sorted({w["stage"] for w in waits})}
@@ -93,8 +92,9 @@ def stage_clock(run: str) -> dict:
         "waits": waits,
         "work_s": round(work, 2),
         "orchestration_s": round(wall - work, 2),
-        "stages": stages,
+        "stages": len(records),
         "parts": parts,
+        "workers": sorted({(r.worker or {}).get("name") for r in every} - {None}),
     }
 
 
@@ -121,8 +121,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from rlvr.models.tiny import ensure_tiny_model
-    from rlvr.store.records import read_record
-    from rlvr.store.run import open_run
     from tests.helpers.machines import free_port, machine, start_prefect_server, stop_all, worker_process
 
     ensure_tiny_model(config(args, False))
@@ -146,8 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                     for side, run in runs.items()
                 }
                 one, placed = stage_clock(str(runs["one-process"])), stage_clock(str(runs["placed"]))
-                stages_dir = open_run(str(runs["placed"])).paths.stages
-                made |= {(read_record(p).worker or {}).get("name") for p in stages_dir.glob("iteration=*/*.json")} - {None}
+                made |= set(placed["workers"])
                 n = placed["stages"] + placed["parts"]
                 repeats.append(
                     {

@@ -75,8 +75,8 @@ API_OUTAGE_ENV = "RLVR_API_OUTAGE_SECONDS"
 DEFAULT_API_OUTAGE_S = 600.0  # a Prefect server restart takes 10-30 s; a longer outage stops the driver, to resume
 # One submission at a time from this driver: the parts' threads submit at once, and two task runs inserted
 # at the same moment into a Prefect server on SQLite (its default database) make one of them fail with
-# "database is locked"; the client tries it again after 2 s (bench/placed.py: every part after the first
-# started 2 s late). A submission takes tens of milliseconds, so queueing them costs nothing.
+# "database is locked"; the client tries it again after 2 s, so every part after the first would start 2 s
+# late (bench/placed.py). A submission takes under 0.1 s, so queueing them costs little.
 _SUBMITTING = threading.Lock()
 _TAG = {"run": "rlvr-run:", "stage": "rlvr-stage:", "iteration": "rlvr-iteration:", "code": "rlvr-code:", "gang": "rlvr-gang:"}
 

@@ -20,10 +20,13 @@ CREATE OR REPLACE MACRO marker_glued(t) AS regexp_matches(
     '[-−\d.](?:\\boxed|<answer>)|[^\s]\s*[-−]\s*(?:\\boxed|<answer>)|\s[<>]\s*(?:\\boxed|<answer>)'
     || '|(?:[+/^|({_≤≥≠≈]|\\(?:approx|sim|simeq|geq?|leq?|[gl]t|neq?|notin|pm|mp|log|ln|sqrt|[dt]?frac|cancelto|left|times|cdot'
     || '|div|sin|cos|tan|exp|lfloor|lceil)\b)\s*(?:\\boxed|<answer>)');
+-- sign_off(): the sentence Minerva's and Llama-3's MATH prompts end an answer with ('... is $\boxed{18}$. I hope it
+-- is correct.'); it states no value, so it may close the answer line.
+CREATE OR REPLACE MACRO sign_off() AS '(?:\.?\s*I\s+hope\s+it\s+is\s+correct\.?)';
 -- ends_answer(after): what follows the last marker closes it and says nothing more: whitespace, '.', '*', '$',
--- \) \], and at most a % or a unit_word ('$\boxed{6}$ cm.').
+-- \) \], at most a % or a unit_word ('$\boxed{6}$ cm.'), and at the very end the sign_off().
 CREATE OR REPLACE MACRO ends_answer(after) AS list_transform(
-    [regexp_extract(regexp_replace(after, '^(?:\s|[*$]|\\[)\]])*', ''),
+    [regexp_extract(regexp_replace(regexp_replace(after, '(?i)' || sign_off() || '\s*$', ''), '^(?:\s|[*$]|\\[)\]])*', ''),
                     '^(?:\\?%|(?:\\(?:text|mathrm)\s*\{\s*)?([A-Za-z]+(?:\s+[A-Za-z]+)?)\s*\}?\s*(?:\^\s*\{?[23]\}?)?)?((?s:.*))$',
                     ['unit', 'rest'])],
     lambda ea: (ea.unit = '' OR unit_word(ea.unit)) AND regexp_full_match(ea.rest, '(?s)(?:\s|[.*$]|\\[)\]])*'))[1];
@@ -44,13 +47,13 @@ CREATE OR REPLACE MACRO last_line(t) AS CASE
     ELSE string_split(t, chr(10))[-1] END;
 
 -- final_answer(t): the content of the last non-empty line when it opens with 'The final answer is', 'Final
--- Answer:' or 'Answer:' (markdown allowed; Minerva's 'I hope it is correct.' dropped); '' when it does not.
+-- Answer:' or 'Answer:' (markdown allowed; a sign_off() after it dropped); '' when it does not.
 CREATE OR REPLACE MACRO final_answer(t) AS list_transform([last_line(t)], lambda fa_line:
     CASE WHEN NOT regexp_matches(fa_line, '(?i)^[\s>#*_]*(?:the\s+final|final|answer)')
          THEN ''  -- (the opening of the pattern below, anchored: most lines fail it at once)
          WHEN NOT contains(lower(fa_line), 'answer') THEN '' ELSE regexp_extract(fa_line,
     '(?i)^[\s>#*_]*(?:the\s+final\s+answer\s+is|final\s+answer\s*[*_]*\s*:|answer\s*[*_]*\s*:)[\s*_]*:?[\s*_]*'
-    || '(?:the\s+final\s+answer\s+is\s*:?)?\s*(.*?)(?:\.?\s*I\s+hope\s+it\s+is\s+correct\.?)?[\s.*_]*$', 1) END)[1];
+    || '(?:the\s+final\s+answer\s+is\s*:?)?\s*(.*?)' || sign_off() || '?[\s.*_]*$', 1) END)[1];
 
 -- lenient_number(t): verify.extraction = 'lenient' with no marker: the last line's number, when no other digit
 -- is on the line and only punctuation or a unit_word follows; '' otherwise ('3 * 6 = 18', '18 or 19').

@@ -42,6 +42,11 @@ FAMILIES = [
         "boxed",
     ),
     (
+        "llama31-math-box-sign-off",
+        "## Step 1: eggs left\n16 - 3 - 4 = 9, and 9 * 2 = 18.\n\nTherefore, the final answer is: $\\boxed{18}$. I hope it is correct.",
+        "boxed",
+    ),
+    (
         "minerva",
         "She sells $16-3-4=9$ eggs for $9\\cdot 2=18$ dollars.\nFinal Answer: The final answer is $18$. I hope it is correct.",
         "final_line",
@@ -106,6 +111,9 @@ MARKERS = [
     ("question-after-marker", "Is it $\\boxed{18}$?", "wrong: text after the last marker"),
     ("unit-after-marker", "She makes $\\boxed{18}$ dollars.", None),
     ("words-after-unit", "She makes $\\boxed{18}$ dollars a day.", "wrong: text after the last marker"),
+    ("sign-off-after-marker", "So it is $\\boxed{18}$. I hope it is correct.", None),
+    ("sign-off-then-words", "So it is $\\boxed{18}$. I hope it is correct, or 19.", "wrong: text after the last marker"),
+    ("words-then-sign-off", "So it is $\\boxed{18}$, or 19. I hope it is correct.", "wrong: text after the last marker"),
     ("sign-before-box", "So $x = -\\boxed{18}$.", "wrong: a marker inside an expression"),
     ("power-of-box", "$\\boxed{18}^2$", "wrong: text after the last marker"),
     ("box-in-fraction", "$\\frac{1}{\\boxed{18}}$", "wrong: a marker inside an expression"),
@@ -254,6 +262,10 @@ MACROS = {
         ("words", " is wrong.", False),
         ("question", "?", False),
         ("factorial", "!", False),
+        ("sign-off", "$. I hope it is correct.", True),
+        ("unit-sign-off", " cm. I hope it is correct.", True),
+        ("sign-off-not-last", ". I hope it is correct. 19", False),
+        ("other-hope", ". I hope this helps!", False),
     ],
 }
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 import update as bench_update
+from machine import machine_info  # bench/machine.py
 
 from rlvr.rollout.engines import TransformersEngine
 from rlvr.rollout.sampler import Request, Sampling
@@ -208,7 +208,7 @@ def main() -> int:
         "peak_bf16_dense_tflops": args.peak_tflops,
         "peak_source": peak_source,
         "trl": "ran" if trl else ("--no-trl" if args.no_trl else f"not importable: {trl_probe.stderr.strip().splitlines()[-1:]}"),
-        "machine": {"cpu": platform.machine(), "python": platform.python_version()},
+        "machine": machine_info(),
         "versions": {p: bench_update.package_version(p) for p in ("torch", "transformers", "trl", "accelerate", "flash-attn")},
         "settings": vars(args) | {"out": str(out)},
     }

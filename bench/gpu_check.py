@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import resource
 import sys
 import tempfile
@@ -45,6 +44,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 import update as bench_update
+from machine import machine_info  # bench/machine.py
 
 from rlvr.config import UpdateSection
 from rlvr.models.load import load_policy
@@ -195,11 +195,7 @@ def main() -> int:
         "figures": figures,
         "tolerance": TOLERANCE,
         "settings": vars(args) | {"out": str(args.out)},
-        "machine": {
-            "gpu": torch.cuda.get_device_name(0) if device.type == "cuda" else None,
-            "cpu": platform.machine(),
-            "python": platform.python_version(),
-        },
+        "machine": machine_info(gpu=torch.cuda.get_device_name(0) if device.type == "cuda" else None),
         "versions": {p: version(p) for p in ("torch", "transformers")},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

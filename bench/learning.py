@@ -44,8 +44,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import statistics
 import sys
@@ -55,6 +53,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import torch
+from machine import machine_info  # bench/machine.py
 from transformers.utils import logging as hf_logging
 
 from rlvr import stages
@@ -496,13 +495,7 @@ def main() -> None:
         else "figures: the median over seeds where there are several; per-seed curves below",
         "figures": figures,
         "per_seed": per_seed,
-        "machine": {
-            "cores": os.cpu_count(),
-            "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-            "cpu": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "load_average_end": os.getloadavg(),
-        },
+        "machine": machine_info(),
         "versions": {p: _version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
         "settings": {
             "command": "python bench/learning.py " + " ".join(sys.argv[1:]),

@@ -47,8 +47,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import statistics
 import sys
@@ -62,6 +60,7 @@ from transformers.utils import logging as hf_logging
 
 sys.path.insert(0, str(Path(__file__).parent))
 import learning  # bench/learning.py: the recipe -> TRL mapping, the shared reward
+from machine import machine_info  # bench/machine.py
 
 from rlvr import stages
 from rlvr.checks.start import create_or_open
@@ -383,13 +382,7 @@ def main() -> None:
         else "medians over warm iterations",
         "figures": f,
         "per_iteration": res,
-        "machine": {
-            "cores": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(),
-            "cpu": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "load_average_end": os.getloadavg(),
-        },
+        "machine": machine_info(torch_threads=torch.get_num_threads()),
         "versions": {p: learning._version(p) for p in ("torch", "transformers", "trl", "vllm", "rlvr")},
         "settings": {
             "command": "python bench/loop.py " + " ".join(sys.argv[1:]),

@@ -28,6 +28,8 @@ import time
 import tomllib
 from pathlib import Path
 
+from machine import machine_info  # bench/machine.py
+
 ROOT = Path(__file__).resolve().parents[1]
 STEP = """
 import sys
@@ -139,7 +141,7 @@ def _write(args: argparse.Namespace, runs: dict[str, Path], rows: dict[str, list
         "per_iteration": rows,
         "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
         | {"recipe": "recipes/smollm2-arithmetic.toml", "lora_target_modules": "default (all projections)"},
-        "machine": {"cores": os.cpu_count(), "platform": platform.platform(), "load_avg_end": os.getloadavg()},
+        "machine": machine_info(platform=platform.platform()),
         "versions": {p: importlib.metadata.version(p) for p in ("torch", "transformers", "peft", "rlvr")},
         "wall_s": round(time.perf_counter() - t0, 1),
         "complete": complete,  # False: written after an iteration of a run that had more to go

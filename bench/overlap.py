@@ -48,6 +48,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from machine import machine_info  # bench/machine.py
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results"
 RECIPE = ROOT / "recipes" / "smollm2-arithmetic.toml"
@@ -226,12 +228,7 @@ def main() -> None:
         "figures": figures,
         "per_run": per_run,
         "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()} | {"pinned": pin},
-        "machine": {
-            "cores": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "loadavg_1_5_15_at_end": os.getloadavg(),
-        },
+        "machine": machine_info(platform=platform.platform()),
         "versions": _versions(),
         "bench_wall_s": round(time.perf_counter() - t0, 1),
     }

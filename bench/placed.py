@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -37,6 +35,8 @@ import time
 from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
+
+from machine import machine_info  # bench/machine.py
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -179,13 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         "figures": figures,
         "repeats": repeats,
         "workers_that_committed": sorted(made),
-        "machine": {
-            "cores": os.cpu_count(),
-            "cpu": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "prefect": version("prefect"),
-            "torch": version("torch"),
-        },
+        "machine": machine_info(),
+        "versions": {p: version(p) for p in ("prefect", "torch")},
         "settings": {"command": " ".join(["python", "bench/placed.py", *(argv or sys.argv[1:])])}
         | {k: str(v) for k, v in vars(args).items()},
     }

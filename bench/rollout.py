@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import importlib.metadata as md
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -31,6 +30,8 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from machine import machine_info  # bench/machine.py
+
 from rlvr.config import Config, RolloutSection
 from rlvr.models.tiny import build_tokenizer
 from rlvr.rollout import engines
@@ -178,13 +179,12 @@ def main() -> None:
         print(f"{k}: {v}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     args.out.write_text(
         json.dumps(
             {
                 "figures": figures,
                 "settings": settings,
-                "machine": {"cores": os.cpu_count(), "memory_gib": round(mem, 1)},
+                "machine": machine_info(),
                 "versions": {
                     "torch": torch.__version__,
                     "transformers": md.version("transformers"),

@@ -37,13 +37,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from machine import machine_info  # bench/machine.py
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -341,12 +342,7 @@ def main() -> int:
         "verify": verify,
         "update_repeats": updates,
         "probes": probes,
-        "machine": {
-            "cores": os.cpu_count(),
-            "cpu": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "load_average_end": os.getloadavg(),
-        },
+        "machine": machine_info(),
         "settings": {"command": "python bench/scale.py " + " ".join(sys.argv[1:])} | {k: str(v) for k, v in vars(args).items()},
         "not_measured": "the placed protocol's overhead (Prefect, heartbeats; bench/placed.py measures it); the iteration is "
         "its stages added up",

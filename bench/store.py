@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import socket
 import statistics
 import subprocess
@@ -34,6 +33,8 @@ import urllib.request
 import uuid
 from importlib.metadata import version
 from pathlib import Path
+
+from machine import machine_info  # bench/machine.py
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "store.json"
@@ -198,13 +199,7 @@ def main() -> None:
         "figures": figures,
         "per_iteration": its,
         "sql_all_s": sql["all"],
-        "machine": {
-            "cores": os.cpu_count(),
-            "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-            "cpu": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "loadavg_1_5_15_at_end": os.getloadavg(),
-        },
+        "machine": machine_info(),
         "versions": {p: version(p) for p in ("s3fs", "botocore", "moto", "pyarrow", "duckdb")},
         "settings": vars(args) | {"out": str(args.out), "command": " ".join(["python bench/store.py", *sys.argv[1:]])},
     }

@@ -46,8 +46,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
-import os
-import platform
 import resource
 import signal
 import statistics
@@ -59,6 +57,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import torch
+from machine import machine_info  # bench/machine.py
 from transformers.utils import logging as hf_logging
 
 from rlvr.config import UpdateSection
@@ -551,13 +550,7 @@ def main() -> None:
         "runs": runs,
         "lengths": [[len(r.prompt_ids), len(r.response_ids)] for r in rows],  # prompt, completion: the model FLOPs
         "model_config": model_cfg,
-        "machine": {
-            "cores": os.cpu_count(),
-            "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-            "cpu": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "torch_threads": torch.get_num_threads(),
-        },
+        "machine": machine_info(torch_threads=torch.get_num_threads()),
         "versions": {p: package_version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("worker")}
         | {

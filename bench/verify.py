@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import statistics
 import sys
@@ -40,6 +38,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+from machine import machine_info  # bench/machine.py
 
 from rlvr.config import VerifySection
 from rlvr.schema import PARQUET_COMPRESSION, PROBLEMS, ROLLOUTS, SCORES
@@ -387,13 +386,7 @@ def main() -> None:
             "sql_pass1_symbolic": sym_s,
             "code": code and code[0],
         },
-        "machine": {
-            "cores": os.cpu_count(),
-            "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-            "cpu": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "loadavg_1_5_15_at_end": os.getloadavg(),
-        },  # other work on the machine skews the figures
+        "machine": machine_info(),
         "versions": {p: version(p) for p in ("duckdb", "pyarrow", "math-verify", "sympy")},
         "settings": vars(args)
         | {

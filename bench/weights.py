@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import tempfile
 import time
 import zlib
 from pathlib import Path
+
+from machine import machine_info  # bench/machine.py
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -235,12 +235,7 @@ def main() -> int:
         "figures": figures,
         "pairs": pairs,
         "update_s": [round(s, 2) for s in update_s],
-        "machine": {
-            "cores": os.cpu_count(),
-            "cpu": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "load_average_end": os.getloadavg(),
-        },
+        "machine": machine_info(),
         "versions": {"torch": torch.__version__, "safetensors": safetensors.__version__, "pyarrow": pyarrow.__version__},
         "settings": {"command": "python bench/weights.py " + " ".join(sys.argv[1:])}
         | {k: str(v) for k, v in vars(args).items()}

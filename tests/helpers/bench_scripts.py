@@ -13,6 +13,8 @@ BENCH = ROOT / "bench"
 
 
 def bench_module(name: str) -> ModuleType:
+    if str(BENCH) not in sys.path:  # a script imports its neighbours (bench/machine.py) as top-level modules
+        sys.path.insert(0, str(BENCH))
     spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[f"bench_{name}"] = mod  # dataclasses in the script look their module up here

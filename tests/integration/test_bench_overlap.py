@@ -3,18 +3,13 @@ tests/e2e/test_workers.py runs the same placed async set-up end to end)."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers.bench_scripts import bench_module
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_overlap", ROOT / "bench" / "overlap.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("overlap")
 
 
 def _side(rollout: float, verify: float, update: float, samples_per_s: float) -> dict:

@@ -241,7 +241,7 @@ def grpo_steps(
             model.train()
             totals = grpo.Totals(tokens=sum(len(r.response_ids) for r in part), sequences=len(part), norm_constant=norm_constant)
             mbs = rank_micro_batches(part, cfg.micro_batch_tokens, packed=cfg.packing, ranks=dist.world)
-            dist.zero_grads(model)
+            dist.zero_grads(model, optimizer)
             sums, maxes = accumulate(
                 model,
                 mbs,

@@ -4,6 +4,8 @@ frozen parameters get none."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 import torch.distributed as tdist
 import torch.multiprocessing as mp
@@ -31,7 +33,7 @@ def _rank(rank: int, init: str, out: dict) -> None:
         inputs = [torch.full((2, 3), float(k + 1)) for k in range(2)]  # rank k's micro-batch: inputs[k]
         seen = []
         for _step in range(2):
-            dist.zero_grads(net)
+            dist.zero_grads(net, torch.optim.SGD([p for p in net.parameters() if p.requires_grad]))
             net(inputs[rank]).square().sum().backward()
             dist.sum_grads(net)
             seen.append([p.grad.data_ptr() if p.grad is not None else None for p in net.parameters()])
@@ -42,7 +44,7 @@ def _rank(rank: int, init: str, out: dict) -> None:
         tdist.destroy_process_group()
 
 
-def test_two_ranks_sum_into_one_flat_buffer(tmp_path):
+def test_two_ranks_sum_into_one_flat_buffer(tmp_path: Path) -> None:
     out = mp.Manager().dict()
     mp.spawn(_rank, args=(f"file://{tmp_path / 'rendezvous'}", out), nprocs=2, join=True)
     net = _model()
@@ -58,8 +60,8 @@ def test_two_ranks_sum_into_one_flat_buffer(tmp_path):
     assert [b - a for a, b in zip(ptrs, ptrs[1:])] == sizes[:-1]  # adjacent views of one buffer, in order
 
 
-def test_one_rank_frees_gradients():
+def test_one_rank_frees_gradients() -> None:
     net = _model()
     net(torch.ones(1, 3)).sum().backward()
-    Dist().zero_grads(net)
+    Dist().zero_grads(net, torch.optim.SGD([p for p in net.parameters() if p.requires_grad]))
     assert all(p.grad is None for p in net.parameters())

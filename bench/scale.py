@@ -121,8 +121,8 @@ def time_probes(workers: list[Worker]) -> dict:
         alone = workers[0].read()["seconds"]
         for w in workers:
             w.say(f"probe {kind}")
-        both = statistics.mean(w.read()["seconds"] for w in workers)
-        out[kind] = {"alone_s": round(alone, 3), "both_s": round(both, 3), "slowdown": round(both / alone, 3)}
+        alone, both = round(alone, 3), round(statistics.mean(w.read()["seconds"] for w in workers), 3)
+        out[kind] = {"alone_s": alone, "both_s": both, "slowdown": round(both / alone, 3)}  # from the figures it reports
     return out
 
 
@@ -257,7 +257,7 @@ def time_updates(run: Path, workers: list[Worker], repeats: int) -> list[dict]:
                 "ratio": round(one["seconds"] / t_two, 3),
                 "step_ratio": _ratio(one["stats"]["step_seconds"], rank0["stats"]["step_seconds"]),
                 "one_node_loaded_s": round(t_loaded, 2),
-                "loaded_ratio": round(t_loaded / t_two, 3),
+                "loaded_ratio": round(round(t_loaded, 2) / round(t_two, 2), 3),  # from the seconds it reports
                 "one_node_loaded": _update_split(loaded[0]),
                 "one_node": _update_split(one),
                 "two_nodes": _update_split(rank0 | {"seconds": t_two}),

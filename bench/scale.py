@@ -249,15 +249,16 @@ def time_updates(run: Path, workers: list[Worker], repeats: int) -> list[dict]:
         loaded = [w.read() for w in workers]
         t_loaded = statistics.mean(x["seconds"] for x in loaded)
         rank0 = next(x for x in two if x["stats"])  # node 0 holds global rank 0, which returns the stats
+        one_s, two_s, loaded_s = round(one["seconds"], 2), round(t_two, 2), round(t_loaded, 2)  # each ratio from these
         out.append(
             {
                 "repeat": r,
-                "one_node_s": round(one["seconds"], 2),
-                "two_nodes_s": round(t_two, 2),
-                "ratio": round(one["seconds"] / t_two, 3),
+                "one_node_s": one_s,
+                "two_nodes_s": two_s,
+                "ratio": _ratio(one_s, two_s),
                 "step_ratio": _ratio(one["stats"]["step_seconds"], rank0["stats"]["step_seconds"]),
-                "one_node_loaded_s": round(t_loaded, 2),
-                "loaded_ratio": round(round(t_loaded, 2) / round(t_two, 2), 3),  # from the seconds it reports
+                "one_node_loaded_s": loaded_s,
+                "loaded_ratio": _ratio(loaded_s, two_s),
                 "one_node_loaded": _update_split(loaded[0]),
                 "one_node": _update_split(one),
                 "two_nodes": _update_split(rank0 | {"seconds": t_two}),

@@ -42,7 +42,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                 FROM (
                 -- the gold, its number (unit_num) and its value (value_tail), normalised in one list: a macro written
                 -- once is planned once (planning this query costs more than running it on the bench's rows)
-                SELECT *, list_transform([answer, gold_unit, answer_t], lambda s: norm_answer(s)) AS norms
+                SELECT *, list_transform([answer, gold_unit, answer_t], lambda s: mark_norm(s)) AS norms
                 FROM (
                     SELECT prompt_id, task, answer, value_tail(answer) AS answer_t,
                         CASE WHEN regexp_matches(answer, '[A-Za-z]') THEN unit_num(answer) ELSE '' END AS gold_unit,

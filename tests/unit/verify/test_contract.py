@@ -279,3 +279,13 @@ def test_marker_macro(macro: str, k: int) -> None:
     _, text, want = MACROS[macro][k]
     con = connect()
     assert con.execute(f"SELECT {macro}($t)", {"t": text}).fetchone()[0] == want
+
+
+# mark_norm skips norm_answer's LaTeX steps on a text of digits and signs; verify.sql also normalises golds by it
+SHORTCUT = ["42", "-3.5", "007", "1,234", "$1,234.50", "€12", "£7.", "−5", "+5", "50%", "3/4", "12,", "", "1.", "+-3", "..", "$$"]
+
+
+@pytest.mark.parametrize("text", SHORTCUT)
+def test_mark_norm_is_norm_answer_on_digits_and_signs(text: str) -> None:
+    con = connect()
+    assert con.execute("SELECT mark_norm($t) = norm_answer($t)", {"t": text}).fetchone()[0]

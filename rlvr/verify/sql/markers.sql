@@ -20,6 +20,10 @@ CREATE OR REPLACE MACRO marker_glued(t) AS regexp_matches(
     '[-−\d.](?:\\boxed|<answer>)|[^\s]\s*[-−]\s*(?:\\boxed|<answer>)|\s[<>]\s*(?:\\boxed|<answer>)'
     || '|(?:[+/^|({_≤≥≠≈]|\\(?:approx|sim|simeq|geq?|leq?|[gl]t|neq?|notin|pm|mp|log|ln|sqrt|[dt]?frac|cancelto|left|times|cdot'
     || '|div|sin|cos|tan|exp|lfloor|lceil)\b)\s*(?:\\boxed|<answer>)');
+-- box_beside(b): b, a marker's content, holds a \boxed{} and more than that one box (math delimiters aside):
+-- '\boxed{\boxed{1}\boxed{8}}' and '<answer>\boxed{1}8</answer>' are not 18. A box is a marker's whole content or no part of it.
+CREATE OR REPLACE MACRO box_beside(b) AS
+    contains(b, '\boxed') AND NOT regexp_full_match(b, '(?:\s|\$|\\[(\[])*' || box_pattern() || '(?:\s|[.$]|\\[)\]])*');
 -- sign_off(): the sentence Minerva's and Llama-3's MATH prompts end an answer with ('... is $\boxed{18}$. I hope it
 -- is correct.'); it states no value, so it may close the answer line.
 CREATE OR REPLACE MACRO sign_off() AS '(?:\.?\s*I\s+hope\s+it\s+is\s+correct\.?)';

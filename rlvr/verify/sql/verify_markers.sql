@@ -35,7 +35,8 @@ WITH texts AS (
         CASE WHEN len(ms) = 0 OR NOT (fl = '' OR regexp_matches(fl, '<answer>|\\boxed|####')) THEN false
              WHEN regexp_full_match(string_split(t, ms[-1])[-1], '(?s)(?:\s|[.*$]|\\[)\]])*') THEN false  -- (closing marks only)
              ELSE NOT ends_answer(string_split(t, ms[-1])[-1]) END AS said_after,
-        CASE WHEN len(ms) > 0 THEN marker_glued(t) ELSE false END AS glued
+        CASE WHEN len(ms) > 0 THEN marker_glued(t) ELSE false END AS glued,
+        CASE WHEN contains(t, '\boxed') THEN list_bool_or(list_transform(ms, lambda m: box_beside(marker_body(m)))) ELSE false END AS box_mixed
     FROM (
         SELECT *, CASE WHEN NOT (contains(t, '<answer>') OR contains(t, '\boxed') OR contains(t, '####')) THEN []
                        -- one '<answer>', no other marker: the tag up to the first '</answer>' after it, as the pattern reads it
@@ -73,6 +74,7 @@ SELECT iteration, prompt_id, sample_idx, n_tok,
     CASE WHEN tag_open THEN 'an <answer> tag that is never closed'
          WHEN box_bad THEN 'a \boxed{ that cannot be read (unclosed, or braces nested deeper than five levels)'
          WHEN glued THEN 'a marker inside an expression (a sign, digit, operator or relation touches it)'
+         WHEN box_mixed THEN 'a marker that holds a \boxed{} beside more content (a box is a marker''s whole content)'
          WHEN said_after THEN 'text after the last marker (the answer must end the response)'
          WHEN len(said) > 1 AND $multiple = 'reject'
              THEN 'markers that hold different answers (' || array_to_string(said, '; ') || '): a hedge (verify.multiple_answers = reject)'

@@ -264,7 +264,7 @@ RULES = [
     ("markup", "12", "<answer>**12**</answer>", True, "sql_numeric"),
     ("markup", "10000", "<answer>10{,}000</answer>", True, "sql_numeric"),  # MATH's thousands comma
     ("markup", "10000", "<answer>10\\,000</answer>", True, "sql_numeric"),  # a LaTeX thin space
-    ("markup", "12", "<answer>\\boxed{12} or \\boxed{13}</answer>", False, "sql_numeric"),
+    ("markup", "12", "<answer>\\boxed{12} or \\boxed{13}</answer>", False, "sql_exact"),
 ]
 
 

@@ -2,47 +2,35 @@
 
 tests/data/redteam.json holds the corpus: {tier, attack, problem, response, reward[, citations_supported]}
 for the code tier (HumanEval-style asserts and stdin/stdout; a problem named "humaneval-NNN" is the
-shipped HumanEval row), the math tier (SQL), retrieval citations and logic formulas (truth tables). Every entry is scored by the real verify pass (rlvr.verify.score_with_stats: DuckDB, the
-sandbox) under the default config; a wrong response must get 0 for correctness, a correct one
-keeps its reward. The shipped golds of every non-code task keep theirs too (HumanEval's 164
-canonical solutions and the stdio references: tests/integration/test_humaneval.py, tests/integration/test_stdio.py).
+shipped HumanEval row), the math tier (SQL), retrieval citations and logic formulas (truth tables). Every entry is scored
+by the real verify pass (rlvr.verify.score_with_stats: DuckDB, the sandbox) under the default config; a wrong response
+must get 0 for correctness, a correct one keeps its reward. The shipped golds of every non-code task keep theirs too
+(HumanEval's 164 canonical solutions and the stdio references: tests/integration/test_humaneval.py,
+tests/integration/test_stdio.py).
 
-tests/data/redteam-open.json holds cases a red team confirmed misjudged that are not defended yet (rounds
-11 to 17; in the math tier: a value in words beside its
-number ('12 (or twelve)'), markdown tables,
-'(rounded)', 'MM' for millions, set-builder notation for an interval, a tagged '12 min'; rounds 13 to 15: an
-approximation after an exact value ('1/3 ≈ 0.333'), a span after the answer ('(equivalently $...$)', 'where $x$'),
-'groups of \\boxed{6}', '½' for a numeric gold, a denial inside <cite>, '\\boxed{12}!', '\\boxed{12}_{3}', '\\boxed{12}x',
-'goes around 12 times', 'the correct answer is twelve', a correction written as a computation ('Actually, 13 - 1 = 12.'),
-'Method 1 gives 12. Method 2 gives 13.'; round 16: a note after an untagged answer that ends in another number
-('Answer: 12' then '(13 was my first guess, which is wrong.)'; a plain check after a stated answer is read since
-stop 36: 'The answer is 21. Check: 21 ÷ 3 = 7 ✓'), a unit in its own span ('$4\\pi$ m$^2$'); round 17 (the stated-answer rule): a check the rule does not pass over ('✓ So the answer is correct', 'Does
-3 × 7 = 21? Yes.', a symbolic gold's check), a variable's value then a check ('So, $x = 7$.'), a hedge in the stated
-sentence or after it that the last number's context does not show ('The answer is 12 or 13.' then a check ending in
-12, 'The answer is 12 (13 if counting the teacher).', '12. It might equal 13.', 'When the teacher is counted: 13.'), a
-second value in a check in other words ('(o 13)', '$s = 2\\sqrt{3}$'); round 18: a stated sentence with a bracket or
-a denial, then a check ('The answer is 12 (4 × 3).' then 'Check: 12 ÷ 3 = 4 ✓'), a check that states another value
-('Proof: 13 (12 + 1).') or denies one ('= 36, not 35'), LaTeX in a bracket, a bracket and a denial together ('12 (3 ×
-4), not 13'), a reason after a denied number ('(not 13, since ...)'); round 19: a check that does not end in the stated number or
-in a mark of agreement ('To confirm, 7 × 3 = 21.', '(Check: 7 × 3 = 21)'), a correction in a check that ends in a
-mark, a hedge or condition right after the stated number ('12 I think', '12 if we exclude the teacher'), the denial
-rule's refusals of right answers ('Actually, the answer is 12, not 13', '\\(12\\), not \\(13\\)'), a bracket in
-the middle of a sentence or with LaTeX, 'x + 12 (3 × 4)'; round 20: a check of two computations or a chain of '='
-('18 / 2 = 9, 9 + 3 + 4 = 16, correct.', 'y = 2(5) + 3 = 13 ✓'), marks the rule does not know ('\\checkmark',
-'Verified.'), stated fractions and percents against the check's numbers, '50%, not 50', '12 (12 × 1)', a one-line
-check that uses the stated number as an operand ('12 students + 1 teacher = 13 people ✓', read as 12); round 21: a
-stated answer in another unit than the check's ('The answer is 1.5 hours.' then '1.5 × 60 = 90 minutes ✓'), a note
-after the answer with no note word ('She read 35 pages total. The first day was day 7, not 6.', 'She sells 9 eggs
-(16 − 7).'); round 22: a bracket or a denial after the second number of its sentence ('so she makes $18 (9
-eggs × $2 per egg)', read as at 03bc20b), a value possible after a 'but' ('12. But it could have been 13'); in the code tier, a class of stubs the tests build themselves, whose instances
-cannot cross to the tests' process, and round 13's values that are not plain data (a lambda or generator, a Counter
-arriving as a dict, a dataclass instance, identity `r is xs`), output captured with redirect_stdout, state a helper
-keeps (the prompt's LOG filled by calls in the solution's process), sanity asserts on a prompt helper that names the
-stub counted in the fraction, and a stdio line's leading spaces, which the comparison strips; round 15's prompt helper
-that names a stub and runs after the solution, which the solution's module-level code cannot use, a decorated stub
-whose registry the tests read, and an example shown as `f(1) is 2`), each with its problem inline and the reward it should get; it is not
-scored here: it is where the next round starts, and a case moves to redteam.json with its defence (a code
-case's problem then built from its prompt by _prompted, as the code tier reads it).
+tests/data/refused-by-contract.json and paid-by-contract.json hold the entries whose reward the answer contract
+(README "The answer contract") sets: right answers in a form it does not list, which it refuses, and attacks it pays
+because a marker holds the right value (the words before it are not read). Each must get the reward and reason it states.
+
+tests/data/redteam-open.json holds cases confirmed misjudged that are not defended yet, each with its problem inline
+and the reward it should get. It is not scored here: it is where the next round starts, and a case moves to
+redteam.json with its defence (a code case's problem then built from its prompt by _prompted, as the code tier reads
+it). Its kinds:
+- math, forms of a right answer the reader refuses: a value in words beside its number ('12 (or twelve)'), markdown
+  tables, '½', 'MM' for millions, a tagged '12 min', a unit in its own span ('$4\\pi$ m$^2$'), set-builder notation
+  for an interval, an approximation after an exact value ('1/3 ≈ 0.333'), a span after the answer ('where $x$');
+- math, text after the answer that changes or hedges it: a correction written as a computation ('Actually, 13 - 1 =
+  12.'), methods that disagree, text after a box ('\\boxed{12}!', '\\boxed{12}x'), a hedge or condition after the
+  stated number ('12 I think', '12. But it could have been 13'), a note or a bracket after the answer;
+- math, the stated-answer rule (a stated answer, then a check of it): checks it does not pass over ('Does 3 × 7 =
+  21? Yes.', a check of two computations, a check in another unit), a variable's value then a check, a check that
+  uses the stated number as an operand, and its refusals of right answers ('Actually, the answer is 12, not 13');
+- retrieval: a denial inside <cite>;
+- code: values that cannot cross to the tests' process (a lambda or generator, a Counter arriving as a dict, a
+  dataclass instance, identity `r is xs`, instances of stubs the tests build themselves), output captured with
+  redirect_stdout, state a prompt helper keeps, prompt helpers that name a stub or run after the solution, a decorated
+  stub whose registry the tests read, an example shown as `f(1) is 2`, and a stdio line's leading spaces, which the
+  comparison strips.
 
 Run: .venv/bin/python -m pytest -q tests/integration/test_redteam.py   (the code part needs the sandbox: root,
 or an ordinary user with unprivileged user namespaces; ~20 s on 2 cores)
@@ -67,7 +55,7 @@ from tests.helpers import DATA
 from tests.helpers.verify_inputs import write_inputs
 
 CORPUS = json.loads((DATA / "redteam.json").read_text(encoding="utf-8"))
-# the answer contract (issue 38; README "The answer contract"): right answers whose form it refuses, and
+# the answer contract (README "The answer contract"): right answers whose form it refuses, and
 # attacks it pays (a marker that holds the right value; the words before it are not read), each with the
 # reward and reason it gets now (moved out of redteam.json by scripts/reclassify_corpus.py)
 REFUSED = json.loads((DATA / "refused-by-contract.json").read_text(encoding="utf-8"))
@@ -89,7 +77,7 @@ LEDGER = [  # one 49-word sentence without a full stop
     "lamp oil, nine coils of rope, six sacks of seed, three anvils, two dozen axes and 417 pounds of nails, all "
     "entered in the ledger by the clerk Aldo Pree"
 ]
-TOLL = [  # red team round 9: the gold 29 and 3.5 inside other numbers (a decimal, a thousands group, a range)
+TOLL = [  # the gold 29 and 3.5 inside other numbers (a decimal, a thousands group, a range)
     (
         "The ferry across the Lune first ran in 1829 from Orlesby. The ferry carried 29 passengers on its first "
         "crossing of the Lune. The toll for a cart on the ferry was 2.29 shillings in its first year."
@@ -108,7 +96,7 @@ DEPOT = [  # a 39-word sentence whose decimals and thousands groups are one word
     "6 sacks of seed, 3 anvils, 2.5 dozen axes and 417 pounds of nails, entered by Aldo Pree.",
     "The depot closed in 1901.",
 ]
-MILL_ROUTE = [  # red team round 9: sentence ends after an abbreviation and a one-letter word; an initial that is none
+MILL_ROUTE = [  # sentence ends after an abbreviation and a one-letter word; an initial that is none
     "The mill at Tavenby burned down in 1871 and was sold to Fenn Bros. It reopened in 1880. Its wheel was cast in Leeds.",
     "The ferry ran on Route B. It carried 29 passengers.",
     "The new wheel was fitted by Orla B. Fenn of Brede in 1880.",
@@ -119,7 +107,7 @@ LINES = [
 NBSP = [
     "The ferry across the Lune first ran in 1829 from Orlesby.\u00a0The ferry carried 29\u00a0passengers on its first crossing of the Lune."
 ]
-TOKENS = [  # red team round 10: the gold 29 inside other numbers (a time, a date, a fraction, a space-grouped thousand, a sign)
+TOKENS = [  # the gold 29 inside other numbers (a time, a date, a fraction, a space-grouped thousand, a sign)
     "The ferry carried 29 passengers on its first crossing of the Lune.",
     "The last ferry of the day left Orlesby at 2:29 in the afternoon.",
     "The ferry's logbook was closed on 12/29/1871 by the harbour master.",
@@ -154,7 +142,7 @@ PROBLEMS = {
         "answer": "print(sum(map(int, input().split())))\n",
         "tests": io_tests_json([("1 2\n", "3\n"), ("5 5 5\n", "15\n"), ("-4 4\n", "0\n")]),
     },
-    # a test that expects a TypeError, and one that maps the candidate over a list (issue 19, round 3)
+    # a test that expects a TypeError, and one that maps the candidate over a list
     "decode": {
         "task": "code",
         "answer": "def decode(data):\n    if not isinstance(data, str):\n        raise TypeError('text only')\n    return data\n",
@@ -192,7 +180,7 @@ PROBLEMS = {
     "cold": {"task": "retrieval", "answer": "-29", "sources": COLD},
     "ellipsis": {"task": "retrieval", "answer": "12", "sources": ELLIPSIS},
     "lines-carts": {"task": "retrieval", "answer": "29", "sources": LINES_CARTS},
-    # the math tier's issue-19 cases: the question is the problem's own prompt where it matters
+    # math-tier problems whose question matters to the reading: each carries its own prompt
     "3*4": {"task": "arithmetic", "answer": "12", "prompt": "What is 3 * 4?"},
     "7+12": {"task": "arithmetic", "answer": "19", "prompt": "What is 7 + 12?"},
     "5-9": {"task": "arithmetic", "answer": "-4", "prompt": "What is 5 - 9?"},
@@ -226,7 +214,7 @@ PROBLEMS = {
     "pi/2": {"task": "math", "answer": "\\frac{\\pi}{2}"},
     "interval": {"task": "math", "answer": "(0, 1)"},
     "paris": {"task": "exact", "answer": "Paris"},
-    # round 4: sets against tuples and intervals, letters in another case, radicals and scientific notation
+    # sets against tuples and intervals, letters in another case, radicals and scientific notation
     "set12": {"task": "math", "answer": "\\{1, 2\\}"},
     "tuple12": {"task": "math", "answer": "(1, 2)"},
     "2sqrt2/3": {"task": "math", "answer": "\\frac{2\\sqrt{2}}{3}"},
@@ -234,12 +222,12 @@ PROBLEMS = {
     "1e3": {"task": "arithmetic", "answer": "1e3"},
     "[0,1]": {"task": "math", "answer": "[0, 1]"},
     "[2,inf)": {"task": "math", "answer": "[2, \\infty)"},
-    # rounds 5 to 8: the red team's golds that are not a bare gold (the others: MATH_GOLDS below)
+    # exact-tier golds, named by task and gold as the math golds are (MATH_GOLDS below)
     "exact: A": {"task": "exact", "answer": "A"},
     "exact: -12": {"task": "exact", "answer": "-12"},
     "exact: 12": {"task": "exact", "answer": "12"},
     "exact: neither": {"task": "exact", "answer": "neither"},
-    # round 9: the red team's golds
+    # logic golds of each kind: a propositional query, a syllogism, true/false/unknown
     "logic: false": {
         "task": "logic",
         "answer": "false",
@@ -267,7 +255,7 @@ PROBLEMS = {
         "answer": "(Q ∧ ¬R) ∨ (R ∧ S)",
         "meta": json.dumps({"kind": "propositional", "premises": ["P → Q", "¬P → R", "R → S"], "eliminate": "P"}),
     },
-    # red team round 13: a gold whose full DNF in LaTeX is 491 characters
+    # a gold whose full DNF in LaTeX is 491 characters
     "eliminate-P-5": {
         "task": "logic",
         "answer": "(¬Q ∧ R ∧ S ∧ ¬T ∧ ¬U) ∨ (¬Q ∧ R ∧ S ∧ ¬T ∧ U) ∨ (¬Q ∧ R ∧ S ∧ T ∧ U) ∨ (Q ∧ ¬R ∧ ¬S ∧ T ∧ U) ∨ "
@@ -288,7 +276,7 @@ PROBLEMS = {
         "meta": json.dumps({"kind": "propositional", "premises": ["P → Q", "Q → R", "P ∨ R"]}),
     },
 }
-# red team round 9 (code): prompts whose helpers the tests trust, each with its tests carried the way every
+# code: prompts whose helpers the tests trust, each with its tests carried the way every
 # dataset builds them (tests_with_prompt), and fraction-mode tests whose asserts read the solution indirectly
 FIND_ZERO_TESTS = (
     "def check(candidate):\n    for xs in ([1, 2], [-6, 11, -6, 1], [2, 3, 1, 5], [-3, 1, 4, 2]):\n"
@@ -395,7 +383,7 @@ PROBLEMS["rt9a-unittest"] = {  # unittest-style tests that end in unittest.main(
     "tests": "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add2(2, 3), 5)\n"
     "        self.assertEqual(add2(-1, 1), 0)\n\n\nunittest.main()\n",
 }
-# red team round 10 (code): find_zero prompts in other shapes (unfenced with an instruction line, other
+# code: find_zero prompts in other shapes (unfenced with an instruction line, other
 # NotImplementedError stubs, a lambda poly, a plain fence, a block of >>> examples, prose beside a fence)
 RT10A_FIND_ZERO_PROMPTS = {
     "rt10a-fz-instr-before": 'Complete the following Python function.\n\nimport math\n\n\ndef poly(xs, x):\n    """Evaluates the polynomial with coefficients xs at x."""\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n\ndef find_zero(xs):\n    """A zero of the polynomial xs (even number of coefficients).\n    >>> round(find_zero([1, 2]), 2)\n    -0.5\n    """\n',
@@ -448,7 +436,7 @@ RT10A_PROMPTED = {
     ),
 }
 PROBLEMS |= _code_problems(RT10A_PROMPTED)
-# red team round 12 (code): prompts whose helpers the prompt-finding missed (a prose line between helper and stub,
+# code: prompts whose helpers the prompt-finding missed (a prose line between helper and stub,
 # ```py3 and ~~~ fences, a helper block ending in >>> examples, helpers bound under if/else, tables filled by a
 # for-if, a while loop, a comprehension or a call of the prompt's own function, an annotated table in a plain fence)
 RT12_FIND_ZERO_PROMPTS = {
@@ -550,7 +538,7 @@ RT10A_PLAIN = {
     ),
 }
 PROBLEMS |= {name: {"task": "code", "answer": answer, "tests": tests} for name, (answer, tests) in RT10A_PLAIN.items()}
-# red team round 13 (code): prompts whose module-level code the helpers missed (a try whose handler raises, a del, a
+# code: prompts whose module-level code the helpers missed (a try whose handler raises, a del, a
 # module call seeding random or raising the recursion limit, a loop of bisect.insort, a guard that warns, a table of the
 # stubs, a stub as a default, a table built through a helper that names the stub), exceptions and prose examples
 RT13_PROMPTED = {
@@ -630,7 +618,7 @@ RT13_PLAIN = {
     ),
 }
 PROBLEMS |= {name: {"task": "code", "answer": answer, "tests": tests} for name, (answer, tests) in RT13_PLAIN.items()}
-# red team round 15: exceptions rebuilt faithfully, the proxy's __name__, late prompt code, shown examples in more styles
+# code: exceptions rebuilt faithfully, the proxy's __name__, late prompt code, shown examples in more styles
 RT15 = {  # name: (prompt or None, answer, tests)
     "rt15-exc2arg": (
         'Write withdraw(balance, amount) returning the new balance; raise the given InsufficientFunds when amount > balance.\n\n```python\nclass InsufficientFunds(Exception):\n    def __init__(self, balance, amount):\n        super().__init__(f"cannot withdraw {amount}: balance is {balance}")\n        self.balance = balance\n        self.amount = amount\n\n\ndef withdraw(balance, amount):\n    """Return balance - amount; raise InsufficientFunds(balance, amount) if amount > balance."""\n    pass\n```\n',
@@ -729,7 +717,7 @@ RT15 = {  # name: (prompt or None, answer, tests)
     ),
 }
 PROBLEMS |= _code_problems(RT15)
-# the red team's golds of rounds 5 to 9, each a problem named by its task and gold ('math: 2\\sqrt{3}')
+# the math golds, each a problem named by its task and gold ('math: 2\\sqrt{3}')
 MATH_GOLDS = [
     "60",
     "-5",
@@ -1045,14 +1033,14 @@ MATH_GOLDS = [
     "y = 0.5x + 3",
     "x = 0.5",
     "0.5\\pi",
-    "12",  # round 13: the text around a tag or box
+    "12",  # the text around a tag or box
     "3",
-    "-3",  # round 13: one value written twice
+    "-3",  # one value written twice
     "0.05",
     "0.33",
     "0.7",
-    "2\\sqrt{2}",  # round 13: Unicode math
-    "13",  # round 13's red team
+    "2\\sqrt{2}",  # Unicode math
+    "13",  # labelled candidates ('Guess 1: 12'); an approximation, a sign or an operation around a box
     "28.27",
     "\\sqrt[4]{2}",
     "-12",
@@ -1061,19 +1049,19 @@ MATH_GOLDS = [
     "28.3",
     "28",
     "\\pi",
-    "30",  # round 14
-    "24",  # round 15
+    "30",  # a degree sign after a box
+    "24",  # a later sentence about another quantity, read as a correction
     "7",
     "450",
     "2\\sqrt{3}",
-    "x^2+4",  # round 16
+    "x^2+4",  # a chain of '=' whose earlier side computes the last
     "4\\pi",
     "6\\sqrt{2}",
     "17",
     "21",
-    "45",  # stop 36: a stated answer and its check
+    "45",  # a stated answer and its check
     "14",
-    "15",  # stop 36: a denied last number
+    "15",  # a denied last number
     "1/3",
     "120",
     "150",
@@ -1082,12 +1070,12 @@ MATH_GOLDS = [
     "40",
     "42",
     "64",
-    "9",  # red team round 17
+    "9",  # a stated sentence that goes on past its number, then a check
     "0.12",
     "1/2",
-    "100",  # red team round 18
-    "70000",  # red team round 19
-    "1/12",  # red team round 20
+    "100",  # a bracket whose text before it does not end at the number
+    "70000",  # an answer recomputed after a check cue
+    "1/12",  # a fraction at a check line's end
     "1200000",
     "15000",
     "16",
@@ -1099,13 +1087,13 @@ MATH_GOLDS = [
     "48",
     "500",
     "5000000",
-    "6000000",  # red team round 21
-    "20",  # red team round 22
+    "6000000",  # a scale word in the stated answer, then a one-line check
+    "20",  # a denial of an operand after the answer, in the same sentence
 ]
 ARITHMETIC_GOLDS = ["2", "6", "30", "10", "13", "\\frac{3}{4}", "9", "1234.5", "-19", "0.19", "19", "3", "1", "-5"]
 PROBLEMS |= {f"math: {g}": {"task": "math", "answer": g} for g in MATH_GOLDS}
 PROBLEMS |= {f"arithmetic: {g}": {"task": "arithmetic", "answer": g} for g in ARITHMETIC_GOLDS}
-# problems with sources of their own (round 12's retrieval cases): data, not code
+# problems kept as data, not code: retrieval problems with sources of their own, and a few code problems
 PROBLEMS |= json.loads((DATA / "redteam-problems.json").read_text(encoding="utf-8"))
 # the shipped HumanEval problems by prompt id ("humaneval-032"): their tests as the code tier gets them
 PROBLEMS |= {r["prompt_id"]: {k: r[k] for k in ("task", "answer", "tests")} for r in humaneval.generate()}

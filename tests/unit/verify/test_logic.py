@@ -63,21 +63,21 @@ def test_precedence_and_associativity(text, tree):
         "P∧¬Q→R∨S↔P",
         "((P ∧ (¬Q))) ⇒ (R ∨ S) ⇔ P",
         "  P\t&\n~Q   ->R|S<->P ",
-        # LaTeX, other unicode forms, square brackets and wrappers (red team round 9)
+        # LaTeX, other unicode forms, square brackets and wrappers
         "P \\land \\neg Q \\to R \\lor S \\leftrightarrow P",
         "$P \\wedge \\lnot Q \\implies R \\vee S \\iff P$",
         "\\left[P ⋀ ¬Q\\right] ⊃ [R ⋁ S] ⟷ P",
         "**$\\boxed{P ∧ ¬Q ⟶ R ∨ S ⟺ P}$**.",
         "\\(P \\land \\lnot Q \\Rightarrow R \\lor S \\Leftrightarrow P\\)",
         "`P & ~Q -> R | S <-> P`.",
-        # \\sim and ∼ for not, long arrows, spacing and style commands, text and font groups (round 10)
+        # \\sim and ∼ for not, long arrows, spacing and style commands, text and font groups
         "$\\displaystyle P \\,\\land\\, \\sim Q \\Longrightarrow R \\quad\\lor\\quad S \\Longleftrightarrow P$",
         "P ∧ ∼Q \\longrightarrow R \\;\\vee\\: S \\longleftrightarrow\\ P",
         "\\mathrm{P} \\land \\neg{Q} \\to \\mathbf{R} \\lor \\textbf{S} \\iff \\mathit{P}",
         "P \\text{ and } \\text{not } Q \\to R \\text{ or } S \\leftrightarrow P",
         "\\text{P ∧ ¬Q → R ∨ S ↔ P}",
         "\\textbf{(P ∧ \\sim{Q})} \\to {(R ∨ S)} ↔ {P}",
-        # 'implies' and 'iff' are words as 'and', 'or' and 'not' are (round 13)
+        # 'implies' and 'iff' are words as 'and', 'or' and 'not' are
         "P and not Q implies R or S iff P",
         "P AND NOT Q IMPLIES R OR S IFF P",
     ],
@@ -132,7 +132,7 @@ def test_spacing_commands_are_no_operators():
         ("P v Q", "unexpected word 'v'"),
         ("$P$ ∧ $Q$", r"unexpected character '\$'"),  # two wrapped formulas are not one
         ("\\boxed{P} ∧ \\boxed{Q}", "unexpected command"),
-        # braces are LaTeX's invisible grouping: read only where brackets would read the same (round 10)
+        # braces are LaTeX's invisible grouping: read only where brackets would read the same
         ("\\neg{Q \\lor R}", r"the group \{\.\.\.\} at position 4 holds more than one"),
         ("\\text{P ∧ Q} ∨ R", r"the group \{\.\.\.\} at position 5 holds more than one"),
         ("\\textbf{(P) ∧ (Q)} ∨ R", "the group"),
@@ -140,7 +140,7 @@ def test_spacing_commands_are_no_operators():
         ("{P", "missing '}' for the '{' at position 0"),
         ("P}", "unexpected '}' at position 1"),
         ("\\mathrm P", r"unexpected command '\\\\mathrm'"),  # a font command is read before a group only
-        # connective words: only whole words, and only the connectives' own (round 13)
+        # connective words: only whole words, and only the connectives' own
         ("P implied R", "unexpected word 'implied' at position 2"),
         ("Pimplies R", "unexpected word 'Pimplies' at position 0"),
         ("P implies", "formula ends too early"),
@@ -376,7 +376,7 @@ def test_the_generator_eliminates_only_where_copying_does_not_answer():
 
 def test_a_formula_of_max_chars_is_decided_fast():
     """MAX_CHARS bounds the truth table's cost: a formula of nearly 4,000 characters over 12 variables
-    (about 1,000 nodes on 4,096-row tables) is checked in well under a second (red team round 13)."""
+    (about 1,000 nodes on 4,096-row tables) is checked in well under a second."""
     import time
 
     term = "(A & ~B & C & ~D & E & ~F & G & ~H & I & ~J & K & ~L)"
@@ -416,7 +416,7 @@ def test_a_formula_of_max_chars_is_decided_fast():
         ("", None),
         (None, None),
         ("P ∧ Q", None),
-        # curly apostrophes and quotation marks, text commands around the whole (red team round 10)
+        # curly apostrophes and quotation marks, text commands around the whole
         ("It doesn’t follow.", "false"),
         ("Can’t be determined", "unknown"),
         ("can ʼt tell", "unknown"),
@@ -430,7 +430,7 @@ def test_a_formula_of_max_chars_is_decided_fast():
         ("\\neg\\textsc{true}", None),
         ("\\overline{true}", None),
         ("\\textsc{true} \\textsc{false}", None),
-        # a verdict in a sentence: only one, stated plainly (red team round 13)
+        # a verdict in a sentence: only one, stated plainly
         ("Yes, it follows.", "true"),
         ("True (Q follows by modus ponens)", "true"),
         ("The statement is true.", "true"),

@@ -22,7 +22,7 @@ As context, the transformers rollout engine's sampled tokens/s on the SmolLM2 sh
 build does not travel to the GPU machine this was prepared for: unmeasured here).
 
 Prints `key: value` lines and writes bench/results/gpu-<card>.json after each shape (a timeout keeps
-what finished), with the goals of issue 41 checked in `goals`.
+what finished): those figures, each shape's in `shapes`, with the goals of issue 41 checked in `goals`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 import update as bench_update
-from machine import machine_info  # bench/machine.py
+from machine import write_result  # bench/machine.py
 
 from rlvr.rollout.engines import TransformersEngine
 from rlvr.rollout.sampler import Request, Sampling
@@ -202,37 +202,36 @@ def main() -> int:
     trl = not args.no_trl and trl_probe.returncode == 0
     slug = (card or "cpu").lower().replace("nvidia ", "").split()[0]
     out = args.out or HERE / "results" / f"gpu-{slug}.json"
-    result: dict = {
+    sections: dict = {
         "shapes": {},
         "card": card,
         "peak_bf16_dense_tflops": args.peak_tflops,
         "peak_source": peak_source,
         "trl": "ran" if trl else ("--no-trl" if args.no_trl else f"not importable: {trl_probe.stderr.strip().splitlines()[-1:]}"),
-        "machine": machine_info(),
-        "versions": {p: bench_update.package_version(p) for p in ("torch", "transformers", "trl", "accelerate", "flash-attn")},
-        "settings": vars(args) | {"out": str(out)},
     }
+    versions = {p: bench_update.package_version(p) for p in ("torch", "transformers", "trl", "accelerate", "flash-attn")}
+
+    def write(echo: bool) -> None:
+        write_result(out, figures(sections), echo=echo, versions=versions, settings=vars(args) | {"out": out}, **sections)
+
     with tempfile.TemporaryDirectory(prefix="rlvr-gpu-") as tmp:
         for name in args.shapes.split(","):
-            result["shapes"][name] = run_shape(name, args, Path(tmp), trl)
-            result["goals"] = goals(result["shapes"])
-            _write(out, result)
-        result["rollout_transformers"] = rollout_tokens_per_s(args, Path(tmp))
-    _write(out, result)
-    for name, fig in result["shapes"].items():
-        for k, v in fig.items():
-            if k != "settings":
-                print(f"{name}_{k}: {v}")
-    print(f"rollout_transformers_tokens_per_s: {result['rollout_transformers']['tokens_per_s']}")
-    for k, v in result["goals"].items():
-        print(f"goal_{k}: {v}")
+            sections["shapes"][name] = run_shape(name, args, Path(tmp), trl)
+            sections["goals"] = goals(sections["shapes"])
+            write(echo=False)  # after each shape: a timeout keeps what finished
+        sections["rollout_transformers"] = rollout_tokens_per_s(args, Path(tmp))
+    write(echo=True)
     print(f"wrote {out}")
     return 0
 
 
-def _write(out: Path, result: dict) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+def figures(sections: dict) -> dict:
+    """The figures as printed: each shape's as <shape>_<key> (its update.py settings aside), the rollout's
+    tokens/s, each goal as goal_<name>."""
+    out = {f"{name}_{k}": v for name, fig in sections["shapes"].items() for k, v in fig.items() if k != "settings"}
+    if "rollout_transformers" in sections:
+        out["rollout_transformers_tokens_per_s"] = sections["rollout_transformers"]["tokens_per_s"]
+    return out | {f"goal_{k}": v for k, v in sections.get("goals", {}).items()}
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ exits 1 when a loss is outside the tolerance. No network: models come from this 
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import sys
 import tempfile
@@ -44,7 +43,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 import update as bench_update
-from machine import machine_info  # bench/machine.py
+from machine import machine_info, write_result  # bench/machine.py
 
 from rlvr.config import UpdateSection
 from rlvr.models.load import load_policy
@@ -189,17 +188,17 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="rlvr-gpu-check-") as tmp:
         for name in args.models.split(","):
             figures[name] = check_model(name, args, device, Path(tmp))
-            for k, v in figures[name].items():
+            for k, v in figures[name].items():  # as each model ends: a GPU session may be cut short
                 print(f"{name}_{k}: {v}")
-    result = {
-        "figures": figures,
-        "tolerance": TOLERANCE,
-        "settings": vars(args) | {"out": str(args.out)},
-        "machine": machine_info(gpu=torch.cuda.get_device_name(0) if device.type == "cuda" else None),
-        "versions": {p: version(p) for p in ("torch", "transformers")},
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(
+        args.out,
+        figures,
+        echo=False,  # printed above, model by model
+        tolerance=TOLERANCE,
+        machine=machine_info(gpu=torch.cuda.get_device_name(0) if device.type == "cuda" else None),
+        versions={p: version(p) for p in ("torch", "transformers")},
+        settings=vars(args),
+    )
     print(f"wrote {args.out}")
     return 0 if all(f["within_tolerance"] for f in figures.values()) else 1
 

@@ -53,7 +53,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import torch
-from machine import machine_info  # bench/machine.py
+from machine import write_result  # bench/machine.py
 from transformers.utils import logging as hf_logging
 
 from rlvr import stages
@@ -391,14 +391,12 @@ def _version(pkg: str) -> str | None:
 
 
 def summary(per_seed: list[dict]) -> dict:
-    """The figures over seeds (the median where there are several, the list when one seed has none), printed."""
+    """The figures over seeds (the median where there are several, the list when one seed has none)."""
     figures: dict = {}
     for key in per_seed[0]["figures"]:
         vals = [s["figures"].get(key) for s in per_seed]
         figures[key] = vals[0] if len(vals) == 1 else (statistics.median(vals) if None not in vals else vals)
     figures["seeds"] = len(per_seed)
-    for k, v in figures.items():
-        print(f"{k}: {v}")
     return figures
 
 
@@ -431,20 +429,18 @@ def combine(paths: list[Path], out_path: Path) -> dict:
         if len(bases) > 1:
             raise SystemExit(f"--combine: seed {seed}'s sides start from different v0 accuracies {sorted(bases)}")
         per_seed.append({"seed": seed, "figures": seed_figures(bases.pop(), sides), "sides": sides})
-    result = {
-        "smoke": False,
-        "note": "figures: the median over seeds where there are several; per-seed curves below; combined from "
+    return write_result(
+        out_path,
+        summary(per_seed),
+        smoke=False,
+        note="figures: the median over seeds where there are several; per-seed curves below; combined from "
         + ", ".join(str(p) for p in paths),
-        "figures": summary(per_seed),
-        "per_seed": per_seed,
-        "machine": [r["machine"] for r in runs],
-        "versions": [r["versions"] for r in runs],
-        "settings": {**first["settings"], "command": "python bench/learning.py --combine " + " ".join(map(str, paths))}
+        per_seed=per_seed,
+        machine=[r["machine"] for r in runs],
+        versions=[r["versions"] for r in runs],
+        settings={**first["settings"], "command": "python bench/learning.py --combine " + " ".join(map(str, paths))}
         | {"seeds": len(per_seed), "first_seed": per_seed[0]["seed"], "combined": [r["settings"]["command"] for r in runs]},
-    }
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(result, indent=2) + "\n")
-    return result
+    )
 
 
 def main() -> None:
@@ -486,19 +482,17 @@ def main() -> None:
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
-    figures = summary(per_seed)
     cfg = bench_config(args, 0)
-    result = {
-        "smoke": args.smoke,
-        "note": "SMOKE RUN: tiny scale, proves both sides run end to end; the figures measure nothing"
+    write_result(
+        out_path,
+        summary(per_seed),
+        smoke=args.smoke,
+        note="SMOKE RUN: tiny scale, proves both sides run end to end; the figures measure nothing"
         if args.smoke
         else "figures: the median over seeds where there are several; per-seed curves below",
-        "figures": figures,
-        "per_seed": per_seed,
-        "machine": machine_info(),
-        "versions": {p: _version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
-        "settings": {
-            "command": "python bench/learning.py " + " ".join(sys.argv[1:]),
+        per_seed=per_seed,
+        versions={p: _version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
+        settings={
             "recipe": str(args.recipe.relative_to(ROOT)) if args.recipe.is_relative_to(ROOT) else str(args.recipe),
             "minutes": args.minutes,
             "seeds": args.seeds,
@@ -507,9 +501,7 @@ def main() -> None:
             "trl_gradient_checkpointing": args.trl_gc,
             "config": cfg.model_dump(mode="json", exclude_none=True),
         },
-    }
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(result, indent=2) + "\n")
+    )
 
 
 if __name__ == "__main__":

@@ -46,7 +46,6 @@ Prints `key: value` lines and writes bench/results/loop.json (--smoke: loop-smok
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
@@ -60,7 +59,7 @@ from transformers.utils import logging as hf_logging
 
 sys.path.insert(0, str(Path(__file__).parent))
 import learning  # bench/learning.py: the recipe -> TRL mapping, the shared reward
-from machine import machine_info  # bench/machine.py
+from machine import machine_info, write_result  # bench/machine.py
 
 from rlvr import stages
 from rlvr.checks.start import create_or_open
@@ -373,26 +372,22 @@ def main() -> None:
             f[f"iteration_speedup_vs_{side}"] = round(f[f"{side}_batch_s"] / f["rlvr_iteration_s"], 3)
             if f.get("rlvr_update_tokens_per_s"):
                 f[f"update_speedup_vs_{side}"] = round(f["rlvr_update_tokens_per_s"] / f[f"{side}_update_tokens_per_s"], 3)
-    for k, v in f.items():
-        print(f"{k}: {v}")
-    result = {
-        "smoke": args.smoke,
-        "note": "SMOKE RUN: tiny scale, proves it runs; the figures measure nothing"
+    write_result(
+        out_path,
+        f,
+        smoke=args.smoke,
+        note="SMOKE RUN: tiny scale, proves it runs; the figures measure nothing"
         if args.smoke
         else "medians over warm iterations",
-        "figures": f,
-        "per_iteration": res,
-        "machine": machine_info(torch_threads=torch.get_num_threads()),
-        "versions": {p: learning._version(p) for p in ("torch", "transformers", "trl", "vllm", "rlvr")},
-        "settings": {
-            "command": "python bench/loop.py " + " ".join(sys.argv[1:]),
+        per_iteration=res,
+        machine=machine_info(torch_threads=torch.get_num_threads()),
+        versions={p: learning._version(p) for p in ("torch", "transformers", "trl", "vllm", "rlvr")},
+        settings={
             "flops_body_params": flops.body,
             "flops_head_params": flops.head,
             "config": cfg.model_dump(mode="json", exclude_none=True),
         },
-    }
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(result, indent=2) + "\n")
+    )
 
 
 if __name__ == "__main__":

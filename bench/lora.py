@@ -28,7 +28,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from machine import machine_info  # bench/machine.py
+from machine import machine_info, write_result  # bench/machine.py
 
 ROOT = Path(__file__).resolve().parents[1]
 STEP = """
@@ -134,20 +134,16 @@ def _write(args: argparse.Namespace, runs: dict[str, Path], rows: dict[str, list
     figures["update_s_ratio"] = round(figures["full_update_s"] / figures["lora_update_s"], 2)
     figures["checkpoint_ratio"] = round(figures["full_checkpoint_mb"] / figures["lora_checkpoint_mb"], 1)
     figures["peak_memory_ratio"] = round(figures["full_peak_memory_mb"] / figures["lora_peak_memory_mb"], 2)
-    for k, v in figures.items():
-        print(f"{k}: {v}")
-    result = {
-        "figures": figures,
-        "per_iteration": rows,
-        "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
-        | {"recipe": "recipes/smollm2-arithmetic.toml", "lora_target_modules": "default (all projections)"},
-        "machine": machine_info(platform=platform.platform()),
-        "versions": {p: importlib.metadata.version(p) for p in ("torch", "transformers", "peft", "rlvr")},
-        "wall_s": round(time.perf_counter() - t0, 1),
-        "complete": complete,  # False: written after an iteration of a run that had more to go
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(
+        args.out,
+        figures,
+        per_iteration=rows,
+        wall_s=round(time.perf_counter() - t0, 1),
+        complete=complete,  # False: written after an iteration of a run that had more to go
+        machine=machine_info(platform=platform.platform()),
+        versions={p: importlib.metadata.version(p) for p in ("torch", "transformers", "peft", "rlvr")},
+        settings=vars(args) | {"recipe": "recipes/smollm2-arithmetic.toml", "lora_target_modules": "default (all projections)"},
+    )
     print(f"wrote {args.out}")
 
 

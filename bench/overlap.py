@@ -36,7 +36,6 @@ writes bench/results/overlap.json (--smoke: overlap-smoke.json).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -48,7 +47,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from machine import machine_info  # bench/machine.py
+from machine import machine_info, write_result  # bench/machine.py
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results"
@@ -219,20 +218,16 @@ def main() -> None:
         server.stop()
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
-    figures = summarize(per_run)
-    for k, v in figures.items():
-        print(f"{k}: {v}")
     out = args.out or RESULTS / ("overlap-smoke.json" if args.smoke else "overlap.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    result = {
-        "figures": figures,
-        "per_run": per_run,
-        "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()} | {"pinned": pin},
-        "machine": machine_info(platform=platform.platform()),
-        "versions": _versions(),
-        "bench_wall_s": round(time.perf_counter() - t0, 1),
-    }
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(
+        out,
+        summarize(per_run),
+        per_run=per_run,
+        bench_wall_s=round(time.perf_counter() - t0, 1),
+        machine=machine_info(platform=platform.platform()),
+        versions=_versions(),
+        settings=vars(args) | {"pinned": pin},
+    )
     print(f"wrote {out}")
 
 

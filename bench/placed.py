@@ -26,7 +26,6 @@ cluster's, where each worker has a machine.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,7 @@ from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 
-from machine import machine_info  # bench/machine.py
+from machine import write_result  # bench/machine.py
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -173,19 +172,15 @@ def main(argv: list[str] | None = None) -> int:
         "placed_overhead_per_stage_s": round(statistics.median(x["overhead_per_stage_s"] for x in repeats), 2),
     }
     figures["placed_wall_ratio"] = round(figures["one_process_wall_s"] / figures["placed_wall_s"], 3)
-    for k, v in figures.items():
-        print(f"{k}: {v}")
-    result = {
-        "figures": figures,
-        "repeats": repeats,
-        "workers_that_committed": sorted(made),
-        "machine": machine_info(),
-        "versions": {p: version(p) for p in ("prefect", "torch")},
-        "settings": {"command": " ".join(["python", "bench/placed.py", *(argv or sys.argv[1:])])}
+    write_result(
+        args.out,
+        figures,
+        repeats=repeats,
+        workers_that_committed=sorted(made),
+        versions={p: version(p) for p in ("prefect", "torch")},
+        settings={"command": " ".join(["python", "bench/placed.py", *(argv or sys.argv[1:])])}
         | {k: str(v) for k, v in vars(args).items()},
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    )
     return 0
 
 

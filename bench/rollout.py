@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata as md
-import json
 import statistics
 import sys
 import tempfile
@@ -30,7 +29,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from machine import machine_info  # bench/machine.py
+from machine import write_result  # bench/machine.py
 
 from rlvr.config import Config, RolloutSection
 from rlvr.models.tiny import build_tokenizer
@@ -175,28 +174,17 @@ def main() -> None:
     for dtype, tps in other_tps.items():
         figures[f"vllm_{dtype}_tokens_per_s"] = round(tps, 1)
         figures[f"{dtype}_vs_{dtypes[0]}_ratio"] = round(tps / warm_tps, 3)
-    for k, v in figures.items():
-        print(f"{k}: {v}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    args.out.write_text(
-        json.dumps(
-            {
-                "figures": figures,
-                "settings": settings,
-                "machine": machine_info(),
-                "versions": {
-                    "torch": torch.__version__,
-                    "transformers": md.version("transformers"),
-                    "vllm": version,
-                    "rlvr": md.version("rlvr"),
-                    "default_config_hash": Config().hash(),
-                },
-                "command": "python bench/rollout.py " + " ".join(sys.argv[1:]),
-            },
-            indent=2,
-        )
-        + "\n"
+    write_result(
+        args.out,
+        figures,
+        versions={
+            "torch": torch.__version__,
+            "transformers": md.version("transformers"),
+            "vllm": version,
+            "rlvr": md.version("rlvr"),
+            "default_config_hash": Config().hash(),
+        },
+        settings=vars(args),
     )
 
 

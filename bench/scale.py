@@ -42,9 +42,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib.metadata import version
 from pathlib import Path
 
-from machine import machine_info  # bench/machine.py
+from machine import write_result  # bench/machine.py
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -335,21 +336,18 @@ def main() -> int:
     k2_n2 = figures["rollout_2workers_s"] + figures["verify_2workers_s"] + figures["update_2nodes_s"]
     figures |= {"iteration_1x1_s": round(one_core, 2), "iteration_2x2_s": round(k2_n2, 2)}
     figures["iteration_2x2_ratio"] = round(one_core / k2_n2, 3)
-    for k, v in figures.items():
-        print(f"{k}: {v}")
-    result = {
-        "figures": figures,
-        "repeats": rows,
-        "verify": verify,
-        "update_repeats": updates,
-        "probes": probes,
-        "machine": machine_info(),
-        "settings": {"command": "python bench/scale.py " + " ".join(sys.argv[1:])} | {k: str(v) for k, v in vars(args).items()},
-        "not_measured": "the placed protocol's overhead (Prefect, heartbeats; bench/placed.py measures it); the iteration is "
+    write_result(
+        args.out,
+        figures,
+        repeats=rows,
+        verify=verify,
+        update_repeats=updates,
+        probes=probes,
+        not_measured="the placed protocol's overhead (Prefect, heartbeats; bench/placed.py measures it); the iteration is "
         "its stages added up",
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+        versions={p: version(p) for p in ("torch", "transformers", "rlvr")},
+        settings={k: str(v) for k, v in vars(args).items()},
+    )
     return 0
 
 

@@ -20,7 +20,6 @@ on AWS; an iteration makes a few dozen requests, see `requests_per_iteration`).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import statistics
@@ -34,7 +33,7 @@ import uuid
 from importlib.metadata import version
 from pathlib import Path
 
-from machine import machine_info  # bench/machine.py
+from machine import write_result  # bench/machine.py
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "store.json"
@@ -193,18 +192,14 @@ def main() -> None:
         "sql_cold_ratio": round(sql["s3_cold"] / sql["local"], 3),
         "sql_warm_ratio": round(sql["s3_warm"] / sql["local"], 3),
     }
-    for k, v in figures.items():
-        print(f"{k}: {v}")
-    result = {
-        "figures": figures,
-        "per_iteration": its,
-        "sql_all_s": sql["all"],
-        "machine": machine_info(),
-        "versions": {p: version(p) for p in ("s3fs", "botocore", "moto", "pyarrow", "duckdb")},
-        "settings": vars(args) | {"out": str(args.out), "command": " ".join(["python bench/store.py", *sys.argv[1:]])},
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(
+        args.out,
+        figures,
+        per_iteration=its,
+        sql_all_s=sql["all"],
+        versions={p: version(p) for p in ("s3fs", "botocore", "moto", "pyarrow", "duckdb")},
+        settings=vars(args),
+    )
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import torch
-from machine import machine_info  # bench/machine.py
+from machine import machine_info, write_result  # bench/machine.py
 from transformers.utils import logging as hf_logging
 
 from rlvr.config import UpdateSection
@@ -494,12 +494,10 @@ def summarise(runs: dict[str, list[dict]], workers: dict[str, dict], *, tokens: 
 def resummarise(path: Path) -> None:
     """Recompute a results file's figures from its raw runs (after a change to `summarise`)."""
     result = json.loads(path.read_text())
-    result["figures"] = summarise(result["runs"], result["workers"], tokens=result["figures"]["tokens"]) | {
+    figures = summarise(result["runs"], result["workers"], tokens=result["figures"]["tokens"]) | {
         k: v for k, v in result["figures"].items() if k == "build_s"
     }
-    path.write_text(json.dumps(result, indent=2) + "\n")
-    for k, v in result["figures"].items():
-        print(f"{k}: {v}")
+    write_result(path, figures, **{k: v for k, v in result.items() if k != "figures"})
 
 
 def main() -> None:
@@ -542,19 +540,17 @@ def main() -> None:
     rows = [TrainRow(**r) for r in batch["rows"]]
     workers = {n: side.ready for n, side in sides.items()}
     figures = summarise(runs, workers, tokens=sum(len(r.response_ids) for r in rows)) | {"build_s": round(build_s, 1)}
-    for k, v in figures.items():
-        print(f"{k}: {v}")
-    result = {
-        "figures": figures,
-        "workers": workers,
-        "runs": runs,
-        "lengths": [[len(r.prompt_ids), len(r.response_ids)] for r in rows],  # prompt, completion: the model FLOPs
-        "model_config": model_cfg,
-        "machine": machine_info(torch_threads=torch.get_num_threads()),
-        "versions": {p: package_version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
-        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("worker")}
+    write_result(
+        args.out,
+        figures,
+        workers=workers,
+        runs=runs,
+        lengths=[[len(r.prompt_ids), len(r.response_ids)] for r in rows],  # prompt, completion: the model FLOPs
+        model_config=model_cfg,
+        machine=machine_info(torch_threads=torch.get_num_threads()),
+        versions={p: package_version(p) for p in ("torch", "transformers", "trl", "accelerate", "rlvr")},
+        settings={k: v for k, v in vars(args).items() if not k.startswith("worker")}
         | {
-            "command": "python bench/update.py " + " ".join(argv),
             **{
                 f"ours-{layout}": update_section(args, layout).model_dump()
                 | {"temperature": 1.0, "dtype": "float32 weights" + (", bf16 autocast" if layout.endswith("-bf16") else "")}
@@ -579,9 +575,7 @@ def main() -> None:
             "timed": "ours: grpo_steps (forward, loss, backward, clip, AdamW step); trl: compute_loss + backward per "
             "chunk, clip, optimizer.step; no generation on either side",
         },
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    )
 
 
 if __name__ == "__main__":

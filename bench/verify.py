@@ -26,10 +26,8 @@ SQL median): other work on a shared machine only ever slows a repeat down.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from importlib.metadata import version
@@ -38,7 +36,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
-from machine import machine_info  # bench/machine.py
+from machine import write_result  # bench/machine.py
 
 from rlvr.config import VerifySection
 from rlvr.schema import PARQUET_COMPRESSION, PROBLEMS, ROLLOUTS, SCORES
@@ -373,11 +371,10 @@ def main() -> None:
     }
     if code is not None:
         figures |= {"code_programs_per_s": round(code[2] / code[0], 1), "code_passed": code[1], "code_programs": code[2]}
-    for k, v in figures.items():
-        print(f"{k}: {v}")
-    result = {
-        "figures": figures,
-        "all_runs_s": {
+    write_result(
+        args.out,
+        figures,
+        all_runs_s={
             "sql": sql_s,
             "scan_floor": floor_s,
             "bare": bare_s,
@@ -386,18 +383,13 @@ def main() -> None:
             "sql_pass1_symbolic": sym_s,
             "code": code and code[0],
         },
-        "machine": machine_info(),
-        "versions": {p: version(p) for p in ("duckdb", "pyarrow", "math-verify", "sympy")},
-        "settings": vars(args)
+        versions={p: version(p) for p in ("duckdb", "pyarrow", "math-verify", "sympy")},
+        settings=vars(args)
         | {
-            "out": str(args.out),
             "verify": cfg.model_dump(),
-            "command": " ".join(["python bench/verify.py", *sys.argv[1:]]),
             "duckdb_threads": duckdb.sql("SELECT current_setting('threads')").fetchall()[0][0],
         },
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    )
 
 
 if __name__ == "__main__":

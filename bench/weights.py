@@ -30,14 +30,13 @@ about lr). Writes bench/results/weights.json (bench/README.md's conventions).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 import zlib
 from pathlib import Path
 
-from machine import machine_info  # bench/machine.py
+from machine import write_result  # bench/machine.py
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -225,29 +224,24 @@ def main() -> int:
         "update_s": round(update_s[-1], 2),
         "delta_encode_s": d["encode_s"],
     }
-    for k, v in figures.items():
-        print(f"{k}: {v}")
     import pyarrow
     import safetensors
     import torch
 
-    result = {
-        "figures": figures,
-        "pairs": pairs,
-        "update_s": [round(s, 2) for s in update_s],
-        "machine": machine_info(),
-        "versions": {"torch": torch.__version__, "safetensors": safetensors.__version__, "pyarrow": pyarrow.__version__},
-        "settings": {"command": "python bench/weights.py " + " ".join(sys.argv[1:])}
-        | {k: str(v) for k, v in vars(args).items()}
+    write_result(
+        args.out,
+        figures,
+        pairs=pairs,
+        update_s=[round(s, 2) for s in update_s],
+        versions={"torch": torch.__version__, "safetensors": safetensors.__version__, "pyarrow": pyarrow.__version__},
+        settings={k: str(v) for k, v in vars(args).items()}
         | {
             "zlib_level": ZLIB_LEVEL,
             "zstd_level": ZSTD_LEVEL,
             "engine": "transformers",
             "seconds": round(time.perf_counter() - t0, 1),
         },
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    )
     return 0
 
 

@@ -225,7 +225,7 @@ def test_objective_rft_is_token_mean_nll_without_tis() -> None:
     logp = torch.tensor([[-1.0, -3.0]])
     obj = Objective(ClipConfig(0.2, 0.2), "token_mean", tis_cap=2.0, kind="rft")
     loss, sums = objective(logp, logp, logp - 5.0, torch.tensor([-7.0]), torch.ones(1, 2), obj, Totals(2, 1, 4.0))
-    assert float(loss) == pytest.approx(2.0) and sums["tis"] == 0.0 and sums["clip_low"] == 0.0
+    assert loss.item() == pytest.approx(2.0) and sums["tis"] == 0.0 and sums["clip_low"] == 0.0
 
 
 def test_objective_composes_clip_tis_kl_and_aggregation_by_hand() -> None:
@@ -244,14 +244,14 @@ def test_objective_composes_clip_tis_kl_and_aggregation_by_hand() -> None:
     obj = Objective(ClipConfig(0.2, 0.2), "token_mean", tis_cap=1.5, kl_beta=0.5, kl_estimator="k3")
     loss, sums = objective(logp, old, rollout, adv, mask, obj, Totals(tokens=2, sequences=1, norm_constant=4.0), ref)
     k3 = 0.5 - 1 + math.log(2)
-    assert float(loss) == pytest.approx(-1.5 + 0.5 * k3)
+    assert loss.item() == pytest.approx(-1.5 + 0.5 * k3)
     assert sums["pg"] == pytest.approx(-1.5) and sums["kl"] == pytest.approx(2 * k3) and sums["tis"] == pytest.approx(3.0)
     assert sums["diff_max"] == pytest.approx(math.log(2)) and sums["ratio"] == pytest.approx(2.0)
     loss.backward()  # d/dlogp of (-1.5 * ratio + 0.5 * k3) / 2 tokens, per token: (-1.5 + 0.5 * (1 - 0.5)) / 2
     assert logp.grad[0].tolist() == pytest.approx([(-1.5 + 0.25) / 2] * 2)
     # without TIS and KL it is the plain clipped surrogate, aggregated
     loss2, sums2 = objective(logp, old, old, adv, mask, Objective(ClipConfig(0.2, 0.2)), Totals(2, 1, 4.0))
-    assert float(loss2) == pytest.approx(-1.0) and sums2["kl"] == 0.0 and sums2["tis"] == 0.0
+    assert loss2.item() == pytest.approx(-1.0) and sums2["kl"] == 0.0 and sums2["tis"] == 0.0
 
 
 def test_masked_is_weights_drop_the_tokens_over_the_cap() -> None:
@@ -276,7 +276,7 @@ def test_objective_with_mis_counts_the_masked_tokens_and_the_largest_weight() ->
     rollout = old - torch.tensor([[math.log(3), math.log(2)]])
     obj = Objective(ClipConfig(0.2, 0.2), "token_mean", mis_cap=2.0)
     loss, sums = objective(logp, old, rollout, torch.tensor([1.0]), torch.ones(1, 2), obj, Totals(2, 1, 4.0))
-    assert float(loss) == pytest.approx(-1.0)
+    assert loss.item() == pytest.approx(-1.0)
     assert sums["tis"] == pytest.approx(2.0) and sums["is_capped"] == 1.0 and sums["is_max"] == pytest.approx(3.0)
     loss.backward()
     assert logp.grad[0].tolist() == pytest.approx([0.0, -1.0])  # the masked token gets no gradient

@@ -27,11 +27,13 @@ CREATE OR REPLACE MACRO box_beside(b) AS
 -- sign_off(): the sentence Minerva's and Llama-3's MATH prompts end an answer with ('... is $\boxed{18}$. I hope it
 -- is correct.'); it states no value, so it may close the answer line.
 CREATE OR REPLACE MACRO sign_off() AS '(?:\.?\s*I\s+hope\s+it\s+is\s+correct\.?)';
+-- unit_power(): a unit_word's optional square or cube, also in its own math span ('cm^2', '\text{ cm}^{2}', 'cm$^2$').
+CREATE OR REPLACE MACRO unit_power() AS '(?:\$?\s*\^\s*\{?[23]\}?\$?)?';
 -- ends_answer(after): what follows the last marker closes it and says nothing more: whitespace, '.', '*', '$',
 -- \) \], at most a % or a unit_word ('$\boxed{6}$ cm.', 'cm$^2$'), and at the very end the sign_off().
 CREATE OR REPLACE MACRO ends_answer(after) AS list_transform(
     [regexp_extract(regexp_replace(regexp_replace(after, '(?i)' || sign_off() || '\s*$', ''), '^(?:\s|[*$]|\\[)\]])*', ''),
-                    '^(?:\\?%|(?:\\(?:text|mathrm)\s*\{\s*)?([A-Za-z]+(?:\s+[A-Za-z]+)?)\s*\}?\s*(?:\$?\s*\^\s*\{?[23]\}?\$?)?)?((?s:.*))$',
+                    '^(?:\\?%|(?:\\(?:text|mathrm)\s*\{\s*)?([A-Za-z]+(?:\s+[A-Za-z]+)?)\s*\}?\s*' || unit_power() || ')?((?s:.*))$',
                     ['unit', 'rest'])],
     lambda ea: (ea.unit = '' OR unit_word(ea.unit)) AND regexp_full_match(ea.rest, '(?s)(?:\s|[.*$]|\\[)\]])*'))[1];
 
@@ -70,7 +72,7 @@ CREATE OR REPLACE MACRO lenient_number(t) AS list_transform(
 -- with the number. c as it is otherwise.
 CREATE OR REPLACE MACRO value_unit(c) AS list_transform(
     [regexp_extract(c, '^\s*([^\s~\\]*\d[^\s~\\]*?)\s*(?:~|\\[,;:! ])*\s*(?:\\(?:text|mathrm|mbox)\s*\{\s*)?'
-                       || '([A-Za-z]+(?:\s+[A-Za-z]+)?\.?)\s*\}?\s*(?:\$?\s*\^\s*\{?[23]\}?\$?)?\s*\.?\s*$', ['num', 'unit'])],
+                       || '([A-Za-z]+(?:\s+[A-Za-z]+)?\.?)\s*\}?\s*' || unit_power() || '\s*\.?\s*$', ['num', 'unit'])],
     lambda vu: CASE WHEN vu.unit <> '' AND unit_word(vu.unit) THEN vu.num ELSE c END)[1];
 -- unit_num(s): a gold with a unit ('5\text{ cm}', '30 cm') as its number; '' when it has none.
 CREATE OR REPLACE MACRO unit_num(s) AS CASE WHEN value_unit(s) <> s THEN value_unit(s) ELSE '' END;

@@ -35,8 +35,7 @@ WITH texts AS (
         CASE WHEN len(ms) = 0 OR NOT (fl = '' OR regexp_matches(fl, '<answer>|\\boxed|####')) THEN false
              WHEN regexp_full_match(string_split(t, ms[-1])[-1], '(?s)(?:\s|[.*$]|\\[)\]])*') THEN false  -- (closing marks only)
              ELSE NOT ends_answer(string_split(t, ms[-1])[-1]) END AS said_after,
-        CASE WHEN len(ms) > 0 THEN marker_glued(t) ELSE false END AS glued,
-        CASE WHEN contains(t, '\boxed') THEN list_bool_or(list_transform(ms, lambda m: box_beside(marker_body(m)))) ELSE false END AS box_mixed
+        CASE WHEN len(ms) > 0 THEN marker_glued(t) ELSE false END AS glued
     FROM (
         SELECT *, CASE WHEN NOT (contains(t, '<answer>') OR contains(t, '\boxed') OR contains(t, '####')) THEN []
                        -- one '<answer>', no other marker: the tag up to the first '</answer>' after it, as the pattern reads it
@@ -59,7 +58,9 @@ WITH texts AS (
         CASE WHEN len(marks) > 1 THEN len(list_filter(marks, lambda m: m.kind = 'answer_tag'))
              WHEN marks[1].kind = 'answer_tag' THEN 1 ELSE 0 END AS n_tags,
         CASE WHEN len(marks) > 1 THEN list_filter(marks, lambda m: mark_norm(m.body) <> '')[1]
-             WHEN mark_norm(marks[1].body) <> '' THEN marks[1] END AS first_filled
+             WHEN mark_norm(marks[1].body) <> '' THEN marks[1] END AS first_filled,
+        -- (a final-answer line is a mark only when it holds no box)
+        CASE WHEN contains(t, '\boxed') THEN list_bool_or(list_transform(marks, lambda m: box_beside(m.body))) ELSE false END AS box_mixed
     FROM found
 )
 SELECT iteration, prompt_id, sample_idx, n_tok,

@@ -13,7 +13,8 @@ and a right answer in a form the contract does not list is refused (tests/data/r
 The macro files: normalise.sql (comparable text and exact values), symbolic.sql (a symbolic answer in the
 gold's form), markers.sql (the contract), citations.sql (retrieval). For symbolic golds the checks before
 math-verify are heuristics over the text, so a policy can still find an equal expression they miss.
-Tests: tests/unit/verify/test_contract.py (one table per rule), tests/test_verify*.py, tests/integration/test_redteam.py (the
+Tests: tests/unit/verify/test_contract.py (one table per rule), tests/unit/verify/sql/ (one table per macro,
+a file per macro file), tests/unit/verify/test_verify*.py, tests/integration/test_redteam.py (the
 corpus)."""
 
 from importlib.resources import files

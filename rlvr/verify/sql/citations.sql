@@ -1,5 +1,6 @@
 -- Retrieval: how cited spans and sources are compared (verify_citations.sql). The rules, and what they do
--- not defend: docs/verifiers.md (the retrieval citation). Tests: tests/unit/verify/test_verify_tasks.py.
+-- not defend: docs/verifiers.md (the retrieval citation). Tests: tests/unit/verify/sql/test_citations.py (a
+-- table per macro), tests/unit/verify/test_verify_tasks.py (through the pass).
 
 -- norm_ws(s): lower case, typographic quotes and apostrophes as the ASCII ones, runs of (unicode) whitespace as one
 -- space, trimmed. Only the glyph of a mark changes; other look-alikes of an apostrophe (` ´ ′) are not folded.

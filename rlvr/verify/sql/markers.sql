@@ -1,6 +1,7 @@
 -- The answer contract (docs/verifiers.md, "The answer contract"): where a response marks its answer and which
 -- forms a marker may hold; verify_markers.sql finds the markers, verify.sql reads their forms. One table per
--- rule: tests/unit/verify/test_contract.py.
+-- rule: tests/unit/verify/test_contract.py (read through the verify pass) and tests/unit/verify/sql/test_markers.py
+-- (each macro called directly).
 -- box_pattern(): a \boxed{...} with braces nested up to five levels.
 CREATE OR REPLACE MACRO box_pattern() AS
     '\\boxed\s*\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\})*\})*\}';
@@ -11,14 +12,15 @@ CREATE OR REPLACE MACRO marker_pattern() AS '(?s)<answer>.*?</answer>|' || box_p
 
 -- marker_glued(t): a marker that is part of an expression, so its content is not the stated value: a digit,
 -- point, sign, operator, bracket, relation or function command touches it from the left ('$-\boxed{12}$',
--- '$x \geq \boxed{12}$'). A bullet '- ' that opens a line is no sign.
+-- '$x \geq \boxed{12}$'). A bullet '- ' that opens a line is no sign; '<' and '>' are relations only after a
+-- space ('</think>\boxed{12}' is no relation).
 CREATE OR REPLACE MACRO marker_glued(t) AS regexp_matches(
     -- (the math openers \( \[ are no brackets; a box in a box is one box)
     CASE WHEN contains(t, '\boxed') AND strlen(t) - strlen(replace(t, '\boxed', '')) > 6  -- (two boxes at least)
          THEN regexp_replace(replace(replace(t, '\(', '$'), '\[', '$'), '(?:\\boxed\s*\{\s*)+\\boxed', '\\boxed', 'g')
          ELSE replace(replace(t, '\(', '$'), '\[', '$') END,
-    '[-−\d.](?:\\boxed|<answer>)|[^\s]\s*[-−]\s*(?:\\boxed|<answer>)|\s[<>]\s*(?:\\boxed|<answer>)'
-    || '|(?:[+/^|({_≤≥≠≈]|\\(?:approx|sim|simeq|geq?|leq?|[gl]t|neq?|notin|pm|mp|log|ln|sqrt|[dt]?frac|cancelto|left|times|cdot'
+    '[-−\d.](?:\\boxed|<answer>)|[^\s][ \t]*[-−]\s*(?:\\boxed|<answer>)|\s[<>]\s*(?:\\boxed|<answer>)'
+    || '|(?:[+/^|({_≤≥≠≈]|\\(?:approx|sim|simeq|[gl]eq?(?:slant)?|[gl]t|neq?|notin|pm|mp|log|ln|sqrt|[dt]?frac|cancelto|left|times|cdot'
     || '|div|sin|cos|tan|exp|lfloor|lceil)\b)\s*(?:\\boxed|<answer>)');
 -- box_beside(b): b, a marker's content, holds a \boxed{} and more than that one box (math delimiters aside):
 -- '\boxed{\boxed{1}\boxed{8}}' and '<answer>\boxed{1}8</answer>' are not 18. A box is a marker's whole content or no part of it.

@@ -1,6 +1,7 @@
 -- Normalisation: an answer's comparable text (norm_answer) and its exact value (num_value, dec_canon, num_rat).
 -- Loaded by rlvr.verify.scoring.connect before markers.sql. What each rule reads: docs/verifiers.md. Tests:
--- tests/unit/verify/test_verify.py (true and false rows per rule), test_verify_exact.py (against Python fractions).
+-- tests/unit/verify/sql/test_normalise.py (a table per macro), tests/unit/verify/test_verify.py (true and false
+-- rows per rule, through the verify pass), test_verify_exact.py (against Python fractions).
 
 -- norm_latex(s): \text{} and its kin unwrapped with a space each side (a pass before whitespace goes, so that
 -- '5\text{ cm}' is '5cm'), \frac12 braced, \boxed{} (five levels of braces, a box in a box) and \( \) \[ \]

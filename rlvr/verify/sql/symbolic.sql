@@ -1,6 +1,7 @@
 -- Symbolic golds: whether an answer is in the gold's form before math-verify compares the two (math-verify
 -- evaluates what it reads, so an unevaluated or unsimplified form would be paid). verify.sql's not_value reads
--- them; the forms, with examples: docs/verifiers.md ("an answer is a value"). Tests: tests/unit/verify/test_verify.py.
+-- them; the forms, with examples: docs/verifiers.md ("an answer is a value"). Tests:
+-- tests/unit/verify/sql/test_symbolic.py (a table per macro), tests/unit/verify/test_verify.py (through the pass).
 
 -- looks_symbolic(n): n (normalised) needs a symbolic checker (LaTeX, powers, brackets, relations, '2x', '1,2',
 -- 'x+1', 'x-y'); plain words ('paris', 'new-york') do not.
@@ -17,18 +18,19 @@ CREATE OR REPLACE MACRO text_words(x) AS
 -- multiplied beside a symbol; a power of three digits or a power in a power (math-verify would time out).
 -- A radical with a square factor ('\sqrt{12}') is another closed form, and is paid. Each check runs only on a
 -- text that holds its command (CASE). Literal wrappers are read as the literal first ('{(2)}').
-CREATE OR REPLACE MACRO frac_terms(n) AS  -- \frac{a...}{b...} with a and b leading integers: [a, b, a's power mark]
+CREATE OR REPLACE MACRO frac_terms(n) AS  -- each \frac{a...}{b...} whose parts open with integers:
+    -- {a, ap: a '^' after a, neg: '-' before b, b, bp: a '^' after b}
     list_transform(regexp_extract_all(n, '\\[dtc]?frac\{-?\d{1,18}(?:[^{}+-]|\{[^{}]*\})*\}\{-?\d{1,18}(?:[^{}+-]|\{[^{}]*\})*\}'),
         lambda m: regexp_extract(m, '^\\[dtc]?frac\{-?(\d+)(\^?)(?:[^{}+-]|\{[^{}]*\})*\}\{(-?)(\d+)(\^?)', ['a', 'ap', 'neg', 'b', 'bp']));
 CREATE OR REPLACE MACRO unsimplified(n0) AS
     CASE WHEN contains(n0, 'frac') OR contains(n0, '/') THEN
         COALESCE(list_bool_or(list_transform(frac_terms(regexp_replace(n0, '\{[({](-?\d+)[)}]', '{\1', 'g')),
-                 lambda t: t.neg = '-' OR (t.ap = '' AND t.bp = '' AND gcd(CAST(t.a AS HUGEINT), CAST(t.b AS HUGEINT)) <> 1)
-                           OR CAST(t.b AS HUGEINT) = 1)), false)
+                 lambda t: t.neg = '-' OR (t.ap = '' AND t.bp = '' AND gcd(TRY_CAST(t.a AS HUGEINT), TRY_CAST(t.b AS HUGEINT)) <> 1)
+                           OR TRY_CAST(t.b AS HUGEINT) = 1)), false)
         OR COALESCE(list_bool_or(list_transform(
                regexp_extract_all(n0, '(?:^|[^\w.^}])\d{1,18}(?:\\[a-z]+(?:\{[^{}]*\})?|[a-z])*/\d{1,18}(?:$|[^\d.^])'),
-               lambda m: gcd(CAST(regexp_extract(m, '(\d+)\D*/', 1) AS HUGEINT), CAST(regexp_extract(m, '/(\d+)', 1) AS HUGEINT)) <> 1
-                         OR CAST(regexp_extract(m, '/(\d+)', 1) AS HUGEINT) = 1)), false)
+               lambda m: gcd(TRY_CAST(regexp_extract(m, '(\d+)\D*/', 1) AS HUGEINT), TRY_CAST(regexp_extract(m, '/(\d+)', 1) AS HUGEINT)) <> 1
+                         OR TRY_CAST(regexp_extract(m, '/(\d+)', 1) AS HUGEINT) = 1)), false)
         OR regexp_matches(n0, '\\[dtc]?frac\{[^{}]*\}\{1\}|\\[dtc]?frac\{(?:[^{}]|\{[^{}]*\})*\\[dtc]?frac|\}\{\\[dtc]?frac|\\[dtc]?frac\{(?:[^{}]|\{[^{}]*'
             || '\})*\}\{(?:[^{}]|\{[^{}]*\})*\}(?:\\cdot|\\times|\*)\d+(?:$|[^\d.^])'
                           || '|\}(?:\\cdot|\\times|\*)\d+\}')
@@ -53,7 +55,8 @@ CREATE OR REPLACE MACRO unsimplified(n0) AS
                       || '|(?:^|[^\d.])1\^|\\(?:sqrt|[dtc]?frac)(?:\[\d+\])?\{[^{}]*\d\.\d|\\[dtc]?frac\{[^{}]*\}\{[^{}]*\d\.\d');
 
 -- ops_beyond(a, g): the answer a applies a kind of operation the gold g has none of (trigonometry, logarithms
--- and exponentials, gamma, floor or ceiling, absolute values, max or min, set operations). Both normalised.
+-- and exponentials, gamma, floor or ceiling, absolute values, max or min, set operations). a: the answer lower-cased
+-- with its spaces ('\sin x': norm_answer would make it '\sinx'), g: the normalised gold.
 CREATE OR REPLACE MACRO ops_beyond(a, g) AS
     (regexp_matches(a, '\\(?:a(?:rc)?)?(?:sin|cos|tan|sec|csc|cot)h?(?:[^a-z]|$)') AND NOT regexp_matches(g, '\\(?:a(?:rc)?)?(?:sin|cos|tan|sec|csc|cot)'))
     OR (regexp_matches(a, '\\(?:log|ln|lg|exp)(?:[^a-z]|$)') AND NOT regexp_matches(g, '\\(?:log|ln|lg|exp)|e\^'))
@@ -91,7 +94,7 @@ CREATE OR REPLACE MACRO value_atoms(s) AS len(regexp_extract_all(
 -- denominator; or is unsimplified. A fraction a/b is a number.
 -- dec_places(n): the most decimal places of a number in n, trailing zeros aside ('(0.5000004, 3)': 7).
 CREATE OR REPLACE MACRO dec_places(n) AS
-    COALESCE(list_max(list_transform(regexp_extract_all(n, '\d\.(\d*[1-9])', 1), lambda d: length(d))), 0);
+    COALESCE(list_max(list_transform(regexp_extract_all(n, '\.(\d*[1-9])', 1), lambda d: length(d))), 0);
 CREATE OR REPLACE MACRO unevaluated(n) AS regexp_matches(
     -- a literal in braces or brackets after an operator is the literal ('\cdot{3}', '+(-1)', '{(1)+2}')
     regexp_replace(n, '(^|[-+*/=^(\[{,×·÷]|\\cdot|\\times|\\div)[{(](-?\d+(?:\.\d+)?)[})]', '\1\2', 'g'),
@@ -150,8 +153,8 @@ CREATE OR REPLACE MACRO uni_math(x) AS
 -- values. A false computation is not checked.
 CREATE OR REPLACE MACRO eq_computed(x) AS list_transform([regexp_extract(x, '([^=]*)=[^=]*$', 1)], lambda side:  -- (bound once)
     regexp_matches(side,
-        '\\(?:int|iint|oint|sum|prod|lim|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|log|ln|exp|binom)\b|\)\s*\(|\d\s*\^|\}\s*\^|\)\s*\^|!|'
-            || '\\cdot|\\times|\\sqrt\s*(?:\[[^\]]*\])?\s*\{[^{}]*[-+^*]|\\[dt]?frac\s*\{[^{}]*[-+]')
+        '\\(?:int|iint|oint|sum|prod|lim|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|log|ln|exp|binom)(?:[^A-Za-z]|$)'
+            || '|\)\s*\(|\d\s*\^|\}\s*\^|\)\s*\^|!|\\cdot|\\times|\\sqrt\s*(?:\[[^\]]*\])?\s*\{[^{}]*[-+^*]|\\[dt]?frac\s*\{[^{}]*[-+]')
     OR list_bool_or(list_transform(regexp_extract_all(side, '\\sqrt\s*\{\s*(\d{1,9})\s*\}', 1),
                                    lambda n: list_bool_or(list_transform(range(2, 32), lambda k: CAST(n AS BIGINT) % (k * k) = 0)))))[1];
 

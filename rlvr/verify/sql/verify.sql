@@ -256,7 +256,7 @@ WITH golds0 AS (  -- each problem's gold, normalised once
                        WHEN regexp_matches(pred, '\de[-+]?\d') AND NOT gs.sci
                            THEN 'a number in scientific notation; the gold is symbolic'
                        -- an approximation of a closed form, three places or more ('(0.5, 3)' is exact)
-                       WHEN regexp_matches(pred, '\d\.\d{3}') AND NOT gs.dec
+                       WHEN regexp_matches(pred, '\.\d{3}') AND NOT gs.dec
                            THEN 'a decimal approximation; the gold is exact'
                        -- more decimal places than the gold has ('(0.5000004, 3)' for (0.5, 3): math-verify rounds to 6)
                        WHEN gs.dec AND dec_places(pred) > gs.places

@@ -2,7 +2,8 @@
 one table per rule, text -> what is read, or the reason it is refused; case names are the test ids.
 
 The tables run through the real verify pass (score: DuckDB, math-verify for symbolic golds) under the
-default config (strict), except LENIENT; the macro tables call markers.sql's macros directly.
+default config (strict), except LENIENT; markers.sql's macros are tested one by one in
+tests/unit/verify/sql/test_markers.py.
 
     .venv/bin/python -m pytest -q tests/unit/verify/test_contract.py
 """
@@ -15,7 +16,6 @@ import pytest
 
 from rlvr.config import VerifySection
 from rlvr.verify import score
-from rlvr.verify.scoring import connect
 from tests.helpers.verify_inputs import write_inputs
 
 R1_THINKING = "Okay, so Janet has 16 eggs. She eats 3 and bakes 4, so 9 are left: 9 * 2 = 18, or is it 16? No, 18.\n"
@@ -225,77 +225,3 @@ def _symbolic_rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     if not _SYMBOLIC_ROWS:  # scored once: math-verify starts worker processes
         _SYMBOLIC_ROWS.extend(_score(tmp_path_factory.mktemp("symbolic"), "2\\sqrt{3}", [t for _, t, _ in SYMBOLIC]))
     return _SYMBOLIC_ROWS
-
-
-# ---- the macros, one table each: text -> reading ---------------------------------------------------
-MACROS = {
-    "final_answer": [
-        ("the-final-answer-is", "Work.\nThe final answer is 18", "18"),
-        ("the-final-answer-is-colon", "Work.\nThe final answer is: $18$.", "$18$"),
-        ("minerva", "Final Answer: The final answer is $18$. I hope it is correct.", "$18$"),
-        ("final-answer-colon", "Final answer: 18", "18"),
-        ("bold", "**Answer:** 18", "18"),
-        ("all-bold", "**Answer: 18**", "18"),
-        ("not-the-last-line", "Answer: 18\nmore", ""),
-        ("prose", "So the answer is 18.", ""),
-    ],
-    "lenient_number": [
-        ("lone", "so 18.", "18"),
-        ("unit", "it is 18 cm", "18"),
-        ("fraction", "half: 1/2", "1/2"),
-        ("two-numbers", "9 * 2 = 18", ""),
-        ("word-after", "18 eggs", ""),
-    ],
-    "eq_last": [
-        ("name", "x = 18", "18"),
-        ("holds", "9 \\times 2 = 18", "18"),
-        ("sum", "10 + 8 = 18", "18"),
-        ("chain", "x = 9 \\cdot 2 = 18", "18"),
-        ("false", "9 \\times 3 = 18", None),
-        ("mixed-operations", "2 + 2 \\times 4 = 10", None),  # not evaluated: proves nothing
-        ("word", "total = 18", None),
-    ],
-    "value_unit": [
-        ("plain", "18", "18"),
-        ("unit", "18 cm", "18"),
-        ("text-unit", "18\\text{ cm}", "18"),
-        ("squared", "18 m^2", "18"),
-        ("squared-in-math", "18 m$^{2}$", "18"),
-        ("not-a-unit", "18 eggs", "18 eggs"),
-    ],
-    "ends_answer": [
-        ("nothing", "", True),
-        ("closers", "$.\n\\]", True),
-        ("unit", "$ cm.", True),
-        ("unit-power-in-math", "$ cm$^2$.", True),
-        ("power-without-unit", "$$^2$", False),
-        ("words", " is wrong.", False),
-        ("question", "?", False),
-        ("factorial", "!", False),
-        ("sign-off", "$. I hope it is correct.", True),
-        ("unit-sign-off", " cm. I hope it is correct.", True),
-        ("sign-off-not-last", ". I hope it is correct. 19", False),
-        ("other-hope", ". I hope this helps!", False),
-    ],
-}
-
-
-@pytest.mark.parametrize(
-    ("macro", "k"),
-    [(m, k) for m, rows in MACROS.items() for k in range(len(rows))],
-    ids=[f"{m}-{c[0]}" for m, rows in MACROS.items() for c in rows],
-)
-def test_marker_macro(macro: str, k: int) -> None:
-    _, text, want = MACROS[macro][k]
-    con = connect()
-    assert con.execute(f"SELECT {macro}($t)", {"t": text}).fetchone()[0] == want
-
-
-# mark_norm skips norm_answer's LaTeX steps on a text of digits and signs; verify.sql also normalises golds by it
-SHORTCUT = ["42", "-3.5", "007", "1,234", "$1,234.50", "€12", "£7.", "−5", "+5", "50%", "3/4", "12,", "", "1.", "+-3", "..", "$$"]
-
-
-@pytest.mark.parametrize("text", SHORTCUT)
-def test_mark_norm_is_norm_answer_on_digits_and_signs(text: str) -> None:
-    con = connect()
-    assert con.execute("SELECT mark_norm($t) = norm_answer($t)", {"t": text}).fetchone()[0]

@@ -29,8 +29,6 @@ CREATE OR REPLACE MACRO box_beside(b) AS
 -- sign_off(): the sentence Minerva's and Llama-3's MATH prompts end an answer with ('... is $\boxed{18}$. I hope it
 -- is correct.'); it states no value, so it may close the answer line.
 CREATE OR REPLACE MACRO sign_off() AS '(?:\.?\s*I\s+hope\s+it\s+is\s+correct\.?)';
--- unit_power(): a unit_word's optional square or cube, also in its own math span ('cm^2', '\text{ cm}^{2}', 'cm$^2$').
-CREATE OR REPLACE MACRO unit_power() AS '(?:\$?\s*\^\s*\{?[23]\}?\$?)?';
 -- ends_answer(after): what follows the last marker closes it and says nothing more: whitespace, '.', '*', '$',
 -- \) \], at most a % or a unit_word ('$\boxed{6}$ cm.', 'cm$^2$'), and at the very end the sign_off().
 CREATE OR REPLACE MACRO ends_answer(after) AS list_transform(

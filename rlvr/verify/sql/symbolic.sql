@@ -118,6 +118,9 @@ CREATE OR REPLACE MACRO unit_word(w) AS regexp_full_match(w, '[msgNJWV]') OR reg
     || 'dollars?|cents|euros?|units?|newtons?|joules?|watts?|volts?|amps?|amperes?|pa|pascals?|'
     || 'hz|hertz|coulombs?|kelvin|mol|moles?|ml|liters?|litres?|milliliters?|millilitres?|rad|radians?)\.?');
 
+-- unit_power(): a unit_word's optional square or cube, also in its own math span ('cm^2', '\text{ cm}^{2}', 'cm$^2$').
+CREATE OR REPLACE MACRO unit_power() AS '(?:\$?\s*\^\s*\{?[23]\}?\$?)?';
+
 -- qualifier_pattern(): an integer qualifier at the end of an answer (', k \in \mathbb{Z}', '\text{ for integer } k').
 CREATE OR REPLACE MACRO qualifier_pattern() AS
     '(?:,|\\q?quad|\\[,;:! ]|~|\s)+\(?\s*(?:\\text\s*\{\s*(?:for|where)\s*\}|for|where)?\s*(?:\\[,;:!]|\s)*[kmn]\s*\\in\s*\\mat'
@@ -126,10 +129,10 @@ CREATE OR REPLACE MACRO qualifier_pattern() AS
 -- letter it has (', k \in \mathbb{Z}'); x as it is otherwise (other words hedge or change the answer).
 CREATE OR REPLACE MACRO value_tail(x) AS
     CASE WHEN NOT regexp_matches(x, '\\(?:text|mathrm|mbox|in)') THEN x  -- (the common case, one cheap test)
-         WHEN regexp_matches(x, '[\d}\w)]\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{\s*[a-zA-Z]{1,12}\.?(?:\s+[a-zA-Z]{1,12}\.?)?\s*\}(?:\^\s*\{?[23]'
-             || '\}?)?\s*$')
-              AND unit_word(regexp_extract(x, '\{\s*([a-zA-Z]{1,12}\.?(?:\s+[a-zA-Z]{1,12}\.?)?)\s*\}(?:\^\s*\{?[23]\}?)?\s*$', 1))
-         THEN regexp_replace(x, '\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{[^{}]*\}(?:\^\s*\{?[23]\}?)?\s*$', '')
+         WHEN regexp_matches(x, '[\d}\w)]\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{\s*[a-zA-Z]{1,12}\.?(?:\s+[a-zA-Z]{1,12}\.?)?\s*\}'
+             || unit_power() || '\s*$')
+              AND unit_word(regexp_extract(x, '\{\s*([a-zA-Z]{1,12}\.?(?:\s+[a-zA-Z]{1,12}\.?)?)\s*\}' || unit_power() || '\s*$', 1))
+         THEN regexp_replace(x, '\s*(?:~|\\[,;:! ])?\s*\\(?:text|mathrm|mbox)\s*\{[^{}]*\}' || unit_power() || '\s*$', '')
          WHEN regexp_matches(x, qualifier_pattern())
               AND contains(regexp_replace(x, qualifier_pattern(), ''), regexp_extract(x, '([kmn])\s*(?:\\in\s*\\mathbb\s*\{?Z\}?\s*\)?)?\s*$', 1))
          THEN regexp_replace(x, qualifier_pattern(), '')
@@ -180,7 +183,8 @@ CREATE OR REPLACE MACRO case_clash(a, gl, gll, gupper) AS  -- gl: letters(gold),
          THEN COALESCE(list_bool_or(list_transform(letters(a), lambda t: NOT list_contains(gl, t) AND list_contains(gll, lower(t)))), false)
          ELSE false END;
 
--- hedged(x): x (lower case, norm_latex'ed) joins two answers by 'or', \approx, ~, \to, arrows, \pm or \quad.
+-- hedged(x): x (lower case, norm_latex'ed) joins two answers by 'or', \approx, ~, \to, arrows, \pm or \quad
+-- (a \quad after a comma or semicolon is spacing inside a list: '(0,\quad 1)').
 CREATE OR REPLACE MACRO hedged(x) AS regexp_matches(x,
     '\bor\b|\\approx|≈|~|\\sim(?:[^a-z]|$)|\\to(?:[^a-z]|$)|→|->|=>|⇒|\\implies|\\(?:long)?rightarrow|\\lor(?:[^a-z]|$)|\\vee'
-    || '|\\pm|\\mp|±|∓|\\equiv|≡|\S\s*\\q?quad\s*[^\s)\]}]');
+    || '|\\pm|\\mp|±|∓|\\equiv|≡|[^\s,;]\s*\\q?quad\s*[^\s)\]}]');

@@ -16,7 +16,6 @@ CALLS = {
     "box_pattern": "regexp_extract_all($t, box_pattern())",
     "marker_pattern": "regexp_extract_all($t, marker_pattern())",
     "sign_off": "regexp_matches($t, sign_off())",
-    "unit_power": "regexp_full_match($t, unit_power())",
 }
 
 NEST5 = "\\boxed{" + "{" * 5 + "x" + "}" * 6  # braces nested five levels inside the box's own
@@ -101,16 +100,6 @@ MACROS = {
         ("extra-spaces", "  I  hope   it is correct", True),
         ("other-words", "I hope this is correct.", False),
         ("contraction", "I hope it's correct.", False),
-    ],
-    "unit_power": [
-        ("none", "", True),
-        ("square", "^2", True),
-        ("braced-cube", "^{2}", True),
-        ("spaced", " ^ 3", True),
-        ("own-math-span", "$^{2}$", True),
-        ("fourth-power", "^4", False),
-        ("two-digits", "^22", False),
-        ("no-caret", "2", False),
     ],
     "ends_answer": [
         ("nothing", "", True),

@@ -140,6 +140,16 @@ MACROS = {
         ("scale-word", "million", False),
         ("not-a-unit", "eggs", False),
     ],
+    "unit_power": [
+        ("none", "", True),
+        ("square", "^2", True),
+        ("braced-cube", "^{2}", True),
+        ("spaced", " ^ 3", True),
+        ("own-math-span", "$^{2}$", True),
+        ("fourth-power", "^4", False),
+        ("two-digits", "^22", False),
+        ("no-caret", "2", False),
+    ],
     "qualifier_pattern": [
         ("k-in-z", r"\frac{\pi}{4}+k\pi, k \in \mathbb{Z}", True),
         ("brackets", r"2k\pi \quad (k \in \mathbb{Z})", True),
@@ -159,6 +169,7 @@ MACROS = {
         ("qualifier-letter-unused", r"\frac{\pi}{4}, k \in \mathbb{Z}", r"\frac{\pi}{4}, k \in \mathbb{Z}"),
         ("other-word", r"\sqrt{2} \text{ doubtful}", r"\sqrt{2} \text{ doubtful}"),
         ("single-letter", r"\sqrt{2}\text{ i}", r"\sqrt{2}\text{ i}"),
+        ("unit-power-in-its-own-span", r"36\pi \text{ cm}$^2$", r"36\pi"),
     ],
     "uni_math": [
         ("root", "5√2", r"5\sqrt{2}"),
@@ -230,13 +241,17 @@ MACROS = {
         ("pm", r"\pm 2", True),
         ("equiv", r"a \equiv b", True),
         ("quad-between", r"1 \quad \sqrt{2}", True),
+        ("quad-after-a-comma", r"(0,\quad 1)", False),
         ("word-holding-or", "floor", False),
         ("command-starting-to", r"\top", False),
     ],
 }
 
 # how a macro is called, where not as macro(arguments)
-CALLS = {"qualifier_pattern": "regexp_matches($a0, qualifier_pattern())"}
+CALLS = {
+    "qualifier_pattern": "regexp_matches($a0, qualifier_pattern())",
+    "unit_power": "regexp_full_match($a0, unit_power())",
+}
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,8 @@ process, one row at a time, so that:
     timeout only works there; in a thread it fails and every score became 0: STYLE.md);
   - a row that raises, times out, or kills its worker (segfault, OOM, os._exit) gets an error
     verdict naming the cause, never a silent "wrong"; the worker is replaced and the other rows go on;
+    an answer that math-verify raises on while the gold reads fine is wrong, with the error as its
+    reason (UnreadableAnswer: in doubt, refused);
   - a worker that ignores the timer (stuck in C code) is killed after timeout + grace.
 The processes, their deadlines and their replacement are rlvr.verify.pool's (shared with the reward
 plug-ins).
@@ -56,10 +58,18 @@ class MathCheckError(RuntimeError):
 
 @dataclass(frozen=True)
 class MathVerdict:
-    """correct is None exactly when error says why the row could not be checked."""
+    """correct is None exactly when error says why the row could not be checked; unread says why a wrong
+    answer could not be read (math-verify raised on the answer, the gold read fine)."""
 
     correct: bool | None
     error: str | None = None
+    unread: str | None = None
+
+
+class UnreadableAnswer(Exception):
+    """math-verify raised while reading the answer (the gold read fine). The answer is in doubt, so it is
+    wrong, with this as its reason: were it a verifier error it would be left out of its group's baseline, a
+    way for a wrong answer to escape its penalty (a 5,000-digit integer, digits of another script)."""
 
 
 class RowTimeout(BaseException):
@@ -153,7 +163,10 @@ def math_verify_check(gold: str, pred: str) -> bool:
     gold = _IN_SET.sub("", gold)  # 'x \\in [-1, 2]' is the interval [-1, 2]
     if _INTERVAL.fullmatch(gold) and (interval := inequalities_interval(pred)) is not None:
         pred = interval  # an interval gold: '0 < x < 1' is (0, 1); 'x < -2 or x > 3' is (-\infty, -2) \cup (3, \infty)
-    p = parse(_as_math(pred), parsing_timeout=None, raise_on_error=True)
+    try:
+        p = parse(_as_math(pred), parsing_timeout=None, raise_on_error=True)
+    except Exception as e:
+        raise UnreadableAnswer(f"{type(e).__name__}: {e}") from e
     if not p:
         return False  # the model wrote something that is not maths: a wrong answer, not a verifier fault
     return bool(verify(g, p, timeout_seconds=None, raise_on_error=True))
@@ -174,6 +187,8 @@ def run_one(check: Check, gold: str, pred: str, timeout_s: float) -> MathVerdict
         return MathVerdict(ok)
     except RowTimeout:
         return MathVerdict(None, f"timeout after {timeout_s:g}s")
+    except UnreadableAnswer as e:
+        return MathVerdict(False, unread=str(e)[:300])
     except Exception as e:  # any verifier fault becomes this row's error verdict, with its cause
         return MathVerdict(None, f"{type(e).__name__}: {e}"[:300])
     finally:

@@ -82,6 +82,8 @@ def math_fills(undecided: pa.Table, inputs: TierInputs) -> tuple[pa.Table, Count
             reason = (
                 f"verifier_error: math_verify: {v.error} (gold {r['gold']!r}, got {r['pred']!r}); left out of the group baseline"
             )
+        elif v.unread is not None:
+            reason = f"wrong: got {r['pred_norm']}, expected {r['gold_norm']} (math_verify cannot read the answer: {v.unread})"
         elif v.correct:
             reason = f"correct: {r['pred_norm']} = {r['gold_norm']} (math_verify)"
         else:

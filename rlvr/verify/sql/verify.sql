@@ -352,8 +352,10 @@ SELECT
     CAST(NULL AS VARCHAR) AS citations_missing,
     -- only undecided rows carry what rlvr.verify.math needs: the raw gold and extracted texts
     CASE WHEN correct IS NULL THEN answer END AS undecided_gold,
-    -- math-verify reads the answer without a name in front when the gold has none ('E_k = \frac{1}{2}mv^2')
-    CASE WHEN correct IS NULL THEN CASE WHEN contains(gold, '=') THEN extracted ELSE strip_name(extracted) END END AS undecided_pred,
+    -- math-verify reads the answer without a name in front when the gold has none ('E_k = \frac{1}{2}mv^2'), and
+    -- its digits in ASCII, as the rules above read them (it cannot parse '\sqrt{١٢}')
+    CASE WHEN correct IS NULL THEN norm_digits(CASE WHEN contains(gold, '=') THEN extracted ELSE strip_name(extracted) END) END
+        AS undecided_pred,
     CASE WHEN correct IS NULL THEN pred END AS pred_norm,
     CASE WHEN correct IS NULL THEN gold END AS gold_norm
 FROM decided

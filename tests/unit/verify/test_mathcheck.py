@@ -12,7 +12,7 @@ import pytest
 
 from rlvr.config import VerifySection
 from rlvr.verify import score_with_stats
-from rlvr.verify.math import inequality_interval, math_verify_check
+from rlvr.verify.math import inequality_interval, math_verify_check, run_one
 from tests.helpers.verify_inputs import write_pairs
 
 
@@ -73,3 +73,20 @@ def test_an_interval_gold_takes_its_inequality_and_only_for_an_interval_gold() -
     assert math_verify_check("[2, \\infty)", "x\\ge2")
     assert not math_verify_check("(0, 1)", "0 \\le x < 1")
     assert not math_verify_check("x^2+1", "0 < x < 1")  # not an interval gold: never rewritten
+
+
+def test_an_answer_math_verify_cannot_read_is_wrong_with_the_reason(tmp_path: Path) -> None:
+    """math-verify raises on a 5,000-digit integer (Python's limit on int() of a string); as a verifier error
+    the row would be left out of its group's baseline, so a wrong answer would escape its penalty."""
+    r, p = write_pairs(tmp_path, [("s", "2\\sqrt{3}")], [("s", "<answer>" + "9" * 5000 + "</answer>")])
+    table, stats = score_with_stats(r, p, VerifySection())
+    row = table.to_pylist()[0]
+    assert (row["verifier"], row["correct"], row["verifier_error"], stats["verifier_errors"]) == ("math_verify", False, False, 0)
+    assert "(math_verify cannot read the answer: " in row["reason"] and row["reason"].startswith("wrong: got 999")
+
+
+def test_an_unreadable_gold_is_still_a_verifier_error() -> None:
+    """The gold is the dataset's: math-verify raising on it is the verifier's fault, not the answer's."""
+    assert run_one(math_verify_check, "9" * 5000 + "x", "x", 5.0).error.startswith("SympifyError")
+    v = run_one(math_verify_check, "x", "9" * 5000 + "x", 5.0)
+    assert (v.correct, v.error, v.unread.split(":")[0]) == (False, None, "SympifyError")

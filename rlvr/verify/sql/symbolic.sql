@@ -14,8 +14,8 @@ CREATE OR REPLACE MACRO text_words(x) AS
 
 -- unsimplified(n): n (normalised) is a closed form with a step still to take, which math-verify would pay for
 -- its simplified form: a fraction that cancels, in a fraction, over 1 or over a negative number; the root of a
--- perfect power; a function of 0 or 1; a step that changes nothing; a decimal in a root or a fraction; literals
--- multiplied beside a symbol; a power of three digits or a power in a power (math-verify would time out).
+-- perfect power; a function of 0 or 1; a step that changes nothing (its 1 or 0 also as 1.0, 0.0); a decimal in
+-- a root or a fraction; literals multiplied beside a symbol; a power of three digits or a power in a power (math-verify would time out).
 -- A radical with a square factor ('\sqrt{12}') is another closed form, and is paid. Each check runs only on a
 -- text that holds its command (CASE). Literal wrappers are read as the literal first ('{(2)}').
 CREATE OR REPLACE MACRO frac_terms(n) AS  -- each \frac{a...}{b...} whose parts open with integers:
@@ -49,8 +49,9 @@ CREATE OR REPLACE MACRO unsimplified(n0) AS
                       '\\(?:sin|cos|tan|sec|csc|cot|sinh|cosh|tanh|arcsin|arccos|arctan|exp)(?:\{0+(?:\.0+)?\}|\(0+(?:\.0+)?\)|0+(?:\.0+)?)(?:$|[^\d.])'
                       || '|\\(?:ln|log)(?:_(?:\{[^{}]*\}|\w))?(?:\{1\}|\(1\)|1)(?:$|[^\d.])|\\ln(?:\{e\}|\(e\)|e)(?:$|[^a-z])'
                       || '|\^(?:\{-?\(?-?0+(?:\.0+)?\)?\}|\(-?0+(?:\.0+)?\)|0+(?:\.0+)?)(?:$|[^\d.])'
-                      || '|\^(?:\{1\}|1)(?:$|[^\d./])|(?:\\cdot|\\times|\*)1(?:$|[^\d.])|(?:^|[^\d.])1(?:\\cdot|\\times|\*)'
-                      || '|(?:^|[-+(=,{\[])1(?:[a-z](?:[^a-z]|$)|\\(?:sqrt|pi|sin|cos|tan|log|ln))|[-+]0(?:$|[^\d.])|\\div|÷|\\over(?:$|[^a-z])'
+                      || '|\^(?:\{1(?:\.0+)?\}|1(?:\.0+)?)(?:$|[^\d./])|(?:\\cdot|\\times|\*)1(?:\.0+)?(?:$|[^\d.])'
+                      || '|(?:^|[^\d.])1(?:\.0+)?(?:\\cdot|\\times|\*)'
+                      || '|(?:^|[-+(=,{\[])1(?:[a-z](?:[^a-z]|$)|\\(?:sqrt|pi|sin|cos|tan|log|ln))|[-+]0(?:\.0+)?(?:$|[^\d.])|\\div|÷|\\over(?:$|[^a-z])'
                       || '|\d(?:\\cdot|\\times|\*|×|·|⋅)(?:-?\d+(?:$|[^\d^.])|\\[dtc]?frac)|(?:^|[^\w.^{])\d+\(-?\d|\^\s*\{?\s*-?\d{3,}|\^\s*\{[^{}]*\^'
                       || '|(?:^|[^\d.])1\^|\\(?:sqrt|[dtc]?frac)(?:\[\d+\])?\{[^{}]*\d\.\d|\\[dtc]?frac\{[^{}]*\}\{[^{}]*\d\.\d');
 

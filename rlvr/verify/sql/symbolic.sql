@@ -15,9 +15,9 @@ CREATE OR REPLACE MACRO text_words(x) AS
 -- unsimplified(n): n (normalised) is a closed form with a step still to take, which math-verify would pay for
 -- its simplified form: a fraction that cancels, in a fraction, over 1 or over a negative number; the root of a
 -- perfect power; a function of 0 or 1; a step that changes nothing (its 1 or 0 also as 1.0, 0.0); a decimal in
--- a root or a fraction; literals multiplied beside a symbol; a power of three digits or a power in a power (math-verify would time out).
--- A radical with a square factor ('\sqrt{12}') is another closed form, and is paid. Each check runs only on a
--- text that holds its command (CASE). Literal wrappers are read as the literal first ('{(2)}').
+-- a root or a fraction; literals multiplied beside a symbol; a power of three digits or a power in a power
+-- (math-verify would time out). A radical with a square factor ('\sqrt{12}') is another closed form, and is
+-- paid. Each check runs only on a text that holds its command (CASE). Literal wrappers are read as the literal first ('{(2)}').
 CREATE OR REPLACE MACRO frac_terms(n) AS  -- each \frac{a...}{b...} whose parts open with integers:
     -- {a, ap: a '^' after a, neg: '-' before b, b, bp: a '^' after b}
     list_transform(regexp_extract_all(n, '\\[dtc]?frac\{-?\d{1,18}(?:[^{}+-]|\{[^{}]*\})*\}\{-?\d{1,18}(?:[^{}+-]|\{[^{}]*\})*\}'),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.verify.scoring import connect
+from tests.helpers.sql_macros import call_macro, macro_cases
 
 END, STOP = chr(30), chr(31)  # the marks of a sentence end and of a full stop that ends nothing
 
@@ -83,12 +83,6 @@ MACROS = {
 }
 
 
-@pytest.mark.parametrize(
-    ("macro", "k"),
-    [(m, k) for m, rows in MACROS.items() for k in range(len(rows))],
-    ids=[f"{m}-{c[0]}" for m, rows in MACROS.items() for c in rows],
-)
-def test_citation_macro(macro: str, k: int) -> None:
-    _, text, want = MACROS[macro][k]
-    con = connect()
-    assert con.execute(f"SELECT {macro}($t)", {"t": text}).fetchone()[0] == want
+@pytest.mark.parametrize(("macro", "args", "want"), macro_cases(MACROS))
+def test_citation_macro(macro: str, args: tuple, want: object) -> None:
+    assert call_macro(macro, args) == want

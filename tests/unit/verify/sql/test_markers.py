@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.verify.scoring import connect
+from tests.helpers.sql_macros import call_macro, macro_cases
 
-# How a macro that is a pattern, not a function, is called; every other macro is called as f"{macro}($t)".
+# How a macro that is a pattern, not a function, is called; every other macro is called as f"{macro}($a0)".
 CALLS = {
-    "box_pattern": "regexp_extract_all($t, box_pattern())",
-    "marker_pattern": "regexp_extract_all($t, marker_pattern())",
-    "sign_off": "regexp_matches($t, sign_off())",
+    "box_pattern": "regexp_extract_all($a0, box_pattern())",
+    "marker_pattern": "regexp_extract_all($a0, marker_pattern())",
+    "sign_off": "regexp_matches($a0, sign_off())",
 }
 
 NEST5 = "\\boxed{" + "{" * 5 + "x" + "}" * 6  # braces nested five levels inside the box's own
@@ -262,17 +262,11 @@ MACROS = {
 }
 
 
-@pytest.mark.parametrize(
-    ("macro", "k"),
-    [(m, k) for m, rows in MACROS.items() for k in range(len(rows))],
-    ids=[f"{m}-{c[0]}" for m, rows in MACROS.items() for c in rows],
-)
-def test_marker_macro(macro: str, k: int) -> None:
-    _, text, want = MACROS[macro][k]
-    call = CALLS.get(macro, f"{macro}($t)")
-    assert connect().execute(f"SELECT {call}", {"t": text}).fetchone()[0] == want
+@pytest.mark.parametrize(("macro", "args", "want"), macro_cases(MACROS))
+def test_marker_macro(macro: str, args: tuple, want: object) -> None:
+    assert call_macro(macro, args, CALLS) == want
 
 
 @pytest.mark.parametrize("text", [c[1] for c in MARK_NORM], ids=[c[0] for c in MARK_NORM])
 def test_mark_norm_is_norm_answer(text: str) -> None:
-    assert connect().execute("SELECT mark_norm($t) = norm_answer($t)", {"t": text}).fetchone()[0]
+    assert call_macro("mark_norm", (text,)) == call_macro("norm_answer", (text,))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.verify.scoring import connect
+from tests.helpers.sql_macros import call_macro, macro_cases
 
 # A single argument is given as itself, several as a tuple; a struct ({n, d} fractions) is a dict.
 MACROS = {
@@ -265,15 +265,6 @@ MACROS = {
 }
 
 
-@pytest.mark.parametrize(
-    ("macro", "k"),
-    [(m, k) for m, rows in MACROS.items() for k in range(len(rows))],
-    ids=[f"{m}-{c[0]}" for m, rows in MACROS.items() for c in rows],
-)
-def test_normalise_macro(macro: str, k: int) -> None:
-    _, given, want = MACROS[macro][k]
-    args = given if isinstance(given, tuple) else (given,)
-    params = ", ".join(f"$a{i}" for i in range(len(args)))
-    con = connect()
-    got = con.execute(f"SELECT {macro}({params})", {f"a{i}": a for i, a in enumerate(args)}).fetchone()[0]
-    assert got == want
+@pytest.mark.parametrize(("macro", "args", "want"), macro_cases(MACROS))
+def test_normalise_macro(macro: str, args: tuple, want: object) -> None:
+    assert call_macro(macro, args) == want

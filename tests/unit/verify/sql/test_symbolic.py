@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.verify.scoring import connect
+from tests.helpers.sql_macros import call_macro, macro_cases
 
 MACROS = {
     "looks_symbolic": [
@@ -258,16 +258,9 @@ CALLS = {
 }
 
 
-@pytest.mark.parametrize(
-    ("macro", "k"),
-    [(m, k) for m, rows in MACROS.items() for k in range(len(rows))],
-    ids=[f"{m}-{c[0]}" for m, rows in MACROS.items() for c in rows],
-)
-def test_symbolic_macro(macro: str, k: int) -> None:
-    _, args, want = MACROS[macro][k]
-    args = args if isinstance(args, tuple) else (args,)
-    sql = CALLS.get(macro, f"{macro}({', '.join(f'$a{i}' for i in range(len(args)))})")
-    got = connect().execute(f"SELECT {sql}", {f"a{i}": a for i, a in enumerate(args)}).fetchone()[0]
+@pytest.mark.parametrize(("macro", "args", "want"), macro_cases(MACROS))
+def test_symbolic_macro(macro: str, args: tuple, want: object) -> None:
+    got = call_macro(macro, args, CALLS)
     if macro == "letters":  # (list_distinct keeps no order)
         got, want = sorted(got), sorted(want)
     assert got == want
